@@ -1,0 +1,111 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "xmpp-bridge",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "xmpp-bridge", targets: ["Bridge"]),
+        .library(name: "XMPP", targets: ["XMPP"]),
+        .library(name: "Transports", targets: ["Transports"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries: found through pkg-config, never vendored.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // Function wrappers for C macros Swift cannot import (OpenSSL, resolver).
+        .target(
+            name: "CXMPPShims",
+            dependencies: ["COpenSSL"],
+            linkerSettings: [.linkedLibrary("resolv")]
+        ),
+        .target(
+            name: "XMPP",
+            dependencies: [
+                "CLibXML2",
+                "COpenSSL",
+                "CXMPPShims",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "Transports",
+            dependencies: [
+                "XMPP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "Bridge",
+            dependencies: [
+                "XMPP",
+                "Transports",
+                "EmbeddedProsody",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "EmbeddedProsody",
+            dependencies: [
+                "XMPP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/EmbeddedProsody"
+        ),
+        // Benchmarks (run in release: see README).
+        .target(
+            name: "CXMLBaseline",
+            dependencies: ["CLibXML2"],
+            path: "Benchmarks/CXMLBaseline"
+        ),
+        .executableTarget(
+            name: "xml-stream-benchmark",
+            dependencies: [
+                "XMPP",
+                "CXMLBaseline",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/XMLStreamBenchmark"
+        ),
+        .testTarget(
+            name: "XMPPTests",
+            dependencies: [
+                "XMPP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "XMPPIntegrationTests",
+            dependencies: [
+                "XMPP",
+                "EmbeddedProsody",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,65 @@
+import ArgumentParser
+import XMPP
+
+/// Command-line options that describe one account to connect.
+struct AccountOptions: ParsableArguments {
+    @Option(help: "The account's JID (a resource, if given, is requested at bind time).")
+    var jid: String
+
+    @Option(help: "Read the password from this file (first line).")
+    var passwordFile: String?
+
+    @Option(help: "Read the password from this environment variable.")
+    var passwordEnv: String?
+
+    @Option(help: "Run this shell command and use its output as the password.")
+    var passwordCommand: String?
+
+    @Option(help: "Connect to this host instead of looking up SRV records.")
+    var host: String?
+
+    @Option(help: "Port for --host (default 5222, or 5223 with --tls-mode direct).")
+    var port: Int?
+
+    @Option(help: "starttls (default), direct (XEP-0368), or plaintext-loopback (test servers on 127.0.0.1 only).")
+    var tlsMode: String = TLSMode.startTLS.rawValue
+
+    @Option(help: "Trust the CA certificates in this PEM file as well as the system store.")
+    var caFile: String?
+
+    @Flag(help: "Do not verify the server certificate (logged as a warning on every connect).")
+    var insecure = false
+
+    func passwordSource() throws(ValidationError) -> PasswordSource {
+        let sources: [PasswordSource] =
+            [passwordFile.map(PasswordSource.file), passwordEnv.map(PasswordSource.environment), passwordCommand.map(PasswordSource.command)]
+            .compactMap { $0 }
+        guard sources.count == 1, let source = sources.first else {
+            throw ValidationError("give exactly one of --password-file, --password-env, --password-command")
+        }
+        return source
+    }
+
+    func clientConfiguration() throws(ValidationError) -> XMPPClientConfiguration {
+        let parsed: JID
+        do {
+            parsed = try JID(self.jid)
+        } catch {
+            throw ValidationError("invalid --jid \(self.jid): \(error)")
+        }
+        guard parsed.localpart != nil else { throw ValidationError("--jid needs a localpart (user@domain)") }
+        guard let mode = TLSMode(rawValue: self.tlsMode) else {
+            throw ValidationError("--tls-mode must be one of: " + TLSMode.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return XMPPClientConfiguration(
+            jid: parsed,
+            tlsMode: mode,
+            tls: TLSConfiguration(
+                certificateVerification: self.insecure ? .insecureNoVerification : .full,
+                additionalTrustRootsFile: self.caFile
+            ),
+            host: self.host,
+            port: self.port
+        )
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import XMPP
+
+/// Exit codes, one per failure class, so scripts can tell them apart.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    case configuration = 2
+    case connect = 3
+    case tls = 4
+    case authentication = 5
+    case protocolError = 7
+
+    static let helpText = """
+        Exit status:
+          0  success
+          2  configuration or usage error
+          3  DNS or connection failure
+          4  TLS failure (certificate, handshake, STARTTLS not offered)
+          5  authentication failure
+          7  protocol error (stream error, binding refused, invalid server XML)
+        """
+
+    init(_ error: XMPPClientError) {
+        switch error {
+        case .configuration: self = .configuration
+        case .resolutionFailed, .connectFailed, .closedByServer, .timedOut: self = .connect
+        case .tlsNotOffered, .startTLSRefused, .tls: self = .tls
+        case .authenticationFailed: self = .authentication
+        case .bindFailed, .streamError, .invalidServerXML, .unexpectedElement: self = .protocolError
+        }
+    }
+
+    var exitCode: ExitCode { ExitCode(self.rawValue) }
+}

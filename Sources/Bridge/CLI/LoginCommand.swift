@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import XMPP
+
+/// `xmpp-bridge login`: connect, authenticate and bind one account, report how, and leave.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Check that an account can log in (DNS, TLS, SASL, resource binding).",
+        discussion: ExitStatus.helpText
+    )
+
+    @OptionGroup var account: AccountOptions
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = try self.log.makeLogger("xmpp-bridge.login")
+        let configuration = try self.account.clientConfiguration()
+        let password: String
+        do {
+            password = try self.account.passwordSource().read()
+        } catch {
+            FileHandle.standardError.write(Data("xmpp-bridge: \(error)\n".utf8))
+            throw ExitStatus.configuration.exitCode
+        }
+        do throws(XMPPClientError) {
+            let connection = try await XMPPClient(logger: logger).connect(configuration: configuration, password: password)
+            print("logged in as \(connection.jid) via \(connection.target) using \(connection.mechanism?.rawValue ?? "?")")
+            await connection.close()
+        } catch {
+            FileHandle.standardError.write(Data("xmpp-bridge: \(error)\n".utf8))
+            throw ExitStatus(error).exitCode
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Where a password comes from: a file, an environment variable or a command's output.
+/// Never a bare command-line argument, which other users can read from the process list.
+enum PasswordSource: Sendable, CustomStringConvertible {
+    case file(String)
+    case environment(String)
+    case command(String)
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The password, with one trailing newline removed.
+    func read() throws -> String {
+        let raw: String
+        switch self {
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Failure(description: "cannot read password file \(path)")
+            }
+            raw = String(decoding: data, as: UTF8.self)
+        case .environment(let name):
+            guard let value = ProcessInfo.processInfo.environment[name] else {
+                throw Failure(description: "environment variable \(name) is not set")
+            }
+            raw = value
+        case .command(let command):
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", command]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw Failure(description: "password command exited with \(process.terminationStatus)")
+            }
+            raw = String(decoding: data, as: UTF8.self)
+        }
+        var password = raw
+        if password.hasSuffix("\r\n") {
+            password.removeLast(1)
+        } else if password.hasSuffix("\n") {
+            password.removeLast()
+        }
+        guard !password.isEmpty else { throw Failure(description: "\(self) gave an empty password") }
+        return password
+    }
+
+    /// Names the source, never the password.
+    var description: String {
+        switch self {
+        case .file(let path): "password file \(path)"
+        case .environment(let name): "environment variable \(name)"
+        case .command: "password command"
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// The `xmpp-bridge` command line.
+@main
+struct XMPPBridgeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "xmpp-bridge",
+        abstract: "Link XMPP accounts to each other and to the local machine.",
+        discussion: ExitStatus.helpText,
+        version: "0.1.0",
+        subcommands: [DemoCommand.self, LoginCommand.self]
+    )
+}

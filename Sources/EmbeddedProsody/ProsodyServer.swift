@@ -1,0 +1,279 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway Prosody (Debian package `prosody`, 0.12) in a temporary directory,
+/// listening on loopback only, on random free ports, with self-signed certificates made
+/// at start. Used by the integration tests, the benchmarks and `xmpp-bridge demo`.
+///
+/// Only the process this object started is ever signalled, by its pid.
+public final class ProsodyServer: @unchecked Sendable {
+    /// How the server is set up.
+    public struct Options: Sendable {
+        public var domain: String = "example.test"
+        /// Offer STARTTLS (required) and Direct TLS. When false: no TLS at all, PLAIN in clear.
+        public var tls: Bool = true
+        /// Present a certificate for this name instead of the domain (to test name checks).
+        public var certificateName: String?
+        /// In-band registration (XEP-0077).
+        public var registration: Bool = false
+        /// Message archive (XEP-0313), which dominates Prosody's per-message cost.
+        public var archive: Bool = false
+        /// `SHA-256` makes Prosody offer SCRAM-SHA-256 (and not SCRAM-SHA-1).
+        public var passwordHash: String = "SHA-256"
+        public var stanzaSizeLimit: Int?
+        public var logLevel: String = "info"
+
+        public init() {}
+    }
+
+    public let options: Options
+    public let directory: String
+    public private(set) var c2sPort: Int = 0
+    public private(set) var directTLSPort: Int = 0
+    /// The certificate clients must trust (nil without TLS).
+    public let certificate: SelfSignedCertificate?
+    /// A second certificate (for `wrong.test`), trusted by `trustBundleFile` too.
+    public let trustBundleFile: String?
+    private var process: Process?
+    private let configFile: String
+
+    /// Missing commands the server needs (`prosody`, `prosodyctl`, `openssl`).
+    public static func missingPrerequisites() -> [String] {
+        ["prosody", "prosodyctl", "openssl"].filter { Subprocess.which($0) == nil }
+    }
+
+    /// Creates the directory, certificates and configuration and starts Prosody with
+    /// these accounts (`(localpart, password)`).
+    public static func start(_ options: Options = Options(), accounts: [(String, String)] = []) throws -> ProsodyServer {
+        let missing = self.missingPrerequisites()
+        guard missing.isEmpty else {
+            throw Subprocess.Failure(
+                command: "prosody", status: 127,
+                output: "missing \(missing.joined(separator: ", ")); install with: apt-get install prosody openssl"
+            )
+        }
+        let server = try ProsodyServer(options: options)
+        for (user, password) in accounts {
+            try server.register(user, password: password)
+        }
+        try server.launch(pickPorts: true)
+        return server
+    }
+
+    private init(options: Options) throws {
+        self.options = options
+        var template = Array("/tmp/xmpp-bridge-prosody-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
+        }
+        self.directory = String(cString: path)
+        self.configFile = "\(self.directory)/prosody.cfg.lua"
+        try FileManager.default.createDirectory(atPath: "\(self.directory)/data", withIntermediateDirectories: true)
+        if options.tls {
+            let certs = "\(self.directory)/certs"
+            let own = try SelfSignedCertificate.make(name: options.domain, in: certs)
+            let wrong = try SelfSignedCertificate.make(name: "wrong.test", in: certs)
+            let bundle = "\(certs)/trust-both.pem"
+            let both = try String(contentsOfFile: own.certificateFile, encoding: .utf8)
+                + String(contentsOfFile: wrong.certificateFile, encoding: .utf8)
+            try both.write(toFile: bundle, atomically: true, encoding: .utf8)
+            // Prosody picks certificates from this folder by name (and prefers them for
+            // SNI), so it holds only the pair to present.
+            let presented = options.certificateName == "wrong.test" ? wrong : own
+            let active = "\(certs)/active"
+            try FileManager.default.createDirectory(atPath: active, withIntermediateDirectories: true)
+            for file in [presented.certificateFile, presented.privateKeyFile] {
+                try FileManager.default.copyItem(atPath: file, toPath: "\(active)/\((file as NSString).lastPathComponent)")
+            }
+            self.certificate = own
+            self.trustBundleFile = bundle
+        } else {
+            self.certificate = nil
+            self.trustBundleFile = nil
+        }
+        try self.writeConfig()
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+    }
+
+    /// Creates an account with `prosodyctl` (works while running or stopped).
+    public func register(_ user: String, password: String) throws {
+        try Subprocess.run("prosodyctl", ["--config", self.configFile, "register", user, self.options.domain, password])
+    }
+
+    /// Changes an account's password (`prosodyctl passwd` reads it twice from stdin).
+    public func setPassword(_ user: String, password: String) throws {
+        try Subprocess.run("prosodyctl", ["--config", self.configFile, "passwd", "\(user)@\(self.options.domain)"], input: "\(password)\n\(password)\n")
+    }
+
+    /// Stops Prosody (SIGTERM, then SIGKILL after 5 s) and waits for it to exit.
+    public func stop() {
+        guard let process = self.process else { return }
+        self.process = nil
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline {
+            usleep(20_000)
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// Starts Prosody again on the same ports with the same data.
+    public func restart() throws {
+        self.stop()
+        try self.launch(pickPorts: false)
+    }
+
+    /// Stops Prosody and deletes its directory.
+    public func shutdown() {
+        self.stop()
+        try? FileManager.default.removeItem(atPath: self.directory)
+    }
+
+    /// The server's log so far (for failure messages).
+    public func logTail(lines: Int = 40) -> String {
+        let text = (try? String(contentsOfFile: "\(self.directory)/prosody.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    // MARK: -
+
+    private func launch(pickPorts: Bool) throws {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            if pickPorts {
+                let ports = try Self.freeLoopbackPorts(count: 2)
+                self.c2sPort = ports[0]
+                self.directTLSPort = self.options.tls ? ports[1] : 0
+                try self.writeConfig()
+            }
+            do {
+                try self.launchOnce()
+                return
+            } catch {
+                lastError = error
+                self.stop()
+                guard pickPorts else { break }
+            }
+        }
+        throw lastError ?? Subprocess.Failure(command: "prosody", status: 1, output: "did not start")
+    }
+
+    private func launchOnce() throws {
+        let logFile = "\(self.directory)/prosody.log"
+        let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Subprocess.which("prosody") ?? "/usr/bin/prosody")
+        process.arguments = ["-F", "--config", self.configFile]
+        process.standardInput = FileHandle.nullDevice
+        FileManager.default.createFile(atPath: "\(self.directory)/prosody.stdout", contents: nil)
+        let output = FileHandle(forWritingAtPath: "\(self.directory)/prosody.stdout")
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        self.process = process
+
+        var wanted = ["Activated service 'c2s' on [127.0.0.1]:\(self.c2sPort)"]
+        if self.options.tls {
+            wanted.append("Activated service 'c2s_direct_tls' on [127.0.0.1]:\(self.directTLSPort)")
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw Subprocess.Failure(command: "prosody", status: process.terminationStatus, output: self.logTail())
+            }
+            let log = (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
+            if log.contains("Failed to open server port") {
+                throw Subprocess.Failure(command: "prosody", status: 1, output: "port taken")
+            }
+            if wanted.allSatisfy({ log.contains($0) }) {
+                return
+            }
+            usleep(20_000)
+        }
+        throw Subprocess.Failure(command: "prosody", status: 1, output: "not ready after 20 s\n" + self.logTail())
+    }
+
+    private func writeConfig() throws {
+        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks"]
+        if self.options.tls { modules.append("tls") }
+        if self.options.registration { modules.append("register") }
+        if self.options.archive { modules.append("mam") }
+        var config = """
+            -- Generated by xmpp-bridge's test harness. Nothing from /etc/prosody is used.
+            run_as_root = true
+            pidfile = "\(self.directory)/prosody.pid"
+            data_path = "\(self.directory)/data"
+            certificates = "\(self.directory)/certs/active"
+            plugin_paths = { }
+            log = { { levels = { min = "\(self.options.logLevel)" }, to = "file", filename = "\(self.directory)/prosody.log" } }
+            interfaces = { "127.0.0.1" }
+            local_interfaces = { "127.0.0.1" }
+            c2s_ports = { \(self.c2sPort == 0 ? "" : String(self.c2sPort)) }
+            c2s_direct_tls_ports = { \(self.directTLSPort == 0 ? "" : String(self.directTLSPort)) }
+            s2s_ports = { }
+            component_ports = { }
+            http_ports = { }
+            https_ports = { }
+            modules_disabled = { "s2s"; "s2s_auth_certs"; }
+            modules_enabled = { \(modules.map { "\"\($0)\";" }.joined(separator: " ")) }
+            authentication = "internal_hashed"
+            password_hash = "\(self.options.passwordHash)"
+            storage = "internal"
+
+            """
+        if let certificate = self.certificate {
+            let presented = self.options.certificateName == "wrong.test" ? "wrong.test" : certificate.name
+            config += """
+                c2s_require_encryption = true
+                allow_unencrypted_plain_auth = false
+                ssl = { certificate = "\(self.directory)/certs/active/\(presented).crt"; key = "\(self.directory)/certs/active/\(presented).key"; }
+
+                """
+        } else {
+            config += "c2s_require_encryption = false\nallow_unencrypted_plain_auth = true\n"
+        }
+        if self.options.registration { config += "allow_registration = true\nmin_seconds_between_registrations = 0\n" }
+        if self.options.archive { config += "archive_expires_after = \"never\"\ndefault_archive_policy = true\n" }
+        if let limit = self.options.stanzaSizeLimit { config += "c2s_stanza_size_limit = \(limit)\n" }
+        config += "\nVirtualHost \"\(self.options.domain)\"\n"
+        try config.write(toFile: self.configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Ports the kernel reports free on 127.0.0.1, held together so they differ.
+    static func freeLoopbackPorts(count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw Subprocess.Failure(command: "socket", status: errno, output: "") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            guard bound == 0 else { throw Subprocess.Failure(command: "bind", status: errno, output: "") }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}

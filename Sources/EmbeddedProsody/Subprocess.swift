@@ -1,0 +1,53 @@
+import Foundation
+
+/// Runs helper commands (openssl, prosodyctl) to completion; output goes to a log file
+/// or is captured for the error message.
+public enum Subprocess {
+    public struct Failure: Error, CustomStringConvertible {
+        public let command: String
+        public let status: Int32
+        public let output: String
+        public var description: String { "`\(command)` exited with \(status): \(output)" }
+    }
+
+    /// Finds `name` on `PATH` (or in the usual sbin folders).
+    public static func which(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin", "/usr/bin"] {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs `name` with `arguments`, throwing with its output on a non-zero exit.
+    @discardableResult
+    public static func run(_ name: String, _ arguments: [String], input: String? = nil) throws -> String {
+        guard let executable = self.which(name) else {
+            throw Failure(command: name, status: 127, output: "\(name) not found on PATH")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        if let input {
+            let pipe = Pipe()
+            process.standardInput = pipe
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(input.utf8))
+            try pipe.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(command: ([name] + arguments).joined(separator: " "), status: process.terminationStatus, output: text)
+        }
+        return text
+    }
+}

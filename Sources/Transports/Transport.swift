@@ -1,0 +1,1 @@
+// Transports: filled by the bridge-core issue.

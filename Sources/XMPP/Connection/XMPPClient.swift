@@ -1,0 +1,156 @@
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Connects an account: resolves where to go, opens TCP, secures it, authenticates and
+/// binds a resource (RFC 6120 §3–§7; XEP-0368).
+public struct XMPPClient: Sendable {
+    private let eventLoopGroup: any EventLoopGroup
+    private let resolver: DNSSRVResolver
+    private let logger: Logger
+
+    public init(
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        resolver: DNSSRVResolver = DNSSRVResolver(),
+        logger: Logger
+    ) {
+        self.eventLoopGroup = eventLoopGroup
+        self.resolver = resolver
+        self.logger = logger
+    }
+
+    /// Connects and negotiates. Each target is tried in order until one works; failures
+    /// that another server would not fix (authentication, certificates, policy) stop at once.
+    public func connect(
+        configuration: XMPPClientConfiguration,
+        password: String
+    ) async throws(XMPPClientError) -> XMPPConnection {
+        var logger = self.logger
+        logger[metadataKey: "account"] = "\(configuration.jid.bare)"
+        let targets = try await self.targets(for: configuration, logger: logger)
+        var failures: [String] = []
+        for target in targets {
+            logger.info("connecting", metadata: ["target": "\(target)"])
+            do {
+                let connection = try await self.attempt(target, configuration: configuration, password: password, logger: logger)
+                logger.info("session established", metadata: ["jid": "\(connection.jid)", "target": "\(target)"])
+                return connection
+            } catch {
+                logger.warning("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)"])
+                switch error {
+                case .connectFailed(let attempts):
+                    failures.append(contentsOf: attempts.map { "\(target): \($0)" })
+                case .closedByServer, .timedOut:
+                    failures.append("\(target): \(error)")
+                case .configuration, .resolutionFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
+                    .bindFailed, .streamError, .invalidServerXML, .unexpectedElement:
+                    throw error
+                }
+            }
+        }
+        throw .connectFailed(attempts: failures)
+    }
+
+    private func targets(for configuration: XMPPClientConfiguration, logger: Logger) async throws(XMPPClientError) -> [ConnectionTarget] {
+        var direct: [SRVRecord] = []
+        var plain: [SRVRecord] = []
+        if configuration.host == nil {
+            let domain = configuration.jid.domainpart
+            direct = (try? await self.resolver.lookup("_xmpps-client._tcp.\(domain)")) ?? []
+            plain = (try? await self.resolver.lookup("_xmpp-client._tcp.\(domain)")) ?? []
+            logger.debug("SRV lookup", metadata: ["direct-tls": "\(direct.count)", "starttls": "\(plain.count)"])
+        }
+        let targets = ConnectionTarget.plan(
+            configuration: configuration, directTLSRecords: direct, startTLSRecords: plain,
+            random: { Int.random(in: 0...$0) }
+        )
+        for target in targets where target.tlsMode == .plaintextOnLoopback && !Self.isLoopback(target.host) {
+            throw .configuration("plaintext is only allowed to loopback addresses, not \(target.host)")
+        }
+        return targets
+    }
+
+    private func attempt(
+        _ target: ConnectionTarget,
+        configuration: XMPPClientConfiguration,
+        password: String,
+        logger: Logger
+    ) async throws(XMPPClientError) -> XMPPConnection {
+        let tlsContext: TLSContext
+        do {
+            tlsContext = try TLSContext(configuration: configuration.tls)
+        } catch {
+            throw .tls(error)
+        }
+        if configuration.tls.certificateVerification == .insecureNoVerification {
+            logger.warning("TLS certificate verification is DISABLED for this connection", metadata: ["target": "\(target)"])
+        }
+        let nonce: String
+        do {
+            nonce = try SCRAMStateMachine.makeClientNonce()
+        } catch {
+            throw .configuration("no randomness for the SCRAM nonce: \(error)")
+        }
+        var sasl = configuration.sasl
+        if target.tlsMode == .plaintextOnLoopback { sasl.allowPlainWithoutTLS = true }
+        let machine = StreamNegotiationStateMachine(
+            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl),
+            password: password,
+            clientNonce: nonce,
+            ids: StanzaIDGenerator(prefix: String(nonce.prefix(8)))
+        )
+        let domain = configuration.jid.domainpart
+        let loop = self.eventLoopGroup.next()
+        let negotiated = loop.makePromise(of: XMPPClientChannelHandler.Negotiated.self)
+        let (elements, continuation) = AsyncStream.makeStream(of: XMLElement.self, bufferingPolicy: .unbounded)
+        let limits = configuration.limits
+        let timeout = TimeAmount.nanoseconds(configuration.negotiationTimeout.nanoseconds)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let makeTLS = { () throws(TLSError) -> TLSHandler in try TLSHandler(context: tlsContext, expectedHost: domain) }
+                    if target.tlsMode == .directTLS {
+                        try channel.pipeline.syncOperations.addHandler(makeTLS())
+                    }
+                    try channel.pipeline.syncOperations.addHandler(
+                        XMPPClientChannelHandler(
+                            machine: machine, limits: limits, domain: domain, tlsMode: target.tlsMode,
+                            negotiationTimeout: timeout, makeTLSHandler: makeTLS, negotiated: negotiated,
+                            logger: logger
+                        )
+                    )
+                    try channel.pipeline.syncOperations.addHandler(ElementStreamHandler(continuation: continuation))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: target.host, port: target.port).get()
+        } catch {
+            continuation.finish()
+            negotiated.fail(error)
+            throw .connectFailed(attempts: ["\(error)"])
+        }
+        do {
+            let result = try await negotiated.futureResult.get()
+            return XMPPConnection(
+                jid: result.jid, features: result.features, mechanism: result.mechanism, elements: elements, target: target, channel: channel
+            )
+        } catch let error as XMPPClientError {
+            try? await channel.close()
+            throw error
+        } catch {
+            try? await channel.close()
+            throw .connectFailed(attempts: ["\(error)"])
+        }
+    }
+
+    /// Whether `host` is a loopback name or address (127.0.0.0/8, ::1, localhost).
+    static func isLoopback(_ host: String) -> Bool {
+        let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if trimmed == "localhost" || trimmed == "::1" { return true }
+        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+}

@@ -1,0 +1,65 @@
+import NIOCore
+
+/// An authenticated, bound client stream (RFC 6120 §7.7): send stanzas, read what
+/// arrives, close cleanly.
+///
+/// Higher layers (stanza types, IQ tracking, roster) are built on this handle.
+public final class XMPPConnection: Sendable {
+    /// The full JID the server bound.
+    public let jid: JID
+    /// Features of the final (post-authentication) stream.
+    public let features: StreamFeatures
+    /// Every first-level element the server sends after negotiation, in order; finishes
+    /// when the connection closes.
+    public let elements: AsyncStream<XMLElement>
+    /// The SASL mechanism that authenticated the stream.
+    public let mechanism: SASLMechanism?
+    /// Where this connection went.
+    public let target: ConnectionTarget
+    let channel: any Channel
+
+    init(
+        jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: AsyncStream<XMLElement>,
+        target: ConnectionTarget, channel: any Channel
+    ) {
+        self.jid = jid
+        self.mechanism = mechanism
+        self.features = features
+        self.elements = elements
+        self.target = target
+        self.channel = channel
+    }
+
+    /// Writes one stanza (in `jabber:client` unless it names another namespace).
+    public func send(_ element: XMLElement) async throws {
+        try await self.channel.writeAndFlush(element)
+    }
+
+    /// Whether the TCP connection is still open.
+    public var isActive: Bool { self.channel.isActive }
+
+    /// Closes the stream (`</stream:stream>`), waits up to `timeout` for the server to
+    /// close its side, then closes the connection (RFC 6120 §4.4).
+    public func close(timeout: Duration = .seconds(2)) async {
+        guard self.channel.isActive else { return }
+        try? await self.channel.triggerUserOutboundEvent(XMPPClientChannelHandler.CloseStream()).get()
+        let channel = self.channel
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.nanoseconds))) {
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
+        deadline.cancel()
+    }
+
+    /// Resolves when the connection has closed, for whatever reason.
+    public func closed() async {
+        try? await self.channel.closeFuture.get()
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = self.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

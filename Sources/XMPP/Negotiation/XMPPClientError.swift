@@ -1,0 +1,49 @@
+/// Why a client connection could not be established or ended (RFC 6120 §4.9 stream
+/// errors, §5 TLS, §6 SASL, §7 binding), with enough context for a one-line message.
+public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The configuration cannot work (e.g. plaintext to a non-loopback address).
+    case configuration(String)
+    /// No address could be found for the domain.
+    case resolutionFailed(domain: String, reason: String)
+    /// Every connection attempt failed; one entry per `host:port` tried.
+    case connectFailed(attempts: [String])
+    /// The server offered no STARTTLS while TLS is required: nothing was authenticated
+    /// (a stripped STARTTLS looks exactly like this).
+    case tlsNotOffered
+    /// The server answered `<starttls/>` with `<failure/>`.
+    case startTLSRefused
+    /// The TLS handshake or session failed (certificate rejected, protocol error, …).
+    case tls(TLSError)
+    /// Authentication failed for `account`.
+    case authenticationFailed(account: String, SASLError)
+    /// Resource binding (or the legacy session IQ) was refused.
+    case bindFailed(condition: String, text: String?)
+    /// The server sent a stream error.
+    case streamError(condition: StreamErrorCondition, text: String?)
+    /// The server's XML broke the rules; we sent this stream error and closed.
+    case invalidServerXML(XMLStreamError)
+    /// The server sent something negotiation did not expect.
+    case unexpectedElement(String)
+    /// The server closed the stream or connection before negotiation finished.
+    case closedByServer
+    /// A negotiation step did not complete in time.
+    case timedOut(String)
+
+    public var description: String {
+        switch self {
+        case .configuration(let text): "configuration: \(text)"
+        case .resolutionFailed(let domain, let reason): "cannot resolve \(domain): \(reason)"
+        case .connectFailed(let attempts): "cannot connect: " + attempts.joined(separator: "; ")
+        case .tlsNotOffered: "server did not offer STARTTLS but TLS is required; not authenticating"
+        case .startTLSRefused: "server refused STARTTLS"
+        case .tls(let error): error.description
+        case .authenticationFailed(let account, let error): "authentication failed for \(account): \(error)"
+        case .bindFailed(let condition, let text): "resource binding failed: \(condition)" + (text.map { " (\($0))" } ?? "")
+        case .streamError(let condition, let text): "stream error from server: \(condition.rawValue)" + (text.map { " (\($0))" } ?? "")
+        case .invalidServerXML(let error): "invalid XML from server: \(error)"
+        case .unexpectedElement(let name): "unexpected element from server: \(name)"
+        case .closedByServer: "server closed the connection"
+        case .timedOut(let phase): "timed out during \(phase)"
+        }
+    }
+}

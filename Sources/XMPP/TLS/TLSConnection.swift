@@ -1,0 +1,187 @@
+import COpenSSL
+import CXMPPShims
+import NIOCore
+
+/// One TLS session over two memory BIOs: ciphertext in from the network, ciphertext
+/// out to the network, plaintext through `SSL_read`/`SSL_write` (RFC 6120 §5.4.3).
+///
+/// This file is the only owner of the `SSL` object and its BIOs and frees them.
+/// Not thread-safe; used by one ``TLSHandler`` on its event loop.
+final class TLSConnection {
+    enum Outcome {
+        case complete
+        case incomplete
+        case closed
+        case failed(TLSError)
+    }
+
+    private let ssl: OpaquePointer
+    /// Ciphertext from the network, read by OpenSSL.
+    private let networkToSSL: OpaquePointer
+    /// Ciphertext written by OpenSSL, for the network.
+    private let sslToNetwork: OpaquePointer
+    let context: TLSContext
+
+    /// - Parameter expectedHost: the JID domain: SNI and the name the certificate must carry.
+    init(context: TLSContext, expectedHost: String?) throws(TLSError) {
+        OpenSSLErrorStack.clear()
+        guard let ssl = SSL_new(context.context) else {
+            throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
+        }
+        guard let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
+        }
+        // An empty memory BIO reports "retry" instead of end of file.
+        _ = CXMPPShims_BIO_set_mem_eof_return(readBIO, -1)
+        _ = CXMPPShims_BIO_set_mem_eof_return(writeBIO, -1)
+        SSL_set_bio(ssl, readBIO, writeBIO)  // ssl now owns both BIOs.
+        self.ssl = ssl
+        self.networkToSSL = readBIO
+        self.sslToNetwork = writeBIO
+        self.context = context
+
+        switch context.role {
+        case .client:
+            SSL_set_connect_state(ssl)
+            if let expectedHost {
+                let isIPAddress = expectedHost.contains(":") || expectedHost.allSatisfy { $0.isNumber || $0 == "." }
+                if isIPAddress {
+                    // RFC 6066 §3: no IP literals in SNI; check the certificate's IP SAN instead.
+                    let host = expectedHost.trimmingCharacters(in: "[]")
+                    _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+                } else {
+                    _ = CXMPPShims_SSL_set_tlsext_host_name(ssl, expectedHost)
+                    SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+                    guard SSL_set1_host(ssl, expectedHost) == 1 else {
+                        throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
+                    }
+                }
+            }
+        case .server:
+            SSL_set_accept_state(ssl)
+        }
+    }
+
+    deinit {
+        SSL_free(self.ssl)
+    }
+
+    /// Hands ciphertext from the network to OpenSSL.
+    func consumeDataFromNetwork(_ buffer: ByteBuffer) {
+        buffer.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = BIO_write(
+                    self.networkToSSL, bytes.baseAddress!.advanced(by: offset), Int32(bytes.count - offset)
+                )
+                if written <= 0 { break }
+                offset += Int(written)
+            }
+        }
+    }
+
+    /// Moves whatever ciphertext OpenSSL produced into a buffer for the network.
+    func dataForNetwork(allocator: ByteBufferAllocator) -> ByteBuffer? {
+        let pending = Int(BIO_ctrl_pending(self.sslToNetwork))
+        guard pending > 0 else { return nil }
+        var buffer = allocator.buffer(capacity: pending)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { bytes in
+            Int(max(0, BIO_read(self.sslToNetwork, bytes.baseAddress, Int32(pending))))
+        }
+        return buffer
+    }
+
+    /// Advances the handshake.
+    func doHandshake() -> Outcome {
+        OpenSSLErrorStack.clear()
+        let result = SSL_do_handshake(self.ssl)
+        return result == 1 ? .complete : self.outcome(result, kind: .handshakeFailed)
+    }
+
+    /// Decrypts what is available into `buffer`.
+    func readPlaintext(into buffer: inout ByteBuffer) -> Outcome {
+        OpenSSLErrorStack.clear()
+        while true {
+            var read = 0
+            let result = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 16 * 1024) { bytes in
+                var count = 0
+                let status = SSL_read_ex(self.ssl, bytes.baseAddress, bytes.count, &count)
+                read = status == 1 ? count : 0
+                return read
+            }
+            if read > 0 { continue }
+            _ = result
+            let outcome = self.outcome(0, kind: .ioFailed)
+            if case .incomplete = outcome { return .complete }
+            return outcome
+        }
+    }
+
+    /// Encrypts `plaintext`; the ciphertext is then in ``dataForNetwork(allocator:)``.
+    func writePlaintext(_ plaintext: ByteBuffer) -> Outcome {
+        OpenSSLErrorStack.clear()
+        var outcome = Outcome.complete
+        plaintext.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                var written = 0
+                let status = SSL_write_ex(self.ssl, bytes.baseAddress!.advanced(by: offset), bytes.count - offset, &written)
+                if status != 1 {
+                    outcome = self.outcome(0, kind: .ioFailed)
+                    return
+                }
+                offset += written
+            }
+        }
+        return outcome
+    }
+
+    /// Queues a close_notify alert.
+    func shutdown() {
+        OpenSSLErrorStack.clear()
+        _ = SSL_shutdown(self.ssl)
+    }
+
+    /// RFC 9266 `tls-exporter` channel-binding data; only for TLS 1.3, where it is sound.
+    func channelBindingTLSExporter() -> [UInt8]? {
+        guard SSL_version(self.ssl) == TLS1_3_VERSION else { return nil }
+        var output = [UInt8](repeating: 0, count: 32)
+        let label = "EXPORTER-Channel-Binding"
+        let status = label.withCString { labelPointer in
+            SSL_export_keying_material(self.ssl, &output, output.count, labelPointer, label.utf8.count, nil, 0, 0)
+        }
+        return status == 1 ? output : nil
+    }
+
+    /// The negotiated protocol version, e.g. `TLSv1.3`.
+    var protocolVersion: String {
+        SSL_get_version(self.ssl).map { String(cString: $0) } ?? "unknown"
+    }
+
+    private func outcome(_ result: Int32, kind: TLSError.Kind) -> Outcome {
+        let error = SSL_get_error(self.ssl, result)
+        switch error {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return .incomplete
+        case SSL_ERROR_ZERO_RETURN:
+            return .closed
+        default:
+            let verifyResult = SSL_get_verify_result(self.ssl)
+            if verifyResult != X509_V_OK {
+                let reason = X509_verify_cert_error_string(verifyResult).map { String(cString: $0) } ?? "code \(verifyResult)"
+                return .failed(TLSError(.certificateRejected, openSSLErrors: OpenSSLErrorStack.drain(), certificateVerification: reason))
+            }
+            return .failed(TLSError(kind, openSSLErrors: OpenSSLErrorStack.drain()))
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var result = Substring(self)
+        while let first = result.first, set.contains(first) { result.removeFirst() }
+        while let last = result.last, set.contains(last) { result.removeLast() }
+        return String(result)
+    }
+}

@@ -1,0 +1,257 @@
+import CLibXML2
+import NIOCore
+
+/// Incremental decoder of an XMPP XML stream on the libxml2 SAX2 push parser
+/// (RFC 6120 §4, §11).
+///
+/// Bytes go in as they arrive, in pieces of any size; out come ``XMLStreamEvent``s:
+/// the stream header, each complete first-level element as a tree, the stream end.
+/// The restricted XML of RFC 6120 §11.1 is enforced inside the SAX callbacks
+/// (DOCTYPE/DTD, entity declarations and references other than the five predefined
+/// ones, comments and processing instructions all end the stream with
+/// `restricted-xml`; no entity is ever expanded). ``XMLStreamLimits`` bound stanza
+/// size, depth and attribute count. Input is always read as UTF-8; an encoding
+/// declaration is ignored.
+///
+/// This class is the only owner of the libxml2 parser context. It is not thread-safe:
+/// use it from one event loop. libxml2 is not re-entrant, so ``reset()`` (needed after
+/// STARTTLS and SASL success) must be called between feeds, never from an event handler
+/// running inside ``feed(_:into:)``; the channel handler does so once the feed returns.
+public final class XMLStreamParser {
+    private static let streamNamespace = "http://etherx.jabber.org/streams"
+    private static let sliceSize = 16 * 1024
+
+    public let limits: XMLStreamLimits
+    private var context: xmlParserCtxtPtr?
+    private var builder: XMLTreeBuilder
+    private var failure: XMLStreamError?
+    private var isFeeding = false
+    /// Bytes handed to the current libxml2 context.
+    private var bytesFed = 0
+    /// Parser offset where the current stanza may be said to begin (end of the previous one).
+    private var stanzaBoundary = 0
+
+    public init(limits: XMLStreamLimits = XMLStreamLimits()) {
+        self.limits = limits
+        self.builder = XMLTreeBuilder(limits: limits)
+        self.context = self.makeContext()
+    }
+
+    deinit {
+        if let context = self.context {
+            xmlFreeParserCtxt(context)
+        }
+    }
+
+    /// Whether the parser has failed; a failed parser only repeats its error.
+    public var hasFailed: Bool { self.failure != nil }
+
+    /// Bytes fed to the current stream that libxml2 has not consumed yet. After an
+    /// element such as `<proceed/>`, anything here arrived before TLS started.
+    public var unconsumedByteCount: Int {
+        guard let context = self.context else { return 0 }
+        return max(0, self.bytesFed - Int(xmlByteConsumed(context)))
+    }
+
+    /// Discards all state and starts a new stream (RFC 6120 §4.3.3 stream restart).
+    /// Must not be called while a feed is in progress.
+    public func reset() {
+        precondition(!self.isFeeding, "XMLStreamParser.reset() called from inside feed(_:into:)")
+        if let context = self.context {
+            xmlFreeParserCtxt(context)
+        }
+        self.builder = XMLTreeBuilder(limits: self.limits)
+        self.failure = nil
+        self.bytesFed = 0
+        self.stanzaBoundary = 0
+        self.context = self.makeContext()
+    }
+
+    /// Parses `bytes` and appends every event they complete to `events`. Events completed
+    /// before a violation are appended before the error is thrown.
+    public func feed(_ bytes: ByteBuffer, into events: inout [XMLStreamEvent]) throws(XMLStreamError) {
+        var result: Result<Void, XMLStreamError> = .success(())
+        bytes.withUnsafeReadableBytes { raw in
+            result = self.feed(raw, into: &events)
+        }
+        try result.get()
+    }
+
+    /// Parses raw bytes; see ``feed(_:into:)-(ByteBuffer,_)``.
+    public func feed(_ raw: UnsafeRawBufferPointer, into events: inout [XMLStreamEvent]) -> Result<Void, XMLStreamError> {
+        if let failure = self.failure { return .failure(failure) }
+        guard let context = self.context else {
+            return .failure(XMLStreamError(.internalServerError, "libxml2 parser context could not be created"))
+        }
+        self.isFeeding = true
+        // Callbacks append straight into the caller's array.
+        swap(&self.builder.events, &events)
+        defer {
+            swap(&self.builder.events, &events)
+            self.isFeeding = false
+        }
+        var offset = 0
+        while offset < raw.count {
+            let length = min(Self.sliceSize, raw.count - offset)
+            let base = raw.baseAddress!.advanced(by: offset).assumingMemoryBound(to: CChar.self)
+            let code = xmlParseChunk(context, base, Int32(length), 0)
+            offset += length
+            self.bytesFed += length
+            if self.failure == nil, code != 0 {
+                self.failure = self.libxml2Failure(code: code)
+            }
+            if self.failure == nil, self.builder.depth >= 1,
+                self.bytesFed - self.stanzaBoundary > self.limits.maxStanzaBytes
+            {
+                self.failure = XMLStreamError(
+                    .policyViolation,
+                    "stanza larger than \(self.limits.maxStanzaBytes) bytes"
+                )
+            }
+            if let failure = self.failure {
+                xmlStopParser(context)
+                return .failure(failure)
+            }
+        }
+        return .success(())
+    }
+
+    // MARK: - Context
+
+    private func makeContext() -> xmlParserCtxtPtr? {
+        var handler = xmlSAXHandler()
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        // The hot callbacks borrow the parser without retaining it: it outlives every feed.
+        handler.startElementNs = { ctx, localname, _, uri, nsCount, namespaces, attrCount, _, attributes in
+            XMLStreamParser.with(ctx) { parser in
+                parser.handle(
+                    parser.builder.startElement(
+                        localname: localname, uri: uri,
+                        namespaceCount: Int(nsCount), namespaces: namespaces,
+                        attributeCount: Int(attrCount), attributes: attributes
+                    )
+                )
+            }
+        }
+        handler.endElementNs = { ctx, _, _, _ in
+            XMLStreamParser.with(ctx) { parser in
+                parser.handle(parser.builder.endElement(), checkingSize: true)
+            }
+        }
+        handler.characters = { ctx, chars, length in
+            guard let chars, length > 0 else { return }
+            XMLStreamParser.with(ctx) { parser in
+                parser.handle(parser.builder.characters(UnsafeBufferPointer(start: chars, count: Int(length))))
+            }
+        }
+        handler.cdataBlock = { ctx, chars, length in
+            guard let chars, length > 0 else { return }
+            XMLStreamParser.with(ctx) { parser in
+                parser.handle(parser.builder.characters(UnsafeBufferPointer(start: chars, count: Int(length))))
+            }
+        }
+        handler.comment = { ctx, _ in
+            XMLStreamParser.from(ctx)?.restricted("comment")
+        }
+        handler.processingInstruction = { ctx, _, _ in
+            XMLStreamParser.from(ctx)?.restricted("processing instruction")
+        }
+        handler.internalSubset = { ctx, _, _, _ in
+            XMLStreamParser.from(ctx)?.restricted("DOCTYPE")
+        }
+        handler.externalSubset = { ctx, _, _, _ in
+            XMLStreamParser.from(ctx)?.restricted("external DTD subset")
+        }
+        handler.entityDecl = { ctx, _, _, _, _, _ in
+            XMLStreamParser.from(ctx)?.restricted("entity declaration")
+        }
+        handler.getEntity = { ctx, _ in
+            XMLStreamParser.from(ctx)?.restricted("entity reference")
+            return nil
+        }
+        handler.getParameterEntity = { ctx, _ in
+            XMLStreamParser.from(ctx)?.restricted("parameter entity reference")
+            return nil
+        }
+        handler.reference = { ctx, _ in
+            XMLStreamParser.from(ctx)?.restricted("entity reference")
+        }
+        handler.serror = { ctx, error in
+            guard let parser = XMLStreamParser.from(ctx), let error else { return }
+            parser.libxml2Error(error.pointee)
+        }
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        guard let context = xmlCreatePushParserCtxt(&handler, userData, nil, 0, nil) else {
+            return nil
+        }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_IGNORE_ENC.rawValue | XML_PARSE_NOCDATA.rawValue)
+        xmlCtxtUseOptions(context, options)
+        context.pointee.replaceEntities = 0
+        return context
+    }
+
+    /// Runs `body` with the parser behind `ctx` unless it has already failed.
+    private static func with(_ ctx: UnsafeMutableRawPointer?, _ body: (XMLStreamParser) -> Void) {
+        guard let ctx else { return }
+        Unmanaged<XMLStreamParser>.fromOpaque(ctx)._withUnsafeGuaranteedRef { parser in
+            if parser.failure == nil { body(parser) }
+        }
+    }
+
+    private static func from(_ ctx: UnsafeMutableRawPointer?) -> XMLStreamParser? {
+        guard let ctx else { return nil }
+        return Unmanaged<XMLStreamParser>.fromOpaque(ctx).takeUnretainedValue()
+    }
+
+    // MARK: - SAX events
+
+    private func fail(_ error: XMLStreamError) {
+        guard self.failure == nil else { return }
+        self.failure = error
+        if let context = self.context {
+            xmlStopParser(context)
+        }
+    }
+
+    private func restricted(_ what: String) {
+        self.fail(XMLStreamError(.restrictedXML, "\(what) is not allowed in an XMPP stream"))
+    }
+
+    private func libxml2Error(_ error: xmlError) {
+        guard error.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+        let message = error.message.map { String(cString: $0) } ?? "code \(error.code)"
+        let condition: StreamErrorCondition =
+            error.code == Int32(XML_ERR_UNSUPPORTED_ENCODING.rawValue) ? .unsupportedEncoding : .notWellFormed
+        self.fail(XMLStreamError(condition, "line \(error.line): \(message.trimmingTrailingNewlines)"))
+    }
+
+    private func libxml2Failure(code: Int32) -> XMLStreamError {
+        XMLStreamError(.notWellFormed, "libxml2 error \(code)")
+    }
+
+    /// Acts on what the tree builder reported: a violation stops libxml2; a completed
+    /// stanza moves the size window (and, when `checkingSize`, is measured against the limit).
+    private func handle(_ outcome: XMLTreeBuilder.Outcome, checkingSize: Bool = false) {
+        switch outcome {
+        case .proceed:
+            return
+        case .failed(let error):
+            self.fail(error)
+        case .boundary:
+            guard let context = self.context else { return }
+            let position = Int(xmlByteConsumed(context))
+            if checkingSize, position - self.stanzaBoundary > self.limits.maxStanzaBytes {
+                return self.fail(XMLStreamError(.policyViolation, "stanza larger than \(self.limits.maxStanzaBytes) bytes"))
+            }
+            self.stanzaBoundary = position
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingNewlines: String {
+        var result = self
+        while result.last == "\n" || result.last == "\r" { result.removeLast() }
+        return result
+    }
+}

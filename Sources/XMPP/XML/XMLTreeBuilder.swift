@@ -1,0 +1,152 @@
+/// Turns SAX2 events into ``XMLStreamEvent``s: depth 1 is the stream, depth 2 starts a
+/// stanza, deeper elements are its children (RFC 6120 §4.1). Enforces the depth and
+/// attribute limits of ``XMLStreamLimits`` and the rule that only whitespace may sit
+/// between stanzas (RFC 6120 §4.6.1).
+///
+/// A value type driven by ``XMLStreamParser``; names arrive as pointers into libxml2's
+/// name dictionary (plain `UInt8` strings), which are cached so equal names cost one
+/// allocation per stream.
+struct XMLTreeBuilder {
+    enum Outcome {
+        case proceed
+        /// A first-level element (or the stream header) was completed.
+        case boundary
+        case failed(XMLStreamError)
+    }
+
+    private static let streamNamespace = "http://etherx.jabber.org/streams"
+
+    let limits: XMLStreamLimits
+    /// Events completed so far; the owner moves them out.
+    var events: [XMLStreamEvent] = []
+    private(set) var depth = 0
+    private var stack: [XMLElement] = []
+    /// Character data of the innermost open element, joined here as bytes because
+    /// libxml2 splits text at every entity and every few hundred bytes.
+    private var text: [UInt8] = []
+    private var names = NameCache()
+
+    init(limits: XMLStreamLimits) {
+        self.limits = limits
+    }
+
+    mutating func startElement(
+        localname: UnsafePointer<UInt8>?,
+        uri: UnsafePointer<UInt8>?,
+        namespaceCount: Int,
+        namespaces: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+        attributeCount: Int,
+        attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?
+    ) -> Outcome {
+        self.depth += 1
+        if self.depth > self.limits.maxDepth {
+            return .failed(XMLStreamError(.policyViolation, "elements nested deeper than \(self.limits.maxDepth)"))
+        }
+        if namespaceCount + attributeCount > self.limits.maxAttributes {
+            return .failed(XMLStreamError(.policyViolation, "more than \(self.limits.maxAttributes) attributes"))
+        }
+        var element = XMLElement(name: self.names[localname], namespace: self.names[uri])
+        if namespaceCount + attributeCount > 0 {
+            element.attributes.reserveCapacity(namespaceCount + attributeCount)
+        }
+        if let namespaces {
+            for index in 0..<namespaceCount {
+                // Default namespace declarations are implied by `namespace`.
+                guard let prefix = namespaces[2 * index] else { continue }
+                element.attributes.append(
+                    XMLAttribute(name: "xmlns:" + self.names[prefix], value: self.names[namespaces[2 * index + 1]])
+                )
+            }
+        }
+        if let attributes {
+            for index in 0..<attributeCount {
+                let base = 5 * index
+                var name = self.names[attributes[base]]
+                if let prefix = attributes[base + 1] {
+                    name = self.names[prefix] + ":" + name
+                }
+                var value = ""
+                if let start = attributes[base + 3], let end = attributes[base + 4] {
+                    value = Self.attributeValue(UnsafeBufferPointer(start: start, count: end - start))
+                }
+                element.attributes.append(XMLAttribute(name: name, value: value))
+            }
+        }
+        if self.depth == 1 {
+            guard element.name == "stream", element.namespace == Self.streamNamespace else {
+                return .failed(XMLStreamError(.invalidNamespace, "stream root is {\(element.namespace)}\(element.name)"))
+            }
+            self.events.append(.streamOpened(attributes: element.attributes))
+            return .boundary
+        }
+        self.flushText()
+        self.stack.append(element)
+        return .proceed
+    }
+
+    mutating func endElement() -> Outcome {
+        self.depth -= 1
+        if self.depth == 0 {
+            self.events.append(.streamClosed)
+            return .proceed
+        }
+        self.flushText()
+        guard let finished = self.stack.popLast() else { return .proceed }
+        if self.stack.isEmpty {
+            self.events.append(.element(finished))
+            return .boundary
+        }
+        self.stack[self.stack.count - 1].append(finished)
+        return .proceed
+    }
+
+    mutating func characters(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+        if self.stack.isEmpty {
+            // Between stanzas only whitespace (keepalives) may appear (RFC 6120 §4.6.1).
+            guard bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else {
+                return .failed(XMLStreamError(.badFormat, "text outside of any stanza"))
+            }
+            return .boundary
+        }
+        self.text.append(contentsOf: bytes)
+        return .proceed
+    }
+
+    private mutating func flushText() {
+        guard !self.text.isEmpty, !self.stack.isEmpty else { return }
+        self.stack[self.stack.count - 1].append(text: String(decoding: self.text, as: UTF8.self))
+        self.text.removeAll(keepingCapacity: true)
+    }
+
+    /// Without entity substitution libxml2 hands over `&` in attribute values as the
+    /// character reference `&#38;` (and only `&` that way), so that is undone here.
+    private static func attributeValue(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let value = String(decoding: bytes, as: UTF8.self)
+        guard bytes.contains(UInt8(ascii: "&")) else { return value }
+        return value.replacing("&#38;", with: "&")
+    }
+}
+
+extension XMLTreeBuilder {
+    /// A direct-mapped cache from libxml2's interned name pointers to Swift strings.
+    /// Fixed size, so hostile input with endless new names cannot grow it.
+    struct NameCache {
+        private static let size = 256
+        private var keys = [UnsafeRawPointer?](repeating: nil, count: NameCache.size)
+        private var values = [String](repeating: "", count: NameCache.size)
+
+        subscript(_ pointer: UnsafePointer<UInt8>?) -> String {
+            mutating get {
+                guard let pointer else { return "" }
+                let key = UnsafeRawPointer(pointer)
+                let bits = UInt(bitPattern: key)
+                let slot = Int((bits >> 3) ^ (bits >> 11)) & (Self.size - 1)
+                if self.keys[slot] == key { return self.values[slot] }
+                let value = String(cString: pointer)
+                self.keys[slot] = key
+                self.values[slot] = value
+                return value
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import EmbeddedProsody
+import Foundation
+import Logging
+import XMPP
+
+/// When the integration tier runs: always under CI (a missing Prosody then fails the
+/// run, it is never skipped), elsewhere only when Prosody is installed.
+enum IntegrationEnvironment {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    static let enabled = isCI || ProsodyServer.missingPrerequisites().isEmpty
+
+    static func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }
+
+    /// Client configuration for `user` on `server`, trusting its certificate.
+    static func configuration(
+        _ user: String,
+        on server: ProsodyServer,
+        resource: String? = nil,
+        tlsMode: TLSMode = .startTLS,
+        trustFile: String? = nil
+    ) throws -> XMPPClientConfiguration {
+        let jid = try JID(localpart: user, domainpart: server.options.domain, resourcepart: resource)
+        return XMPPClientConfiguration(
+            jid: jid,
+            tlsMode: tlsMode,
+            tls: TLSConfiguration(additionalTrustRootsFile: trustFile ?? server.certificate?.certificateFile),
+            host: "127.0.0.1",
+            port: tlsMode == .directTLS ? server.directTLSPort : server.c2sPort,
+            connectTimeout: .seconds(5),
+            negotiationTimeout: .seconds(10)
+        )
+    }
+}
