@@ -37,7 +37,7 @@ public final class ProsodyServer: @unchecked Sendable {
     public let certificate: SelfSignedCertificate?
     /// A second certificate (for `wrong.test`), trusted by `trustBundleFile` too.
     public let trustBundleFile: String?
-    private var process: Process?
+    private var process: ChildProcess?
     private let configFile: String
 
     /// Missing commands the server needs (`prosody`, `prosodyctl`, `openssl`).
@@ -98,9 +98,7 @@ public final class ProsodyServer: @unchecked Sendable {
     }
 
     deinit {
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
+        self.process?.terminate(timeout: 1)
     }
 
     /// Creates an account with `prosodyctl` (works while running or stopped).
@@ -115,19 +113,20 @@ public final class ProsodyServer: @unchecked Sendable {
 
     /// Stops Prosody (SIGTERM, then SIGKILL after 5 s) and waits for it to exit.
     public func stop() {
-        guard let process = self.process else { return }
+        self.process?.terminate()
         self.process = nil
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline {
-            usleep(20_000)
-        }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
     }
+
+    /// Kills Prosody at once (SIGKILL), as a crash would.
+    public func kill() {
+        guard let process = self.process else { return }
+        Glibc.kill(process.pid, SIGKILL)
+        process.terminate(timeout: 5)
+        self.process = nil
+    }
+
+    /// The server's process id, while it runs.
+    public var pid: Int32? { self.process?.pid }
 
     /// Starts Prosody again on the same ports with the same data.
     public func restart() throws {
@@ -173,15 +172,11 @@ public final class ProsodyServer: @unchecked Sendable {
     private func launchOnce() throws {
         let logFile = "\(self.directory)/prosody.log"
         let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Subprocess.which("prosody") ?? "/usr/bin/prosody")
-        process.arguments = ["-F", "--config", self.configFile]
-        process.standardInput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: "\(self.directory)/prosody.stdout", contents: nil)
-        let output = FileHandle(forWritingAtPath: "\(self.directory)/prosody.stdout")
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let process = try ChildProcess(
+            executable: Subprocess.which("prosody") ?? "/usr/bin/prosody",
+            arguments: ["-F", "--config", self.configFile],
+            logFile: "\(self.directory)/prosody.stdout"
+        )
         self.process = process
 
         var wanted = ["Activated service 'c2s' on [127.0.0.1]:\(self.c2sPort)"]
@@ -191,7 +186,7 @@ public final class ProsodyServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             guard process.isRunning else {
-                throw Subprocess.Failure(command: "prosody", status: process.terminationStatus, output: self.logTail())
+                throw Subprocess.Failure(command: "prosody", status: 1, output: "exited during start-up\n" + self.logTail())
             }
             let log = (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
             if log.contains("Failed to open server port") {

@@ -157,8 +157,9 @@ struct ClientLoginTests {
     @Test("a refused TCP connection is a connect error, not a hang")
     func connectionRefused() async throws {
         let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        defer { server.shutdown() }
         var configuration = try IntegrationEnvironment.configuration("alice", on: server)
-        server.shutdown()
+        server.stop()
         configuration.connectTimeout = .seconds(2)
         do throws(XMPPClientError) {
             _ = try await self.client.connect(configuration: configuration, password: "pw")

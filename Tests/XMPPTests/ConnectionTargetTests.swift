@@ -26,7 +26,24 @@ struct ConnectionTargetTests {
         startTLS: [SRVRecord] = [],
         random: (Int) -> Int = { _ in 0 }
     ) -> [ConnectionTarget] {
-        ConnectionTarget.plan(configuration: configuration, directTLSRecords: direct, startTLSRecords: startTLS, random: random)
+        (try? ConnectionTarget.plan(configuration: configuration, directTLSRecords: direct, startTLSRecords: startTLS, random: random).get()) ?? []
+    }
+
+    @Test("a lone '.' SRV target means no service: no fallback to the domain (RFC 2782)")
+    func serviceNotOffered() throws {
+        let configuration = XMPPClientConfiguration(jid: try JID("user@example.com"))
+        let dot = SRVRecord(priority: 0, weight: 0, port: 0, target: "")
+        let refused = ConnectionTarget.plan(configuration: configuration, directTLSRecords: [], startTLSRecords: [dot], random: { _ in 0 })
+        guard case .failure(.resolutionFailed(let domain, _)) = refused else {
+            Issue.record("expected resolutionFailed, got \(refused)")
+            return
+        }
+        #expect(domain == "example.com")
+        // Direct TLS records still count when only _xmpp-client is refused.
+        let direct = SRVRecord(priority: 5, weight: 0, port: 5223, target: "xmpp.example.com")
+        #expect(Self.plan(configuration, direct: [direct], startTLS: [dot]) == [ConnectionTarget(host: "xmpp.example.com", port: 5223, tlsMode: .directTLS)])
+        // A '.' in _xmpps-client alone does not stop the STARTTLS fallback.
+        #expect(Self.plan(configuration, direct: [dot]) == [ConnectionTarget(host: "example.com", port: 5222, tlsMode: .startTLS)])
     }
 
     // MARK: - SRVRecord.ordered
@@ -247,7 +264,7 @@ struct ConnectionTargetTests {
     }
 
     @Test("non-loopback hosts", arguments: [
-        "10.0.0.1", "example.com", "127.0.0", "127.0.0.1.5", "127.0.0.256", "128.0.0.1", "0.0.0.0", "127..0.1",
+        "10.0.0.1", "example.com", "127.0.0", "127.+0.+0.+1", "127.0.0.1.5", "127.0.0.256", "128.0.0.1", "0.0.0.0", "127..0.1",
         "127.0.0.1.example.com", "localhost.example.com", "::2", "[::1", "::1]", "", "127.0.0.-1", "1.127.0.0",
     ])
     func notLoopback(host: String) {

@@ -16,17 +16,23 @@ public struct ConnectionTarget: Hashable, Sendable, CustomStringConvertible {
     /// The targets to try, in order: the explicit host if configured; else SRV records,
     /// `_xmpps-client` (Direct TLS) and `_xmpp-client` merged by priority with Direct TLS
     /// first on ties (XEP-0368 §3); else the domain itself on 5222 (RFC 6120 §3.2.2).
+    /// A lone SRV record with target `.` says the service is not offered (RFC 2782,
+    /// RFC 6120 §3.2.1): that list contributes nothing and there is no fallback.
     public static func plan(
         configuration: XMPPClientConfiguration,
         directTLSRecords: [SRVRecord],
         startTLSRecords: [SRVRecord],
         random: (Int) -> Int
-    ) -> [ConnectionTarget] {
+    ) -> Result<[ConnectionTarget], XMPPClientError> {
         let mode = configuration.tlsMode
         if let host = configuration.host {
             let port = configuration.port ?? (mode == .directTLS ? 5223 : 5222)
-            return [ConnectionTarget(host: host, port: port, tlsMode: mode)]
+            return .success([ConnectionTarget(host: host, port: port, tlsMode: mode)])
         }
+        let refused = { (records: [SRVRecord]) in records.count == 1 && records[0].target.isEmpty }
+        let directTLSRecords = directTLSRecords.filter { !$0.target.isEmpty }
+        let refusesStartTLS = refused(startTLSRecords)
+        let startTLSRecords = startTLSRecords.filter { !$0.target.isEmpty }
         let domain = configuration.jid.domainpart
         let direct = SRVRecord.ordered(directTLSRecords, random: random).map {
             (priority: $0.priority, target: ConnectionTarget(host: $0.target, port: Int($0.port), tlsMode: .directTLS))
@@ -56,8 +62,11 @@ public struct ConnectionTarget: Hashable, Sendable, CustomStringConvertible {
             }
         }
         if merged.isEmpty {
+            if refusesStartTLS {
+                return .failure(.resolutionFailed(domain: domain, reason: "SRV says the domain offers no XMPP client service"))
+            }
             merged.append(ConnectionTarget(host: domain, port: mode == .directTLS ? 5223 : 5222, tlsMode: mode))
         }
-        return merged
+        return .success(merged)
     }
 }

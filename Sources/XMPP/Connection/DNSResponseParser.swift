@@ -39,10 +39,13 @@ public enum DNSResponseParser {
             let end = reader.offset + length
             guard end <= message.count else { throw .truncated }
             if type == Self.typeSRV, klass == Self.classIN {
+                // The fields and the in-record part of the target must fit RDLENGTH.
+                guard length >= 7 else { throw .truncated }
                 let priority = try reader.u16()
                 let weight = try reader.u16()
                 let port = try reader.u16()
                 let target = try reader.name()
+                guard reader.offset <= end else { throw .truncated }
                 records.append(SRVRecord(priority: priority, weight: weight, port: port, target: target))
             }
             reader.offset = end

@@ -11,7 +11,8 @@ public struct DNSSRVResolver: Sendable {
         self.threadPool = threadPool
     }
 
-    /// The SRV records for `name` (e.g. `_xmpp-client._tcp.example.org`); empty when none exist.
+    /// The SRV records for `name` (e.g. `_xmpp-client._tcp.example.org`); empty when none
+    /// exist. A lone record with target `.` (empty here) means "no such service" (RFC 2782).
     public func lookup(_ name: String) async throws -> [SRVRecord] {
         let answer = try await self.threadPool.runIfActive { () -> [UInt8]? in
             var buffer = [UInt8](repeating: 0, count: 65_535)
@@ -20,6 +21,6 @@ public struct DNSSRVResolver: Sendable {
             return Array(buffer.prefix(Int(length)))
         }
         guard let answer else { return [] }
-        return try DNSResponseParser.srvRecords(from: answer).filter { !$0.target.isEmpty }
+        return try DNSResponseParser.srvRecords(from: answer)
     }
 }

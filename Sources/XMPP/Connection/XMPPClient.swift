@@ -60,10 +60,10 @@ public struct XMPPClient: Sendable {
             plain = (try? await self.resolver.lookup("_xmpp-client._tcp.\(domain)")) ?? []
             logger.debug("SRV lookup", metadata: ["direct-tls": "\(direct.count)", "starttls": "\(plain.count)"])
         }
-        let targets = ConnectionTarget.plan(
+        let targets = try ConnectionTarget.plan(
             configuration: configuration, directTLSRecords: direct, startTLSRecords: plain,
             random: { Int.random(in: 0...$0) }
-        )
+        ).get()
         for target in targets where target.tlsMode == .plaintextOnLoopback && !Self.isLoopback(target.host) {
             throw .configuration("plaintext is only allowed to loopback addresses, not \(target.host)")
         }
@@ -151,6 +151,7 @@ public struct XMPPClient: Sendable {
         let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if trimmed == "localhost" || trimmed == "::1" { return true }
         let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy({ ("0"..."9").contains($0) }) && UInt8($0) != nil }
     }
 }

@@ -102,7 +102,8 @@ public struct StreamNegotiationStateMachine: Sendable {
             return self.unexpected("stream header")
         }
         let version = attributes.first(where: { $0.name == "version" })?.value ?? "0.9"
-        guard let major = version.split(separator: ".").first.flatMap({ Int($0) }), major >= 1 else {
+        let majorText = version.prefix(while: { $0 != "." })
+        guard !majorText.isEmpty, majorText.allSatisfy({ ("0"..."9").contains($0) }), let major = Int(majorText), major >= 1 else {
             return self.closeWithStreamError(.unsupportedVersion, .unexpectedElement("stream version \(version)"))
         }
         self.state = .awaitingFeatures(stage)
