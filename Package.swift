@@ -92,6 +92,7 @@ let package = Package(
             name: "XMPPTests",
             dependencies: [
                 "XMPP",
+                "EmbeddedProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

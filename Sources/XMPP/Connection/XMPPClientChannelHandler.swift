@@ -242,12 +242,13 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             self.negotiated.succeed(Negotiated(jid: jid, features: features, mechanism: self.machine.authenticatedWith))
             return false
         case .closeWithStreamError(let condition, let error):
-            self.sendStreamError(condition, context: context)
+            // Report the cause before closing, or channelInactive would report the close instead.
             self.negotiated.fail(error)
+            self.sendStreamError(condition, context: context)
             return true
         case .close(let error):
-            self.writeStreamClose(context: context)
             self.negotiated.fail(error)
+            self.writeStreamClose(context: context)
             context.close(promise: nil)
             return true
         }

@@ -135,7 +135,7 @@ public final class XMLStreamParser {
         }
         handler.endElementNs = { ctx, _, _, _ in
             XMLStreamParser.with(ctx) { parser in
-                parser.handle(parser.builder.endElement(), checkingSize: true)
+                parser.handle(parser.builder.endElement())
             }
         }
         handler.characters = { ctx, chars, length in
@@ -230,8 +230,9 @@ public final class XMLStreamParser {
     }
 
     /// Acts on what the tree builder reported: a violation stops libxml2; a completed
-    /// stanza moves the size window (and, when `checkingSize`, is measured against the limit).
-    private func handle(_ outcome: XMLTreeBuilder.Outcome, checkingSize: Bool = false) {
+    /// stanza is measured against the size limit before it is emitted; either moves the
+    /// start of the size window.
+    private func handle(_ outcome: XMLTreeBuilder.Outcome) {
         switch outcome {
         case .proceed:
             return
@@ -239,11 +240,15 @@ public final class XMLStreamParser {
             self.fail(error)
         case .boundary:
             guard let context = self.context else { return }
+            self.stanzaBoundary = Int(xmlByteConsumed(context))
+        case .completed(let element):
+            guard let context = self.context else { return }
             let position = Int(xmlByteConsumed(context))
-            if checkingSize, position - self.stanzaBoundary > self.limits.maxStanzaBytes {
+            if position - self.stanzaBoundary > self.limits.maxStanzaBytes {
                 return self.fail(XMLStreamError(.policyViolation, "stanza larger than \(self.limits.maxStanzaBytes) bytes"))
             }
             self.stanzaBoundary = position
+            self.builder.events.append(.element(element))
         }
     }
 }

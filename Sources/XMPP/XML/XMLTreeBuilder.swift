@@ -9,8 +9,10 @@
 struct XMLTreeBuilder {
     enum Outcome {
         case proceed
-        /// A first-level element (or the stream header) was completed.
+        /// The stream header or whitespace between stanzas: a new stanza may start here.
         case boundary
+        /// A first-level element is complete; the owner checks its size, then emits it.
+        case completed(XMLElement)
         case failed(XMLStreamError)
     }
 
@@ -93,8 +95,7 @@ struct XMLTreeBuilder {
         self.flushText()
         guard let finished = self.stack.popLast() else { return .proceed }
         if self.stack.isEmpty {
-            self.events.append(.element(finished))
-            return .boundary
+            return .completed(finished)
         }
         self.stack[self.stack.count - 1].append(finished)
         return .proceed

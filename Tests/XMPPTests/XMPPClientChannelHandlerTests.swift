@@ -1,0 +1,180 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import XMPP
+
+/// The negotiation channel handler on an EmbeddedChannel, against a scripted server.
+@Suite("XMPP client channel handler over EmbeddedChannel")
+struct XMPPClientChannelHandlerTests {
+    static let serverHeader =
+        "<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' from='example.test' id='s1' version='1.0'>"
+    static let plainFeatures =
+        "<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>PLAIN</mechanism></mechanisms></stream:features>"
+    static let bindFeatures = "<stream:features><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'/></stream:features>"
+
+    struct Harness {
+        let channel = EmbeddedChannel()
+        let negotiated: EventLoopPromise<XMPPClientChannelHandler.Negotiated>
+        let loop: EmbeddedEventLoop
+
+        init(tlsMode: TLSMode = .plaintextOnLoopback, limits: XMLStreamLimits = XMLStreamLimits()) throws {
+            self.loop = self.channel.embeddedEventLoop
+            self.negotiated = self.loop.makePromise()
+            let machine = StreamNegotiationStateMachine(
+                configuration: .init(
+                    jid: try JID("alice@example.test"), tlsMode: tlsMode, sasl: SASLConfiguration(allowPlainWithoutTLS: true)
+                ),
+                password: "pw",
+                clientNonce: "nonce",
+                ids: StanzaIDGenerator(prefix: "t")
+            )
+            let context = try TLSContext(configuration: TLSConfiguration(useSystemTrustStore: false))
+            let handler = XMPPClientChannelHandler(
+                machine: machine, limits: limits, domain: "example.test", tlsMode: tlsMode,
+                negotiationTimeout: .seconds(30),
+                makeTLSHandler: { () throws(TLSError) -> TLSHandler in try TLSHandler(context: context, expectedHost: "example.test") },
+                negotiated: self.negotiated, logger: .init(label: "test")
+            )
+            try self.channel.pipeline.syncOperations.addHandler(handler)
+            try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5222)).wait()
+        }
+
+        /// Everything the client wrote since the last call, as text.
+        func written() throws -> String {
+            var text = ""
+            while var buffer = try self.channel.readOutbound(as: ByteBuffer.self) {
+                text += buffer.readString(length: buffer.readableBytes) ?? ""
+            }
+            return text
+        }
+
+        func serverSends(_ text: String) throws {
+            try self.channel.writeInbound(ByteBuffer(string: text))
+        }
+
+        /// Runs PLAIN negotiation to a bound session.
+        func negotiate() throws {
+            _ = try self.written()
+            try self.serverSends(XMPPClientChannelHandlerTests.serverHeader + XMPPClientChannelHandlerTests.plainFeatures)
+            _ = try self.written()
+            try self.serverSends("<success xmlns='urn:ietf:params:xml:ns:xmpp-sasl'/>")
+            _ = try self.written()
+            try self.serverSends(XMPPClientChannelHandlerTests.serverHeader + XMPPClientChannelHandlerTests.bindFeatures)
+            _ = try self.written()
+            try self.serverSends("<iq type='result' id='t-1'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.test/r1</jid></bind></iq>")
+        }
+
+        func failure() -> XMPPClientError? {
+            var result: XMPPClientError?
+            self.negotiated.futureResult.whenFailure { result = $0 as? XMPPClientError }
+            return result
+        }
+    }
+
+    @Test("negotiates to a bound session, then passes stanzas both ways")
+    func happyPath() throws {
+        let harness = try Harness()
+        let header = try harness.written()
+        #expect(header.contains("<stream:stream") && header.contains("to=\"example.test\"") && header.contains("version=\"1.0\""))
+
+        try harness.serverSends(Self.serverHeader + Self.plainFeatures)
+        // RFC 4616: authzid empty, authcid alice, password pw.
+        #expect(try harness.written() == "<auth xmlns=\"urn:ietf:params:xml:ns:xmpp-sasl\" mechanism=\"PLAIN\">AGFsaWNlAHB3</auth>")
+        try harness.serverSends("<success xmlns='urn:ietf:params:xml:ns:xmpp-sasl'/>")
+        #expect(try harness.written().contains("<stream:stream"))
+        try harness.serverSends(Self.serverHeader + Self.bindFeatures)
+        #expect(try harness.written() == "<iq type=\"set\" id=\"t-1\"><bind xmlns=\"urn:ietf:params:xml:ns:xmpp-bind\"/></iq>")
+        try harness.serverSends("<iq type='result' id='t-1'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.test/r1</jid></bind></iq>")
+        let negotiated = try harness.negotiated.futureResult.wait()
+        #expect(negotiated.jid.description == "alice@example.test/r1")
+        #expect(negotiated.mechanism == .plain)
+
+        try harness.serverSends("<message from='bob@example.test/x'><body>hi &amp; bye</body></message>")
+        let inbound = try #require(try harness.channel.readInbound(as: XMLElement.self))
+        #expect(inbound.firstChild(named: "body")?.text == "hi & bye")
+
+        var body = XMLElement(name: "body", namespace: XMPPNamespace.client)
+        body.append(text: "<ok>")
+        try harness.channel.writeAndFlush(XMLElement(name: "message", namespace: XMPPNamespace.client, children: [.element(body)])).wait()
+        #expect(try harness.written() == "<message><body>&lt;ok&gt;</body></message>")
+
+        try harness.serverSends("</stream:stream>")
+        #expect(try harness.written() == "</stream:stream>")
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test("restricted XML from the server: restricted-xml stream error, then close")
+    func restrictedXMLFromServer() throws {
+        let harness = try Harness()
+        _ = try harness.written()
+        try harness.serverSends(Self.serverHeader + "<!-- hello -->")
+        let written = try harness.written()
+        #expect(written.contains("<stream:error><restricted-xml xmlns=\"urn:ietf:params:xml:ns:xmpp-streams\"/></stream:error></stream:stream>"))
+        #expect(!harness.channel.isActive)
+        guard case .invalidServerXML(let error) = harness.failure() else {
+            Issue.record("expected invalidServerXML")
+            return
+        }
+        #expect(error.condition == .restrictedXML)
+    }
+
+    @Test("an oversize stanza after negotiation: policy-violation, then close")
+    func oversizeAfterReady() throws {
+        let harness = try Harness(limits: XMLStreamLimits(maxStanzaBytes: 2048))
+        try harness.negotiate()
+        _ = try harness.negotiated.futureResult.wait()
+        _ = try harness.written()
+        try harness.serverSends("<message><body>" + String(repeating: "x", count: 5000) + "</body></message>")
+        #expect(try harness.written().contains("<policy-violation"))
+        #expect(!harness.channel.isActive)
+        #expect(try harness.channel.readInbound(as: XMLElement.self) == nil)
+    }
+
+    @Test("plaintext after <proceed/> is fatal and TLS is never started")
+    func plaintextAfterProceed() throws {
+        let harness = try Harness(tlsMode: .startTLS)
+        _ = try harness.written()
+        try harness.serverSends(Self.serverHeader + "<stream:features><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/></stream:features>")
+        #expect(try harness.written() == "<starttls xmlns=\"urn:ietf:params:xml:ns:xmpp-tls\"/>")
+        try harness.serverSends("<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/><stream:features/>")
+        guard case .tls(let error) = harness.failure() else {
+            Issue.record("expected a TLS error")
+            return
+        }
+        #expect(error.kind == .unencryptedDataAfterProceed)
+        #expect(!harness.channel.isActive)
+        #expect((try? harness.channel.pipeline.syncOperations.handler(type: TLSHandler.self)) == nil)
+    }
+
+    @Test("a stream error from the server surfaces as a typed error")
+    func serverStreamError() throws {
+        let harness = try Harness()
+        _ = try harness.written()
+        try harness.serverSends(
+            Self.serverHeader
+                + "<stream:error><host-unknown xmlns='urn:ietf:params:xml:ns:xmpp-streams'/><text xmlns='urn:ietf:params:xml:ns:xmpp-streams'>no such host</text></stream:error>"
+        )
+        #expect(harness.failure() == .streamError(condition: .hostUnknown, text: "no such host"))
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test("negotiation that stalls hits the deadline: connection-timeout")
+    func negotiationTimeout() throws {
+        let harness = try Harness()
+        _ = try harness.written()
+        try harness.serverSends(Self.serverHeader)
+        harness.loop.advanceTime(by: .seconds(31))
+        #expect(harness.failure() == .timedOut("stream negotiation"))
+        #expect(try harness.written().contains("<connection-timeout"))
+        #expect(!harness.channel.isActive)
+    }
+
+    @Test("the server closing the connection early fails negotiation")
+    func earlyClose() throws {
+        let harness = try Harness()
+        _ = try harness.written()
+        try harness.channel.close().wait()
+        #expect(harness.failure() == .closedByServer)
+    }
+}
