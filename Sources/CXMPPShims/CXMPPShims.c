@@ -27,6 +27,10 @@ long CXMPPShims_SSL_default_modes(void) {
     return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS;
 }
 
+unsigned long long CXMPPShims_SSL_OP_NO_RENEGOTIATION(void) {
+    return SSL_OP_NO_RENEGOTIATION;
+}
+
 int CXMPPShims_res_query(const char *dname, int klass, int type, unsigned char *answer, int anslen) {
     return res_query(dname, klass, type, answer, anslen);
 }

@@ -372,7 +372,7 @@ struct JIDTests {
         ("ليهمابتكلموشعربي؟", "egbpdaj6bu4bxfgehfvwxn"),
     ])
     func punycode(_ input: String, _ expected: String) {
-        #expect(JIDPartPreparation.punycodeEncode(Array(input.unicodeScalars)) == expected)
+        #expect(Punycode.encode(Array(input.unicodeScalars)) == expected)
     }
 
     @Test func derivedProperties() {

@@ -190,7 +190,7 @@ struct XMLStreamParserTests {
         var events: [XMLStreamEvent] = []
         try parser.feed(ByteBuffer(string: testStreamHeader + "<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>"), into: &events)
         #expect(events.count == 2)
-        #expect(parser.unconsumedByteCount == 0)
+        #expect(parser.bytesAfterLastElement == 0)
         parser.reset()
         events.removeAll()
         try parser.feed(ByteBuffer(string: testStreamHeader + "<stream:features/>"), into: &events)
@@ -198,13 +198,25 @@ struct XMLStreamParserTests {
         if case .streamOpened = events[0] {} else { Issue.record("no new stream header") }
     }
 
-    @Test("bytes after <proceed/> are visible as unconsumed or as events")
-    func bytesAfterProceed() throws {
+    @Test("bytes after <proceed/> are visible, whether partial, an open element or consumed", arguments: [
+        "<mess", "<message>", "<a><b>", " ", "<message/>",
+    ])
+    func bytesAfterProceed(_ trailing: String) throws {
         let parser = XMLStreamParser()
         var events: [XMLStreamEvent] = []
-        try parser.feed(ByteBuffer(string: testStreamHeader + "<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/><mess"), into: &events)
-        #expect(events.count == 2)
-        #expect(parser.unconsumedByteCount > 0)
+        try parser.feed(ByteBuffer(string: testStreamHeader + "<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>"), into: &events)
+        #expect(parser.bytesAfterLastElement == 0)
+        try parser.feed(ByteBuffer(string: trailing), into: &events)
+        #expect(parser.bytesAfterLastElement > 0 || events.count > 2)
+    }
+
+    @Test("an endless stream header is cut off at the stanza limit")
+    func endlessHeader() {
+        let limits = XMLStreamLimits(maxStanzaBytes: 8192)
+        let hostile = "<?xml version='1.0'?><stream:stream xmlns:stream='http://etherx.jabber.org/streams' a='" + String(repeating: "x", count: 1_000_000)
+        for size in [nil, 1000] as [Int?] {
+            #expect(parseStream(hostile, chunkSize: size, limits: limits).error?.condition == .policyViolation)
+        }
     }
 
     @Test("the XML declaration is not a processing instruction; text with CDATA is text")

@@ -16,11 +16,13 @@ struct XMPPClientChannelHandlerTests {
     struct Harness {
         let channel = EmbeddedChannel()
         let negotiated: EventLoopPromise<XMPPClientChannelHandler.Negotiated>
+        let terminated: EventLoopPromise<XMPPClientError?>
         let loop: EmbeddedEventLoop
 
         init(tlsMode: TLSMode = .plaintextOnLoopback, limits: XMLStreamLimits = XMLStreamLimits()) throws {
             self.loop = self.channel.embeddedEventLoop
             self.negotiated = self.loop.makePromise()
+            self.terminated = self.loop.makePromise()
             let machine = StreamNegotiationStateMachine(
                 configuration: .init(
                     jid: try JID("alice@example.test"), tlsMode: tlsMode, sasl: SASLConfiguration(allowPlainWithoutTLS: true)
@@ -34,7 +36,7 @@ struct XMPPClientChannelHandlerTests {
                 machine: machine, limits: limits, domain: "example.test", tlsMode: tlsMode,
                 negotiationTimeout: .seconds(30),
                 makeTLSHandler: { () throws(TLSError) -> TLSHandler in try TLSHandler(context: context, expectedHost: "example.test") },
-                negotiated: self.negotiated, logger: .init(label: "test")
+                negotiated: self.negotiated, terminated: self.terminated, logger: .init(label: "test")
             )
             try self.channel.pipeline.syncOperations.addHandler(handler)
             try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5222)).wait()
@@ -131,13 +133,15 @@ struct XMPPClientChannelHandlerTests {
         #expect(try harness.channel.readInbound(as: XMLElement.self) == nil)
     }
 
-    @Test("plaintext after <proceed/> is fatal and TLS is never started")
-    func plaintextAfterProceed() throws {
+    @Test("plaintext after <proceed/> is fatal and TLS is never started", arguments: [
+        "<stream:features/>", "<message>", "<a><b>", "<mess",
+    ])
+    func plaintextAfterProceed(_ trailing: String) throws {
         let harness = try Harness(tlsMode: .startTLS)
         _ = try harness.written()
         try harness.serverSends(Self.serverHeader + "<stream:features><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/></stream:features>")
         #expect(try harness.written() == "<starttls xmlns=\"urn:ietf:params:xml:ns:xmpp-tls\"/>")
-        try harness.serverSends("<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/><stream:features/>")
+        try harness.serverSends("<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>" + trailing)
         guard case .tls(let error) = harness.failure() else {
             Issue.record("expected a TLS error")
             return
@@ -145,6 +149,29 @@ struct XMPPClientChannelHandlerTests {
         #expect(error.kind == .unencryptedDataAfterProceed)
         #expect(!harness.channel.isActive)
         #expect((try? harness.channel.pipeline.syncOperations.handler(type: TLSHandler.self)) == nil)
+    }
+
+    @Test("after negotiation, why the connection ended is reported as a typed error")
+    func closeReasonAfterReady() throws {
+        let harness = try Harness()
+        try harness.negotiate()
+        _ = try harness.negotiated.futureResult.wait()
+        try harness.serverSends("<stream:error><conflict xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error>")
+        #expect(!harness.channel.isActive)
+        #expect(try harness.terminated.futureResult.wait() == .streamError(condition: .conflict, text: nil))
+    }
+
+    @Test("a clean close we start ends with no error")
+    func cleanClose() throws {
+        let harness = try Harness()
+        try harness.negotiate()
+        _ = try harness.negotiated.futureResult.wait()
+        _ = try harness.written()
+        try harness.channel.pipeline.triggerUserOutboundEvent(XMPPClientChannelHandler.CloseStream()).wait()
+        #expect(try harness.written() == "</stream:stream>")
+        try harness.serverSends("</stream:stream>")
+        #expect(!harness.channel.isActive)
+        #expect(try harness.terminated.futureResult.wait() == nil)
     }
 
     @Test("a stream error from the server surfaces as a typed error")

@@ -6,7 +6,7 @@ struct AccountOptions: ParsableArguments {
     @Option(help: "The account's JID (a resource, if given, is requested at bind time).")
     var jid: String
 
-    @Option(help: "Read the password from this file (first line).")
+    @Option(help: "Read the password from this file (its whole content, one trailing newline removed).")
     var passwordFile: String?
 
     @Option(help: "Read the password from this environment variable.")

@@ -19,12 +19,12 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = try self.log.makeLogger("xmpp-bridge.demo")
         let missing = ProsodyServer.missingPrerequisites()
         guard missing.isEmpty else {
-            print("xmpp-bridge demo needs \(missing.joined(separator: ", ")): apt-get install prosody openssl")
+            Self.say("xmpp-bridge demo needs \(missing.joined(separator: ", ")): apt-get install prosody openssl")
             throw ExitStatus.configuration.exitCode
         }
         let server = try ProsodyServer.start(accounts: [("alice", "alice-demo-pw"), ("bob", "bob-demo-pw")])
         defer { server.shutdown() }
-        print("Prosody started on 127.0.0.1 (STARTTLS port \(server.c2sPort), Direct TLS port \(server.directTLSPort)) in \(server.directory)")
+        Self.say("Prosody started on 127.0.0.1 (STARTTLS port \(server.c2sPort), Direct TLS port \(server.directTLSPort)) in \(server.directory)")
 
         let client = XMPPClient(logger: logger)
         func configuration(_ user: String, _ mode: TLSMode) throws -> XMPPClientConfiguration {
@@ -36,13 +36,13 @@ struct DemoCommand: AsyncParsableCommand {
                 port: mode == .directTLS ? server.directTLSPort : server.c2sPort
             )
         }
+        let aliceConfiguration = try configuration("alice", .startTLS)
+        let bobConfiguration = try configuration("bob", .directTLS)
         do throws(XMPPClientError) {
-            let aliceConfiguration = try! configuration("alice", .startTLS)
-            let bobConfiguration = try! configuration("bob", .directTLS)
             let alice = try await client.connect(configuration: aliceConfiguration, password: "alice-demo-pw")
-            print("alice: \(Self.describe(alice))")
+            Self.say("alice: \(Self.describe(alice))")
             let bob = try await client.connect(configuration: bobConfiguration, password: "bob-demo-pw")
-            print("bob:   \(Self.describe(bob))")
+            Self.say("bob:   \(Self.describe(bob))")
 
             var body = XMLElement(name: "body", namespace: XMPPNamespace.client)
             body.append(text: self.message)
@@ -51,20 +51,25 @@ struct DemoCommand: AsyncParsableCommand {
                 attributes: [XMLAttribute(name: "to", value: bob.jid.description), XMLAttribute(name: "type", value: "chat")],
                 children: [.element(body)]
             )
-            print("alice → bob: \(self.message)")
+            Self.say("alice → bob: \(self.message)")
             try? await alice.send(stanza)
             for await element in bob.elements where element.name == "message" {
-                print("bob received from \(element[attribute: "from"] ?? "?"): \(element.firstChild(named: "body")?.text ?? "")")
+                Self.say("bob received from \(element[attribute: "from"] ?? "?"): \(element.firstChild(named: "body")?.text ?? "")")
                 break
             }
             await alice.close()
             await bob.close()
-            print("Both sessions closed; stopping Prosody.")
+            Self.say("Both sessions closed; stopping Prosody.")
         } catch {
-            print("demo failed: \(error)")
-            print(server.logTail())
+            Self.say("demo failed: \(error)")
+            Self.say(server.logTail())
             throw ExitStatus(error).exitCode
         }
+    }
+
+    /// Writes a line straight to standard output, so each step shows as it happens even through a pipe.
+    private static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     private static func describe(_ connection: XMPPConnection) -> String {

@@ -18,6 +18,8 @@ long CXMPPShims_BIO_set_mem_eof_return(BIO *bio, long value);
 int CXMPPShims_TLS1_2_VERSION(void);
 /// SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS.
 long CXMPPShims_SSL_default_modes(void);
+/// SSL_OP_NO_RENEGOTIATION (defined through the SSL_OP_BIT macro).
+unsigned long long CXMPPShims_SSL_OP_NO_RENEGOTIATION(void);
 /// res_query (glibc defines it as a macro alias of __res_query).
 int CXMPPShims_res_query(const char *dname, int klass, int type, unsigned char *answer, int anslen);
 

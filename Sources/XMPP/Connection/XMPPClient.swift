@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -102,9 +103,11 @@ public struct XMPPClient: Sendable {
         let domain = configuration.jid.domainpart
         let loop = self.eventLoopGroup.next()
         let negotiated = loop.makePromise(of: XMPPClientChannelHandler.Negotiated.self)
-        let (elements, continuation) = AsyncStream.makeStream(of: XMLElement.self, bufferingPolicy: .unbounded)
+        let terminated = loop.makePromise(of: XMPPClientError?.self)
+        let sequence = NIOLockedValueBox<ElementStreamHandler.Producer?>(nil)
         let limits = configuration.limits
         let timeout = TimeAmount.nanoseconds(configuration.negotiationTimeout.nanoseconds)
+        // The channel initializer runs on the event loop; the producer is handed back through this box.
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -118,24 +121,31 @@ public struct XMPPClient: Sendable {
                         XMPPClientChannelHandler(
                             machine: machine, limits: limits, domain: domain, tlsMode: target.tlsMode,
                             negotiationTimeout: timeout, makeTLSHandler: makeTLS, negotiated: negotiated,
-                            logger: logger
+                            terminated: terminated, logger: logger
                         )
                     )
-                    try channel.pipeline.syncOperations.addHandler(ElementStreamHandler(continuation: continuation))
+                    let (producer, handler) = ElementStreamHandler.make(for: channel)
+                    sequence.withLockedValue { $0 = producer }
+                    try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
         let channel: any Channel
         do {
             channel = try await bootstrap.connect(host: target.host, port: target.port).get()
         } catch {
-            continuation.finish()
             negotiated.fail(error)
+            terminated.succeed(nil)
             throw .connectFailed(attempts: ["\(error)"])
         }
         do {
             let result = try await negotiated.futureResult.get()
+            guard let producer = sequence.withLockedValue({ $0 }) else {
+                throw XMPPClientError.closedByServer
+            }
             return XMPPConnection(
-                jid: result.jid, features: result.features, mechanism: result.mechanism, elements: elements, target: target, channel: channel
+                jid: result.jid, features: result.features, mechanism: result.mechanism,
+                elements: XMPPElementSequence(producer: producer), target: target, channel: channel,
+                terminated: terminated.futureResult
             )
         } catch let error as XMPPClientError {
             try? await channel.close()

@@ -30,12 +30,13 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private let makeTLSHandler: () throws(TLSError) -> TLSHandler
     private let negotiated: EventLoopPromise<Negotiated>
     private let logger: Logger
-    private var isReady = false
+    private let terminated: EventLoopPromise<XMPPClientError?>
+    /// Why the connection ends, once known; nil for a clean close.
+    private var closeReason: XMPPClientError?
     private var sentStreamClose = false
     private var negotiationDeadline: Scheduled<Void>?
     private let negotiationTimeout: TimeAmount
     private var events: [XMLStreamEvent] = []
-    private var outbound = ByteBuffer()
 
     init(
         machine: StreamNegotiationStateMachine,
@@ -45,8 +46,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         negotiationTimeout: TimeAmount,
         makeTLSHandler: @escaping () throws(TLSError) -> TLSHandler,
         negotiated: EventLoopPromise<Negotiated>,
+        terminated: EventLoopPromise<XMPPClientError?>,
         logger: Logger
     ) {
+        self.terminated = terminated
         self.machine = machine
         self.parser = XMLStreamParser(limits: limits)
         self.domain = domain
@@ -58,7 +61,6 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        self.outbound = context.channel.allocator.buffer(capacity: 4096)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         self.negotiationDeadline = context.eventLoop.scheduleTask(in: self.negotiationTimeout) {
             let (handler, context) = loopBound.value
@@ -86,7 +88,8 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         self.negotiationDeadline?.cancel()
         self.run(self.machine.streamClosed(), context: context)
-        self.negotiated.fail(XMPPClientError.closedByServer)
+        self.negotiated.fail(self.closeReason ?? XMPPClientError.closedByServer)
+        self.terminated.succeed(self.closeReason)
         context.fireChannelInactive()
     }
 
@@ -97,11 +100,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         switch event {
         case .handshakeCompleted(let version, let channelBinding):
             self.logger.debug("TLS established", metadata: ["tls.version": "\(version)"])
-            if case .initial = self.machine.state {
-                self.run(self.machine.connected(channelBinding: channelBinding), context: context)
-            } else {
-                self.run(self.machine.tlsEstablished(channelBinding: channelBinding), context: context)
-            }
+            self.run(self.machine.tlsHandshakeCompleted(channelBinding: channelBinding), context: context)
         }
     }
 
@@ -110,7 +109,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             self.run(self.machine.tlsFailed(error), context: context)
         } else {
             self.logger.debug("connection error", metadata: ["error": "\(error)"])
-            self.negotiated.fail(XMPPClientError.connectFailed(attempts: ["\(error)"]))
+            if self.closeReason == nil { self.closeReason = .connectFailed(attempts: ["\(error)"]) }
             context.fireErrorCaught(error)
             context.close(promise: nil)
         }
@@ -132,29 +131,14 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             let action: StreamNegotiationStateMachine.Action
             switch event {
             case .streamOpened(let attributes):
-                guard !self.isReady else { continue }
                 action = self.machine.streamOpened(attributes: attributes)
             case .element(let element):
-                if self.isReady {
-                    if element.name == "error", element.namespace == XMPPNamespace.stream {
-                        self.logger.warning("stream error", metadata: ["error": "\(StreamNegotiationStateMachine.streamError(from: element))"])
-                        context.close(promise: nil)
-                        return
-                    }
-                    context.fireChannelRead(self.wrapInboundOut(element))
-                    continue
-                }
-                action = self.machine.elementReceived(element)
+                let dataFollows = index < self.events.count || self.parser.bytesAfterLastElement > 0 || decodeError != nil
+                action = self.machine.elementReceived(element, dataFollows: dataFollows)
             case .streamClosed:
-                if self.isReady {
-                    self.writeStreamClose(context: context)
-                    context.close(promise: nil)
-                    return
-                }
                 action = self.machine.streamClosed()
             }
-            let restarted = self.run(action, context: context, remainingEvents: self.events.count - index)
-            if restarted {
+            if self.run(action, context: context) {
                 self.events.removeAll(keepingCapacity: true)
                 return
             }
@@ -162,42 +146,29 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         self.events.removeAll(keepingCapacity: true)
         if let decodeError {
             self.logger.warning("invalid XML from server", metadata: ["error": "\(decodeError)"])
-            if self.isReady {
-                self.sendStreamError(decodeError.condition, context: context)
-            } else {
-                self.run(self.machine.decodingFailed(decodeError), context: context)
-            }
+            self.run(self.machine.decodingFailed(decodeError), context: context)
         }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let element = self.unwrapOutboundIn(data)
-        self.outbound.clear()
-        XMLSerializer.write(element, parentNamespace: XMPPNamespace.client, into: &self.outbound)
-        context.write(self.wrapOutboundOut(self.outbound), promise: promise)
+        context.write(self.wrapOutboundOut(self.serialize(element, context: context)), promise: promise)
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard event is CloseStream else {
             return context.triggerUserOutboundEvent(event, promise: promise)
         }
-        self.writeStreamClose(context: context)
+        self.run(self.machine.closeRequested(), context: context)
         promise?.succeed(())
-    }
-
-    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        self.negotiated.fail(XMPPClientError.closedByServer)
-        context.close(mode: mode, promise: promise)
     }
 
     // MARK: - Actions
 
+    /// Carries out one action; returns whether the current read must stop here (the
+    /// stream restarted or ended).
     @discardableResult
-    private func run(
-        _ action: StreamNegotiationStateMachine.Action,
-        context: ChannelHandlerContext,
-        remainingEvents: Int = 0
-    ) -> Bool {
+    private func run(_ action: StreamNegotiationStateMachine.Action, context: ChannelHandlerContext) -> Bool {
         switch action {
         case .none:
             return false
@@ -208,12 +179,11 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             self.logger.trace("negotiation send", metadata: ["element": "\(element.name)"])
             context.writeAndFlush(self.wrapOutboundOut(self.serialize(element, context: context)), promise: nil)
             return false
+        case .deliver(let element):
+            context.fireChannelRead(self.wrapInboundOut(element))
+            return false
         case .startTLS:
-            // RFC 6120 §5.4.3.3: nothing may follow <proceed/> in plaintext.
-            guard remainingEvents == 0, self.parser.unconsumedByteCount == 0 else {
-                self.run(self.machine.tlsFailed(TLSError(.unencryptedDataAfterProceed)), context: context)
-                return true
-            }
+            self.parser.reset()
             do {
                 let handler = try self.makeTLSHandler()
                 try context.pipeline.syncOperations.addHandler(handler, position: .before(self))
@@ -222,19 +192,12 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             } catch {
                 self.run(self.machine.tlsFailed(TLSError(.configuration, openSSLErrors: ["\(error)"])), context: context)
             }
-            self.parser.reset()
             return true
         case .restartStream:
-            if remainingEvents > 0 {
-                self.logger.warning("server sent data before the stream restart; closing")
-                self.run(self.machine.decodingFailed(XMLStreamError(.badFormat, "data after stream restart point")), context: context)
-                return true
-            }
             self.parser.reset()
             self.writeStreamHeader(context: context)
             return true
         case .ready(let jid, let features):
-            self.isReady = true
             self.negotiationDeadline?.cancel()
             for warning in self.machine.warnings {
                 self.logger.warning("SASL", metadata: ["warning": "\(warning)"])
@@ -243,12 +206,20 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             return false
         case .closeWithStreamError(let condition, let error):
             // Report the cause before closing, or channelInactive would report the close instead.
+            self.closeReason = error
             self.negotiated.fail(error)
             self.sendStreamError(condition, context: context)
             return true
         case .close(let error):
+            self.closeReason = error
             self.negotiated.fail(error)
             self.writeStreamClose(context: context)
+            context.close(promise: nil)
+            return true
+        case .sendStreamClose:
+            self.writeStreamClose(context: context)
+            return false
+        case .finish:
             context.close(promise: nil)
             return true
         }
@@ -280,17 +251,14 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private func sendStreamError(_ condition: StreamErrorCondition, context: ChannelHandlerContext) {
         guard context.channel.isActive, !self.sentStreamClose else { return }
         self.sentStreamClose = true
-        let error = XMLElement(
-            name: "error", namespace: XMPPNamespace.stream,
-            children: [.element(XMLElement(name: condition.rawValue, namespace: XMPPNamespace.streamErrors))]
-        )
         var buffer = context.channel.allocator.buffer(capacity: 128)
-        // Written with the stream prefix, which the header declared.
-        buffer.writeString("<stream:error>")
-        for child in error.elements {
-            XMLSerializer.write(child, parentNamespace: XMPPNamespace.client, into: &buffer)
-        }
-        buffer.writeString("</stream:error>")
+        // Written with the stream prefix, which our header declared.
+        buffer.writeStaticString("<stream:error>")
+        XMLSerializer.write(
+            XMLElement(name: condition.rawValue, namespace: XMPPNamespace.streamErrors),
+            parentNamespace: XMPPNamespace.client, into: &buffer
+        )
+        buffer.writeStaticString("</stream:error>")
         XMLSerializer.writeStreamClose(into: &buffer)
         context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
         context.close(promise: nil)

@@ -10,18 +10,20 @@ public final class XMPPConnection: Sendable {
     /// Features of the final (post-authentication) stream.
     public let features: StreamFeatures
     /// Every first-level element the server sends after negotiation, in order; finishes
-    /// when the connection closes.
-    public let elements: AsyncStream<XMLElement>
+    /// when the connection closes. Iterate it once.
+    public let elements: XMPPElementSequence
     /// The SASL mechanism that authenticated the stream.
     public let mechanism: SASLMechanism?
     /// Where this connection went.
     public let target: ConnectionTarget
     let channel: any Channel
+    private let terminated: EventLoopFuture<XMPPClientError?>
 
     init(
-        jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: AsyncStream<XMLElement>,
-        target: ConnectionTarget, channel: any Channel
+        jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: XMPPElementSequence,
+        target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>
     ) {
+        self.terminated = terminated
         self.jid = jid
         self.mechanism = mechanism
         self.features = features
@@ -44,22 +46,28 @@ public final class XMPPConnection: Sendable {
         guard self.channel.isActive else { return }
         try? await self.channel.triggerUserOutboundEvent(XMPPClientChannelHandler.CloseStream()).get()
         let channel = self.channel
-        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.nanoseconds))) {
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
             channel.close(promise: nil)
         }
         try? await channel.closeFuture.get()
         deadline.cancel()
     }
 
-    /// Resolves when the connection has closed, for whatever reason.
-    public func closed() async {
-        try? await self.channel.closeFuture.get()
+    /// Waits until the connection has closed; nil when it ended cleanly (we or the server
+    /// closed the stream), else why it ended (stream error, invalid XML, lost connection).
+    @discardableResult
+    public func closed() async -> XMPPClientError? {
+        (try? await self.terminated.get()) ?? .closedByServer
     }
 }
 
 extension Duration {
+    /// Whole nanoseconds, saturating instead of overflowing for huge values.
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = self.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow2 ? .max : sum
     }
 }

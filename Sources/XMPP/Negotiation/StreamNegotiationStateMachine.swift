@@ -26,6 +26,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case authenticated
     }
 
+    /// Where the negotiation is.
     public enum State: Sendable {
         case initial
         case awaitingStreamHeader(Stage)
@@ -36,9 +37,12 @@ public struct StreamNegotiationStateMachine: Sendable {
         case binding(requestID: String)
         case establishingSession(requestID: String, jid: JID)
         case ready(JID)
+        /// We sent `</stream:stream>` and wait for the server's.
+        case closing
         case failed(XMPPClientError)
     }
 
+    /// What the channel handler must do next.
     public enum Action: Sendable {
         /// Nothing to do until the next event.
         case none
@@ -56,6 +60,12 @@ public struct StreamNegotiationStateMachine: Sendable {
         case closeWithStreamError(StreamErrorCondition, XMPPClientError)
         /// Close the stream (`</stream:stream>`) and report the error.
         case close(XMPPClientError)
+        /// A stanza of the negotiated stream, for the application.
+        case deliver(XMLElement)
+        /// Write `</stream:stream>` (we are ending the session).
+        case sendStreamClose
+        /// Close the connection: the stream ended cleanly.
+        case finish
     }
 
     public private(set) var state: State = .initial
@@ -110,12 +120,16 @@ public struct StreamNegotiationStateMachine: Sendable {
         return .none
     }
 
-    /// A complete first-level element arrived.
-    public mutating func elementReceived(_ element: XMLElement) -> Action {
+    /// A complete first-level element arrived. `dataFollows` says whether more bytes came
+    /// after it in the same read: after `<proceed/>` and `<success/>` nothing may
+    /// (RFC 6120 §5.4.3.3, §6.4.6).
+    public mutating func elementReceived(_ element: XMLElement, dataFollows: Bool = false) -> Action {
         if element.name == "error", element.namespace == XMPPNamespace.stream {
             return self.fail(Self.streamError(from: element))
         }
         switch self.state {
+        case .ready, .closing:
+            return .deliver(element)
         case .awaitingFeatures(let stage):
             guard element.name == "features", element.namespace == XMPPNamespace.stream else {
                 return self.unexpected(element.name)
@@ -127,6 +141,7 @@ public struct StreamNegotiationStateMachine: Sendable {
             guard element.namespace == XMPPNamespace.tls else { return self.unexpected(element.name) }
             switch element.name {
             case "proceed":
+                guard !dataFollows else { return self.fail(.tls(TLSError(.unencryptedDataAfterProceed))) }
                 self.state = .tlsHandshaking
                 return .startTLS
             case "failure":
@@ -156,6 +171,9 @@ public struct StreamNegotiationStateMachine: Sendable {
                 return self.unexpected(element.name)
             }
             self.state = .authenticating(sasl)
+            if case .succeeded = action, dataFollows {
+                return self.closeWithStreamError(.badFormat, .unexpectedElement("data after <success/> before the stream restart"))
+            }
             return self.run(action)
         case .binding(let requestID):
             guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
@@ -163,8 +181,11 @@ public struct StreamNegotiationStateMachine: Sendable {
             case .failure(let condition, let text):
                 return self.fail(.bindFailed(condition: condition, text: text))
             case .success(let payload):
-                guard let text = payload?.firstChild(named: "jid")?.text, let jid = try? JID(text), jid.isFull else {
-                    return self.fail(.bindFailed(condition: "bad-jid", text: "server returned no valid full JID"))
+                guard payload?.name == "bind", payload?.namespace == XMPPNamespace.bind,
+                    let text = payload?.firstChild(named: "jid")?.text, let jid = try? JID(text), jid.isFull,
+                    jid.bare == self.configuration.jid.bare
+                else {
+                    return self.fail(.bindFailed(condition: "bad-jid", text: "server returned no valid full JID of this account"))
                 }
                 return self.bound(jid)
             }
@@ -176,8 +197,28 @@ public struct StreamNegotiationStateMachine: Sendable {
             case .success:
                 return self.becomeReady(jid)
             }
-        case .initial, .awaitingStreamHeader, .tlsHandshaking, .ready, .failed:
+        case .initial, .awaitingStreamHeader, .tlsHandshaking, .failed:
             return self.unexpected(element.name)
+        }
+    }
+
+    /// The TLS handshake finished: for Direct TLS the stream starts, after `<proceed/>` it restarts.
+    public mutating func tlsHandshakeCompleted(channelBinding: [UInt8]?) -> Action {
+        if case .initial = self.state {
+            return self.connected(channelBinding: channelBinding)
+        }
+        return self.tlsEstablished(channelBinding: channelBinding)
+    }
+
+    /// We want to end the session (RFC 6120 §4.4).
+    public mutating func closeRequested() -> Action {
+        switch self.state {
+        case .closing, .failed:
+            return .none
+        case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
+            .authenticating, .binding, .establishingSession, .ready:
+            self.state = .closing
+            return .sendStreamClose
         }
     }
 
@@ -202,8 +243,12 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// The server sent `</stream:stream>` or the connection closed.
     public mutating func streamClosed() -> Action {
         switch self.state {
-        case .ready, .failed:
+        case .failed:
             return .none
+        case .closing:
+            return .finish
+        case .ready:
+            return self.fail(.closedByServer)
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
             .authenticating, .binding, .establishingSession:
             return self.fail(.closedByServer)
@@ -213,7 +258,7 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// The negotiation deadline passed.
     public mutating func timedOut() -> Action {
         switch self.state {
-        case .ready, .failed:
+        case .ready, .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
             .authenticating, .binding, .establishingSession:
@@ -316,7 +361,12 @@ public struct StreamNegotiationStateMachine: Sendable {
     }
 
     private mutating func unexpected(_ what: String) -> Action {
-        if case .failed = self.state { return .none }
+        switch self.state {
+        case .failed, .closing: return .none
+        case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .authenticating,
+            .binding, .establishingSession, .ready:
+            break
+        }
         return self.closeWithStreamError(.unsupportedStanzaType, .unexpectedElement(what))
     }
 

@@ -60,8 +60,10 @@ public struct SCRAMStateMachine: Sendable {
     /// The iteration count below which a ``Warning/lowIterationCount(_:)`` is
     /// recorded (RFC 5802 §5.1, RFC 7677 §4).
     public static let minimumRecommendedIterationCount = 4096
-    /// The default upper bound on the server's iteration count.
-    public static let defaultMaximumIterationCount = 10_000_000
+    /// The default upper bound on the server's iteration count. PBKDF2 runs where the
+    /// challenge is handled (the event loop), so a hostile server must not choose its cost
+    /// freely; 100,000 rounds of SHA-256 take tens of milliseconds. Configurable.
+    public static let defaultMaximumIterationCount = 100_000
 
     /// The hash function (SHA-1 for SCRAM-SHA-1, SHA-256 for SCRAM-SHA-256).
     public let algorithm: HashAlgorithm

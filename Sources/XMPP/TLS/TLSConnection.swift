@@ -49,7 +49,9 @@ final class TLSConnection {
                 if isIPAddress {
                     // RFC 6066 §3: no IP literals in SNI; check the certificate's IP SAN instead.
                     let host = expectedHost.trimmingCharacters(in: "[]")
-                    _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+                    guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 else {
+                        throw TLSError(.configuration, openSSLErrors: ["not an IP address: \(host)"] + OpenSSLErrorStack.drain())
+                    }
                 } else {
                     _ = CXMPPShims_SSL_set_tlsext_host_name(ssl, expectedHost)
                     SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
@@ -73,7 +75,7 @@ final class TLSConnection {
             var offset = 0
             while offset < bytes.count {
                 let written = BIO_write(
-                    self.networkToSSL, bytes.baseAddress!.advanced(by: offset), Int32(bytes.count - offset)
+                    self.networkToSSL, bytes.baseAddress!.advanced(by: offset), Int32(min(bytes.count - offset, 1 << 30))
                 )
                 if written <= 0 { break }
                 offset += Int(written)
@@ -83,7 +85,7 @@ final class TLSConnection {
 
     /// Moves whatever ciphertext OpenSSL produced into a buffer for the network.
     func dataForNetwork(allocator: ByteBufferAllocator) -> ByteBuffer? {
-        let pending = Int(BIO_ctrl_pending(self.sslToNetwork))
+        let pending = min(Int(BIO_ctrl_pending(self.sslToNetwork)), 1 << 30)
         guard pending > 0 else { return nil }
         var buffer = allocator.buffer(capacity: pending)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { bytes in
@@ -104,14 +106,13 @@ final class TLSConnection {
         OpenSSLErrorStack.clear()
         while true {
             var read = 0
-            let result = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 16 * 1024) { bytes in
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 16 * 1024) { bytes in
                 var count = 0
                 let status = SSL_read_ex(self.ssl, bytes.baseAddress, bytes.count, &count)
                 read = status == 1 ? count : 0
                 return read
             }
             if read > 0 { continue }
-            _ = result
             let outcome = self.outcome(0, kind: .ioFailed)
             if case .incomplete = outcome { return .complete }
             return outcome

@@ -33,6 +33,8 @@ public final class TLSContext: @unchecked Sendable {
         self.role = role
 
         _ = CXMPPShims_SSL_CTX_set_mode(context, CXMPPShims_SSL_default_modes())
+        // No TLS 1.2 renegotiation: it would let a peer stall writes mid-buffer.
+        SSL_CTX_set_options(context, UInt64(CXMPPShims_SSL_OP_NO_RENEGOTIATION()))
         guard CXMPPShims_SSL_CTX_set_min_proto_version(context, CXMPPShims_TLS1_2_VERSION()) == 1 else {
             throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
         }

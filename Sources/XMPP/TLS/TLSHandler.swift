@@ -7,7 +7,7 @@ import NIOCore
 /// handshake completes, ``TLSUserEvent/handshakeCompleted(protocolVersion:channelBinding:)``
 /// is fired inbound. Failures (including a rejected certificate) are fired as
 /// ``TLSError`` and the channel is closed.
-public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
+public final class TLSHandler: ChannelDuplexHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = ByteBuffer
     public typealias OutboundIn = ByteBuffer
@@ -116,18 +116,19 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .complete:
             self.state = .active
             self.flushNetwork(context: context)
-            context.fireUserInboundEventTriggered(
-                TLSUserEvent.handshakeCompleted(
-                    protocolVersion: self.connection.protocolVersion,
-                    channelBinding: self.connection.channelBindingTLSExporter()
-                )
-            )
+            // Writes queued during the handshake go first, then whatever the event causes.
             let writes = self.pendingWrites
             self.pendingWrites.removeAll()
             for (buffer, promise) in writes {
                 self.encrypt(buffer, promise: promise, context: context)
             }
             if !writes.isEmpty { context.flush() }
+            context.fireUserInboundEventTriggered(
+                TLSUserEvent.handshakeCompleted(
+                    protocolVersion: self.connection.protocolVersion,
+                    channelBinding: self.connection.channelBindingTLSExporter()
+                )
+            )
             // Application data may have come with the last handshake flight.
             self.readPlaintext(context: context)
         case .closed:
@@ -159,7 +160,12 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func encrypt(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
         switch self.connection.writePlaintext(buffer) {
-        case .complete, .incomplete:
+        case .incomplete:
+            // With renegotiation disabled a write cannot wait for a read; never drop a partial buffer.
+            let error = TLSError(.ioFailed, openSSLErrors: ["TLS write could not complete"])
+            promise?.fail(error)
+            self.fail(error, context: context)
+        case .complete:
             if let ciphertext = self.connection.dataForNetwork(allocator: context.channel.allocator) {
                 context.write(self.wrapOutboundOut(ciphertext), promise: promise)
             } else {

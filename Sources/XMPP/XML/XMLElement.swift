@@ -86,20 +86,3 @@ public struct XMLElement: Hashable, Sendable {
         }
     }
 }
-
-/// An attribute of an ``XMLElement``; `name` is qualified (`xml:lang`, `xmlns:foo`).
-public struct XMLAttribute: Hashable, Sendable {
-    public var name: String
-    public var value: String
-
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
-/// A child of an ``XMLElement``: an element or character data.
-public enum XMLNode: Hashable, Sendable {
-    case element(XMLElement)
-    case text(String)
-}

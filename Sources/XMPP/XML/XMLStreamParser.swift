@@ -18,7 +18,6 @@ import NIOCore
 /// STARTTLS and SASL success) must be called between feeds, never from an event handler
 /// running inside ``feed(_:into:)``; the channel handler does so once the feed returns.
 public final class XMLStreamParser {
-    private static let streamNamespace = "http://etherx.jabber.org/streams"
     private static let sliceSize = 16 * 1024
 
     public let limits: XMLStreamLimits
@@ -46,11 +45,11 @@ public final class XMLStreamParser {
     /// Whether the parser has failed; a failed parser only repeats its error.
     public var hasFailed: Bool { self.failure != nil }
 
-    /// Bytes fed to the current stream that libxml2 has not consumed yet. After an
-    /// element such as `<proceed/>`, anything here arrived before TLS started.
-    public var unconsumedByteCount: Int {
-        guard let context = self.context else { return 0 }
-        return max(0, self.bytesFed - Int(xmlByteConsumed(context)))
+    /// Bytes fed after the end of the last complete element (or stream header), whether or
+    /// not libxml2 has consumed them. After `<proceed/>` or `<success/>` anything here
+    /// arrived before the stream restart and must not be there (RFC 6120 §5.4.3.3).
+    public var bytesAfterLastElement: Int {
+        max(0, self.bytesFed - self.stanzaBoundary)
     }
 
     /// Discards all state and starts a new stream (RFC 6120 §4.3.3 stream restart).
@@ -100,8 +99,8 @@ public final class XMLStreamParser {
             if self.failure == nil, code != 0 {
                 self.failure = self.libxml2Failure(code: code)
             }
-            if self.failure == nil, self.builder.depth >= 1,
-                self.bytesFed - self.stanzaBoundary > self.limits.maxStanzaBytes
+            // Also bounds the stream header itself, before depth 1 is reached.
+            if self.failure == nil, self.bytesFed - self.stanzaBoundary > self.limits.maxStanzaBytes
             {
                 self.failure = XMLStreamError(
                     .policyViolation,

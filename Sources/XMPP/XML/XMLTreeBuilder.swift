@@ -16,8 +16,6 @@ struct XMLTreeBuilder {
         case failed(XMLStreamError)
     }
 
-    private static let streamNamespace = "http://etherx.jabber.org/streams"
-
     let limits: XMLStreamLimits
     /// Events completed so far; the owner moves them out.
     var events: [XMLStreamEvent] = []
@@ -75,7 +73,7 @@ struct XMLTreeBuilder {
             }
         }
         if self.depth == 1 {
-            guard element.name == "stream", element.namespace == Self.streamNamespace else {
+            guard element.name == "stream", element.namespace == XMPPNamespace.stream else {
                 return .failed(XMLStreamError(.invalidNamespace, "stream root is {\(element.namespace)}\(element.name)"))
             }
             self.events.append(.streamOpened(attributes: element.attributes))
