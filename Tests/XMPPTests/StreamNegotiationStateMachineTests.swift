@@ -59,6 +59,7 @@ struct StreamNegotiationStateMachineTests {
         case deliver(XMLElement)
         case sendStreamClose
         case finish
+        case registered
 
         init(_ action: Action) {
             switch action {
@@ -73,6 +74,7 @@ struct StreamNegotiationStateMachineTests {
             case .deliver(let element): self = .deliver(element)
             case .sendStreamClose: self = .sendStreamClose
             case .finish: self = .finish
+            case .registered: self = .registered
             }
         }
 
@@ -101,6 +103,7 @@ struct StreamNegotiationStateMachineTests {
         case .establishingSession(let id, let jid): "establishingSession(\(id), \(jid))"
         case .ready(let jid): "ready(\(jid))"
         case .closing: "closing"
+        case .registering(let id, let submitted): "registering(\(id), submitted: \(submitted))"
         case .failed(let error): "failed(\(error))"
         }
     }
@@ -294,6 +297,7 @@ extension StreamNegotiationStateMachineTests.Step: CustomTestStringConvertible {
         case .deliver(let element): ".deliver(\(render(element)))"
         case .sendStreamClose: ".sendStreamClose"
         case .finish: ".finish"
+        case .registered: ".registered"
         }
     }
 }

@@ -8,7 +8,9 @@ enum ExitStatus: Int32, CaseIterable {
     case connect = 3
     case tls = 4
     case authentication = 5
+    case invalidRecipient = 6
     case protocolError = 7
+    case notDelivered = 8
 
     static let helpText = """
         Exit status:
@@ -16,8 +18,10 @@ enum ExitStatus: Int32, CaseIterable {
           2  configuration or usage error
           3  DNS or connection failure
           4  TLS failure (certificate, handshake, STARTTLS not offered)
-          5  authentication failure
+          5  authentication failure (or registration refused)
+          6  invalid recipient (not a JID, or the server says it does not exist)
           7  protocol error (stream error, binding refused, invalid server XML)
+          8  not confirmed: the connection ended before the server confirmed every message
         """
 
     init(_ error: XMPPClientError) {
@@ -25,7 +29,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .configuration: self = .configuration
         case .resolutionFailed, .connectFailed, .closedByServer, .timedOut: self = .connect
         case .tlsNotOffered, .startTLSRefused, .tls: self = .tls
-        case .authenticationFailed: self = .authentication
+        case .authenticationFailed, .registrationFailed: self = .authentication
         case .bindFailed, .streamError, .invalidServerXML, .unexpectedElement: self = .protocolError
         }
     }

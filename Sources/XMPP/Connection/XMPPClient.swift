@@ -26,6 +26,22 @@ public struct XMPPClient: Sendable {
         configuration: XMPPClientConfiguration,
         password: String
     ) async throws(XMPPClientError) -> XMPPConnection {
+        try await self.establish(configuration: configuration, password: password, purpose: .login)
+    }
+
+    /// Creates the account with in-band registration (XEP-0077) over a secured stream,
+    /// then closes the stream. Throws ``XMPPClientError/registrationFailed(condition:text:)``
+    /// when the server refuses (e.g. `conflict`: the account exists) or does not offer it.
+    public func register(configuration: XMPPClientConfiguration, password: String) async throws(XMPPClientError) {
+        let connection = try await self.establish(configuration: configuration, password: password, purpose: .register)
+        await connection.close()
+    }
+
+    private func establish(
+        configuration: XMPPClientConfiguration,
+        password: String,
+        purpose: StreamNegotiationStateMachine.Configuration.Purpose
+    ) async throws(XMPPClientError) -> XMPPConnection {
         var logger = self.logger
         logger[metadataKey: "account"] = "\(configuration.jid.bare)"
         let targets = try await self.targets(for: configuration, logger: logger)
@@ -33,18 +49,18 @@ public struct XMPPClient: Sendable {
         for target in targets {
             logger.info("connecting", metadata: ["target": "\(target)"])
             do {
-                let connection = try await self.attempt(target, configuration: configuration, password: password, logger: logger)
-                logger.info("session established", metadata: ["jid": "\(connection.jid)", "target": "\(target)"])
+                let connection = try await self.attempt(target, configuration: configuration, password: password, purpose: purpose, logger: logger)
+                logger.info(purpose == .login ? "session established" : "account registered", metadata: ["jid": "\(connection.jid)", "target": "\(target)"])
                 return connection
             } catch {
-                logger.warning("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)"])
+                logger.notice("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)"])
                 switch error {
                 case .connectFailed(let attempts):
                     failures.append(contentsOf: attempts.map { "\(target): \($0)" })
                 case .closedByServer, .timedOut:
                     failures.append("\(target): \(error)")
                 case .configuration, .resolutionFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
-                    .bindFailed, .streamError, .invalidServerXML, .unexpectedElement:
+                    .bindFailed, .registrationFailed, .streamError, .invalidServerXML, .unexpectedElement:
                     throw error
                 }
             }
@@ -75,6 +91,7 @@ public struct XMPPClient: Sendable {
         _ target: ConnectionTarget,
         configuration: XMPPClientConfiguration,
         password: String,
+        purpose: StreamNegotiationStateMachine.Configuration.Purpose,
         logger: Logger
     ) async throws(XMPPClientError) -> XMPPConnection {
         let tlsContext: TLSContext
@@ -95,7 +112,7 @@ public struct XMPPClient: Sendable {
         var sasl = configuration.sasl
         if target.tlsMode == .plaintextOnLoopback { sasl.allowPlainWithoutTLS = true }
         let machine = StreamNegotiationStateMachine(
-            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl),
+            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose),
             password: password,
             clientNonce: nonce,
             ids: StanzaIDGenerator(prefix: String(nonce.prefix(8)))

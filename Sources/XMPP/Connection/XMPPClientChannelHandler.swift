@@ -222,6 +222,11 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         case .finish:
             context.close(promise: nil)
             return true
+        case .registered:
+            let none = StreamFeatures(XMLElement(name: "features", namespace: XMPPNamespace.stream))
+            self.negotiated.succeed(Negotiated(jid: self.machine.configuration.jid.bare, features: none, mechanism: nil))
+            self.writeStreamClose(context: context)
+            return true
         }
     }
 

@@ -7,15 +7,23 @@
 public struct StreamNegotiationStateMachine: Sendable {
     /// What the negotiation needs to know up front.
     public struct Configuration: Sendable {
+        /// Log in, or create the account (XEP-0077) instead of authenticating.
+        public enum Purpose: Hashable, Sendable {
+            case login
+            case register
+        }
+
         /// The account; a resourcepart, if present, is requested at bind time.
         public var jid: JID
         public var tlsMode: TLSMode
         public var sasl: SASLConfiguration
+        public var purpose: Purpose
 
-        public init(jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration) {
+        public init(jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration, purpose: Purpose = .login) {
             self.jid = jid
             self.tlsMode = tlsMode
             self.sasl = sasl
+            self.purpose = purpose
         }
     }
 
@@ -36,6 +44,8 @@ public struct StreamNegotiationStateMachine: Sendable {
         case authenticating(SASLStateMachine)
         case binding(requestID: String)
         case establishingSession(requestID: String, jid: JID)
+        /// In-band registration (XEP-0077): the form was requested, or the answer submitted.
+        case registering(requestID: String, submitted: Bool)
         case ready(JID)
         /// We sent `</stream:stream>` and wait for the server's.
         case closing
@@ -66,13 +76,15 @@ public struct StreamNegotiationStateMachine: Sendable {
         case sendStreamClose
         /// Close the connection: the stream ended cleanly.
         case finish
+        /// The account was created (XEP-0077); end the stream.
+        case registered
     }
 
-    public private(set) var state: State = .initial
-    private let configuration: Configuration
-    private var ids: StanzaIDGenerator
+    public internal(set) var state: State = .initial
+    let configuration: Configuration
+    var ids: StanzaIDGenerator
     private let clientNonce: String
-    private let password: String
+    let password: String
     private var channelBinding: [UInt8]?
     /// Features of the most recent stream, handed out with ``Action/ready(_:_:)``.
     private var features: StreamFeatures?
@@ -175,6 +187,9 @@ public struct StreamNegotiationStateMachine: Sendable {
                 return self.closeWithStreamError(.badFormat, .unexpectedElement("data after <success/> before the stream restart"))
             }
             return self.run(action)
+        case .registering(let requestID, let submitted):
+            guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
+            return self.registrationReply(result, submitted: submitted)
         case .binding(let requestID):
             guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
             switch result {
@@ -216,7 +231,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession, .ready:
+            .authenticating, .binding, .establishingSession, .registering, .ready:
             self.state = .closing
             return .sendStreamClose
         }
@@ -250,7 +265,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready:
             return self.fail(.closedByServer)
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession:
+            .authenticating, .binding, .establishingSession, .registering:
             return self.fail(.closedByServer)
         }
     }
@@ -261,7 +276,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready, .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession:
+            .authenticating, .binding, .establishingSession, .registering:
             return self.closeWithStreamError(.connectionTimeout, .timedOut("stream negotiation"))
         }
     }
@@ -298,6 +313,10 @@ public struct StreamNegotiationStateMachine: Sendable {
     }
 
     private mutating func startAuthentication(_ features: StreamFeatures, tlsActive: Bool) -> Action {
+        switch self.configuration.purpose {
+        case .register: return self.startRegistration(features)
+        case .login: break
+        }
         var sasl = SASLStateMachine(
             username: self.configuration.jid.localpart ?? "",
             password: self.password,
@@ -350,7 +369,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         self.fail(.authenticationFailed(account: self.configuration.jid.bare.description, error))
     }
 
-    private mutating func fail(_ error: XMPPClientError) -> Action {
+    mutating func fail(_ error: XMPPClientError) -> Action {
         self.state = .failed(error)
         return .close(error)
     }
@@ -364,7 +383,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         switch self.state {
         case .failed, .closing: return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .authenticating,
-            .binding, .establishingSession, .ready:
+            .binding, .establishingSession, .registering, .ready:
             break
         }
         return self.closeWithStreamError(.unsupportedStanzaType, .unexpectedElement(what))
@@ -372,12 +391,12 @@ public struct StreamNegotiationStateMachine: Sendable {
 
     // MARK: - Element helpers
 
-    private enum IQResult {
+    enum IQResult {
         case success(XMLElement?)
         case failure(condition: String, text: String?)
     }
 
-    private static func iq(type: String, id: String, payload: XMLElement) -> XMLElement {
+    static func iq(type: String, id: String, payload: XMLElement) -> XMLElement {
         XMLElement(
             name: "iq", namespace: XMPPNamespace.client,
             attributes: [XMLAttribute(name: "type", value: type), XMLAttribute(name: "id", value: id)],

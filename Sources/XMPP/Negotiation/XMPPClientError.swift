@@ -18,6 +18,8 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
     case authenticationFailed(account: String, SASLError)
     /// Resource binding (or the legacy session IQ) was refused.
     case bindFailed(condition: String, text: String?)
+    /// In-band registration (XEP-0077) was refused or is not offered.
+    case registrationFailed(condition: String, text: String?)
     /// The server sent a stream error.
     case streamError(condition: StreamErrorCondition, text: String?)
     /// The server's XML broke the rules; we sent this stream error and closed.
@@ -39,6 +41,7 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
         case .tls(let error): error.description
         case .authenticationFailed(let account, let error): "authentication failed for \(account): \(error)"
         case .bindFailed(let condition, let text): "resource binding failed: \(condition)" + (text.map { " (\($0))" } ?? "")
+        case .registrationFailed(let condition, let text): "registration refused: \(condition)" + (text.map { " (\($0))" } ?? "")
         case .streamError(let condition, let text): "stream error from server: \(condition.rawValue)" + (text.map { " (\($0))" } ?? "")
         case .invalidServerXML(let error): "invalid XML from server: \(error)"
         case .unexpectedElement(let name): "unexpected element from server: \(name)"

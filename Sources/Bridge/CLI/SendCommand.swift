@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import Transports
+import XMPP
+
+/// `xmpp-bridge send`: the sendxmpp use. Exits 0 only when the server has confirmed
+/// every message (a ping round trip after the last one; the server handles a stream in order).
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a message (from -m or standard input) to one or more JIDs.",
+        discussion: """
+            Without -m the whole of standard input is one message (split at line boundaries
+            when longer than --max-message-bytes); with --lines every input line is its own
+            message, sent as it arrives and in order. Invalid UTF-8 is replaced with U+FFFD.
+
+            """ + ExitStatus.helpText
+    )
+
+    @Argument(help: "Recipient JIDs.")
+    var recipients: [String]
+
+    @Option(name: [.short, .long], help: "The message text (else standard input is read).")
+    var message: String?
+
+    @Flag(help: "One message per input line.")
+    var lines = false
+
+    @Option(help: "chat, normal or headline (phones show headline as a notification).")
+    var type: String = "chat"
+
+    @Option(help: "Subject of the message(s).")
+    var subject: String?
+
+    @Option(help: "Longest message body in bytes; longer input is split (--lines: longer lines are rejected).")
+    var maxMessageBytes = 64 * 1024
+
+    @OptionGroup var account: AccountOptions
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = try self.log.makeLogger("xmpp-bridge.send")
+        guard let kind = Message.Kind(rawValue: self.type), [.chat, .normal, .headline].contains(kind) else {
+            throw ValidationError("--type must be chat, normal or headline")
+        }
+        guard !self.recipients.isEmpty else { throw ValidationError("give at least one recipient JID") }
+        var targets: [JID] = []
+        for recipient in self.recipients {
+            guard let jid = try? JID(recipient) else {
+                CommandLineOutput.error("invalid recipient '\(recipient)'")
+                throw ExitStatus.invalidRecipient.exitCode
+            }
+            targets.append(jid)
+        }
+        let session = try SessionRunner.makeSession(self.account, presence: nil, fetchRoster: false, reconnects: false, logger: logger)
+        var events = session.events.makeAsyncIterator()
+        let runner = try await SessionRunner.start(session, events: &events)
+        let bounced = Task { [events] in await Self.collectBounces(events) }
+
+        var sent: Set<String> = []
+        var failure: ExitStatus?
+        do {
+            if let text = self.message {
+                try await self.sendBody(text, to: targets, via: session, ids: &sent)
+            } else if self.lines {
+                let reader = FileLineReader(descriptor: 0, splitter: LineSplitter(maxLineBytes: self.maxMessageBytes))
+                for await line in reader.lines {
+                    reader.consumed()
+                    switch line {
+                    case .text(let text):
+                        try await self.sendBody(text, to: targets, via: session, ids: &sent)
+                    case .tooLong(let bytes):
+                        logger.error("input line of \(bytes) bytes is longer than --max-message-bytes; not sent")
+                        failure = .notDelivered
+                    case .invalidUTF8:
+                        logger.error("input line with invalid UTF-8; not sent")
+                        failure = .notDelivered
+                    }
+                }
+            } else {
+                let input = FileHandle.standardInput.readDataToEndOfFile()
+                let text = String(decoding: input, as: UTF8.self)
+                for chunk in Self.split(text, maxBytes: self.maxMessageBytes) {
+                    try await self.sendBody(chunk, to: targets, via: session, ids: &sent)
+                }
+            }
+            try await session.pingServer()
+        } catch {
+            CommandLineOutput.error("not all messages were confirmed: \(error)")
+            failure = .notDelivered
+        }
+        await runner.stop()
+        let errors = await bounced.value.filter { sent.contains($0.id ?? "") }
+        for error in errors {
+            CommandLineOutput.error("\(error.from?.description ?? "?") refused message \(error.id ?? ""): \(error.error?.description ?? "error")")
+        }
+        if !errors.isEmpty { throw ExitStatus.invalidRecipient.exitCode }
+        if let failure { throw failure.exitCode }
+    }
+
+    private func sendBody(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout Set<String>) async throws {
+        for target in targets {
+            guard let kind = Message.Kind(rawValue: self.type) else { return }
+            var message = Message(type: kind, to: target, body: text, subject: self.subject)
+            message.id = await session.nextID()
+            ids.insert(message.id ?? "")
+            try await session.send(message)
+        }
+    }
+
+    /// Error messages the server bounced while we were connected.
+    private static func collectBounces(_ events: AsyncStream<XMPPSessionEvent>.Iterator) async -> [Message] {
+        var events = events
+        var errors: [Message] = []
+        while let event = await events.next() {
+            if case .message(let message, nil) = event, message.type == .error { errors.append(message) }
+        }
+        return errors
+    }
+
+    /// Splits `text` into pieces of at most `maxBytes` UTF-8 bytes, at line ends where possible.
+    static func split(_ text: String, maxBytes: Int) -> [String] {
+        guard text.utf8.count > maxBytes else { return [text] }
+        var pieces: [String] = []
+        var current = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = Substring(line)
+            while line.utf8.count > maxBytes {
+                var cut = line.startIndex
+                var bytes = 0
+                for index in line.indices {
+                    let size = line[index].utf8.count
+                    if bytes + size > maxBytes { break }
+                    bytes += size
+                    cut = line.index(after: index)
+                }
+                if cut == line.startIndex { cut = line.index(after: cut) }
+                if !current.isEmpty { pieces.append(current); current = "" }
+                pieces.append(String(line[..<cut]))
+                line = line[cut...]
+            }
+            let addition = current.isEmpty ? String(line) : "\n" + line
+            if current.utf8.count + addition.utf8.count > maxBytes {
+                pieces.append(current)
+                current = String(line)
+            } else {
+                current += addition
+            }
+        }
+        if !current.isEmpty { pieces.append(current) }
+        return pieces
+    }
+}

@@ -1,0 +1,79 @@
+/// Splits a byte stream into lines for local inputs (stdin, FIFOs, sockets): bounded
+/// line length, CR LF or LF endings, and a decision on invalid UTF-8. Pure and
+/// incremental: feed any chunks, take complete lines.
+public struct LineSplitter: Sendable {
+    /// What to do with bytes that are not UTF-8.
+    public enum InvalidUTF8Policy: String, Sendable, CaseIterable {
+        /// Replace each bad sequence with U+FFFD and keep the line (default).
+        case replace
+        /// Drop the line and report it.
+        case reject
+    }
+
+    /// One result of splitting.
+    public enum Line: Hashable, Sendable {
+        case text(String)
+        /// A line longer than the limit; its bytes were discarded up to the next newline.
+        case tooLong(bytes: Int)
+        /// A line with invalid UTF-8 under ``InvalidUTF8Policy/reject``.
+        case invalidUTF8
+    }
+
+    public let maxLineBytes: Int
+    public let invalidUTF8: InvalidUTF8Policy
+    private var current: [UInt8] = []
+    /// While a too-long line is being skipped: its length so far.
+    private var skipping: Int?
+
+    public init(maxLineBytes: Int = 64 * 1024, invalidUTF8: InvalidUTF8Policy = .replace) {
+        self.maxLineBytes = max(1, maxLineBytes)
+        self.invalidUTF8 = invalidUTF8
+    }
+
+    /// Feeds bytes and appends every completed line to `lines`.
+    public mutating func feed(_ bytes: some Sequence<UInt8>, into lines: inout [Line]) {
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                self.endLine(into: &lines)
+                continue
+            }
+            if let skipped = self.skipping {
+                self.skipping = skipped + 1
+                continue
+            }
+            if self.current.count >= self.maxLineBytes {
+                self.skipping = self.current.count + 1
+                self.current.removeAll(keepingCapacity: true)
+                continue
+            }
+            self.current.append(byte)
+        }
+    }
+
+    /// At end of input: the last line if it had no newline.
+    public mutating func finish(into lines: inout [Line]) {
+        if !self.current.isEmpty || self.skipping != nil {
+            self.endLine(into: &lines)
+        }
+    }
+
+    private mutating func endLine(into lines: inout [Line]) {
+        defer {
+            self.current.removeAll(keepingCapacity: true)
+            self.skipping = nil
+        }
+        if let skipped = self.skipping {
+            lines.append(.tooLong(bytes: skipped))
+            return
+        }
+        if self.current.last == UInt8(ascii: "\r") { self.current.removeLast() }
+        let text = String(decoding: self.current, as: UTF8.self)
+        switch self.invalidUTF8 {
+        case .replace:
+            lines.append(.text(text))
+        case .reject:
+            // Decoding repaired something exactly when the bytes differ.
+            lines.append(text.utf8.elementsEqual(self.current) ? .text(text) : .invalidUTF8)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Transports: filled by the bridge-core issue.

@@ -1,0 +1,339 @@
+import Logging
+
+/// A long-lived client session for one account (RFC 6120, RFC 6121): connects, restores
+/// itself (carbons, roster, presence), answers what it must, tracks IQ requests, keeps the
+/// connection alive with pings, and reconnects with backoff after a loss.
+///
+/// Decisions are made by pure machines: ``SessionStateMachine`` for each stanza and
+/// ``ReconnectStateMachine`` for when to connect. This actor only carries them out.
+/// Time comes from the injected clock, so tests can drive it with a manual clock.
+public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
+    public struct Configuration: Sendable {
+        public var client: XMPPClientConfiguration
+        /// Sent after every (re)connect; nil sends no presence (a send-only client).
+        public var initialPresence: Presence?
+        public var fetchRoster: Bool
+        public var enableCarbons: Bool
+        public var session: SessionStateMachine<C.Instant>.Configuration
+        public var reconnect: ReconnectStateMachine<C>.Configuration
+        /// Whether to reconnect after a loss at all.
+        public var reconnects: Bool
+        public var requestTimeout: Duration
+        /// With no traffic for this long, ping the server (XEP-0199 §4.2)…
+        public var idlePingInterval: Duration
+        /// …and treat the connection as dead when the ping is not answered in this time.
+        public var pingTimeout: Duration
+
+        public init(
+            client: XMPPClientConfiguration,
+            initialPresence: Presence? = Presence(),
+            fetchRoster: Bool = true,
+            enableCarbons: Bool = true,
+            session: SessionStateMachine<C.Instant>.Configuration = .init(),
+            reconnect: ReconnectStateMachine<C>.Configuration = .init(),
+            reconnects: Bool = true,
+            requestTimeout: Duration = .seconds(30),
+            idlePingInterval: Duration = .seconds(60),
+            pingTimeout: Duration = .seconds(20)
+        ) {
+            self.client = client
+            self.initialPresence = initialPresence
+            self.fetchRoster = fetchRoster
+            self.enableCarbons = enableCarbons
+            self.session = session
+            self.reconnect = reconnect
+            self.reconnects = reconnects
+            self.requestTimeout = requestTimeout
+            self.idlePingInterval = idlePingInterval
+            self.pingTimeout = pingTimeout
+        }
+    }
+
+    public nonisolated let events: AsyncStream<XMPPSessionEvent>
+    private let eventSink: AsyncStream<XMPPSessionEvent>.Continuation
+    private let configuration: Configuration
+    private let password: String
+    private let client: XMPPClient
+    private let clock: C
+    private let logger: Logger
+    private var machine: SessionStateMachine<C.Instant>
+    private var ids: StanzaIDGenerator
+    private var connection: XMPPConnection?
+    private var pending: [String: CheckedContinuation<IQ, any Error>] = [:]
+    private var lastInbound: C.Instant
+    private var isStopping = false
+    private var presence: Presence?
+
+    public init(
+        configuration: Configuration,
+        password: String,
+        client: XMPPClient,
+        clock: C,
+        ids: StanzaIDGenerator,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.password = password
+        self.client = client
+        self.clock = clock
+        self.ids = ids
+        var logger = logger
+        logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
+        self.logger = logger
+        self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
+        self.presence = configuration.initialPresence
+        self.lastInbound = clock.now
+        (self.events, self.eventSink) = AsyncStream.makeStream(of: XMPPSessionEvent.self)
+    }
+
+    // MARK: - Running
+
+    /// Connects and stays connected until ``stop()`` or a permanent failure; returns then.
+    public func run() async {
+        var reconnect = ReconnectStateMachine<C>(configuration: self.configuration.reconnect) { Double.random(in: $0) }
+        var action = reconnect.start()
+        var lastError: XMPPClientError?
+        while !self.isStopping {
+            switch action {
+            case .none:
+                self.finish(lastError)
+                return
+            case .connect:
+                do throws(XMPPClientError) {
+                    let connection = try await self.client.connect(configuration: self.configuration.client, password: self.password)
+                    action = reconnect.connectSucceeded()
+                    let reason = await self.serve(connection)
+                    lastError = reason
+                    self.eventSink.yield(.offline(reason))
+                    guard !self.isStopping, self.configuration.reconnects else { break }
+                    action = reconnect.connectionLost(reason, now: self.clock.now)
+                } catch {
+                    lastError = error
+                    self.logger.info("connect failed", metadata: ["error": "\(error)"])
+                    guard self.configuration.reconnects else {
+                        action = .giveUp(error)
+                        continue
+                    }
+                    action = reconnect.connectFailed(error, now: self.clock.now)
+                }
+            case .wait(let until):
+                self.logger.info("reconnecting", metadata: ["in": "\(self.clock.now.duration(to: until))"])
+                try? await self.clock.sleep(until: until, tolerance: nil)
+                action = reconnect.timerFired(now: self.clock.now)
+            case .giveUp(let error):
+                self.logger.notice("giving up", metadata: ["error": "\(error)"])
+                self.finish(error)
+                return
+            }
+        }
+        self.finish(nil)
+    }
+
+    /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
+    /// server's close (RFC 6120 §4.4), no reconnect.
+    public func stop() async {
+        guard !self.isStopping else { return }
+        self.isStopping = true
+        if let connection = self.connection {
+            if self.presence != nil {
+                try? await connection.send(Presence(type: .unavailable).element)
+            }
+            await connection.close()
+        }
+    }
+
+    private func finish(_ error: XMPPClientError?) {
+        self.failPending(XMPPSessionError.stopped)
+        self.eventSink.yield(.stopped(error))
+        self.eventSink.finish()
+    }
+
+    /// Runs one connection until it closes; returns why it closed.
+    private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
+        self.connection = connection
+        self.machine.bound(as: connection.jid)
+        self.lastInbound = self.clock.now
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.read(connection) }
+            group.addTask { await self.keepAlive(connection) }
+            await self.restore(connection)
+            // Whichever ends first (reading ends when the connection closes) ends the rest.
+            await group.next()
+            group.cancelAll()
+        }
+        let reason = await connection.closed()
+        self.connection = nil
+        self.failPending(XMPPSessionError.disconnected)
+        _ = self.machine.connectionLost()
+        return reason
+    }
+
+    private func read(_ connection: XMPPConnection) async {
+        for await element in connection.elements {
+            self.lastInbound = self.clock.now
+            for action in self.machine.received(element) {
+                await self.perform(action, on: connection)
+            }
+        }
+    }
+
+    /// After a (re)connect: carbons, roster, presence (RFC 6121 §2.2, §4.2; XEP-0280 §4).
+    private func restore(_ connection: XMPPConnection) async {
+        if self.configuration.enableCarbons {
+            let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
+            if let info = try? await self.request(disco),
+                info.payload?.elements.contains(where: { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature }) == true
+            {
+                _ = try? await self.request(IQ(type: .set, id: self.ids.next(), payload: CarbonFilter.enableRequest()))
+            }
+        }
+        if self.configuration.fetchRoster {
+            let versioning = connection.features.elements.contains { $0.namespace == Roster.versioningFeature }
+            let query = Roster.query(version: self.machine.roster.version, versioning: versioning)
+            do {
+                let result = try await self.request(IQ(type: .get, id: self.ids.next(), payload: query))
+                try self.machine.rosterReceived(result)
+            } catch {
+                self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if var presence = self.presence {
+            presence.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
+            try? await connection.send(presence.element)
+        }
+        self.eventSink.yield(.online(connection.jid))
+    }
+
+    /// Pings the server after `idlePingInterval` without traffic; an unanswered ping closes
+    /// the connection, which the run loop treats as a loss.
+    private func keepAlive(_ connection: XMPPConnection) async {
+        while !Task.isCancelled {
+            do {
+                try await self.clock.sleep(for: self.configuration.idlePingInterval)
+            } catch {
+                return
+            }
+            guard self.lastInbound.duration(to: self.clock.now) >= self.configuration.idlePingInterval else { continue }
+            let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+            do {
+                _ = try await self.request(ping, timeout: self.configuration.pingTimeout)
+            } catch XMPPSessionError.timedOut {
+                self.logger.warning("server did not answer a ping; treating the connection as dead")
+                await connection.close(timeout: .zero)
+                return
+            } catch {
+                // An error reply still proves the server is alive.
+                continue
+            }
+        }
+    }
+
+    private func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
+        switch action {
+        case .send(let element):
+            try? await connection.send(element)
+        case .completeRequest(let id, let iq):
+            guard let continuation = self.pending.removeValue(forKey: id) else { return }
+            if iq.type == .error {
+                continuation.resume(throwing: XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition)))
+            } else {
+                continuation.resume(returning: iq)
+            }
+        case .deliverMessage(let message, let carbon):
+            self.eventSink.yield(.message(message, carbon: carbon))
+        case .presenceChanged(let presence, let best):
+            self.eventSink.yield(.presence(presence, best: best))
+        case .subscriptionRequested(let from, let presence):
+            self.eventSink.yield(.subscriptionRequest(from: from, presence))
+        case .subscriptionChanged(let presence):
+            self.eventSink.yield(.subscriptionChanged(presence))
+        case .rosterChanged(let outcome):
+            self.eventSink.yield(.rosterChanged(outcome))
+        case .ignored(let reason):
+            self.logger.info("ignored stanza", metadata: ["reason": "\(reason)"])
+        }
+    }
+
+    // MARK: - Requests and stanzas
+
+    /// Sends an IQ get/set and waits for its answer (RFC 6120 §8.2.3); an error answer
+    /// throws ``XMPPSessionError/stanzaError(_:)``. The reply must come from where the
+    /// request went.
+    public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
+        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
+        let id = iq.id
+        self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
+        let timer = Task { [clock] in
+            try await clock.sleep(until: deadline, tolerance: nil)
+            await self.expireRequests()
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            self.pending[id] = continuation
+            Task {
+                do {
+                    try await connection.send(iq.element)
+                } catch {
+                    self.fail(id, XMPPSessionError.writeFailed("\(error)"))
+                }
+            }
+        }
+    }
+
+    /// A fresh stanza id.
+    public func nextID() -> String {
+        self.ids.next()
+    }
+
+    /// Sends a message; returns once it is written to the connection.
+    public func send(_ message: Message) async throws {
+        var message = message
+        if message.id == nil { message.id = self.ids.next() }
+        try await self.write(message.element)
+    }
+
+    /// Sends any stanza as it is.
+    public func send(_ element: XMLElement) async throws {
+        try await self.write(element)
+    }
+
+    /// Round trip to the server (XEP-0199): when it returns, the server has processed
+    /// everything sent before it, in order.
+    public func pingServer() async throws {
+        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        let ping = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+        do {
+            _ = try await self.request(ping)
+        } catch XMPPSessionError.stanzaError(let error) where error.condition == .serviceUnavailable || error.condition == .featureNotImplemented {
+            // Answered all the same.
+        }
+    }
+
+    private func write(_ element: XMLElement) async throws {
+        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        do {
+            try await connection.send(element)
+        } catch {
+            throw XMPPSessionError.writeFailed("\(error)")
+        }
+    }
+
+    private func expireRequests() {
+        for id in self.machine.expireRequests(now: self.clock.now) {
+            self.fail(id, XMPPSessionError.timedOut(id: id))
+        }
+    }
+
+    private func fail(_ id: String, _ error: XMPPSessionError) {
+        self.pending.removeValue(forKey: id)?.resume(throwing: error)
+    }
+
+    private func failPending(_ error: XMPPSessionError) {
+        let waiting = self.pending
+        self.pending.removeAll()
+        for continuation in waiting.values {
+            continuation.resume(throwing: error)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/// What a running ``XMPPSession`` reports to its owner, in order.
+public enum XMPPSessionEvent: Sendable {
+    /// Connected, bound and restored (roster fetched, presence sent) as this JID.
+    case online(JID)
+    /// The connection ended; the session reconnects unless it was stopped or gave up.
+    case offline(XMPPClientError?)
+    /// A message (or a carbon copy of one, XEP-0280).
+    case message(Message, carbon: CarbonDirection?)
+    /// A contact's presence changed; `best` is the contact's aggregate (RFC 6121 §4).
+    case presence(Presence, best: Presence?)
+    /// Someone asks to see our presence and policy did not approve it (RFC 6121 §3.1.3).
+    case subscriptionRequest(from: JID, Presence)
+    /// subscribed / unsubscribe / unsubscribed from a contact.
+    case subscriptionChanged(Presence)
+    /// The roster changed by a push (RFC 6121 §2.1.6).
+    case rosterChanged(Roster.PushOutcome)
+    /// The session ended for good: stopped (nil) or a permanent failure.
+    case stopped(XMPPClientError?)
+}

@@ -1,0 +1,92 @@
+/// A stanza error (RFC 6120 §8.3): a type saying what the sender may do next, a
+/// defined condition, and optional human-readable text.
+public struct StanzaError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What the sender should do (RFC 6120 §8.3.2).
+    public enum ErrorType: String, Hashable, Sendable, CaseIterable {
+        case auth
+        case cancel
+        case `continue`
+        case modify
+        case wait
+    }
+
+    /// The defined conditions of RFC 6120 §8.3.3.
+    public enum Condition: String, Hashable, Sendable, CaseIterable {
+        case badRequest = "bad-request"
+        case conflict = "conflict"
+        case featureNotImplemented = "feature-not-implemented"
+        case forbidden = "forbidden"
+        case gone = "gone"
+        case internalServerError = "internal-server-error"
+        case itemNotFound = "item-not-found"
+        case jidMalformed = "jid-malformed"
+        case notAcceptable = "not-acceptable"
+        case notAllowed = "not-allowed"
+        case notAuthorized = "not-authorized"
+        case policyViolation = "policy-violation"
+        case recipientUnavailable = "recipient-unavailable"
+        case redirect = "redirect"
+        case registrationRequired = "registration-required"
+        case remoteServerNotFound = "remote-server-not-found"
+        case remoteServerTimeout = "remote-server-timeout"
+        case resourceConstraint = "resource-constraint"
+        case serviceUnavailable = "service-unavailable"
+        case subscriptionRequired = "subscription-required"
+        case undefinedCondition = "undefined-condition"
+        case unexpectedRequest = "unexpected-request"
+
+        /// The type RFC 6120 §8.3.3 gives in its example for this condition.
+        public var defaultType: ErrorType {
+            switch self {
+            case .badRequest, .jidMalformed, .notAcceptable, .policyViolation, .redirect, .gone: .modify
+            case .forbidden, .notAuthorized, .registrationRequired, .subscriptionRequired: .auth
+            case .conflict, .featureNotImplemented, .internalServerError, .itemNotFound, .notAllowed,
+                .remoteServerNotFound, .serviceUnavailable, .undefinedCondition:
+                .cancel
+            case .recipientUnavailable, .remoteServerTimeout, .resourceConstraint, .unexpectedRequest: .wait
+            }
+        }
+    }
+
+    public var type: ErrorType
+    public var condition: Condition
+    public var text: String?
+    /// The entity that generated the error, if it said.
+    public var by: String?
+
+    public init(_ condition: Condition, type: ErrorType? = nil, text: String? = nil, by: String? = nil) {
+        self.condition = condition
+        self.type = type ?? condition.defaultType
+        self.text = text
+        self.by = by
+    }
+
+    /// Reads the `<error/>` child of a stanza; unknown conditions become `undefined-condition`.
+    public init?(stanza: XMLElement) {
+        guard let error = stanza.firstChild(named: "error") else { return nil }
+        let conditionElement = error.elements.first { $0.namespace == XMPPNamespace.stanzas && $0.name != "text" }
+        self.condition = conditionElement.flatMap { Condition(rawValue: $0.name) } ?? .undefinedCondition
+        self.type = error[attribute: "type"].flatMap(ErrorType.init(rawValue:)) ?? self.condition.defaultType
+        self.text = error.firstChild(named: "text", namespace: XMPPNamespace.stanzas)?.text
+        self.by = error[attribute: "by"]
+    }
+
+    /// The `<error/>` element (RFC 6120 §8.3.2).
+    public var element: XMLElement {
+        var error = XMLElement(
+            name: "error", namespace: XMPPNamespace.client, attributes: [XMLAttribute(name: "type", value: self.type.rawValue)]
+        )
+        if let by { error[attribute: "by"] = by }
+        error.append(XMLElement(name: self.condition.rawValue, namespace: XMPPNamespace.stanzas))
+        if let text {
+            var textElement = XMLElement(name: "text", namespace: XMPPNamespace.stanzas)
+            textElement.append(text: text)
+            error.append(textElement)
+        }
+        return error
+    }
+
+    public var description: String {
+        "\(self.type.rawValue)/\(self.condition.rawValue)" + (self.text.map { " (\($0))" } ?? "")
+    }
+}
