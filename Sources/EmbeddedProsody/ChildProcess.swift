@@ -9,11 +9,17 @@ import Glibc
 /// mask, in which SIGTERM is blocked, so a server would ignore a polite stop), stdin
 /// from /dev/null, stdout and stderr appended to a log file, and no other inherited
 /// descriptors. It stays in our process group, so an interrupted run takes it along.
-final class ChildProcess: @unchecked Sendable {
-    let pid: pid_t
+public final class ChildProcess: @unchecked Sendable {
+    public let pid: pid_t
     private var exitStatus: Int32?
 
-    init(executable: String, arguments: [String], logFile: String) throws {
+    /// Output to `logFile` (stdout and stderr), stdin from /dev/null.
+    convenience init(executable: String, arguments: [String], logFile: String) throws {
+        try self.init(executable: executable, arguments: arguments, stdin: "/dev/null", stdout: logFile, stderr: logFile)
+    }
+
+    /// Standard input read from the file `stdin`, output appended to `stdout` and `stderr`.
+    public init(executable: String, arguments: [String], stdin: String, stdout: String, stderr: String) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -28,9 +34,13 @@ final class ChildProcess: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logFile, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        if stderr == stdout {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        }
         // Close inherited descriptors (a test runner's pipes, sockets); glibc ignores
         // ones that closed in the meantime.
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -55,8 +65,24 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// The exit status once the child has exited normally (nil while running or if killed).
+    public var exitCode: Int32? {
+        guard !self.isRunning, let status = self.exitStatus else { return nil }
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : nil
+    }
+
+    /// Sends a signal.
+    public func signal(_ number: Int32) {
+        kill(self.pid, number)
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit; true if it did.
+    public func wait(timeout: TimeInterval) -> Bool {
+        self.waitForExit(timeout: timeout)
+    }
+
     /// Whether the child has not exited yet (reaps it if it has).
-    var isRunning: Bool {
+    public var isRunning: Bool {
         guard self.exitStatus == nil else { return false }
         var status: Int32 = 0
         let result = waitpid(self.pid, &status, WNOHANG)
@@ -68,7 +94,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// SIGTERM, up to `timeout` seconds to exit, then SIGKILL.
-    func terminate(timeout: TimeInterval = 5) {
+    public func terminate(timeout: TimeInterval = 5) {
         guard self.isRunning else { return }
         kill(self.pid, SIGTERM)
         if !self.waitForExit(timeout: timeout) {

@@ -80,7 +80,7 @@ struct SendCommand: AsyncParsableCommand {
             } else {
                 let input = FileHandle.standardInput.readDataToEndOfFile()
                 let text = String(decoding: input, as: UTF8.self)
-                for chunk in Self.split(text, maxBytes: self.maxMessageBytes) {
+                for chunk in TextChunker.split(text, maxBytes: self.maxMessageBytes) {
                     try await self.sendBody(chunk, to: targets, via: session, ids: &sent)
                 }
             }
@@ -116,38 +116,5 @@ struct SendCommand: AsyncParsableCommand {
             if case .message(let message, nil) = event, message.type == .error { errors.append(message) }
         }
         return errors
-    }
-
-    /// Splits `text` into pieces of at most `maxBytes` UTF-8 bytes, at line ends where possible.
-    static func split(_ text: String, maxBytes: Int) -> [String] {
-        guard text.utf8.count > maxBytes else { return [text] }
-        var pieces: [String] = []
-        var current = ""
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var line = Substring(line)
-            while line.utf8.count > maxBytes {
-                var cut = line.startIndex
-                var bytes = 0
-                for index in line.indices {
-                    let size = line[index].utf8.count
-                    if bytes + size > maxBytes { break }
-                    bytes += size
-                    cut = line.index(after: index)
-                }
-                if cut == line.startIndex { cut = line.index(after: cut) }
-                if !current.isEmpty { pieces.append(current); current = "" }
-                pieces.append(String(line[..<cut]))
-                line = line[cut...]
-            }
-            let addition = current.isEmpty ? String(line) : "\n" + line
-            if current.utf8.count + addition.utf8.count > maxBytes {
-                pieces.append(current)
-                current = String(line)
-            } else {
-                current += addition
-            }
-        }
-        if !current.isEmpty { pieces.append(current) }
-        return pieces
     }
 }

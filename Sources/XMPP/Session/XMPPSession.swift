@@ -51,18 +51,18 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     public nonisolated let events: AsyncStream<XMPPSessionEvent>
     private let eventSink: AsyncStream<XMPPSessionEvent>.Continuation
-    private let configuration: Configuration
+    let configuration: Configuration
     private let password: String
     private let client: XMPPClient
     private let clock: C
     private let logger: Logger
-    private var machine: SessionStateMachine<C.Instant>
+    var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
     private var connection: XMPPConnection?
     private var pending: [String: CheckedContinuation<IQ, any Error>] = [:]
     private var lastInbound: C.Instant
     private var isStopping = false
-    private var presence: Presence?
+    var presence: Presence?
 
     public init(
         configuration: Configuration,

@@ -1,0 +1,45 @@
+/// Roster, subscriptions and own presence (RFC 6121 §2, §3, §4).
+extension XMPPSession {
+    /// The roster as last fetched and updated by pushes.
+    public var roster: Roster { self.machine.roster }
+
+    /// The aggregate presence of a contact (highest priority resource), if available.
+    public func presence(of contact: JID) -> Presence? {
+        self.machine.presences.best(for: contact.bare)
+    }
+
+    /// Adds or updates a roster item (RFC 6121 §2.3); the server's push updates ``roster``.
+    public func setContact(_ jid: JID, name: String? = nil, groups: [String] = []) async throws {
+        let item = RosterItem(jid: jid.bare, name: name, groups: groups)
+        _ = try await self.request(IQ(type: .set, id: self.nextID(), payload: Roster.setItem(item)))
+    }
+
+    /// Removes a roster item, which also cancels subscriptions both ways (RFC 6121 §2.5).
+    public func removeContact(_ jid: JID) async throws {
+        _ = try await self.request(IQ(type: .set, id: self.nextID(), payload: Roster.removeItem(jid.bare)))
+    }
+
+    /// Asks to see a contact's presence (RFC 6121 §3.1.1).
+    public func subscribe(to contact: JID) async throws {
+        try await self.send(Presence(type: .subscribe, to: contact.bare).element)
+    }
+
+    /// Lets a contact see our presence (RFC 6121 §3.1.4): approves a request, or pre-approves.
+    public func approveSubscription(from contact: JID) async throws {
+        try await self.send(Presence(type: .subscribed, to: contact.bare).element)
+    }
+
+    /// Declines or revokes a contact's subscription to our presence (RFC 6121 §3.2).
+    public func denySubscription(from contact: JID) async throws {
+        try await self.send(Presence(type: .unsubscribed, to: contact.bare).element)
+    }
+
+    /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.
+    public func setPresence(show: Presence.Show? = nil, status: String? = nil, priority: Int8 = 0) async throws {
+        let presence = Presence(type: .available, show: show, status: status, priority: priority)
+        self.presence = presence
+        var announced = presence
+        announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
+        try await self.send(announced.element)
+    }
+}
