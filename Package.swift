@@ -89,6 +89,15 @@ let package = Package(
             ],
             path: "Benchmarks/XMLStreamBenchmark"
         ),
+        .executableTarget(
+            name: "send-benchmark",
+            dependencies: [
+                "XMPP",
+                "EmbeddedProsody",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/SendBenchmark"
+        ),
         .testTarget(
             name: "XMPPTests",
             dependencies: [
@@ -98,6 +107,10 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "TransportsTests",
+            dependencies: ["Transports"]
         ),
         .testTarget(
             name: "XMPPIntegrationTests",

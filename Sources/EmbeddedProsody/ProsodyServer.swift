@@ -179,10 +179,8 @@ public final class ProsodyServer: @unchecked Sendable {
         )
         self.process = process
 
-        var wanted = ["Activated service 'c2s' on [127.0.0.1]:\(self.c2sPort)"]
-        if self.options.tls {
-            wanted.append("Activated service 'c2s_direct_tls' on [127.0.0.1]:\(self.directTLSPort)")
-        }
+        // Ready when every listener accepts a TCP connection (log lines depend on the log level).
+        let ports = self.options.tls ? [self.c2sPort, self.directTLSPort] : [self.c2sPort]
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             guard process.isRunning else {
@@ -192,7 +190,7 @@ public final class ProsodyServer: @unchecked Sendable {
             if log.contains("Failed to open server port") {
                 throw Subprocess.Failure(command: "prosody", status: 1, output: "port taken")
             }
-            if wanted.allSatisfy({ log.contains($0) }) {
+            if ports.allSatisfy(Self.acceptsConnections) {
                 return
             }
             usleep(20_000)
@@ -244,6 +242,21 @@ public final class ProsodyServer: @unchecked Sendable {
         if let limit = self.options.stanzaSizeLimit { config += "c2s_stanza_size_limit = \(limit)\n" }
         config += "\nVirtualHost \"\(self.options.domain)\"\n"
         try config.write(toFile: self.configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Whether something listens on 127.0.0.1:`port`.
+    static func acceptsConnections(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return result == 0
     }
 
     /// Ports the kernel reports free on 127.0.0.1, held together so they differ.

@@ -80,7 +80,7 @@ struct SendCommand: AsyncParsableCommand {
             } else {
                 let input = FileHandle.standardInput.readDataToEndOfFile()
                 let text = String(decoding: input, as: UTF8.self)
-                for chunk in TextChunker.split(text, maxBytes: self.maxMessageBytes) {
+                for chunk in TextChunker.split(text, maxBytes: self.maxMessageBytes) where !chunk.isEmpty {
                     try await self.sendBody(chunk, to: targets, via: session, ids: &sent)
                 }
             }

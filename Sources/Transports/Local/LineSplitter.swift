@@ -24,6 +24,8 @@ public struct LineSplitter: Sendable {
     private var current: [UInt8] = []
     /// While a too-long line is being skipped: its length so far.
     private var skipping: Int?
+    /// Whether the last byte was a carriage return (not counted if a line feed follows).
+    private var lastWasCR = false
 
     public init(maxLineBytes: Int = 64 * 1024, invalidUTF8: InvalidUTF8Policy = .replace) {
         self.maxLineBytes = max(1, maxLineBytes)
@@ -37,11 +39,15 @@ public struct LineSplitter: Sendable {
                 self.endLine(into: &lines)
                 continue
             }
+            defer { self.lastWasCR = byte == UInt8(ascii: "\r") }
             if let skipped = self.skipping {
                 self.skipping = skipped + 1
                 continue
             }
-            if self.current.count >= self.maxLineBytes {
+            // A carriage return may be the one byte past the limit: CR LF ends the line.
+            let fits = self.current.count < self.maxLineBytes
+                || (self.current.count == self.maxLineBytes && byte == UInt8(ascii: "\r"))
+            guard fits else {
                 self.skipping = self.current.count + 1
                 self.current.removeAll(keepingCapacity: true)
                 continue
@@ -61,9 +67,10 @@ public struct LineSplitter: Sendable {
         defer {
             self.current.removeAll(keepingCapacity: true)
             self.skipping = nil
+            self.lastWasCR = false
         }
         if let skipped = self.skipping {
-            lines.append(.tooLong(bytes: skipped))
+            lines.append(.tooLong(bytes: self.lastWasCR ? skipped - 1 : skipped))
             return
         }
         if self.current.last == UInt8(ascii: "\r") { self.current.removeLast() }

@@ -16,6 +16,8 @@ public struct Message: Hashable, Sendable {
     public var body: String?
     public var subject: String?
     public var thread: String?
+    /// The `parent` attribute of `<thread/>` (RFC 6121 §5.2.5).
+    public var threadParent: String?
     public var error: StanzaError?
     /// Children other than the body, subject and thread read above, in order.
     public var extensions: [XMLElement]
@@ -26,6 +28,7 @@ public struct Message: Hashable, Sendable {
         self.body = body
         self.subject = subject
         self.thread = nil
+        self.threadParent = nil
         self.error = nil
         self.extensions = []
     }
@@ -48,7 +51,9 @@ public struct Message: Hashable, Sendable {
             switch child.name {
             case "body" where self.body == nil && isDefaultLanguage: self.body = child.text
             case "subject" where self.subject == nil && isDefaultLanguage: self.subject = child.text
-            case "thread" where self.thread == nil: self.thread = child.text
+            case "thread" where self.thread == nil:
+                self.thread = child.text
+                self.threadParent = child[attribute: "parent"]
             case "error" where self.type == .error: break
             default: self.extensions.append(child)
             }
@@ -76,6 +81,7 @@ public struct Message: Hashable, Sendable {
         for (name, value) in [("subject", self.subject), ("body", self.body), ("thread", self.thread)] {
             guard let value else { continue }
             var child = XMLElement(name: name, namespace: XMPPNamespace.client)
+            if name == "thread", let parent = self.threadParent { child[attribute: "parent"] = parent }
             child.append(text: value)
             element.append(child)
         }
