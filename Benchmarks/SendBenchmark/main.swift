@@ -21,7 +21,7 @@ actor Counter {
     }
     func count(prefix: String) -> (Int, Bool, ContinuousClock.Instant) {
         let matching = self.bodies.filter { $0.hasPrefix(prefix) }
-        let expected = (1...matching.count).map { "\(prefix)\($0)" }
+        let expected = (0..<matching.count).map { "\(prefix)\($0 + 1)" }
         return (matching.count, matching == expected, self.lastArrival)
     }
 }

@@ -64,18 +64,22 @@ struct SendCommand: AsyncParsableCommand {
                 try await self.sendBody(text, to: targets, via: session, ids: &sent)
             } else if self.lines {
                 let reader = FileLineReader(descriptor: 0, splitter: LineSplitter(maxLineBytes: self.maxMessageBytes))
-                for await line in reader.lines {
+                for await batch in reader.batches {
                     reader.consumed()
-                    switch line {
-                    case .text(let text):
-                        try await self.sendBody(text, to: targets, via: session, ids: &sent)
-                    case .tooLong(let bytes):
-                        logger.error("input line of \(bytes) bytes is longer than --max-message-bytes; not sent")
-                        failure = .notDelivered
-                    case .invalidUTF8:
-                        logger.error("input line with invalid UTF-8; not sent")
-                        failure = .notDelivered
+                    var messages: [Message] = []
+                    for line in batch {
+                        switch line {
+                        case .text(let text):
+                            messages += await self.messages(text, to: targets, via: session, ids: &sent)
+                        case .tooLong(let bytes):
+                            logger.error("input line of \(bytes) bytes is longer than --max-message-bytes; not sent")
+                            failure = .notDelivered
+                        case .invalidUTF8:
+                            logger.error("input line with invalid UTF-8; not sent")
+                            failure = .notDelivered
+                        }
                     }
+                    try await session.send(messages)
                 }
             } else {
                 let input = FileHandle.standardInput.readDataToEndOfFile()
@@ -99,13 +103,19 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     private func sendBody(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout Set<String>) async throws {
+        try await session.send(await self.messages(text, to: targets, via: session, ids: &ids))
+    }
+
+    /// One message per recipient, with ids recorded so bounced errors can be matched.
+    private func messages(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout Set<String>) async -> [Message] {
+        var messages: [Message] = []
         for target in targets {
-            guard let kind = Message.Kind(rawValue: self.type) else { return }
-            var message = Message(type: kind, to: target, body: text, subject: self.subject)
+            var message = Message(type: Message.Kind(rawValue: self.type) ?? .chat, to: target, body: text, subject: self.subject)
             message.id = await session.nextID()
             ids.insert(message.id ?? "")
-            try await session.send(message)
+            messages.append(message)
         }
+        return messages
     }
 
     /// Error messages the server bounced while we were connected.

@@ -5,27 +5,27 @@ import Glibc
 #endif
 
 /// Reads lines from a file descriptor (stdin, a FIFO, a file) on its own thread and
-/// hands them over as an async sequence with backpressure: the thread waits while
-/// `bufferedLines` lines are unconsumed, so a fast producer cannot grow memory.
+/// hands them over in batches (the lines completed by one `read`), with backpressure:
+/// the thread waits while `bufferedBatches` batches are unconsumed, so a fast producer
+/// cannot grow memory. Batches let a consumer write many lines with one flush.
 public final class FileLineReader: Sendable {
-    public let lines: AsyncStream<LineSplitter.Line>
+    public let batches: AsyncStream<[LineSplitter.Line]>
     private let credits: DispatchSemaphore
 
     /// Starts reading `descriptor` until end of file. The descriptor is not closed.
-    public init(descriptor: Int32, splitter: LineSplitter, bufferedLines: Int = 256) {
-        let credits = DispatchSemaphore(value: max(1, bufferedLines))
+    public init(descriptor: Int32, splitter: LineSplitter, bufferedBatches: Int = 16) {
+        let credits = DispatchSemaphore(value: max(1, bufferedBatches))
         self.credits = credits
-        let (stream, continuation) = AsyncStream.makeStream(of: LineSplitter.Line.self)
-        self.lines = stream
+        let (stream, continuation) = AsyncStream.makeStream(of: [LineSplitter.Line].self)
+        self.batches = stream
         let thread = Thread {
             var splitter = splitter
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             var pending: [LineSplitter.Line] = []
             func hand(_ lines: inout [LineSplitter.Line]) {
-                for line in lines {
-                    credits.wait()
-                    continuation.yield(line)
-                }
+                guard !lines.isEmpty else { return }
+                credits.wait()
+                continuation.yield(lines)
                 lines.removeAll(keepingCapacity: true)
             }
             while true {
@@ -43,7 +43,7 @@ public final class FileLineReader: Sendable {
         thread.start()
     }
 
-    /// Call once per line taken from ``lines`` so the reader may go on.
+    /// Call once per batch taken from ``batches`` so the reader may go on.
     public func consumed() {
         self.credits.signal()
     }

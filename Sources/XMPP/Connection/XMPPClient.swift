@@ -130,6 +130,7 @@ public struct XMPPClient: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
                     let makeTLS = { () throws(TLSError) -> TLSHandler in try TLSHandler(context: tlsContext, expectedHost: domain) }
                     if target.tlsMode == .directTLS {
                         try channel.pipeline.syncOperations.addHandler(makeTLS())

@@ -37,6 +37,15 @@ public final class XMPPConnection: Sendable {
         try await self.channel.writeAndFlush(element)
     }
 
+    /// Writes several stanzas with one flush; returns when the last is written.
+    public func send(_ elements: [XMLElement]) async throws {
+        guard let last = elements.last else { return }
+        for element in elements.dropLast() {
+            self.channel.write(element, promise: nil)
+        }
+        try await self.channel.writeAndFlush(last)
+    }
+
     /// Whether the TCP connection is still open.
     public var isActive: Bool { self.channel.isActive }
 

@@ -293,6 +293,23 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         try await self.write(message.element)
     }
 
+    /// Sends messages in order with one flush (ids are added where missing); returns once
+    /// all are written. For bursts such as many input lines.
+    public func send(_ messages: [Message]) async throws {
+        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        var elements: [XMLElement] = []
+        elements.reserveCapacity(messages.count)
+        for var message in messages {
+            if message.id == nil { message.id = self.ids.next() }
+            elements.append(message.element)
+        }
+        do {
+            try await connection.send(elements)
+        } catch {
+            throw XMPPSessionError.writeFailed("\(error)")
+        }
+    }
+
     /// Sends any stanza as it is.
     public func send(_ element: XMLElement) async throws {
         try await self.write(element)

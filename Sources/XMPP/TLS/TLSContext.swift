@@ -1,6 +1,10 @@
 import COpenSSL
 import CXMPPShims
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An OpenSSL `SSL_CTX` set up from a ``TLSConfiguration`` (RFC 7590: TLS ≥ 1.2,
 /// verified chain). This file is its only owner and frees it.
 ///
@@ -39,7 +43,12 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
         }
         if configuration.useSystemTrustStore {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+            // The hashed certificate directory is searched lazily per issuer; the bundle file
+            // is parsed whole (~140 certificates, tens of milliseconds) on every connect.
+            let loaded = Self.systemCertificateDirectoryIsHashed()
+                ? SSL_CTX_set_default_verify_dir(context)
+                : SSL_CTX_set_default_verify_paths(context)
+            guard loaded == 1 else {
                 throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
             }
         }
@@ -67,5 +76,19 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit {
         SSL_CTX_free(self.context)
+    }
+
+    /// Whether OpenSSL's default certificate directory holds `c_rehash` links (as on
+    /// Debian) and no `SSL_CERT_FILE` override asks for a bundle instead.
+    private static func systemCertificateDirectoryIsHashed() -> Bool {
+        guard getenv("SSL_CERT_FILE") == nil, let raw = X509_get_default_cert_dir() else { return false }
+        let directory = getenv("SSL_CERT_DIR").map { String(cString: $0) } ?? String(cString: raw)
+        guard let handle = opendir(directory) else { return false }
+        defer { closedir(handle) }
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name.count == 10, name.hasSuffix(".0"), name.prefix(8).allSatisfy { $0.isHexDigit } { return true }
+        }
+        return false
     }
 }
