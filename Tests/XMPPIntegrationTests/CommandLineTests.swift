@@ -75,6 +75,34 @@ struct CommandLineTests {
         await bob.stop()
     }
 
+    @Test("send --account takes the account from bridge.toml")
+    func sendWithAccountFromConfig() async throws {
+        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        _ = try Self.write("pw\n", in: server.directory, name: "alice.pw")
+        let config = try Self.write(
+            """
+            [accounts.alerts]
+            jid = "alice@example.test"
+            password_file = "alice.pw"
+            host = "127.0.0.1"
+            port = \(server.c2sPort)
+            ca_file = "\(server.certificate?.certificateFile ?? "")"
+            """,
+            in: server.directory, name: "bridge.toml"
+        )
+        let run = try Self.start(
+            ["send", "--account", "alerts", "--config", config, "--type", "headline", "-m", "backup ok", "bob@example.test"],
+            in: server.directory
+        )
+        #expect(run.finish() == 0, "stderr: \(run.errors)")
+        let received = await SessionIntegrationTests.collect(bob.log, count: 1)
+        #expect(received.first?.body == "backup ok")
+        #expect(received.first?.type == .headline)
+        await bob.stop()
+    }
+
     @Test("send with a wrong password exits with the authentication code (5)")
     func sendWrongPassword() throws {
         let server = try ProsodyServer.start(accounts: [("alice", "pw")])

@@ -1,10 +1,17 @@
 import ArgumentParser
 import XMPP
 
-/// Command-line options that describe one account to connect.
+/// Command-line options that describe one account to connect: `--account NAME` from
+/// `bridge.toml`, or `--jid` with a password source and connection options.
 struct AccountOptions: ParsableArguments {
+    @Option(help: "Use this account from the configuration file ([accounts.NAME]).")
+    var account: String?
+
+    @Option(help: "The configuration file for --account (default: $XDG_CONFIG_HOME/xmpp-bridge/bridge.toml, ~/.config/xmpp-bridge/bridge.toml, /etc/xmpp-bridge/bridge.toml).")
+    var config: String?
+
     @Option(help: "The account's JID (a resource, if given, is requested at bind time).")
-    var jid: String
+    var jid: String?
 
     @Option(help: "Read the password from this file (its whole content, one trailing newline removed).")
     var passwordFile: String?
@@ -30,7 +37,29 @@ struct AccountOptions: ParsableArguments {
     @Flag(help: "Do not verify the server certificate (logged as a warning on every connect).")
     var insecure = false
 
-    func passwordSource() throws(ValidationError) -> PasswordSource {
+    /// The account to use: from the configuration file, or from the command line.
+    func resolve() throws -> (client: XMPPClientConfiguration, password: PasswordSource) {
+        if let name = self.account {
+            guard self.jid == nil else { throw ValidationError("give either --account or --jid, not both") }
+            var loader = ConfigurationLoader(file: self.config ?? ConfigurationLoader.defaultFile())
+            let accounts: [String: AccountConfiguration]
+            do {
+                accounts = try loader.load()
+            } catch {
+                CommandLineOutput.error("\(error)")
+                throw ExitStatus.configuration.exitCode
+            }
+            guard let account = accounts[name] else {
+                CommandLineOutput.error("no account '\(name)' in \(loader.file); known: \(accounts.keys.sorted().joined(separator: ", "))")
+                throw ExitStatus.configuration.exitCode
+            }
+            return (account.client, account.password)
+        }
+        guard self.jid != nil else { throw ValidationError("give --account NAME or --jid JID") }
+        return (try self.clientConfiguration(), try self.passwordSource())
+    }
+
+    private func passwordSource() throws(ValidationError) -> PasswordSource {
         let sources: [PasswordSource] =
             [passwordFile.map(PasswordSource.file), passwordEnv.map(PasswordSource.environment), passwordCommand.map(PasswordSource.command)]
             .compactMap { $0 }
@@ -40,12 +69,13 @@ struct AccountOptions: ParsableArguments {
         return source
     }
 
-    func clientConfiguration() throws(ValidationError) -> XMPPClientConfiguration {
+    private func clientConfiguration() throws(ValidationError) -> XMPPClientConfiguration {
+        let text = self.jid ?? ""
         let parsed: JID
         do {
-            parsed = try JID(self.jid)
+            parsed = try JID(text)
         } catch {
-            throw ValidationError("invalid --jid \(self.jid): \(error)")
+            throw ValidationError("invalid --jid \(text): \(error)")
         }
         guard parsed.localpart != nil else { throw ValidationError("--jid needs a localpart (user@domain)") }
         guard let mode = TLSMode(rawValue: self.tlsMode) else {

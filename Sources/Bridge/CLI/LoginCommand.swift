@@ -15,12 +15,12 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.login")
-        let configuration = try self.account.clientConfiguration()
+        let (configuration, source) = try self.account.resolve()
         let password: String
         do {
-            password = try self.account.passwordSource().read()
+            password = try source.read()
         } catch {
-            FileHandle.standardError.write(Data("xmpp-bridge: \(error)\n".utf8))
+            CommandLineOutput.error("\(error)")
             throw ExitStatus.configuration.exitCode
         }
         do throws(XMPPClientError) {

@@ -15,10 +15,10 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.register")
-        let configuration = try self.account.clientConfiguration()
+        let (configuration, source) = try self.account.resolve()
         let password: String
         do {
-            password = try self.account.passwordSource().read()
+            password = try source.read()
         } catch {
             CommandLineOutput.error("\(error)")
             throw ExitStatus.configuration.exitCode

@@ -45,10 +45,10 @@ struct SessionRunner {
         reconnects: Bool,
         logger: Logger
     ) throws -> XMPPSession<ContinuousClock> {
-        let configuration = try account.clientConfiguration()
+        let (configuration, source) = try account.resolve()
         let password: String
         do {
-            password = try account.passwordSource().read()
+            password = try source.read()
         } catch {
             CommandLineOutput.error("\(error)")
             throw ExitStatus.configuration.exitCode

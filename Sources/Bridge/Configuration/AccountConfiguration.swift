@@ -1,0 +1,14 @@
+import XMPP
+
+/// One `[accounts.NAME]` table of `bridge.toml`: an XMPP account the bridge logs in to.
+struct AccountConfiguration: Sendable {
+    var name: String
+    var client: XMPPClientConfiguration
+    var password: PasswordSource
+    var subscriptionPolicy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy
+
+    static let keys = [
+        "jid", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
+        "subscription_policy",
+    ]
+}

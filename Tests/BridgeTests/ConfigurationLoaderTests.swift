@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import XMPP
+
+@testable import Bridge
+
+/// `bridge.toml` accounts: the shipped example loads, and broken files report every
+/// problem with its TOML path.
+@Suite("Configuration loader")
+struct ConfigurationLoaderTests {
+    static func write(_ text: String, files: [String: String] = [:]) throws -> String {
+        let directory = NSTemporaryDirectory() + "xmpp-bridge-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (name, content) in files {
+            try content.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+        }
+        let path = "\(directory)/bridge.toml"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func problems(_ text: String, files: [String: String] = [:]) throws -> [String] {
+        var loader = ConfigurationLoader(file: try Self.write(text, files: files))
+        do {
+            _ = try loader.load()
+            return []
+        } catch {
+            return error.problems.map { "\($0.path): \($0.message)" }
+        }
+    }
+
+    @Test("bridge.toml.example loads with every account")
+    func example() throws {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
+        let text = try String(contentsOfFile: source, encoding: .utf8)
+        var loader = ConfigurationLoader(file: try Self.write(text, files: ["work.password": "secret\n"]))
+        let accounts = try loader.load()
+        #expect(accounts.keys.sorted() == ["home", "work"])
+        let work = try #require(accounts["work"])
+        #expect(work.client.jid == (try JID("bridge@work.example")))
+        #expect(work.client.tlsMode == .startTLS)
+        #expect(work.client.tls.certificateVerification == .full)
+        #expect(work.subscriptionPolicy == .acceptKnown)
+        #expect("\(work.password)".hasSuffix("/work.password"))
+        #expect("\(try #require(accounts["home"]).password)" == "environment variable HOME_XMPP_PASSWORD")
+    }
+
+    @Test("a broken file reports every problem with its TOML path")
+    func everyProblem() throws {
+        let problems = try Self.problems(
+            """
+            stray = 1
+            [accounts.work]
+            jid = "alice@example.test"
+            password_file = "missing.pw"
+            port = 70000
+            tls = "nonsense"
+            insecure = "yes"
+            bogus = 1
+            [accounts.bad]
+            jid = "not a jid@@"
+            [accounts.domain]
+            jid = "example.test"
+            password_env = "X"
+            password_command = "true"
+            subscription_policy = "always"
+            """
+        )
+        #expect(
+            problems == [
+                "stray: unknown key",
+                "accounts.bad.jid: 'not a jid@@' is not a valid JID: invalid JID: U+0020 is not allowed in the localpart",
+                "accounts.bad: has no password source",
+                "accounts.domain.jid: 'example.test' has no localpart",
+                "accounts.domain: has more than one password source",
+                "accounts.domain.subscription_policy: unknown policy 'always'",
+                "accounts.work.bogus: unknown key",
+                "accounts.work.password_file: cannot read \(problemsDirectory(problems))/missing.pw",
+                "accounts.work.port: must be a whole number from 1 to 65535",
+                "accounts.work.tls: unknown TLS mode 'nonsense'",
+                "accounts.work.insecure: must be true or false",
+            ]
+        )
+    }
+
+    @Test("invalid TOML names the line")
+    func invalidTOML() throws {
+        let problems = try Self.problems("[accounts.work\njid = 1\n")
+        #expect(problems.count == 1)
+        #expect(problems.first?.hasPrefix("(line 1, column") == true)
+    }
+
+    @Test("a missing file is one clear problem")
+    func missingFile() {
+        var loader = ConfigurationLoader(file: "/nonexistent/bridge.toml")
+        #expect(throws: ConfigurationError.self) { _ = try loader.load() }
+    }
+
+    @Test("wrong value types are named")
+    func types() throws {
+        let problems = try Self.problems("[accounts.a]\njid = 5\npassword_env = \"X\"\nhost = true\n")
+        #expect(problems == ["accounts.a.jid: must be a string", "accounts.a.jid: is missing", "accounts.a.host: must be a string"])
+    }
+}
+
+/// The temporary folder a problem list refers to (taken from its password_file entry).
+private func problemsDirectory(_ problems: [String]) -> String {
+    guard let line = problems.first(where: { $0.contains("cannot read ") }),
+        let range = line.range(of: "cannot read ")
+    else { return "" }
+    return URL(fileURLWithPath: String(line[range.upperBound...])).deletingLastPathComponent().path
+}
