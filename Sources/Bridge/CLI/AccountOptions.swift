@@ -38,7 +38,7 @@ struct AccountOptions: ParsableArguments {
     var insecure = false
 
     /// The account to use: from the configuration file, or from the command line.
-    func resolve() throws -> (client: XMPPClientConfiguration, password: PasswordSource) {
+    func resolve() throws -> (client: XMPPClientConfiguration, password: PasswordSource, policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy) {
         if let name = self.account {
             guard self.jid == nil else { throw ValidationError("give either --account or --jid, not both") }
             var loader = ConfigurationLoader(file: self.config ?? ConfigurationLoader.defaultFile())
@@ -53,10 +53,10 @@ struct AccountOptions: ParsableArguments {
                 CommandLineOutput.error("no account '\(name)' in \(loader.file); known: \(accounts.keys.sorted().joined(separator: ", "))")
                 throw ExitStatus.configuration.exitCode
             }
-            return (account.client, account.password)
+            return (account.client, account.password, account.subscriptionPolicy)
         }
         guard self.jid != nil else { throw ValidationError("give --account NAME or --jid JID") }
-        return (try self.clientConfiguration(), try self.passwordSource())
+        return (try self.clientConfiguration(), try self.passwordSource(), .acceptKnown)
     }
 
     private func passwordSource() throws(ValidationError) -> PasswordSource {

@@ -21,7 +21,8 @@ enum ExitStatus: Int32, CaseIterable {
           5  authentication failure (or registration refused)
           6  invalid recipient (not a JID, or the server says it does not exist)
           7  protocol error (stream error, binding refused, invalid server XML)
-          8  not confirmed: the connection ended before the server confirmed every message
+          8  not confirmed: some message could not be sent, or the server refused it
+         64  bad command-line usage
         """
 
     init(_ error: XMPPClientError) {

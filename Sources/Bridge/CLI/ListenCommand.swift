@@ -42,7 +42,8 @@ struct ListenCommand: AsyncParsableCommand {
                 if !filter.isEmpty {
                     guard let from = message.from, filter.contains(where: { $0.isBare ? $0 == from.bare : $0 == from }) else { continue }
                 }
-                CommandLineOutput.line(self.json ? Self.jsonLine(message, encoder: encoder) : Self.plainLine(message))
+                let own = message.to?.bare
+                CommandLineOutput.line(self.json ? Self.jsonLine(message, encoder: encoder, ownJID: own) : Self.plainLine(message))
             case .stopped(let error):
                 if let error {
                     CommandLineOutput.error("\(error)")
@@ -65,23 +66,43 @@ struct ListenCommand: AsyncParsableCommand {
         var timestamp: String
     }
 
-    static func jsonLine(_ message: Message, encoder: JSONEncoder) -> String {
+    static func jsonLine(_ message: Message, encoder: JSONEncoder, ownJID: JID?) -> String {
         let record = Record(
             type: message.type.rawValue, from: message.from?.description, to: message.to?.description, id: message.id,
-            body: message.body, subject: message.subject, timestamp: Self.timestamp(message)
+            body: message.body, subject: message.subject, timestamp: Self.timestamp(message, ownJID: ownJID)
         )
         return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// `from: [subject] body` on one line. Control characters (terminal escape sequences)
+    /// and line breaks from the sender are shown escaped, so a message can neither drive
+    /// the terminal nor fake a line from someone else.
     static func plainLine(_ message: Message) -> String {
-        let subject = message.subject.map { "[\($0)] " } ?? ""
-        return "\(message.from?.description ?? "?"): \(subject)\(message.body ?? "")"
+        let subject = message.subject.map { "[\(Self.visible($0))] " } ?? ""
+        return "\(message.from?.description ?? "?"): \(subject)\(Self.visible(message.body ?? ""))"
     }
 
-    /// The XEP-0203 delay stamp if the server stored the message, else now (ISO 8601, UTC).
-    static func timestamp(_ message: Message) -> String {
+    static func visible(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: result += "\\n"
+            case 0x0D: result += "\\r"
+            case 0x09: result.unicodeScalars.append(scalar)
+            case 0x00...0x1F, 0x7F...0x9F: result += String(format: "\\u{%X}", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// The XEP-0203 delay stamp when our own server or account added it (offline storage),
+    /// else the time of arrival (ISO 8601, UTC). A sender's own stamp is not trusted.
+    static func timestamp(_ message: Message, ownJID: JID?) -> String {
         if let delay = message.extensions.first(where: { $0.name == "delay" && $0.namespace == "urn:xmpp:delay" }),
-            let stamp = delay[attribute: "stamp"]
+            let stamp = delay[attribute: "stamp"], let own = ownJID,
+            let from = delay[attribute: "from"].flatMap({ try? JID($0) }),
+            from == own.bare || (from.localpart == nil && from.domainpart == own.domainpart)
         {
             return stamp
         }

@@ -15,7 +15,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.login")
-        let (configuration, source) = try self.account.resolve()
+        let (configuration, source, _) = try self.account.resolve()
         let password: String
         do {
             password = try source.read()

@@ -15,7 +15,7 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.register")
-        let (configuration, source) = try self.account.resolve()
+        let (configuration, source, _) = try self.account.resolve()
         let password: String
         do {
             password = try source.read()
@@ -27,12 +27,11 @@ struct RegisterCommand: AsyncParsableCommand {
             try await XMPPClient(logger: logger).register(configuration: configuration, password: password)
             CommandLineOutput.line("registered \(configuration.jid.bare)")
         } catch {
-            switch error {
-            case .registrationFailed(let condition, _) where condition == "conflict":
+            if case .registrationFailed(let condition, _) = error, condition == "conflict" {
                 CommandLineOutput.error("\(configuration.jid.bare) already exists")
-            case .registrationFailed(let condition, _) where condition == "not-offered" || condition == "not-allowed":
+            } else if case .registrationFailed(let condition, _) = error, condition == "not-offered" || condition == "not-allowed" {
                 CommandLineOutput.error("\(configuration.jid.domainpart) does not allow in-band registration")
-            default:
+            } else {
                 CommandLineOutput.error("\(error)")
             }
             throw ExitStatus(error).exitCode

@@ -57,7 +57,7 @@ struct SendCommand: AsyncParsableCommand {
         let runner = try await SessionRunner.start(session, events: &events)
         let bounced = Task { [events] in await Self.collectBounces(events) }
 
-        var sent: Set<String> = []
+        var sent = RecentIDs(capacity: 100_000)
         var failure: ExitStatus?
         do {
             if let text = self.message {
@@ -94,20 +94,31 @@ struct SendCommand: AsyncParsableCommand {
             failure = .notDelivered
         }
         await runner.stop()
-        let errors = await bounced.value.filter { sent.contains($0.id ?? "") }
+        // Bounces count only for our messages and only from the recipient or its server.
+        let recipients = Set(targets.map(\.bare))
+        let errors = await bounced.value.filter { bounce in
+            guard sent.contains(bounce.id ?? ""), let from = bounce.from else { return false }
+            return recipients.contains(from.bare) || recipients.contains(where: { $0.domainpart == from.domainpart && from.localpart == nil })
+        }
+        var status = failure
         for error in errors {
             CommandLineOutput.error("\(error.from?.description ?? "?") refused message \(error.id ?? ""): \(error.error?.description ?? "error")")
+            let noSuchRecipient: Set<StanzaError.Condition> = [.itemNotFound, .serviceUnavailable, .jidMalformed, .remoteServerNotFound]
+            if let condition = error.error?.condition, noSuchRecipient.contains(condition) {
+                status = status ?? .invalidRecipient
+            } else {
+                status = .notDelivered
+            }
         }
-        if !errors.isEmpty { throw ExitStatus.invalidRecipient.exitCode }
-        if let failure { throw failure.exitCode }
+        if let status { throw status.exitCode }
     }
 
-    private func sendBody(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout Set<String>) async throws {
+    private func sendBody(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs) async throws {
         try await session.send(await self.messages(text, to: targets, via: session, ids: &ids))
     }
 
     /// One message per recipient, with ids recorded so bounced errors can be matched.
-    private func messages(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout Set<String>) async -> [Message] {
+    private func messages(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs) async -> [Message] {
         var messages: [Message] = []
         for target in targets {
             var message = Message(type: Message.Kind(rawValue: self.type) ?? .chat, to: target, body: text, subject: self.subject)

@@ -45,7 +45,7 @@ struct SessionRunner {
         reconnects: Bool,
         logger: Logger
     ) throws -> XMPPSession<ContinuousClock> {
-        let (configuration, source) = try account.resolve()
+        let (configuration, source, policy) = try account.resolve()
         let password: String
         do {
             password = try source.read()
@@ -60,6 +60,7 @@ struct SessionRunner {
                 initialPresence: presence,
                 fetchRoster: fetchRoster,
                 enableCarbons: false,
+                session: .init(subscriptionPolicy: policy),
                 reconnects: reconnects
             ),
             password: password,
@@ -68,16 +69,5 @@ struct SessionRunner {
             ids: StanzaIDGenerator(prefix: String(nonce.next() % 1_000_000_000, radix: 36)),
             logger: logger
         )
-    }
-}
-
-/// Standard output and error for commands: unbuffered, one line at a time.
-enum CommandLineOutput {
-    static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
-    }
-
-    static func error(_ text: String) {
-        FileHandle.standardError.write(Data(("xmpp-bridge: " + text + "\n").utf8))
     }
 }

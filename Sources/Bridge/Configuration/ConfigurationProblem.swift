@@ -9,14 +9,3 @@ struct ConfigurationProblem: Hashable, Sendable, CustomStringConvertible {
         "\(self.path): \(self.message)" + (self.hint.map { " (hint: \($0))" } ?? "")
     }
 }
-
-/// Every problem found in a configuration file, reported together.
-struct ConfigurationError: Error, CustomStringConvertible {
-    var file: String
-    var problems: [ConfigurationProblem]
-
-    var description: String {
-        "\(self.file): \(self.problems.count) problem\(self.problems.count == 1 ? "" : "s")\n"
-            + self.problems.map { "  \($0)" }.joined(separator: "\n")
-    }
-}

@@ -36,6 +36,11 @@ public struct PresenceBook: Sendable {
 
     /// bare JID → sender JID (full, or the bare JID itself) → latest presence.
     private var entries: [JID: [JID: Entry]]
+
+    /// How many full JIDs are tracked.
+    public var trackedCount: Int {
+        self.entries.values.reduce(0) { $0 + $1.count }
+    }
     private var sequence: UInt64
 
     public init() {

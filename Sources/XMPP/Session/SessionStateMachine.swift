@@ -16,6 +16,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         case acceptAll = "accept-all"
     }
 
+    /// Who we say we are (XEP-0030, XEP-0092, XEP-0115) and how we treat subscription requests.
     public struct Configuration: Sendable {
         public var capabilities: EntityCapabilities
         public var capabilitiesNode: String
@@ -38,6 +39,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         }
     }
 
+    /// What the session must do after a stanza arrived.
     public enum Action: Sendable {
         /// Write this stanza.
         case send(XMLElement)
@@ -62,6 +64,10 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
     public private(set) var roster = Roster()
     public private(set) var presences = PresenceBook()
     private var tracker: IQTracker<Instant>
+    /// The roster fetch under way; its result is applied in stream order with pushes.
+    private var rosterFetchID: String?
+    /// Presences tracked at most (contacts × resources), so strangers cannot grow memory.
+    public static var maximumTrackedPresences: Int { 10_000 }
 
     public init(ownJID: JID, configuration: Configuration = Configuration()) {
         self.ownJID = ownJID
@@ -99,6 +105,12 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         try self.roster.applyResult(iq)
     }
 
+    /// Request `id` is a roster fetch: its result replaces the roster when it arrives, so a
+    /// push processed before it is not overwritten by an older snapshot afterwards.
+    public mutating func rosterFetchSent(id: String) {
+        self.rosterFetchID = id
+    }
+
     /// The earliest request deadline, for the owner's timer.
     public var nextDeadline: Instant? { self.tracker.nextDeadline }
 
@@ -127,7 +139,18 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         switch iq.type {
         case .result, .error:
             switch self.tracker.responseReceived(iq) {
-            case .matched(let id): return [.completeRequest(id: id, iq)]
+            case .matched(let id):
+                if id == self.rosterFetchID {
+                    self.rosterFetchID = nil
+                    if iq.type == .result {
+                        do {
+                            try self.roster.applyResult(iq)
+                        } catch {
+                            return [.completeRequest(id: id, iq), .ignored("unreadable roster: \(error)")]
+                        }
+                    }
+                }
+                return [.completeRequest(id: id, iq)]
             case .spoofed(let id, let from): return [.ignored("reply to \(id) from \(from?.description ?? "nobody"), not from where it was sent")]
             case .unknown(let id): return [.ignored("reply to unknown request \(id)")]
             }
@@ -193,6 +216,11 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         guard let from = presence.from else { return [.ignored("presence without from")] }
         switch presence.type {
         case .available, .unavailable:
+            if presence.type == .available, self.presences.trackedCount >= Self.maximumTrackedPresences,
+                !self.presences.resources(of: from.bare).contains(where: { $0.from == from })
+            {
+                return [.ignored("presence from \(from): already tracking \(Self.maximumTrackedPresences)")]
+            }
             guard let change = self.presences.update(presence) else { return [] }
             return [.presenceChanged(presence, best: change.best)]
         case .subscribe:

@@ -24,6 +24,11 @@ extension XMPPSession {
         try await self.send(Presence(type: .subscribe, to: contact.bare).element)
     }
 
+    /// Stops seeing a contact's presence: cancels our subscription to them (RFC 6121 §3.3).
+    public func unsubscribe(from contact: JID) async throws {
+        try await self.send(Presence(type: .unsubscribe, to: contact.bare).element)
+    }
+
     /// Lets a contact see our presence (RFC 6121 §3.1.4): approves a request, or pre-approves.
     public func approveSubscription(from contact: JID) async throws {
         try await self.send(Presence(type: .subscribed, to: contact.bare).element)
@@ -38,8 +43,6 @@ extension XMPPSession {
     public func setPresence(show: Presence.Show? = nil, status: String? = nil, priority: Int8 = 0) async throws {
         let presence = Presence(type: .available, show: show, status: status, priority: priority)
         self.presence = presence
-        var announced = presence
-        announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
-        try await self.send(announced.element)
+        try await self.announce(presence)
     }
 }

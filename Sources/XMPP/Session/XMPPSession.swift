@@ -8,6 +8,7 @@ import Logging
 /// ``ReconnectStateMachine`` for when to connect. This actor only carries them out.
 /// Time comes from the injected clock, so tests can drive it with a manual clock.
 public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
+    /// What the session connects to and how it behaves (RFC 6121 session set-up; XEP-0199 liveness).
     public struct Configuration: Sendable {
         public var client: XMPPClientConfiguration
         /// Sent after every (re)connect; nil sends no presence (a send-only client).
@@ -23,6 +24,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         public var idlePingInterval: Duration
         /// …and treat the connection as dead when the ping is not answered in this time.
         public var pingTimeout: Duration
+        /// Events kept for a consumer that falls behind; beyond this, new events are dropped
+        /// and logged as errors (the connection itself stops reading sooner, by backpressure).
+        public var maximumBufferedEvents: Int
 
         public init(
             client: XMPPClientConfiguration,
@@ -34,7 +38,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             reconnects: Bool = true,
             requestTimeout: Duration = .seconds(30),
             idlePingInterval: Duration = .seconds(60),
-            pingTimeout: Duration = .seconds(20)
+            pingTimeout: Duration = .seconds(20),
+            maximumBufferedEvents: Int = 10_000
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -46,6 +51,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.requestTimeout = requestTimeout
             self.idlePingInterval = idlePingInterval
             self.pingTimeout = pingTimeout
+            self.maximumBufferedEvents = maximumBufferedEvents
         }
     }
 
@@ -62,6 +68,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private var pending: [String: CheckedContinuation<IQ, any Error>] = [:]
     private var lastInbound: C.Instant
     private var isStopping = false
+    /// The backoff sleep under way, so ``stop()`` can cut it short.
+    private var backoff: Task<Void, Never>?
     var presence: Presence?
 
     public init(
@@ -83,17 +91,20 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.presence = configuration.initialPresence
         self.lastInbound = clock.now
-        (self.events, self.eventSink) = AsyncStream.makeStream(of: XMPPSessionEvent.self)
+        (self.events, self.eventSink) = AsyncStream.makeStream(
+            of: XMPPSessionEvent.self, bufferingPolicy: .bufferingOldest(max(1, configuration.maximumBufferedEvents))
+        )
     }
 
     // MARK: - Running
 
-    /// Connects and stays connected until ``stop()`` or a permanent failure; returns then.
+    /// Connects and stays connected until ``stop()``, cancellation or a permanent failure;
+    /// returns then.
     public func run() async {
         var reconnect = ReconnectStateMachine<C>(configuration: self.configuration.reconnect) { Double.random(in: $0) }
         var action = reconnect.start()
         var lastError: XMPPClientError?
-        while !self.isStopping {
+        while !self.isStopping, !Task.isCancelled {
             switch action {
             case .none:
                 self.finish(lastError)
@@ -101,15 +112,19 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             case .connect:
                 do throws(XMPPClientError) {
                     let connection = try await self.client.connect(configuration: self.configuration.client, password: self.password)
+                    if self.isStopping || Task.isCancelled {
+                        // stop() came while connecting: do not start a session nobody wants.
+                        await connection.close()
+                        break
+                    }
                     action = reconnect.connectSucceeded()
                     let reason = await self.serve(connection)
                     lastError = reason
-                    self.eventSink.yield(.offline(reason))
+                    self.emit(.offline(reason))
                     guard !self.isStopping, self.configuration.reconnects else { break }
                     action = reconnect.connectionLost(reason, now: self.clock.now)
                 } catch {
                     lastError = error
-                    self.logger.info("connect failed", metadata: ["error": "\(error)"])
                     guard self.configuration.reconnects else {
                         action = .giveUp(error)
                         continue
@@ -117,8 +132,19 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     action = reconnect.connectFailed(error, now: self.clock.now)
                 }
             case .wait(let until):
-                self.logger.info("reconnecting", metadata: ["in": "\(self.clock.now.duration(to: until))"])
-                try? await self.clock.sleep(until: until, tolerance: nil)
+                self.logger.warning(
+                    "connection failed; retrying",
+                    metadata: ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
+                )
+                let clock = self.clock
+                let sleep = Task<Void, Never> { _ = try? await clock.sleep(until: until, tolerance: nil) }
+                self.backoff = sleep
+                await withTaskCancellationHandler {
+                    await sleep.value
+                } onCancel: {
+                    sleep.cancel()
+                }
+                self.backoff = nil
                 action = reconnect.timerFired(now: self.clock.now)
             case .giveUp(let error):
                 self.logger.notice("giving up", metadata: ["error": "\(error)"])
@@ -126,6 +152,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 return
             }
         }
+        _ = reconnect.stop()
         self.finish(nil)
     }
 
@@ -134,6 +161,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     public func stop() async {
         guard !self.isStopping else { return }
         self.isStopping = true
+        self.backoff?.cancel()
         if let connection = self.connection {
             if self.presence != nil {
                 try? await connection.send(Presence(type: .unavailable).element)
@@ -144,8 +172,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     private func finish(_ error: XMPPClientError?) {
         self.failPending(XMPPSessionError.stopped)
-        self.eventSink.yield(.stopped(error))
+        self.emit(.stopped(error))
         self.eventSink.finish()
+    }
+
+    private func emit(_ event: XMPPSessionEvent) {
+        if case .dropped = self.eventSink.yield(event) {
+            self.logger.error("event dropped: the consumer is more than \(self.configuration.maximumBufferedEvents) events behind")
+        }
     }
 
     /// Runs one connection until it closes; returns why it closed.
@@ -175,6 +209,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await self.perform(action, on: connection)
             }
         }
+        // The connection is gone: nothing outstanding can be answered any more.
+        self.connection = nil
+        self.failPending(XMPPSessionError.disconnected)
     }
 
     /// After a (re)connect: carbons, roster, presence (RFC 6121 §2.2, §4.2; XEP-0280 §4).
@@ -191,25 +228,28 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             let versioning = connection.features.elements.contains { $0.namespace == Roster.versioningFeature }
             let query = Roster.query(version: self.machine.roster.version, versioning: versioning)
             do {
-                let result = try await self.request(IQ(type: .get, id: self.ids.next(), payload: query))
-                try self.machine.rosterReceived(result)
+                // The machine applies the result when it arrives, in stream order with pushes.
+                let fetch = IQ(type: .get, id: self.ids.next(), payload: query)
+                self.machine.rosterFetchSent(id: fetch.id)
+                _ = try await self.request(fetch)
             } catch {
                 self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
             }
         }
-        if var presence = self.presence {
-            presence.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
-            try? await connection.send(presence.element)
+        if let presence = self.presence {
+            try? await self.announce(presence)
         }
-        self.eventSink.yield(.online(connection.jid))
+        guard self.connection != nil else { return }
+        self.emit(.online(connection.jid))
     }
 
     /// Pings the server after `idlePingInterval` without traffic; an unanswered ping closes
     /// the connection, which the run loop treats as a loss.
     private func keepAlive(_ connection: XMPPConnection) async {
         while !Task.isCancelled {
+            // Wake when the link has been quiet for a full interval since the last traffic.
             do {
-                try await self.clock.sleep(for: self.configuration.idlePingInterval)
+                try await self.clock.sleep(until: self.lastInbound.advanced(by: self.configuration.idlePingInterval), tolerance: nil)
             } catch {
                 return
             }
@@ -240,17 +280,18 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 continuation.resume(returning: iq)
             }
         case .deliverMessage(let message, let carbon):
-            self.eventSink.yield(.message(message, carbon: carbon))
+            self.emit(.message(message, carbon: carbon))
         case .presenceChanged(let presence, let best):
-            self.eventSink.yield(.presence(presence, best: best))
+            self.emit(.presence(presence, best: best))
         case .subscriptionRequested(let from, let presence):
-            self.eventSink.yield(.subscriptionRequest(from: from, presence))
+            self.emit(.subscriptionRequest(from: from, presence))
         case .subscriptionChanged(let presence):
-            self.eventSink.yield(.subscriptionChanged(presence))
+            self.emit(.subscriptionChanged(presence))
         case .rosterChanged(let outcome):
-            self.eventSink.yield(.rosterChanged(outcome))
+            self.emit(.rosterChanged(outcome))
         case .ignored(let reason):
-            self.logger.info("ignored stanza", metadata: ["reason": "\(reason)"])
+            // Spoofed replies, forged carbons and strangers' roster pushes land here.
+            self.logger.warning("ignored stanza", metadata: ["reason": "\(reason)"])
         }
     }
 
@@ -261,23 +302,28 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// request went.
     public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
         guard let connection = self.connection else { throw XMPPSessionError.notConnected }
-        let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
         let id = iq.id
+        guard self.pending[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
+        let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
         let timer = Task { [clock] in
             try await clock.sleep(until: deadline, tolerance: nil)
             await self.expireRequests()
         }
         defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            self.pending[id] = continuation
-            Task {
-                do {
-                    try await connection.send(iq.element)
-                } catch {
-                    self.fail(id, XMPPSessionError.writeFailed("\(error)"))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                self.pending[id] = continuation
+                Task {
+                    do {
+                        try await connection.send(iq.element)
+                    } catch {
+                        self.fail(id, XMPPSessionError.writeFailed("\(error)"))
+                    }
                 }
             }
+        } onCancel: {
+            Task { await self.fail(id, XMPPSessionError.stopped) }
         }
     }
 
@@ -329,6 +375,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     private func write(_ element: XMLElement) async throws {
         guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        var element = element
+        // Every outgoing stanza gets an id (RFC 6120 §8.1.3), from the injected generator.
+        if element[attribute: "id"] == nil, element.name == "message" || element.name == "presence" {
+            element[attribute: "id"] = self.ids.next()
+        }
         do {
             try await connection.send(element)
         } catch {
@@ -340,6 +391,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         for id in self.machine.expireRequests(now: self.clock.now) {
             self.fail(id, XMPPSessionError.timedOut(id: id))
         }
+    }
+
+    /// Sends our presence with the caps element (XEP-0115 §4).
+    func announce(_ presence: Presence) async throws {
+        var announced = presence
+        announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
+        try await self.send(announced.element)
     }
 
     private func fail(_ id: String, _ error: XMPPSessionError) {

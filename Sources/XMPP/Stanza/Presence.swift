@@ -98,12 +98,3 @@ public struct Presence: Hashable, Sendable {
         return element
     }
 }
-
-extension String {
-    var trimmingWhitespace: String {
-        var view = Substring(self)
-        while let first = view.first, first.isWhitespace { view.removeFirst() }
-        while let last = view.last, last.isWhitespace { view.removeLast() }
-        return String(view)
-    }
-}

@@ -87,7 +87,7 @@ public final class TLSContext: @unchecked Sendable {
         defer { closedir(handle) }
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.count == 10, name.hasSuffix(".0"), name.prefix(8).allSatisfy { $0.isHexDigit } { return true }
+            if name.count == 10, name.hasSuffix(".0"), name.prefix(8).allSatisfy({ $0.isHexDigit }) { return true }
         }
         return false
     }

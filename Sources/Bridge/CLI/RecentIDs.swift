@@ -1,0 +1,27 @@
+/// The most recent stanza ids sent, bounded so a long-running `send --lines` does not
+/// grow without end (bounces refer to recent messages).
+struct RecentIDs {
+    private var members: Set<String> = []
+    private var order: [String] = []
+    private var head = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    mutating func insert(_ id: String) {
+        guard self.members.insert(id).inserted else { return }
+        if self.order.count < self.capacity {
+            self.order.append(id)
+        } else {
+            self.members.remove(self.order[self.head])
+            self.order[self.head] = id
+            self.head = (self.head + 1) % self.capacity
+        }
+    }
+
+    func contains(_ id: String) -> Bool {
+        self.members.contains(id)
+    }
+}
