@@ -1,0 +1,36 @@
+/// Why the router relays a message nowhere (issue 4, "Routing"); logged at debug, never an
+/// error: strangers, chat states and echoes of our own relays are expected traffic.
+enum DropReason: Hashable, Sendable, CustomStringConvertible {
+    /// No body, or only whitespace: chat states (XEP-0085) and receipts (XEP-0184) are not
+    /// relayed as empty text.
+    case noBody
+    /// The message carries a relay marker: some bridge (named) already relayed it. Relaying
+    /// once only breaks loops through other bridges and multi-hop chains.
+    case alreadyRelayed(by: String)
+    /// Sent by one of this bridge's own accounts, so it is something we relayed: breaks the
+    /// loop when two accounts of this bridge sit in each other's channels.
+    case fromOwnAccount
+    /// The source is a sending member of no channel: no open relay.
+    case notAMember
+    /// Local input named a channel the source is no sending member of (or that does not exist).
+    case notAMemberOf(channel: String)
+    /// The source's channels have no other member that may receive.
+    case noReceivers
+
+    var description: String {
+        switch self {
+        case .noBody:
+            "no body (chat state or receipt)"
+        case .alreadyRelayed(let bridge):
+            "already relayed by \(bridge)"
+        case .fromOwnAccount:
+            "sent by one of this bridge's own accounts"
+        case .notAMember:
+            "sender is no sending member of any channel"
+        case .notAMemberOf(let channel):
+            "sender is no sending member of channel \(channel)"
+        case .noReceivers:
+            "no other member of its channels may receive"
+        }
+    }
+}

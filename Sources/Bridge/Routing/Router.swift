@@ -1,0 +1,127 @@
+import Transports
+
+/// The routing table (issue 4, "Routing"): decides, without I/O, clock or randomness, which
+/// endpoints receive a message a transport received.
+///
+/// Rules, in order:
+/// 1. No body (chat states, receipts) → nothing is relayed as empty text.
+/// 2. A relay marker (`relayedBy`) → some bridge already relayed it; relaying once only is
+///    what keeps loops through other bridges and multi-hop chains finite.
+/// 3. Sent by one of this bridge's own accounts → it is one of our relays; this breaks the
+///    loop when two accounts of this bridge sit in each other's channels.
+/// 4. Only members relay: the source endpoint must be a sending member (`in`/`inout`) of a
+///    channel — of the named one if local input names a channel. Strangers are never
+///    relayed (no open relay).
+/// 5. Every receiving member (`out`/`inout`) of those channels gets the message once, except
+///    the source endpoint and any member with the source's address (the same JID reachable
+///    through another account must not get its own message back).
+///
+/// Addresses compare lower-cased, as bare JIDs do.
+struct Router: Sendable {
+    /// One place an endpoint appears in the routing table.
+    struct Membership: Hashable, Sendable {
+        /// Index into `channels`.
+        var channel: Int
+        var direction: ChannelMember.Direction
+    }
+
+    /// The channels in configuration order, member addresses lower-cased.
+    let channels: [Channel]
+    /// Each channel's parsed `format`, by the same index.
+    let formats: [RelayFormat]
+    /// Lower-cased bare JIDs of this bridge's own XMPP accounts.
+    let ownJIDs: Set<String>
+    /// (transport, lower-cased address) → every membership of that endpoint, in channel order.
+    let memberships: [Endpoint: [Membership]]
+
+    init(channels: [Channel], ownJIDs: Set<String>) {
+        let channels = channels.map { channel in
+            var channel = channel
+            channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction) }
+            return channel
+        }
+        var memberships: [Endpoint: [Membership]] = [:]
+        for (index, channel) in channels.enumerated() {
+            for member in channel.members {
+                memberships[member.endpoint, default: []].append(Membership(channel: index, direction: member.direction))
+            }
+        }
+        self.channels = channels
+        self.formats = channels.map { RelayFormat($0.format) }
+        self.ownJIDs = Set(ownJIDs.map { $0.lowercased() })
+        self.memberships = memberships
+    }
+
+    /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
+    func route(_ message: InboundMessage, makeID: () -> String) -> RoutingDecision {
+        guard let body = message.body, !body.allSatisfy(\.isWhitespace) else {
+            return .drop(reason: .noBody)
+        }
+        if let bridge = message.relayedBy {
+            return .drop(reason: .alreadyRelayed(by: bridge))
+        }
+        let source = Self.normalized(message.source)
+        if let address = source.address, self.ownJIDs.contains(address) {
+            return .drop(reason: .fromOwnAccount)
+        }
+
+        var channels = self.sendingChannels(of: source)
+        if let name = message.channel {
+            channels.removeAll { self.channels[$0].name != name }
+            guard !channels.isEmpty else {
+                return .drop(reason: .notAMemberOf(channel: name))
+            }
+        }
+        guard !channels.isEmpty else {
+            return .drop(reason: .notAMember)
+        }
+
+        var deliveries: [Delivery] = []
+        var reached: Set<Endpoint> = []
+        for index in channels {
+            let channel = self.channels[index]
+            for member in channel.members where member.direction.receives {
+                let target = member.endpoint
+                guard target != source || message.deliverToSourceTransport, source.address == nil || target.address != source.address,
+                    reached.insert(target).inserted
+                else { continue }
+                let text = self.formats[index].render { placeholder in
+                    switch placeholder {
+                    case .account: message.source.transport
+                    case .channel: channel.name
+                    case .nick: message.nick
+                    case .sender: message.sender
+                    case .body: body
+                    }
+                }
+                deliveries.append(
+                    Delivery(
+                        channel: channel.name, target: target, body: text, originalBody: body, nick: message.nick,
+                        subject: message.subject, type: message.requestedType ?? channel.deliveryType,
+                        source: message.source, sourceID: message.id, relayID: makeID()
+                    )
+                )
+            }
+        }
+        guard !deliveries.isEmpty else {
+            return .drop(reason: .noReceivers)
+        }
+        return .deliver(deliveries)
+    }
+
+    /// Indices of the channels `source` may send into, ascending, each once.
+    func sendingChannels(of source: Endpoint) -> [Int] {
+        var indices: [Int] = []
+        for membership in self.memberships[source, default: []] where membership.direction.sends {
+            if indices.last != membership.channel {
+                indices.append(membership.channel)
+            }
+        }
+        return indices
+    }
+
+    /// The endpoint as the routing table keys it: the address lower-cased.
+    static func normalized(_ endpoint: Endpoint) -> Endpoint {
+        Endpoint(transport: endpoint.transport, address: endpoint.address?.lowercased())
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import Transports
+
+/// A row of `queue`, the durable outbound queue: every field of a `Delivery`, endpoints as
+/// two columns each, keyed by an autoincremented `sequence` that orders the queue.
+///
+/// `MutablePersistableRecord` rather than `PersistableRecord`, so that inserting it reads
+/// back the sequence SQLite assigned.
+struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "queue"
+
+    /// Nil until inserted.
+    var sequence: Int64?
+    var channel: String
+    var targetTransport: String
+    var targetAddress: String?
+    var body: String
+    var originalBody: String
+    var nick: String
+    var subject: String?
+    var type: Channel.DeliveryType
+    var sourceTransport: String
+    var sourceAddress: String?
+    var sourceID: String
+    var relayID: String
+    var enqueuedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case sequence
+        case channel
+        case targetTransport = "target_transport"
+        case targetAddress = "target_address"
+        case body
+        case originalBody = "original_body"
+        case nick
+        case subject
+        case type
+        case sourceTransport = "source_transport"
+        case sourceAddress = "source_address"
+        case sourceID = "source_id"
+        case relayID = "relay_id"
+        case enqueuedAt = "enqueued_at"
+    }
+
+    /// Typed columns for the query interface.
+    enum Columns {
+        static let sequence = Column(CodingKeys.sequence)
+        static let targetTransport = Column(CodingKeys.targetTransport)
+    }
+
+    /// A row for `delivery`, not yet inserted (its `sequence` is ignored).
+    init(_ delivery: Delivery, enqueuedAt: Date) {
+        self.sequence = nil
+        self.channel = delivery.channel
+        self.targetTransport = delivery.target.transport
+        self.targetAddress = delivery.target.address
+        self.body = delivery.body
+        self.originalBody = delivery.originalBody
+        self.nick = delivery.nick
+        self.subject = delivery.subject
+        self.type = delivery.type
+        self.sourceTransport = delivery.source.transport
+        self.sourceAddress = delivery.source.address
+        self.sourceID = delivery.sourceID
+        self.relayID = delivery.relayID
+        self.enqueuedAt = enqueuedAt
+    }
+
+    /// The stored delivery, with its queue sequence.
+    var delivery: Delivery {
+        Delivery(
+            sequence: self.sequence ?? 0,
+            channel: self.channel,
+            target: Endpoint(transport: self.targetTransport, address: self.targetAddress),
+            body: self.body,
+            originalBody: self.originalBody,
+            nick: self.nick,
+            subject: self.subject,
+            type: self.type,
+            source: Endpoint(transport: self.sourceTransport, address: self.sourceAddress),
+            sourceID: self.sourceID,
+            relayID: self.relayID
+        )
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        self.sequence = inserted.rowID
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import Transports
+
+/// A row of `relays`, the id map: a source stanza id and one id it was relayed as.
+///
+/// Used to recognise echoes of our own messages (no loops) and, later, to carry receipts
+/// and corrections (XEP-0184, XEP-0308) from a relayed copy back to its source.
+struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "relays"
+
+    /// The stanza id the relayed copy was sent with; unique (primary key).
+    var relayID: String
+    var channel: String
+    var sourceTransport: String
+    var sourceAddress: String?
+    var sourceID: String
+    var targetTransport: String
+    var targetAddress: String?
+    var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case relayID = "relay_id"
+        case channel
+        case sourceTransport = "source_transport"
+        case sourceAddress = "source_address"
+        case sourceID = "source_id"
+        case targetTransport = "target_transport"
+        case targetAddress = "target_address"
+        case createdAt = "created_at"
+    }
+
+    /// Typed columns for the query interface.
+    enum Columns {
+        static let relayID = Column(CodingKeys.relayID)
+        static let sourceTransport = Column(CodingKeys.sourceTransport)
+        static let sourceAddress = Column(CodingKeys.sourceAddress)
+        static let sourceID = Column(CodingKeys.sourceID)
+        static let createdAt = Column(CodingKeys.createdAt)
+    }
+
+    init(
+        relayID: String, channel: String, source: Endpoint, sourceID: String, target: Endpoint, createdAt: Date
+    ) {
+        self.relayID = relayID
+        self.channel = channel
+        self.sourceTransport = source.transport
+        self.sourceAddress = source.address
+        self.sourceID = sourceID
+        self.targetTransport = target.transport
+        self.targetAddress = target.address
+        self.createdAt = createdAt
+    }
+
+    /// The id map entry for a delivery.
+    init(_ delivery: Delivery, createdAt: Date) {
+        self.init(
+            relayID: delivery.relayID, channel: delivery.channel, source: delivery.source,
+            sourceID: delivery.sourceID, target: delivery.target, createdAt: createdAt
+        )
+    }
+
+    var source: Endpoint { Endpoint(transport: self.sourceTransport, address: self.sourceAddress) }
+    var target: Endpoint { Endpoint(transport: self.targetTransport, address: self.targetAddress) }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import Transports
+
+/// A row of `routes`: the latest runtime change for one (channel, endpoint).
+///
+/// `action` is `add` (with a `direction`) or `remove` (without one); a unique index on
+/// (channel, transport, address) keeps one row per member, and `id` orders the changes.
+struct RouteRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRecord {
+    /// The two kinds of change, as stored.
+    enum Action: String, Codable, Hashable, Sendable {
+        case add
+        case remove
+    }
+
+    static let databaseTableName = "routes"
+
+    /// Autoincremented: the order in which the changes were made.
+    var id: Int64?
+    var channel: String
+    var transport: String
+    /// Nil for a local transport.
+    var address: String?
+    var action: Action
+    /// Set exactly when `action` is `add`.
+    var direction: ChannelMember.Direction?
+    var changedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case channel
+        case transport
+        case address
+        case action
+        case direction
+        case changedAt = "changed_at"
+    }
+
+    /// Typed columns for the query interface.
+    enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let channel = Column(CodingKeys.channel)
+        static let transport = Column(CodingKeys.transport)
+        static let address = Column(CodingKeys.address)
+    }
+
+    init(_ change: RouteChange) {
+        self.id = nil
+        self.channel = change.channel
+        self.transport = change.endpoint.transport
+        self.address = change.endpoint.address
+        switch change.kind {
+        case .add(let direction):
+            self.action = .add
+            self.direction = direction
+        case .remove:
+            self.action = .remove
+            self.direction = nil
+        }
+        self.changedAt = change.changedAt
+    }
+
+    /// The change this row stores. An `add` without a direction (the table's CHECK forbids
+    /// it) reads as `inout` rather than trapping.
+    var change: RouteChange {
+        let kind: RouteChange.Kind
+        switch self.action {
+        case .add: kind = .add(self.direction ?? .inout)
+        case .remove: kind = .remove
+        }
+        return RouteChange(
+            channel: self.channel,
+            endpoint: Endpoint(transport: self.transport, address: self.address),
+            kind: kind,
+            changedAt: self.changedAt
+        )
+    }
+
+    /// The row for `channel` and `endpoint`, whatever its action (nil addresses match).
+    static func member(channel: String, endpoint: Endpoint) -> QueryInterfaceRequest<RouteRecord> {
+        RouteRecord.filter(
+            Columns.channel == channel
+                && Columns.transport == endpoint.transport
+                && Columns.address == endpoint.address
+        )
+    }
+}

@@ -1,0 +1,72 @@
+import GRDB
+
+/// The versioned schema of the state database. Migrations are applied in order and recorded
+/// in `grdb_migrations`, so opening a database again runs only the ones it lacks. A released
+/// migration is never edited: a schema change is a new `v2-…` migration.
+enum StateMigrations {
+    /// Every migration this build knows, in order.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-create-routes-relays-queue", migrate: createTables)
+        return migrator
+    }
+
+    /// v1: runtime route changes, the relay id map and the durable outbound queue.
+    private static func createTables(_ db: Database) throws {
+        // One row per (channel, endpoint): the latest runtime change for that member.
+        try db.create(table: RouteRecord.databaseTableName) { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("channel", .text).notNull()
+            t.column("transport", .text).notNull()
+            t.column("address", .text)
+            t.column("action", .text).notNull()
+                .check(sql: "action IN ('add', 'remove')")
+            t.column("direction", .text)
+                .check(sql: "direction IN ('in', 'out', 'inout')")
+            t.column("changed_at", .datetime).notNull()
+            t.check(sql: "(action = 'add') = (direction IS NOT NULL)")
+        }
+        // NULL addresses (local transports) must collide too, hence the expression.
+        try db.execute(sql: """
+            CREATE UNIQUE INDEX routes_member ON routes(channel, transport, IFNULL(address, ''))
+            """)
+
+        try db.create(table: RelayRecord.databaseTableName) { t in
+            t.primaryKey("relay_id", .text)
+            t.column("channel", .text).notNull()
+            t.column("source_transport", .text).notNull()
+            t.column("source_address", .text)
+            t.column("source_id", .text).notNull()
+            t.column("target_transport", .text).notNull()
+            t.column("target_address", .text)
+            t.column("created_at", .datetime).notNull().indexed()
+        }
+        try db.create(
+            index: "relays_source", on: RelayRecord.databaseTableName,
+            columns: ["source_transport", "source_address", "source_id"]
+        )
+
+        try db.create(table: QueuedDeliveryRecord.databaseTableName) { t in
+            // AUTOINCREMENT: a sequence is never reused, even after the queue empties.
+            t.autoIncrementedPrimaryKey("sequence")
+            t.column("channel", .text).notNull()
+            t.column("target_transport", .text).notNull()
+            t.column("target_address", .text)
+            t.column("body", .text).notNull()
+            t.column("original_body", .text).notNull()
+            t.column("nick", .text).notNull()
+            t.column("subject", .text)
+            t.column("type", .text).notNull()
+                .check(sql: "type IN ('chat', 'normal', 'headline')")
+            t.column("source_transport", .text).notNull()
+            t.column("source_address", .text)
+            t.column("source_id", .text).notNull()
+            t.column("relay_id", .text).notNull()
+            t.column("enqueued_at", .datetime).notNull()
+        }
+        try db.create(
+            index: "queue_transport_sequence", on: QueuedDeliveryRecord.databaseTableName,
+            columns: ["target_transport", "sequence"]
+        )
+    }
+}

@@ -1,0 +1,65 @@
+import GRDB
+import Transports
+
+/// The durable outbound queue: a delivery is written before it is attempted and removed
+/// only when its target transport confirms it, so a restart resumes where it stopped.
+extension StateStore {
+    /// Stores `deliveries` in one transaction, with their relay ids, and returns them in the
+    /// same order with `sequence` set (increasing, never reused).
+    func enqueue(_ deliveries: [Delivery]) throws(StateStoreError) -> [Delivery] {
+        let now = self.now()
+        return try self.write(.enqueue) { db in
+            var stored: [Delivery] = []
+            stored.reserveCapacity(deliveries.count)
+            for delivery in deliveries {
+                var record = QueuedDeliveryRecord(delivery, enqueuedAt: now)
+                try record.insert(db)
+                stored.append(record.delivery)
+            }
+            try Self.insertRelays(deliveries, createdAt: now, in: db)
+            return stored
+        }
+    }
+
+    /// The oldest `limit` deliveries waiting for `transport`, in queue order.
+    func pending(transport: String, limit: Int) throws(StateStoreError) -> [Delivery] {
+        precondition(limit > 0, "pending(transport:limit:) needs a positive limit, got \(limit)")
+        return try self.read(.readQueue) { db in
+            try QueuedDeliveryRecord
+                .filter(QueuedDeliveryRecord.Columns.targetTransport == transport)
+                .order(QueuedDeliveryRecord.Columns.sequence)
+                .limit(limit)
+                .fetchAll(db)
+                .map(\.delivery)
+        }
+    }
+
+    /// Removes a confirmed (or permanently failed) delivery. Returns false if it was not
+    /// queued, e.g. completed twice.
+    @discardableResult
+    func complete(sequence: Int64) throws(StateStoreError) -> Bool {
+        try self.write(.complete) { db in try QueuedDeliveryRecord.deleteOne(db, key: sequence) }
+    }
+
+    /// How many deliveries wait for `transport`, or for every transport when nil.
+    func pendingCount(transport: String?) throws(StateStoreError) -> Int {
+        try self.read(.readQueue) { db in
+            var request = QueuedDeliveryRecord.all()
+            if let transport {
+                request = request.filter(QueuedDeliveryRecord.Columns.targetTransport == transport)
+            }
+            return try request.fetchCount(db)
+        }
+    }
+
+    /// The transports with deliveries waiting, sorted by name.
+    func allPendingTransports() throws(StateStoreError) -> [String] {
+        try self.read(.readQueue) { db in
+            try QueuedDeliveryRecord
+                .select(QueuedDeliveryRecord.Columns.targetTransport, as: String.self)
+                .distinct()
+                .order(QueuedDeliveryRecord.Columns.targetTransport)
+                .fetchAll(db)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import Transports
+
+/// The relay id map: which ids each source stanza was relayed as.
+extension StateStore {
+    /// Records the relay ids of `deliveries`. Recording the same relay id again changes
+    /// nothing (`enqueue` already records them; this is for deliveries sent without queueing).
+    func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError) {
+        let createdAt = self.now()
+        try self.write(.recordRelays) { db in try Self.insertRelays(deliveries, createdAt: createdAt, in: db) }
+    }
+
+    /// Every relayed copy of the stanza `id` received from `transport`/`address`, oldest first.
+    func relays(forSource transport: String, address: String?, id: String) throws(StateStoreError) -> [RelayRecord] {
+        try self.read(.readRelays) { db in
+            try RelayRecord
+                .filter(
+                    RelayRecord.Columns.sourceTransport == transport
+                        && RelayRecord.Columns.sourceAddress == address
+                        && RelayRecord.Columns.sourceID == id
+                )
+                .order(Column.rowID)
+                .fetchAll(db)
+        }
+    }
+
+    /// Whether `id` is one this bridge generated for a relayed copy: an inbound message
+    /// carrying it is an echo of our own relay and must not be relayed again.
+    func isRelayID(_ id: String) throws(StateStoreError) -> Bool {
+        try self.read(.readRelays) { db in try RelayRecord.exists(db, key: id) }
+    }
+
+    /// Forgets relays recorded before `date`; returns how many. The map otherwise grows
+    /// with every message, and receipts or corrections for old messages are rare.
+    @discardableResult
+    func pruneRelays(before date: Date) throws(StateStoreError) -> Int {
+        try self.write(.pruneRelays) { db in
+            try RelayRecord.filter(RelayRecord.Columns.createdAt < date).deleteAll(db)
+        }
+    }
+
+    /// Inserts the id map rows for `deliveries`, ignoring relay ids already present.
+    static func insertRelays(_ deliveries: [Delivery], createdAt: Date, in db: Database) throws {
+        for delivery in deliveries {
+            try RelayRecord(delivery, createdAt: createdAt).insert(db, onConflict: .ignore)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import GRDB
+import Transports
+
+/// Runtime routes: changes made with `xmpp-bridge route add|remove`, kept across restarts
+/// and merged over the configured channels.
+extension StateStore {
+    /// Every stored change, oldest first (at most one per channel and endpoint).
+    func routes() throws(StateStoreError) -> [RouteChange] {
+        try self.read(.readRoutes) { db in
+            try RouteRecord.order(RouteRecord.Columns.id).fetchAll(db).map(\.change)
+        }
+    }
+
+    /// Records that `member` joins `channel` (replacing an earlier change for its endpoint).
+    func addRoute(channel: String, member: ChannelMember) throws(StateStoreError) {
+        let change = RouteChange(
+            channel: channel, endpoint: member.endpoint, kind: .add(member.direction), changedAt: self.now()
+        )
+        try self.write(.addRoute) { db in try Self.replace(change, in: db) }
+    }
+
+    /// Records that `endpoint` leaves `channel`, even if the configuration lists it
+    /// (replacing an earlier change for it).
+    func removeRoute(channel: String, endpoint: Endpoint) throws(StateStoreError) {
+        let change = RouteChange(channel: channel, endpoint: endpoint, kind: .remove, changedAt: self.now())
+        try self.write(.removeRoute) { db in try Self.replace(change, in: db) }
+    }
+
+    /// The routing table in effect: the stored changes applied over `channels` (see
+    /// `RouteChange.apply(_:to:)`).
+    func applyRoutes(to channels: [Channel]) throws(StateStoreError) -> [Channel] {
+        RouteChange.apply(try self.routes(), to: channels)
+    }
+
+    /// Deletes the member's previous change and appends this one, so the newest change
+    /// sorts last.
+    private static func replace(_ change: RouteChange, in db: Database) throws {
+        try RouteRecord.member(channel: change.channel, endpoint: change.endpoint).deleteAll(db)
+        try RouteRecord(change).insert(db)
+    }
+}

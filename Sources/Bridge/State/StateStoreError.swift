@@ -1,0 +1,51 @@
+import GRDB
+
+/// A failure of the persisted state (SQLite): which operation failed, on which database,
+/// and why. The store never traps on a database problem; it throws this instead.
+struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The store operation that failed.
+    enum Operation: String, Hashable, Sendable, CaseIterable {
+        case open = "open"
+        case migrate = "migrate"
+        case readRoutes = "read routes"
+        case addRoute = "add route"
+        case removeRoute = "remove route"
+        case recordRelays = "record relays"
+        case readRelays = "read relays"
+        case pruneRelays = "prune relays"
+        case enqueue = "enqueue"
+        case readQueue = "read queue"
+        case complete = "complete delivery"
+        case inspect = "inspect"
+    }
+
+    var operation: Operation
+    /// The database file, or `:memory:`.
+    var location: String
+    /// What went wrong, as the underlying error described it.
+    var underlying: String
+    /// The SQLite primary result code when SQLite reported the failure (e.g. 5 `SQLITE_BUSY`,
+    /// 13 `SQLITE_FULL`), so a caller can tell a transient failure from a broken database.
+    var sqliteCode: Int32?
+
+    init(operation: Operation, location: String, underlying: String, sqliteCode: Int32? = nil) {
+        self.operation = operation
+        self.location = location
+        self.underlying = underlying
+        self.sqliteCode = sqliteCode
+    }
+
+    /// Wraps any error thrown by GRDB, SQLite or the file system.
+    init(operation: Operation, location: String, error: any Error) {
+        if let error = error as? StateStoreError {
+            self = error
+            return
+        }
+        let code = (error as? DatabaseError).map { $0.resultCode.primaryResultCode.rawValue }
+        self.init(operation: operation, location: location, underlying: String(describing: error), sqliteCode: code)
+    }
+
+    var description: String {
+        "state database \(self.location): \(self.operation.rawValue) failed: \(self.underlying)"
+    }
+}

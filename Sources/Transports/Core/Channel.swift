@@ -1,0 +1,27 @@
+/// A named set of endpoints joined by the bridge: a message from a member that may send
+/// goes to every other member that may receive.
+public struct Channel: Hashable, Sendable, Codable {
+    /// How relayed messages are delivered to XMPP members (RFC 6121 §5.2.2): `headline`
+    /// is what phones show as a notification.
+    public enum DeliveryType: String, Hashable, Sendable, Codable, CaseIterable {
+        case chat
+        case normal
+        case headline
+    }
+
+    public var name: String
+    public var members: [ChannelMember]
+    /// Body template for relayed messages; placeholders `{account}`, `{channel}`,
+    /// `{nick}`, `{sender}`, `{body}`.
+    public var format: String
+    public var deliveryType: DeliveryType
+
+    public static let defaultFormat = "[{channel}] {nick}: {body}"
+
+    public init(name: String, members: [ChannelMember], format: String = Channel.defaultFormat, deliveryType: DeliveryType = .chat) {
+        self.name = name
+        self.members = members
+        self.format = format
+        self.deliveryType = deliveryType
+    }
+}

@@ -1,0 +1,48 @@
+/// One message to hand to one endpoint: what the router decides and the durable queue
+/// stores until the target transport confirms it.
+public struct Delivery: Hashable, Sendable, Codable {
+    /// Queue position, assigned when stored (0 before).
+    public var sequence: Int64
+    public var channel: String
+    public var target: Endpoint
+    /// The text to send to an XMPP target: the channel's format applied.
+    public var body: String
+    /// The body as the sender wrote it, and the sender's display name, for local outputs
+    /// that format their own lines (`{sender}: {body}` or JSON).
+    public var originalBody: String
+    public var nick: String
+    public var subject: String?
+    public var type: Channel.DeliveryType
+    /// The source endpoint and stanza id, for the id map (receipts, corrections later).
+    public var source: Endpoint
+    public var sourceID: String
+    /// The stanza id to send with; recorded so an echo of it is recognised (no loops).
+    public var relayID: String
+
+    public init(
+        sequence: Int64 = 0, channel: String, target: Endpoint, body: String, originalBody: String, nick: String,
+        subject: String? = nil, type: Channel.DeliveryType, source: Endpoint, sourceID: String, relayID: String
+    ) {
+        self.sequence = sequence
+        self.channel = channel
+        self.target = target
+        self.body = body
+        self.originalBody = originalBody
+        self.nick = nick
+        self.subject = subject
+        self.type = type
+        self.source = source
+        self.sourceID = sourceID
+        self.relayID = relayID
+    }
+}
+
+/// What a transport says about a delivery attempt.
+public enum DeliveryResult: Hashable, Sendable {
+    /// Handed over and confirmed (for XMPP: written and acknowledged by a server round trip).
+    case delivered
+    /// Not now (offline, reconnecting); keep it queued and try again in order.
+    case retryLater(String)
+    /// Never deliverable (invalid target, refused); drop it and log why.
+    case failed(String)
+}

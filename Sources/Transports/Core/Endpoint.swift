@@ -1,0 +1,18 @@
+/// Where messages enter or leave the bridge: a transport plus an address. For an XMPP
+/// transport (one per account) the address is a contact's bare JID, e.g. account `work`
+/// + `alice@work.example`; a local transport (stdin, FIFO, socket) has no address.
+public struct Endpoint: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The transport's configured name: an account name or a local transport name.
+    public var transport: String
+    /// A bare JID (lower-cased as JIDs compare), or nil for a local transport.
+    public var address: String?
+
+    public init(transport: String, address: String? = nil) {
+        self.transport = transport
+        self.address = address
+    }
+
+    public var description: String {
+        self.address.map { "\(self.transport):\($0)" } ?? self.transport
+    }
+}

@@ -1,0 +1,20 @@
+import ServiceLifecycle
+
+/// One protocol the router talks to: it reports what arrives, tagged with the endpoint
+/// it came from, and takes deliveries, saying for each whether it was delivered, should
+/// be retried later, or failed for good. Kinds: XMPP (one per account) and local
+/// (stdin/stdout, FIFO, Unix socket).
+///
+/// A transport is a `Service`: `run()` lives until the transport is stopped or the
+/// service group shuts down gracefully.
+public protocol Transport: Service {
+    /// The configured name; also the `transport` of its endpoints.
+    var name: String { get }
+
+    /// Hands `deliveries` over, in order, and says what became of each (same order).
+    /// A delivery counts as delivered only when the other side has confirmed it.
+    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
+
+    /// Ends `run()` soon (used when a reload removes or replaces this transport).
+    func stop() async
+}

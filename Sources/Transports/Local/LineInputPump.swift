@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+
+/// Turns lines read from a descriptor into messages for the bridge, one batch at a time
+/// and in order; bad lines (too long, invalid UTF-8 under `reject`) are logged and skipped.
+struct LineInputPump: Sendable {
+    let transport: String
+    let options: LocalInputOptions
+    let handler: any TransportEventHandler
+    let logger: Logger
+
+    /// Reads `descriptor` until end of file.
+    func run(descriptor: Int32) async {
+        let reader = FileLineReader(
+            descriptor: descriptor,
+            splitter: LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
+        )
+        let prefix = "\(self.transport)-\(UInt64(Date().timeIntervalSince1970 * 1000))"
+        var counter = 0
+        for await batch in reader.batches {
+            reader.consumed()
+            for line in batch {
+                switch line {
+                case .text(let text):
+                    counter += 1
+                    let message = InboundMessage(
+                        source: Endpoint(transport: self.transport), sender: self.options.nick, nick: self.options.nick,
+                        id: "\(prefix)-\(counter)", body: text
+                    )
+                    let outcome = await self.handler.handle(.message(message), from: self.transport)
+                    if case .dropped(let reason) = outcome {
+                        self.logger.debug("input line not relayed", metadata: ["reason": "\(reason)"])
+                    }
+                case .tooLong(let bytes):
+                    self.logger.warning("input line dropped: longer than the limit", metadata: ["bytes": "\(bytes)", "limit": "\(self.options.maxLineBytes)"])
+                case .invalidUTF8:
+                    self.logger.warning("input line dropped: invalid UTF-8")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The stdin/stdout local transport: each input line is a message into its channels;
+/// relayed messages are written as lines, `{sender}: {body}` or one JSON object each.
+/// When standard input ends it can ask the bridge to finish and stop (pipes:
+/// `make | xmpp-bridge run`).
+public final class StdioTransport: Transport {
+    /// How relayed messages are written.
+    public enum OutputFormat: String, Sendable, CaseIterable {
+        case text
+        case json
+    }
+
+    public let name: String
+    private let options: LocalInputOptions
+    private let output: OutputFormat
+    private let exitOnEndOfInput: Bool
+    private let handler: any TransportEventHandler
+    private let logger: Logger
+
+    public init(
+        name: String, options: LocalInputOptions, output: OutputFormat, exitOnEndOfInput: Bool,
+        handler: any TransportEventHandler, logger: Logger
+    ) {
+        self.name = name
+        self.options = options
+        self.output = output
+        self.exitOnEndOfInput = exitOnEndOfInput
+        self.handler = handler
+        var logger = logger
+        logger[metadataKey: "transport"] = "\(name)"
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await self.handler.handle(.available, from: self.name)
+        let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)
+        await cancelWhenGracefulShutdown {
+            await pump.run(descriptor: 0)
+        }
+        if self.exitOnEndOfInput, !Task.isShuttingDownGracefully {
+            self.logger.info("standard input ended")
+            await self.handler.handle(.inputFinished, from: self.name)
+        }
+        // Stay up for output until the group shuts down.
+        try? await gracefulShutdown()
+    }
+
+    public func stop() async {}
+
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        var text = ""
+        for delivery in deliveries {
+            text += LocalOutputLine.render(delivery, as: self.output) + "\n"
+        }
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return deliveries.map { _ in .delivered }
+    }
+}

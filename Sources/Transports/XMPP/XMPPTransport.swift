@@ -1,0 +1,128 @@
+import Logging
+import ServiceLifecycle
+import XMPP
+
+/// The XMPP transport: one per configured account, an adapter over ``XMPPSession``.
+/// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
+/// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
+/// and count as delivered once a server round trip confirms the server took them.
+public final class XMPPTransport: Transport {
+    public let name: String
+    private let session: XMPPSession<ContinuousClock>
+    private let handler: any TransportEventHandler
+    private let bridgeID: String
+    private let logger: Logger
+
+    public init(
+        name: String,
+        session: XMPPSession<ContinuousClock>,
+        handler: any TransportEventHandler,
+        bridgeID: String,
+        logger: Logger
+    ) {
+        self.name = name
+        self.session = session
+        self.handler = handler
+        self.bridgeID = bridgeID
+        var logger = logger
+        logger[metadataKey: "transport"] = "\(name)"
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let session = self.session
+        try await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await session.run() }
+                for await event in session.events {
+                    await self.forward(event)
+                }
+                await group.waitForAll()
+            }
+        } onGracefulShutdown: {
+            Task { await session.stop() }
+        }
+    }
+
+    public func stop() async {
+        await self.session.stop()
+    }
+
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
+        var messages: [Message] = []
+        var indices: [Int] = []
+        for (index, delivery) in deliveries.enumerated() {
+            guard let address = delivery.target.address, let jid = try? JID(address) else {
+                results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
+                continue
+            }
+            let type: Message.Kind
+            switch delivery.type {
+            case .chat: type = .chat
+            case .normal: type = .normal
+            case .headline: type = .headline
+            }
+            var message = Message(type: type, to: jid, id: delivery.relayID, body: delivery.body, subject: delivery.subject)
+            message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
+            messages.append(message)
+            indices.append(index)
+        }
+        if !messages.isEmpty {
+            do {
+                try await self.session.send(messages)
+                // The server handles a stream in order: its answer confirms everything before it.
+                try await self.session.pingServer()
+                for index in indices { results[index] = .delivered }
+            } catch {
+                for index in indices { results[index] = .retryLater("\(error)") }
+            }
+        }
+        return results.map { $0 ?? .failed("not attempted") }
+    }
+
+    private func forward(_ event: XMPPSessionEvent) async {
+        switch event {
+        case .online(let jid):
+            self.logger.info("online", metadata: ["jid": "\(jid)"])
+            await self.handler.handle(.available, from: self.name)
+        case .offline(let error):
+            self.logger.warning("offline", metadata: ["error": "\(error.map { "\($0)" } ?? "none")"])
+            await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name)
+        case .message(let message, let carbon):
+            guard carbon == nil, let inbound = await self.inbound(message) else { return }
+            await self.handler.handle(.message(inbound), from: self.name)
+        case .stopped(let error):
+            if let error { self.logger.error("account stopped", metadata: ["error": "\(error)"]) }
+            await self.handler.handle(.unavailable(reason: error.map { "\($0)" } ?? "stopped"), from: self.name)
+        case .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged:
+            return
+        }
+    }
+
+    /// The router's view of a message; nil for errors and messages without a sender.
+    private func inbound(_ message: Message) async -> InboundMessage? {
+        guard let from = message.from else { return nil }
+        switch message.type {
+        case .chat, .normal, .headline: break
+        case .error, .groupchat: return nil
+        }
+        let rosterName = await self.session.roster.items[from.bare]?.name
+        let nick = rosterName ?? (message.type == .groupchat ? from.resourcepart : nil) ?? from.localpart ?? from.domainpart
+        let id: String
+        if let given = message.id {
+            id = given
+        } else {
+            id = await self.session.nextID()
+        }
+        return InboundMessage(
+            source: Endpoint(transport: self.name, address: from.bare.description),
+            sender: from.description,
+            nick: nick,
+            id: id,
+            body: message.body,
+            subject: message.subject,
+            relayedBy: RelayMarker.relayedBy(message)
+        )
+    }
+}
