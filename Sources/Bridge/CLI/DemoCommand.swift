@@ -1,16 +1,20 @@
 import ArgumentParser
 import EmbeddedProsody
 import Foundation
+import Logging
+import Transports
 import XMPP
 
-/// `xmpp-bridge demo`: the whole path on a throwaway Prosody on loopback, no account needed.
+/// `xmpp-bridge demo`: the whole relay path on a throwaway Prosody on loopback, no
+/// account needed. The bridge runs with a generated configuration whose channel joins
+/// standard input, account A's contact (alice) and account B's contact (bob).
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start a throwaway Prosody on 127.0.0.1, log two accounts in and pass a message between them."
+        abstract: "Run the bridge against a throwaway Prosody on 127.0.0.1: stdin ↔ alice (account A) ↔ bob (account B)."
     )
 
-    @Option(help: "The message alice sends to bob.")
+    @Option(help: "The first line sent from standard input (more can be typed when standard input is a terminal).")
     var message = "Hello from xmpp-bridge <&> 😀 中文"
 
     @OptionGroup var log: LogOptions
@@ -19,61 +23,150 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = try self.log.makeLogger("xmpp-bridge.demo")
         let missing = ProsodyServer.missingPrerequisites()
         guard missing.isEmpty else {
-            Self.say("xmpp-bridge demo needs \(missing.joined(separator: ", ")): apt-get install prosody openssl")
+            CommandLineOutput.error("demo needs \(missing.joined(separator: ", ")): apt-get install prosody openssl")
             throw ExitStatus.configuration.exitCode
         }
-        let server = try ProsodyServer.start(accounts: [("alice", "alice-demo-pw"), ("bob", "bob-demo-pw")])
+        let users = ["bridge-a", "bridge-b", "alice", "bob"]
+        let server = try ProsodyServer.start(accounts: users.map { ($0, "\($0)-demo-pw") })
         defer { server.shutdown() }
-        Self.say("Prosody started on 127.0.0.1 (STARTTLS port \(server.c2sPort), Direct TLS port \(server.directTLSPort)) in \(server.directory)")
+        say("Prosody started on 127.0.0.1:\(server.c2sPort) (STARTTLS) in \(server.directory)")
+        let file = try Self.writeConfiguration(for: server)
+        say("Bridge configuration: \(file)")
+        say("Channel 'demo' joins: stdin ↔ alice@example.test (via account A) ↔ bob@example.test (via account B)\n")
 
-        let client = XMPPClient(logger: logger)
-        func configuration(_ user: String, _ mode: TLSMode) throws -> XMPPClientConfiguration {
-            XMPPClientConfiguration(
-                jid: try JID(localpart: user, domainpart: server.options.domain, resourcepart: "demo"),
-                tlsMode: mode,
-                tls: TLSConfiguration(additionalTrustRootsFile: server.certificate?.certificateFile),
-                host: "127.0.0.1",
-                port: mode == .directTLS ? server.directTLSPort : server.c2sPort
-            )
+        var loader = ConfigurationLoader(file: file)
+        let configuration = try loader.loadBridge()
+        let process = try await BridgeProcess.make(configuration: configuration, logger: logger)
+        let bridge = Task { try await process.run() }
+
+        let alice = try await Self.person("alice", server: server, logger: logger)
+        let bob = try await Self.person("bob", server: server, logger: logger)
+
+        say("you (stdin) → \(self.message)")
+        await process.engine.handle(
+            .message(InboundMessage(source: Endpoint(transport: "stdin"), sender: "you", nick: "you", id: "demo-1", body: self.message)),
+            from: "stdin"
+        )
+        if let received = await Self.next(bob.events) { say("bob's client received: \(received.body ?? "")") }
+        if let received = await Self.next(alice.events) { say("alice's client received: \(received.body ?? "")") }
+
+        let reply = "Got it, thanks! 👍"
+        say("bob replies → \(reply)   (it should come back on stdout below, and reach alice)")
+        try await bob.session.send(Message(type: .chat, to: try JID("bridge-b@example.test"), body: reply))
+        if let received = await Self.next(alice.events) { say("alice's client received: \(received.body ?? "")") }
+        try await Task.sleep(for: .milliseconds(300))
+
+        if isatty(0) == 1 {
+            // The stdio transport reads the terminal; Ctrl-D ends input and the bridge stops.
+            say("\nType lines to relay them to alice and bob (Ctrl-D to finish).")
+            _ = try? await bridge.value
         }
-        let aliceConfiguration = try configuration("alice", .startTLS)
-        let bobConfiguration = try configuration("bob", .directTLS)
-        do throws(XMPPClientError) {
-            let alice = try await client.connect(configuration: aliceConfiguration, password: "alice-demo-pw")
-            Self.say("alice: \(Self.describe(alice))")
-            let bob = try await client.connect(configuration: bobConfiguration, password: "bob-demo-pw")
-            Self.say("bob:   \(Self.describe(bob))")
+        say("\nStopping the bridge and Prosody.")
+        await alice.session.stop()
+        await bob.session.stop()
+        await process.group.triggerGracefulShutdown()
+        _ = try? await bridge.value
+    }
 
-            var body = XMLElement(name: "body", namespace: XMPPNamespace.client)
-            body.append(text: self.message)
-            let stanza = XMLElement(
-                name: "message", namespace: XMPPNamespace.client,
-                attributes: [XMLAttribute(name: "to", value: bob.jid.description), XMLAttribute(name: "type", value: "chat")],
-                children: [.element(body)]
-            )
-            Self.say("alice → bob: \(self.message)")
-            try? await alice.send(stanza)
-            for await element in bob.elements where element.name == "message" {
-                Self.say("bob received from \(element[attribute: "from"] ?? "?"): \(element.firstChild(named: "body")?.text ?? "")")
-                break
+    struct Person {
+        let session: XMPPSession<ContinuousClock>
+        let events: AsyncStream<Message>
+    }
+
+    /// A contact's own client, printing nothing itself; its messages come out of `events`.
+    static func person(_ user: String, server: ProsodyServer, logger: Logger) async throws -> Person {
+        let session = XMPPSession(
+            configuration: .init(
+                client: XMPPClientConfiguration(
+                    jid: try JID(localpart: user, domainpart: server.options.domain, resourcepart: "phone"),
+                    tls: TLSConfiguration(additionalTrustRootsFile: server.certificate?.certificateFile),
+                    host: "127.0.0.1", port: server.c2sPort
+                ),
+                reconnects: false
+            ),
+            password: "\(user)-demo-pw", client: XMPPClient(logger: logger), clock: ContinuousClock(),
+            ids: StanzaIDGenerator(prefix: user), logger: logger
+        )
+        let (messages, sink) = AsyncStream.makeStream(of: Message.self)
+        let (online, onlineSink) = AsyncStream.makeStream(of: Void.self)
+        Task {
+            for await event in session.events {
+                switch event {
+                case .online: onlineSink.yield()
+                case .message(let message, nil) where message.body != nil: sink.yield(message)
+                default: continue
+                }
             }
-            await alice.close()
-            await bob.close()
-            Self.say("Both sessions closed; stopping Prosody.")
-        } catch {
-            Self.say("demo failed: \(error)")
-            Self.say(server.logTail())
-            throw ExitStatus(error).exitCode
+            sink.finish()
+        }
+        Task { await session.run() }
+        var iterator = online.makeAsyncIterator()
+        _ = await iterator.next()
+        return Person(session: session, events: messages)
+    }
+
+    static func next(_ stream: AsyncStream<Message>, timeout: Duration = .seconds(10)) async -> Message? {
+        await withTaskGroup(of: Message?.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 
-    /// Writes a line straight to standard output, so each step shows as it happens even through a pipe.
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
+    static func writeConfiguration(for server: ProsodyServer) throws -> String {
+        let directory = server.directory
+        for account in ["a", "b"] {
+            try "bridge-\(account)-demo-pw\n".write(toFile: "\(directory)/\(account).password", atomically: true, encoding: .utf8)
+        }
+        let ca = server.certificate?.certificateFile ?? ""
+        let text = """
+            # Generated by `xmpp-bridge demo`.
+            [bridge]
+            state = "demo.sqlite"
+            control_socket = "demo.control"
 
-    private static func describe(_ connection: XMPPConnection) -> String {
-        let tls = connection.target.tlsMode == .directTLS ? "Direct TLS" : "STARTTLS"
-        return "logged in over \(tls) with \(connection.mechanism?.rawValue ?? "?"), bound as \(connection.jid)"
+            [accounts.a]
+            jid = "bridge-a@example.test"
+            password_file = "a.password"
+            host = "127.0.0.1"
+            port = \(server.c2sPort)
+            ca_file = "\(ca)"
+
+            [accounts.b]
+            jid = "bridge-b@example.test"
+            password_file = "b.password"
+            host = "127.0.0.1"
+            port = \(server.c2sPort)
+            ca_file = "\(ca)"
+
+            [local.stdin]
+            kind = "stdio"
+            nick = "you"
+            exit_on_eof = \(isatty(0) == 1)
+
+            [channels.demo]
+            format = "[{channel}] {nick}: {body}"
+            members = [
+              { local = "stdin", direction = "inout" },
+              { account = "a", jid = "alice@example.test", direction = "inout" },
+              { account = "b", jid = "bob@example.test", direction = "inout" },
+            ]
+
+            """
+        let file = "\(directory)/bridge.toml"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
     }
+}
+
+private func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -8,7 +8,7 @@ struct AccountConfiguration: Sendable {
     var subscriptionPolicy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy
 
     static let keys = [
-        "jid", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
+        "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy",
     ]
 }

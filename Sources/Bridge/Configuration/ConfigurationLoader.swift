@@ -1,13 +1,23 @@
 import Foundation
 import TOMLKit
+import Transports
 import XMPP
 
 /// Reads `bridge.toml` (TOML) into typed configuration, collecting every problem with its
 /// TOML path and a hint instead of stopping at the first. Relative paths in the file are
 /// taken relative to the file's folder.
+///
+/// The sections are `[bridge]`, `[accounts.NAME]`, `[local.NAME]` and `[channels.NAME]`,
+/// each optional; the per-section parsing lives in `ConfigurationLoader+Settings.swift`,
+/// `+Accounts`, `+Locals` and `+Channels`. Sections are read in name order (TOMLKit's
+/// tables are sorted maps and do not keep the file's order), so problems and channels
+/// come out sorted by name.
 struct ConfigurationLoader {
     let file: String
     private(set) var problems: [ConfigurationProblem] = []
+
+    /// The top-level tables of `bridge.toml`.
+    static let sections = ["bridge", "accounts", "local", "channels"]
 
     init(file: String) {
         self.file = file
@@ -24,14 +34,65 @@ struct ConfigurationLoader {
         return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[0]
     }
 
-    /// Parses the file; throws ``ConfigurationError`` listing every problem.
+    /// Parses the whole file; throws ``ConfigurationError`` listing every problem, including
+    /// those only visible across sections (dangling member references, duplicate names).
+    mutating func loadBridge() throws(ConfigurationError) -> BridgeConfiguration {
+        self.problems = []
+        let table = try self.parse()
+        self.rejectUnknownKeys(in: table, at: "", allowed: Self.sections)
+        let settings = self.settings(table["bridge"])
+
+        var accounts: [String: AccountConfiguration] = [:]
+        let accountTables = self.namedTables(
+            in: table, section: "accounts", what: "accounts", hint: "write [accounts.NAME] with jid and a password source"
+        )
+        for (name, accountTable) in accountTables {
+            if let account = self.account(name, accountTable) { accounts[name] = account }
+        }
+
+        var locals: [String: LocalConfiguration] = [:]
+        var claimedPaths = [settings.statePath: "bridge.state", settings.controlSocketPath: "bridge.control_socket"]
+        let localTables = self.namedTables(
+            in: table, section: "local", what: "local transports", hint: "write [local.NAME] with kind = \"stdio\", \"fifo\" or \"socket\""
+        )
+        for (name, localTable) in localTables {
+            if let local = self.local(
+                name, localTable, accountNames: Set(accountTables.map(\.name)), stdio: locals.values.first { $0.kind == .stdio }?.name,
+                claimedPaths: &claimedPaths
+            ) {
+                locals[name] = local
+            }
+        }
+
+        var references = MemberReferences(
+            accountNames: Set(accountTables.map(\.name)), localNames: Set(localTables.map(\.name)), accounts: accounts, locals: locals
+        )
+        var channels: [Channel] = []
+        let channelTables = self.namedTables(
+            in: table, section: "channels", what: "channels", hint: "write [channels.NAME] with members = [ … ]"
+        )
+        for (name, channelTable) in channelTables {
+            if let channel = self.channel(name, channelTable, references: &references) { channels.append(channel) }
+        }
+        self.checkStdioIsUsed(locals: locals, referenced: references.referencedLocals)
+
+        guard self.problems.isEmpty else { throw ConfigurationError(file: self.file, problems: self.problems) }
+        return BridgeConfiguration(file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels)
+    }
+
+    /// Parses the file and returns its accounts (for `send`, `listen`, `login`, `register`);
+    /// a problem anywhere in the file is still reported.
     mutating func load() throws(ConfigurationError) -> [String: AccountConfiguration] {
+        try self.loadBridge().accounts
+    }
+
+    /// The file as a TOML table, or the one problem that stops everything else.
+    private func parse() throws(ConfigurationError) -> TOMLTable {
         guard let data = FileManager.default.contents(atPath: self.file) else {
             throw ConfigurationError(file: self.file, problems: [.init(path: "(file)", message: "cannot read the file", hint: "check the path and permissions")])
         }
-        let table: TOMLTable
         do {
-            table = try TOMLTable(string: String(decoding: data, as: UTF8.self))
+            return try TOMLTable(string: String(decoding: data, as: UTF8.self))
         } catch let error as TOMLParseError {
             throw ConfigurationError(
                 file: self.file,
@@ -40,101 +101,48 @@ struct ConfigurationLoader {
         } catch {
             throw ConfigurationError(file: self.file, problems: [.init(path: "(file)", message: "\(error)", hint: nil)])
         }
-        self.rejectUnknownKeys(in: table, at: "", allowed: ["accounts"])
-        var accounts: [String: AccountConfiguration] = [:]
-        if let value = table["accounts"] {
-            if let accountTables = value.table {
-                for name in accountTables.keys.sorted() {
-                    guard let accountTable = accountTables[name]?.table else {
-                        self.problem("accounts.\(name)", "must be a table", "write [accounts.\(name)] with jid and a password source")
-                        continue
-                    }
-                    if let account = self.account(name, accountTable) { accounts[name] = account }
-                }
-            } else {
-                self.problem("accounts", "must be a table of accounts", "write [accounts.NAME] sections")
-            }
-        }
-        guard self.problems.isEmpty else { throw ConfigurationError(file: self.file, problems: self.problems) }
-        return accounts
     }
 
-    private mutating func account(_ name: String, _ table: TOMLTable) -> AccountConfiguration? {
-        let path = "accounts.\(name)"
-        self.rejectUnknownKeys(in: table, at: path, allowed: AccountConfiguration.keys)
-        let jid: JID?
-        switch self.string(table, "jid", path) {
-        case .some(let text):
-            do {
-                let parsed = try JID(text)
-                if parsed.localpart == nil {
-                    self.problem("\(path).jid", "'\(text)' has no localpart", "an account JID looks like user@example.org")
-                }
-                jid = parsed
-            } catch {
-                self.problem("\(path).jid", "'\(text)' is not a valid JID: \(error)", "an account JID looks like user@example.org")
-                jid = nil
+    /// The `[section.NAME]` tables in name order. Every declared name is returned as long
+    /// as it is a table, so a bad entry is reported once, not again by each reference to it.
+    private mutating func namedTables(in root: TOMLTable, section: String, what: String, hint: String) -> [(name: String, table: TOMLTable)] {
+        guard let value = root[section] else { return [] }
+        guard let tables = value.table else {
+            self.problem(section, "must be a table of \(what)", hint)
+            return []
+        }
+        var result: [(name: String, table: TOMLTable)] = []
+        for name in tables.keys.sorted() {
+            let path = Self.path(section, name)
+            if !Self.isValidName(name) {
+                self.problem(path, "'\(name)' is not a valid name", "names use only ASCII letters, digits, '-' and '_'")
             }
-        case .none:
-            self.problem("\(path).jid", "is missing", "add jid = \"user@example.org\"")
-            jid = nil
-        }
-        var sources: [PasswordSource] = []
-        if let file = self.string(table, "password_file", path) {
-            let resolved = self.resolve(file)
-            if !FileManager.default.isReadableFile(atPath: resolved) {
-                self.problem("\(path).password_file", "cannot read \(resolved)", "create it with the password, mode 0600")
+            guard let table = tables[name]?.table else {
+                self.problem(path, "must be a table", hint)
+                continue
             }
-            sources.append(.file(resolved))
+            result.append((name, table))
         }
-        if let variable = self.string(table, "password_env", path) { sources.append(.environment(variable)) }
-        if let command = self.string(table, "password_command", path) { sources.append(.command(command)) }
-        if sources.count != 1 {
-            self.problem(path, sources.isEmpty ? "has no password source" : "has more than one password source", "set exactly one of password_file, password_env, password_command")
-        }
-        let host = self.string(table, "host", path)
-        var port: Int?
-        if let value = table["port"] {
-            if let number = value.int, (1...65535).contains(number) {
-                port = number
-            } else {
-                self.problem("\(path).port", "must be a whole number from 1 to 65535", "e.g. port = 5222")
-            }
-        }
-        var tlsMode = TLSMode.startTLS
-        if let text = self.string(table, "tls", path) {
-            if let mode = TLSMode(rawValue: text) {
-                tlsMode = mode
-            } else {
-                self.problem("\(path).tls", "unknown TLS mode '\(text)'", "one of: " + TLSMode.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-        }
-        let caFile = self.string(table, "ca_file", path).map(self.resolve)
-        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            self.problem("\(path).ca_file", "cannot read \(caFile)", "a PEM file with the CA certificates to trust")
-        }
-        var insecure = false
-        if let value = table["insecure"] {
-            if let flag = value.bool { insecure = flag } else { self.problem("\(path).insecure", "must be true or false", nil) }
-        }
-        var policy = SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy.acceptKnown
-        if let text = self.string(table, "subscription_policy", path) {
-            if let parsed = SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy(rawValue: text) {
-                policy = parsed
-            } else {
-                self.problem("\(path).subscription_policy", "unknown policy '\(text)'", "one of: manual, accept-known, accept-all")
-            }
-        }
-        guard let jid, let source = sources.first, sources.count == 1 else { return nil }
-        let client = XMPPClientConfiguration(
-            jid: jid, tlsMode: tlsMode,
-            tls: TLSConfiguration(certificateVerification: insecure ? .insecureNoVerification : .full, additionalTrustRootsFile: caFile),
-            host: host, port: port
-        )
-        return AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
+        return result
     }
 
-    private mutating func string(_ table: TOMLTable, _ key: String, _ path: String) -> String? {
+    /// A TOML path `section.name`, quoting a name that is not a bare key.
+    static func path(_ section: String, _ name: String) -> String {
+        "\(section)." + (Self.isValidName(name) ? name : "\"\(name)\"")
+    }
+
+    /// Whether a name is a TOML bare key (letters, digits, `-`, `_`), so TOML paths and
+    /// `NAME:JID` endpoints stay unambiguous.
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
+    }
+}
+
+// MARK: - Value helpers shared by the section parsers
+
+extension ConfigurationLoader {
+    /// The string at `key`, or nil when absent; any other type is a problem.
+    mutating func string(_ table: TOMLTable, _ key: String, _ path: String) -> String? {
         guard let value = table[key] else { return nil }
         guard let text = value.string else {
             self.problem("\(path).\(key)", "must be a string", "put the value in double quotes")
@@ -143,20 +151,73 @@ struct ConfigurationLoader {
         return text
     }
 
-    private mutating func rejectUnknownKeys(in table: TOMLTable, at path: String, allowed: [String]) {
+    /// A non-empty string at `key`.
+    mutating func nonEmptyString(_ table: TOMLTable, _ key: String, _ path: String, hint: String) -> String? {
+        guard let text = self.string(table, key, path) else { return nil }
+        guard !text.isEmpty else {
+            self.problem("\(path).\(key)", "must not be empty", hint)
+            return nil
+        }
+        return text
+    }
+
+    /// A whole number at `key` within `range`.
+    mutating func integer(_ table: TOMLTable, _ key: String, _ path: String, in range: ClosedRange<Int>, hint: String) -> Int? {
+        guard let value = table[key] else { return nil }
+        guard let number = value.int, range.contains(number) else {
+            self.problem("\(path).\(key)", "must be a whole number from \(range.lowerBound) to \(range.upperBound)", hint)
+            return nil
+        }
+        return number
+    }
+
+    /// A boolean at `key`.
+    mutating func flag(_ table: TOMLTable, _ key: String, _ path: String) -> Bool? {
+        guard let value = table[key] else { return nil }
+        guard let flag = value.bool else {
+            self.problem("\(path).\(key)", "must be true or false", nil)
+            return nil
+        }
+        return flag
+    }
+
+    /// One of an enumeration's raw values at `key`; `what` names it in the problem.
+    mutating func choice<Value: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ key: String, _ path: String, what: String) -> Value?
+    where Value.RawValue == String {
+        guard let text = self.string(table, key, path) else { return nil }
+        guard let value = Value(rawValue: text) else {
+            self.problem("\(path).\(key)", "unknown \(what) '\(text)'", "one of: " + Value.allCases.map(\.rawValue).joined(separator: ", "))
+            return nil
+        }
+        return value
+    }
+
+    mutating func rejectUnknownKeys(in table: TOMLTable, at path: String, allowed: [String]) {
         for key in table.keys where !allowed.contains(key) {
             let full = path.isEmpty ? key : "\(path).\(key)"
             self.problem(full, "unknown key", "known keys here: " + allowed.joined(separator: ", "))
         }
     }
 
-    private mutating func problem(_ path: String, _ message: String, _ hint: String?) {
+    mutating func problem(_ path: String, _ message: String, _ hint: String?) {
         self.problems.append(ConfigurationProblem(path: path, message: message, hint: hint))
     }
 
-    private func resolve(_ path: String) -> String {
+    /// An absolute path: `~/` is the home folder, anything else relative is beside the file.
+    func resolve(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         if path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] { return home + path.dropFirst(1) }
         return URL(fileURLWithPath: self.file).deletingLastPathComponent().appendingPathComponent(path).path
+    }
+
+    /// Longest path a Unix-domain socket can bind on Linux (`sun_path` is 108 bytes with the NUL).
+    static let maximumSocketPathBytes = 107
+
+    /// Reports a socket path too long to bind.
+    mutating func checkSocketPath(_ resolved: String, at path: String) {
+        let bytes = resolved.utf8.count
+        if bytes > Self.maximumSocketPathBytes {
+            self.problem(path, "\(resolved) is \(bytes) bytes, longer than a Unix socket path may be (\(Self.maximumSocketPathBytes))", "choose a shorter path")
+        }
     }
 }

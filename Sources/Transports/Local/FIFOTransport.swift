@@ -18,6 +18,7 @@ public final class FIFOTransport: Transport {
     private let options: LocalInputOptions
     private let handler: any TransportEventHandler
     private let logger: Logger
+    private let stopSignal = StopSignal()
 
     public init(name: String, path: String, mode: UInt32, options: LocalInputOptions, handler: any TransportEventHandler, logger: Logger) {
         self.name = name
@@ -64,11 +65,13 @@ public final class FIFOTransport: Transport {
         self.logger.info("reading FIFO", metadata: ["path": "\(self.path)"])
         let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)
         await cancelWhenGracefulShutdown {
-            await pump.run(descriptor: descriptor)
+            await self.stopSignal.race { await pump.run(descriptor: descriptor) }
         }
     }
 
-    public func stop() async {}
+    public func stop() async {
+        self.stopSignal.stop()
+    }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         deliveries.map { _ in .failed("the FIFO transport \(self.name) is input only") }

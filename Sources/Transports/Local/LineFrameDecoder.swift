@@ -2,17 +2,17 @@ import NIOCore
 
 /// Splits a byte stream into ``LineSplitter/Line``s for a NIO pipeline (Unix socket
 /// clients), with the same limits and UTF-8 policy as the other local inputs.
-struct LineFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = LineSplitter.Line
+public struct LineFrameDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = LineSplitter.Line
 
     private var splitter: LineSplitter
     private var lines: [LineSplitter.Line] = []
 
-    init(splitter: LineSplitter) {
+    public init(splitter: LineSplitter) {
         self.splitter = splitter
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard buffer.readableBytes > 0 else { return .needMoreData }
         buffer.withUnsafeReadableBytes { self.splitter.feed($0, into: &self.lines) }
         buffer.moveReaderIndex(to: buffer.writerIndex)
@@ -20,7 +20,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         _ = try self.decode(context: context, buffer: &buffer)
         self.splitter.finish(into: &self.lines)
         self.emit(context)

@@ -25,6 +25,7 @@ public final class SocketTransport: Transport {
     private let handler: any TransportEventHandler
     private let channels: @Sendable () -> Set<String>
     private let logger: Logger
+    private let stopSignal = StopSignal()
     private let subscribers = NIOLockedValueBox<[Int: (channels: Set<String>, writer: NIOAsyncChannelOutboundWriter<ByteBuffer>)]>([:])
     private let nextClient = NIOLockedValueBox(0)
 
@@ -63,6 +64,11 @@ public final class SocketTransport: Transport {
         chmod(self.path, self.mode)
         self.logger.info("listening", metadata: ["path": "\(self.path)"])
         await self.handler.handle(.available, from: self.name)
+        let stopSignal = self.stopSignal
+        Task {
+            await stopSignal.wait()
+            server.channel.close(promise: nil)
+        }
         try await withGracefulShutdownHandler {
             try await server.executeThenClose { clients in
                 try await withThrowingDiscardingTaskGroup { group in
@@ -77,7 +83,9 @@ public final class SocketTransport: Transport {
         unlink(self.path)
     }
 
-    public func stop() async {}
+    public func stop() async {
+        self.stopSignal.stop()
+    }
 
     /// Broadcasts each delivery to the clients subscribed to its channel.
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
@@ -196,7 +204,7 @@ public final class SocketTransport: Transport {
     }
 
     /// Whether connecting to the socket file succeeds (a live server owns it).
-    static func someoneListens(at path: String) -> Bool {
+    public static func someoneListens(at path: String) -> Bool {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }

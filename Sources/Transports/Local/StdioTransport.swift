@@ -19,6 +19,7 @@ public final class StdioTransport: Transport {
     private let exitOnEndOfInput: Bool
     private let handler: any TransportEventHandler
     private let logger: Logger
+    private let stopSignal = StopSignal()
 
     public init(
         name: String, options: LocalInputOptions, output: OutputFormat, exitOnEndOfInput: Bool,
@@ -38,17 +39,19 @@ public final class StdioTransport: Transport {
         await self.handler.handle(.available, from: self.name)
         let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)
         await cancelWhenGracefulShutdown {
-            await pump.run(descriptor: 0)
+            await self.stopSignal.race { await pump.run(descriptor: 0) }
         }
-        if self.exitOnEndOfInput, !Task.isShuttingDownGracefully {
+        if self.exitOnEndOfInput, !Task.isShuttingDownGracefully, !self.stopSignal.isStopped {
             self.logger.info("standard input ended")
             await self.handler.handle(.inputFinished, from: self.name)
         }
-        // Stay up for output until the group shuts down.
-        try? await gracefulShutdown()
+        // Stay up for output until the group shuts down or a reload removes us.
+        await cancelWhenGracefulShutdown { await self.stopSignal.wait() }
     }
 
-    public func stop() async {}
+    public func stop() async {
+        self.stopSignal.stop()
+    }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         var text = ""

@@ -87,7 +87,11 @@ public final class XMPPTransport: Transport {
             self.logger.info("online", metadata: ["jid": "\(jid)"])
             await self.handler.handle(.available, from: self.name)
         case .offline(let error):
-            self.logger.warning("offline", metadata: ["error": "\(error.map { "\($0)" } ?? "none")"])
+            if let error {
+                self.logger.warning("offline", metadata: ["error": "\(error)"])
+            } else {
+                self.logger.info("offline")
+            }
             await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name)
         case .message(let message, let carbon):
             guard carbon == nil, let inbound = await self.inbound(message) else { return }

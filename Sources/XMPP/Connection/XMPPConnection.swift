@@ -66,7 +66,11 @@ public final class XMPPConnection: Sendable {
     /// closed the stream), else why it ended (stream error, invalid XML, lost connection).
     @discardableResult
     public func closed() async -> XMPPClientError? {
-        (try? await self.terminated.get()) ?? .closedByServer
+        do {
+            return try await self.terminated.get()
+        } catch {
+            return .closedByServer
+        }
     }
 }
 

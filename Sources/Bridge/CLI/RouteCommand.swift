@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Transports
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `xmpp-bridge route list|add|remove`: changes the routing table at run time. Talks to
+/// the running daemon over its control socket; without a daemon, edits the state
+/// database directly. Changes persist across restarts either way.
+struct RouteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "route",
+        abstract: "List, add or remove channel members at run time (persisted).",
+        subcommands: [List.self, Add.self, Remove.self]
+    )
+
+    struct Common: ParsableArguments {
+        @Option(help: "The configuration file.")
+        var config: String?
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print every channel and its members.")
+        @OptionGroup var common: Common
+        @Flag(help: "JSON output.")
+        var json = false
+
+        func run() async throws {
+            let response = try await RouteCommand.send(ControlRequest(op: .list), config: self.common.config)
+            if self.json {
+                CommandLineOutput.line(String(decoding: try JSONEncoder().encode(response), as: UTF8.self))
+                return
+            }
+            for channel in response.channels ?? [] {
+                CommandLineOutput.line(channel.name)
+                for member in channel.members {
+                    CommandLineOutput.line("  \(member.direction.padding(toLength: 5, withPad: " ", startingAt: 0)) \(member.transport)\(member.address.map { ":\($0)" } ?? "")")
+                }
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a member: ACCOUNT:JID or LOCAL.")
+        @OptionGroup var common: Common
+        @Argument var channel: String
+        @Argument var member: String
+        @Option(help: "in, out or inout.")
+        var direction = "inout"
+
+        func run() async throws {
+            let (transport, address) = RouteCommand.split(self.member)
+            _ = try await RouteCommand.send(
+                ControlRequest(op: .add, channel: self.channel, transport: transport, address: address, direction: self.direction),
+                config: self.common.config
+            )
+            CommandLineOutput.line("added \(self.member) to \(self.channel)")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a member: ACCOUNT:JID or LOCAL.")
+        @OptionGroup var common: Common
+        @Argument var channel: String
+        @Argument var member: String
+
+        func run() async throws {
+            let (transport, address) = RouteCommand.split(self.member)
+            _ = try await RouteCommand.send(
+                ControlRequest(op: .remove, channel: self.channel, transport: transport, address: address),
+                config: self.common.config
+            )
+            CommandLineOutput.line("removed \(self.member) from \(self.channel)")
+        }
+    }
+
+    static func split(_ member: String) -> (String, String?) {
+        guard let colon = member.firstIndex(of: ":") else { return (member, nil) }
+        return (String(member[..<colon]), String(member[member.index(after: colon)...]))
+    }
+
+    /// Through the daemon if it runs, else on the database; a refusal exits 2 with the reason.
+    static func send(_ request: ControlRequest, config: String?) async throws -> ControlResponse {
+        let configuration = try RunCommand.load(config ?? ConfigurationLoader.defaultFile())
+        let path = configuration.settings.controlSocketPath
+        let response: ControlResponse
+        if SocketTransport.someoneListens(at: path), let answer = ControlClient.exchange(request, path: path) {
+            response = answer
+        } else {
+            let store: StateStore
+            do {
+                store = try StateStore(path: configuration.settings.statePath)
+            } catch {
+                CommandLineOutput.error("\(error)")
+                throw ExitStatus.configuration.exitCode
+            }
+            response = RouteEditor(configuration: configuration, store: store).apply(request)
+            if request.op != .list, response.ok {
+                CommandLineOutput.error("no running bridge; changed the state database (effective at the next start)")
+            }
+        }
+        guard response.ok else {
+            CommandLineOutput.error(response.error ?? "refused")
+            throw ExitStatus.configuration.exitCode
+        }
+        return response
+    }
+}

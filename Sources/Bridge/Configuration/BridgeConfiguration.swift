@@ -1,0 +1,52 @@
+import Transports
+
+/// All of `bridge.toml`: the bridge's own settings, XMPP accounts, local transports and
+/// channels.
+struct BridgeConfiguration: Sendable {
+    var file: String
+    var settings: BridgeSettings
+    var accounts: [String: AccountConfiguration]
+    var locals: [String: LocalConfiguration]
+    /// Sorted by name: TOMLKit keeps tables as sorted maps, so the file's order is not known.
+    var channels: [Channel]
+}
+
+/// The `[bridge]` table.
+struct BridgeSettings: Sendable, Equatable {
+    /// SQLite state file (default: `bridge.sqlite` beside the configuration file).
+    var statePath: String
+    /// Control socket for `xmpp-bridge route` (default: `bridge.control` beside the configuration file).
+    var controlSocketPath: String
+    /// Names this bridge in the relay marker of every message it sends (default "xmpp-bridge").
+    var bridgeID: String
+    /// Deliveries handed to a transport at once.
+    var deliveryBatchSize: Int
+
+    static let keys = ["state", "control_socket", "bridge_id", "delivery_batch_size"]
+}
+
+/// One `[local.NAME]` table: a local transport.
+struct LocalConfiguration: Sendable, Equatable {
+    enum Kind: String, Sendable, CaseIterable {
+        case stdio
+        case fifo
+        case socket
+    }
+
+    var name: String
+    var kind: Kind
+    /// FIFO or socket path (required for those kinds).
+    var path: String?
+    /// File mode for the FIFO or socket (default 0600).
+    var mode: UInt32
+    /// stdio output: "text" (`{sender}: {body}`) or "json".
+    var output: String
+    var maxLineBytes: Int
+    var invalidUTF8: String
+    /// The name messages from this input carry.
+    var nick: String
+    /// stdio: when standard input ends, finish queued deliveries and exit (default true).
+    var exitOnEndOfInput: Bool
+
+    static let keys = ["kind", "path", "mode", "output", "max_line_bytes", "invalid_utf8", "nick", "exit_on_eof"]
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TOMLKit
+import XMPP
+
+extension ConfigurationLoader {
+    /// One `[accounts.NAME]` table, or nil when it has a problem.
+    mutating func account(_ name: String, _ table: TOMLTable) -> AccountConfiguration? {
+        let path = Self.path("accounts", name)
+        self.rejectUnknownKeys(in: table, at: path, allowed: AccountConfiguration.keys)
+        var jid: JID?
+        switch self.string(table, "jid", path) {
+        case .some(let text):
+            do {
+                let parsed = try JID(text)
+                if parsed.localpart == nil {
+                    self.problem("\(path).jid", "'\(text)' has no localpart", "an account JID looks like user@example.org")
+                }
+                jid = parsed
+            } catch {
+                self.problem("\(path).jid", "'\(text)' is not a valid JID: \(error)", "an account JID looks like user@example.org")
+                jid = nil
+            }
+        case .none:
+            self.problem("\(path).jid", "is missing", "add jid = \"user@example.org\"")
+            jid = nil
+        }
+        if let resource = self.string(table, "resource", path) {
+            jid = self.applyResource(resource, to: jid, at: "\(path).resource")
+        }
+        var sources: [PasswordSource] = []
+        if let file = self.string(table, "password_file", path) {
+            let resolved = self.resolve(file)
+            if !FileManager.default.isReadableFile(atPath: resolved) {
+                self.problem("\(path).password_file", "cannot read \(resolved)", "create it with the password, mode 0600")
+            }
+            sources.append(.file(resolved))
+        }
+        if let variable = self.string(table, "password_env", path) { sources.append(.environment(variable)) }
+        if let command = self.string(table, "password_command", path) { sources.append(.command(command)) }
+        if sources.count != 1 {
+            self.problem(path, sources.isEmpty ? "has no password source" : "has more than one password source", "set exactly one of password_file, password_env, password_command")
+        }
+        let host = self.string(table, "host", path)
+        let port = self.integer(table, "port", path, in: 1...65535, hint: "e.g. port = 5222")
+        var tlsMode = TLSMode.startTLS
+        if let text = self.string(table, "tls", path) {
+            if let mode = TLSMode(rawValue: text) {
+                tlsMode = mode
+            } else {
+                self.problem("\(path).tls", "unknown TLS mode '\(text)'", "one of: " + TLSMode.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
+        let caFile = self.string(table, "ca_file", path).map(self.resolve)
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            self.problem("\(path).ca_file", "cannot read \(caFile)", "a PEM file with the CA certificates to trust")
+        }
+        let insecure = self.flag(table, "insecure", path) ?? false
+        var policy = SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy.acceptKnown
+        if let text = self.string(table, "subscription_policy", path) {
+            if let parsed = SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy(rawValue: text) {
+                policy = parsed
+            } else {
+                self.problem("\(path).subscription_policy", "unknown policy '\(text)'", "one of: manual, accept-known, accept-all")
+            }
+        }
+        guard let jid, let source = sources.first, sources.count == 1 else { return nil }
+        let client = XMPPClientConfiguration(
+            jid: jid, tlsMode: tlsMode,
+            tls: TLSConfiguration(certificateVerification: insecure ? .insecureNoVerification : .full, additionalTrustRootsFile: caFile),
+            host: host, port: port
+        )
+        return AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
+    }
+
+    /// The account JID with the `resource` key's resourcepart (RFC 7622 §3.4), which must
+    /// be valid and agree with a resource already written in `jid`.
+    private mutating func applyResource(_ resource: String, to jid: JID?, at path: String) -> JID? {
+        let prepared: String?
+        do {
+            prepared = try JID(domainpart: "resource.invalid", resourcepart: resource).resourcepart
+        } catch {
+            self.problem(path, "'\(resource)' is not a valid resource: \(error)", "a resource is a short non-empty label, e.g. resource = \"bridge\"")
+            return jid
+        }
+        guard let jid else { return nil }
+        if let existing = jid.resourcepart, existing != prepared {
+            self.problem(path, "'\(resource)' conflicts with the resource '\(existing)' in jid", "set the resource in one place: in jid or in resource")
+            return jid
+        }
+        return try? jid.withResource(resource)
+    }
+}

@@ -1,0 +1,165 @@
+import TOMLKit
+import Transports
+import XMPP
+
+extension ConfigurationLoader {
+    /// What channel members may name: every declared account and local (so a member of a
+    /// broken one is not also reported as dangling), and the parsed ones for cross-checks.
+    struct MemberReferences {
+        var accountNames: Set<String>
+        var localNames: Set<String>
+        var accounts: [String: AccountConfiguration]
+        var locals: [String: LocalConfiguration]
+        /// Locals that some member names, filled while channels are read.
+        var referencedLocals: Set<String> = []
+    }
+
+    static let channelKeys = ["members", "format", "type"]
+    static let memberKeys = ["account", "jid", "local", "direction"]
+    private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
+
+    /// One `[channels.NAME]` table, or nil when it has a problem.
+    mutating func channel(_ name: String, _ table: TOMLTable, references: inout MemberReferences) -> Channel? {
+        let path = Self.path("channels", name)
+        self.rejectUnknownKeys(in: table, at: path, allowed: Self.channelKeys)
+        var valid = true
+        var members: [ChannelMember] = []
+        var firstIndex: [Endpoint: Int] = [:]
+        if let value = table["members"] {
+            if let array = value.array {
+                if array.isEmpty {
+                    self.problem("\(path).members", "is empty", "a channel joins endpoints: \(Self.membersExample)")
+                    valid = false
+                }
+                for (index, element) in array.enumerated() {
+                    let memberPath = "\(path).members[\(index)]"
+                    guard let member = self.member(element.tomlValue, at: memberPath, references: &references) else {
+                        valid = false
+                        continue
+                    }
+                    if let first = firstIndex[member.endpoint] {
+                        self.problem(memberPath, "repeats members[\(first)] (\(member.endpoint))", "list each endpoint once; direction = \"inout\" covers both ways")
+                        valid = false
+                        continue
+                    }
+                    firstIndex[member.endpoint] = index
+                    members.append(member)
+                }
+            } else {
+                self.problem("\(path).members", "must be an array of members", Self.membersExample)
+                valid = false
+            }
+        } else {
+            self.problem("\(path).members", "is missing", Self.membersExample)
+            valid = false
+        }
+        let format = self.string(table, "format", path) ?? Channel.defaultFormat
+        var deliveryType = Channel.DeliveryType.chat
+        if table["type"] != nil {
+            if let parsed: Channel.DeliveryType = self.choice(table, "type", path, what: "message type") {
+                deliveryType = parsed
+            } else {
+                valid = false
+            }
+        }
+        guard valid else { return nil }
+        return Channel(name: name, members: members, format: format, deliveryType: deliveryType)
+    }
+
+    /// One member: `{ account = "work", jid = "alice@example.org", direction = "inout" }` or
+    /// `{ local = "ops", direction = "in" }`; nil when it has a problem.
+    private mutating func member(_ value: TOMLValue, at path: String, references: inout MemberReferences) -> ChannelMember? {
+        guard let table = value.table else {
+            self.problem(path, "must be a table", "write { account = \"work\", jid = \"alice@example.org\" } or { local = \"ops\" }")
+            return nil
+        }
+        let problemsBefore = self.problems.count
+        self.rejectUnknownKeys(in: table, at: path, allowed: Self.memberKeys)
+        let account = self.string(table, "account", path)
+        let local = self.string(table, "local", path)
+        // nil when written but not understood (already reported).
+        let direction: ChannelMember.Direction? = table["direction"] == nil ? .inout : self.choice(table, "direction", path, what: "direction")
+
+        let endpoint: Endpoint?
+        switch (table["account"] != nil, table["local"] != nil) {
+        case (true, true):
+            self.problem(path, "has both account and local", "a member is either an account's contact { account = …, jid = … } or a local { local = … }")
+            endpoint = nil
+        case (false, false):
+            self.problem(path, "has neither account nor local", "a member is either an account's contact { account = …, jid = … } or a local { local = … }")
+            endpoint = nil
+        case (true, false):
+            endpoint = account.flatMap { self.accountEndpoint(account: $0, table, at: path, references: references) }
+        case (false, true):
+            if table["jid"] != nil {
+                self.problem("\(path).jid", "does not apply to a local member", "only account members name a contact; remove jid")
+            }
+            if let local {
+                references.referencedLocals.insert(local)
+                endpoint = self.localEndpoint(local: local, direction: direction, at: path, references: references)
+            } else {
+                endpoint = nil
+            }
+        }
+        guard let endpoint, let direction, self.problems.count == problemsBefore else { return nil }
+        return ChannelMember(endpoint: endpoint, direction: direction)
+    }
+
+    /// An account's contact: the account must exist and `jid` must be a bare JID other than
+    /// the account's own.
+    private mutating func accountEndpoint(account: String, _ table: TOMLTable, at path: String, references: MemberReferences) -> Endpoint? {
+        if !references.accountNames.contains(account) {
+            let hint =
+                references.localNames.contains(account)
+                ? "'\(account)' is a local; write local = \"\(account)\""
+                : Self.knownNames(references.accountNames, kind: "accounts", section: "accounts", example: account)
+            self.problem("\(path).account", "no account '\(account)'", hint)
+        }
+        guard let text = self.string(table, "jid", path) else {
+            if table["jid"] == nil {
+                self.problem("\(path).jid", "is missing", "an account member names the contact, e.g. jid = \"alice@example.org\"")
+            }
+            return nil
+        }
+        let jid: JID
+        do {
+            jid = try JID(text)
+        } catch {
+            self.problem("\(path).jid", "'\(text)' is not a valid JID: \(error)", "a contact's bare JID, e.g. alice@example.org")
+            return nil
+        }
+        if jid.isFull {
+            self.problem("\(path).jid", "'\(text)' is a full JID", "members are bare JIDs: write jid = \"\(jid.bare)\"")
+            return nil
+        }
+        if let configuration = references.accounts[account], configuration.client.jid.bare == jid {
+            self.problem("\(path).jid", "is \(Self.path("accounts", account))'s own JID", "an account cannot relay to itself; name a contact of the account")
+            return nil
+        }
+        return Endpoint(transport: account, address: "\(jid)")
+    }
+
+    /// A local transport: it must exist, and a FIFO (input only) may only send.
+    private mutating func localEndpoint(local: String, direction: ChannelMember.Direction?, at path: String, references: MemberReferences) -> Endpoint? {
+        guard references.localNames.contains(local) else {
+            let hint =
+                references.accountNames.contains(local)
+                ? "'\(local)' is an account; write account = \"\(local)\" with the contact's jid"
+                : Self.knownNames(references.localNames, kind: "locals", section: "local", example: local)
+            self.problem("\(path).local", "no local '\(local)'", hint)
+            return nil
+        }
+        if references.locals[local]?.kind == .fifo, let direction, direction != .in {
+            self.problem("\(path).direction", "\(Self.path("local", local)) is a FIFO, which is input only", "use direction = \"in\"")
+            return nil
+        }
+        return Endpoint(transport: local)
+    }
+
+    /// A hint listing what a reference could have named.
+    private static func knownNames(_ names: Set<String>, kind: String, section: String, example: String) -> String {
+        names.isEmpty
+            ? "no \(kind) are defined; add [\(Self.path(section, example))]"
+            : "known \(kind): " + names.sorted().joined(separator: ", ")
+    }
+}

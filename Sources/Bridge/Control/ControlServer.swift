@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Transports
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's control socket (mode 0600): one JSON ``ControlRequest`` per line, one
+/// JSON ``ControlResponse`` per line back. Route changes are stored and take effect at once.
+final class ControlServer: Service, Sendable {
+    let path: String
+    private let runtime: BridgeRuntime
+    private let store: StateStore
+    private let group: any EventLoopGroup
+    private let logger: Logger
+
+    init(path: String, runtime: BridgeRuntime, store: StateStore, group: any EventLoopGroup, logger: Logger) {
+        self.path = path
+        self.runtime = runtime
+        self.store = store
+        self.group = group
+        self.logger = logger
+    }
+
+    func run() async throws {
+        var status = stat()
+        if lstat(self.path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFSOCK, !SocketTransport.someoneListens(at: self.path) else {
+                self.logger.error("control socket path in use; route changes only work offline", metadata: ["path": "\(self.path)"])
+                return
+            }
+            unlink(self.path)
+        }
+        let splitter = LineSplitter(maxLineBytes: 64 * 1024)
+        let server = try await ServerBootstrap(group: self.group)
+            .bind(unixDomainSocketPath: self.path, cleanupExistingSocketFile: false) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
+                    return try NIOAsyncChannel<LineSplitter.Line, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        chmod(self.path, 0o600)
+        try await withGracefulShutdownHandler {
+            try await server.executeThenClose { clients in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await client in clients {
+                        group.addTask { await self.serve(client) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+        unlink(self.path)
+    }
+
+    private func serve(_ client: NIOAsyncChannel<LineSplitter.Line, ByteBuffer>) async {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try? await client.executeThenClose { inbound, outbound in
+            for try await line in inbound {
+                let response: ControlResponse
+                if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)) {
+                    let editor = RouteEditor(configuration: await self.runtime.currentConfiguration, store: self.store)
+                    response = editor.apply(request)
+                    if request.op != .list, response.ok {
+                        self.logger.notice("route changed", metadata: ["op": "\(request.op.rawValue)", "channel": "\(request.channel ?? "")"])
+                        await self.runtime.refreshRouter()
+                    }
+                } else {
+                    response = RouteEditor.failure("bad request")
+                }
+                var buffer = ByteBuffer(bytes: (try? encoder.encode(response)) ?? Data("{}".utf8))
+                buffer.writeString("\n")
+                try await outbound.write(buffer)
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Transports
+import XMPP
+
+/// Carries out route requests against the state database, validated against the
+/// configuration: members must name a configured account (with a contact's bare JID) or
+/// local transport. Used by the daemon's control socket and by `route` when no daemon runs.
+struct RouteEditor {
+    let configuration: BridgeConfiguration
+    let store: StateStore
+
+    func apply(_ request: ControlRequest) -> ControlResponse {
+        do {
+            switch request.op {
+            case .list:
+                return ControlResponse(ok: true, error: nil, channels: try self.listing())
+            case .add, .remove:
+                guard let channel = request.channel, !channel.isEmpty else { return Self.failure("missing channel") }
+                let endpoint: Endpoint
+                switch self.endpoint(request) {
+                case .success(let value): endpoint = value
+                case .failure(let message): return Self.failure(message.text)
+                }
+                if request.op == .add {
+                    let text = request.direction ?? "inout"
+                    guard let direction = ChannelMember.Direction(rawValue: text) else {
+                        return Self.failure("direction must be in, out or inout")
+                    }
+                    if self.configuration.locals[endpoint.transport]?.kind == .fifo, direction.receives {
+                        return Self.failure("the FIFO \(endpoint.transport) is input only: use direction in")
+                    }
+                    try self.store.addRoute(channel: channel, member: ChannelMember(endpoint: endpoint, direction: direction))
+                } else {
+                    try self.store.removeRoute(channel: channel, endpoint: endpoint)
+                }
+                return ControlResponse(ok: true, error: nil, channels: try self.listing())
+            }
+        } catch {
+            return Self.failure("\(error)")
+        }
+    }
+
+    private struct Message: Error {
+        let text: String
+    }
+
+    private func endpoint(_ request: ControlRequest) -> Result<Endpoint, Message> {
+        guard let transport = request.transport, !transport.isEmpty else { return .failure(Message(text: "missing member")) }
+        if self.configuration.accounts[transport] != nil {
+            guard let address = request.address, let jid = try? JID(address), jid.isBare, jid.localpart != nil else {
+                return .failure(Message(text: "an account member needs a contact's bare JID, e.g. \(transport):alice@example.org"))
+            }
+            return .success(Endpoint(transport: transport, address: jid.description.lowercased()))
+        }
+        if self.configuration.locals[transport] != nil {
+            guard request.address == nil else { return .failure(Message(text: "the local transport \(transport) takes no address")) }
+            return .success(Endpoint(transport: transport))
+        }
+        let known = (self.configuration.accounts.keys.sorted() + self.configuration.locals.keys.sorted()).joined(separator: ", ")
+        return .failure(Message(text: "unknown account or local '\(transport)' (known: \(known))"))
+    }
+
+    private func listing() throws -> [ControlResponse.ChannelEntry] {
+        try self.store.applyRoutes(to: self.configuration.channels).map { channel in
+            ControlResponse.ChannelEntry(
+                name: channel.name,
+                members: channel.members.map {
+                    ControlResponse.Member(transport: $0.endpoint.transport, address: $0.endpoint.address, direction: $0.direction.rawValue)
+                }
+            )
+        }
+    }
+
+    static func failure(_ message: String) -> ControlResponse {
+        ControlResponse(ok: false, error: message, channels: nil)
+    }
+}

@@ -1,0 +1,104 @@
+import Logging
+import Transports
+import XMPP
+
+/// The relay path in one place: a transport's message → echo check → ``Router`` → durable
+/// queue (written before any attempt) → the target transports' ``DeliveryWorker``s.
+actor BridgeEngine: TransportEventHandler {
+    private var router: Router
+    private let store: StateStore
+    private var ids: StanzaIDGenerator
+    private var workers: [String: DeliveryWorker] = [:]
+    private let logger: Logger
+    /// Called once everything is delivered after an input asked to finish (stdin ended).
+    private let finish: @Sendable () async -> Void
+    private var finishing = false
+
+    init(router: Router, store: StateStore, ids: StanzaIDGenerator, logger: Logger, finish: @escaping @Sendable () async -> Void) {
+        self.router = router
+        self.store = store
+        self.ids = ids
+        self.logger = logger
+        self.finish = finish
+    }
+
+    func add(_ worker: DeliveryWorker) {
+        self.workers[worker.transport.name] = worker
+    }
+
+    func remove(transport name: String) {
+        self.workers.removeValue(forKey: name)?.stop()
+    }
+
+    /// Replaces the routing table (reload, runtime route change).
+    func update(router: Router) {
+        self.router = router
+    }
+
+    nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+        await self.process(event, from: transport)
+    }
+
+    private func process(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+        switch event {
+        case .message(let message):
+            return self.relay(message)
+        case .available:
+            self.workers[transport]?.setAvailable(true)
+        case .unavailable(let reason):
+            self.logger.info("transport unavailable; its deliveries wait in the queue", metadata: ["transport": "\(transport)", "reason": "\(reason ?? "-")"])
+            self.workers[transport]?.setAvailable(false)
+        case .inputFinished:
+            self.finishing = true
+            await self.finishIfDrained()
+        }
+        return .accepted
+    }
+
+    private func relay(_ message: InboundMessage) -> TransportEventOutcome {
+        do {
+            if try self.store.isRelayID(message.id) {
+                self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
+                return .dropped("echo of a relayed message")
+            }
+        } catch {
+            self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
+        }
+        switch self.router.route(message, makeID: { self.ids.next() }) {
+        case .drop(let reason):
+            // Strangers and non-members are never relayed (no open relay).
+            self.logger.debug("not relayed", metadata: ["from": "\(message.source)", "reason": "\(reason)"])
+            return .dropped(reason.description)
+        case .deliver(let deliveries):
+            do {
+                let queued = try self.store.enqueue(deliveries)
+                for target in Set(queued.map(\.target.transport)) {
+                    self.workers[target]?.wake()
+                }
+                return .accepted
+            } catch {
+                self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
+                return .dropped("state database error")
+            }
+        }
+    }
+
+    /// After an input finished: stop once the queue is empty, or after `drainTimeout`;
+    /// what is still queued then stays in the state database for the next run.
+    func finishIfDrained(drainTimeout: Duration = .seconds(30)) async {
+        guard self.finishing else { return }
+        let deadline = ContinuousClock.now + drainTimeout
+        var pending = 0
+        repeat {
+            pending = (try? self.store.pendingCount(transport: nil)) ?? 0
+            if pending == 0 { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        } while ContinuousClock.now < deadline
+        if pending == 0 {
+            self.logger.info("input finished and everything delivered; stopping")
+        } else {
+            self.logger.warning("input finished; \(pending) deliveries still queued for the next run")
+        }
+        await self.finish()
+    }
+}

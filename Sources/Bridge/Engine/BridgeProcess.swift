@@ -1,0 +1,53 @@
+import Foundation
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Transports
+import XMPP
+
+/// Assembles a running bridge from a configuration: state database, engine, runtime,
+/// every transport with its worker, and the control socket, all under one ServiceGroup.
+/// `run` and `demo` both use it.
+struct BridgeProcess {
+    let group: ServiceGroup
+    let runtime: BridgeRuntime
+    let engine: BridgeEngine
+    let store: StateStore
+    let eventLoops: MultiThreadedEventLoopGroup
+
+    static func make(configuration: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
+        // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
+        let store = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
+            ? try StateStore.inMemory()
+            : try StateStore(path: configuration.settings.statePath)
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let groupBox = GroupBox()
+        var random = SystemRandomNumberGenerator()
+        let engine = BridgeEngine(
+            router: BridgeRuntime.router(channels: [], configuration: configuration),
+            store: store,
+            ids: StanzaIDGenerator(prefix: "\(configuration.settings.bridgeID)-\(String(random.next() % 1_000_000_000_000, radix: 36))"),
+            logger: logger,
+            finish: { await groupBox.group?.triggerGracefulShutdown() }
+        )
+        let runtime = BridgeRuntime(
+            configuration: configuration, store: store,
+            factory: TransportFactory(group: eventLoops, bridgeID: configuration.settings.bridgeID, logger: logger),
+            engine: engine, logger: logger
+        )
+        await runtime.refreshRouter()
+        var services = await runtime.services()
+        let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
+        services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        services += extraServices.map { .init(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore) }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        groupBox.group = group
+        await runtime.attach(group)
+        return BridgeProcess(group: group, runtime: runtime, engine: engine, store: store, eventLoops: eventLoops)
+    }
+
+    func run() async throws {
+        try await self.group.run()
+        try? await self.eventLoops.shutdownGracefully()
+    }
+}

@@ -1,0 +1,128 @@
+import Logging
+import ServiceLifecycle
+import Transports
+import XMPP
+
+/// The running bridge: its configuration, transports and their delivery workers, and the
+/// routing table (configured channels merged with runtime route changes). Reloads
+/// reconcile it without touching transports whose settings did not change.
+actor BridgeRuntime {
+    private var configuration: BridgeConfiguration
+    private let store: StateStore
+    private let factory: TransportFactory
+    private let engine: BridgeEngine
+    private let logger: Logger
+    private var group: ServiceGroup?
+    private var transports: [String: (transport: any Transport, worker: DeliveryWorker, fingerprint: String)] = [:]
+    private let directory = ChannelDirectory()
+
+    init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, engine: BridgeEngine, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.factory = factory
+        self.engine = engine
+        self.logger = logger
+    }
+
+    /// The routing table now: configured channels with runtime changes applied.
+    func channels() throws -> [Channel] {
+        try self.store.applyRoutes(to: self.configuration.channels)
+    }
+
+    static func router(channels: [Channel], configuration: BridgeConfiguration) -> Router {
+        Router(channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }))
+    }
+
+    /// Builds the transports and workers for the configuration; returns their services.
+    func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        for name in self.configuration.accounts.keys.sorted() + self.configuration.locals.keys.sorted() {
+            services += await self.start(name)
+        }
+        return services
+    }
+
+    func attach(_ group: ServiceGroup) {
+        self.group = group
+    }
+
+    /// Builds transport `name`; a failure (unreadable password) is logged and skipped.
+    private func start(_ name: String) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let engine = self.engine
+        let transport: any Transport
+        let fingerprint: String
+        if let account = self.configuration.accounts[name] {
+            do {
+                transport = try self.factory.make(account: account, handler: engine)
+            } catch {
+                self.logger.error("account not started", metadata: ["account": "\(name)", "error": "\(error)"])
+                return []
+            }
+            fingerprint = Self.fingerprint(account)
+        } else if let local = self.configuration.locals[name] {
+            let directory = self.directory
+            transport = self.factory.make(local: local, handler: engine, channels: { directory.names })
+            fingerprint = "\(local)"
+        } else {
+            return []
+        }
+        let worker = DeliveryWorker(transport: transport, store: self.store, batchSize: self.configuration.settings.deliveryBatchSize, logger: self.logger)
+        self.transports[name] = (transport, worker, fingerprint)
+        await engine.add(worker)
+        let services: [any Service] = [transport, worker]
+        return services.map {
+            ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
+        }
+    }
+
+    /// Applies a new configuration (SIGHUP): channels and routes at once; transports that
+    /// were removed or changed are stopped, new or changed ones started; the rest keep
+    /// their connections.
+    func reload(_ new: BridgeConfiguration) async {
+        let old = self.configuration
+        self.configuration = new
+        let names = Set(old.accounts.keys).union(old.locals.keys).union(new.accounts.keys).union(new.locals.keys)
+        for name in names.sorted() {
+            let wanted: String? =
+                new.accounts[name].map(Self.fingerprint) ?? new.locals[name].map { "\($0)" }
+            let running = self.transports[name]
+            if running?.fingerprint == wanted { continue }
+            if let running {
+                self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
+                await running.transport.stop()
+                await self.engine.remove(transport: name)
+                self.transports.removeValue(forKey: name)
+            }
+            if wanted != nil, let group = self.group {
+                self.logger.info("starting transport", metadata: ["transport": "\(name)"])
+                for service in await self.start(name) {
+                    await group.addServiceUnlessShutdown(service)
+                }
+            }
+        }
+        await self.refreshRouter()
+    }
+
+    /// Rebuilds the router from configuration and stored route changes.
+    func refreshRouter() async {
+        do {
+            let channels = try self.channels()
+            let names = Set(channels.map(\.name))
+            await self.engine.update(router: Self.router(channels: channels, configuration: self.configuration))
+            self.directory.names = names
+        } catch {
+            self.logger.error("cannot read routes", metadata: ["error": "\(error)"])
+        }
+    }
+
+    var currentConfiguration: BridgeConfiguration { self.configuration }
+
+    static func fingerprint(_ account: AccountConfiguration) -> String {
+        let client = account.client
+        return [
+            client.jid.description, client.host ?? "", client.port.map(String.init) ?? "", client.tlsMode.rawValue,
+            client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
+            account.subscriptionPolicy.rawValue,
+        ].joined(separator: "|")
+    }
+}

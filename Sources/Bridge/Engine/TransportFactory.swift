@@ -1,0 +1,53 @@
+import Logging
+import NIOCore
+import Transports
+import XMPP
+
+/// Builds transports from configuration.
+struct TransportFactory: Sendable {
+    let group: any EventLoopGroup
+    let bridgeID: String
+    let logger: Logger
+
+    func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
+        let password = try account.password.read()
+        var random = SystemRandomNumberGenerator()
+        var logger = self.logger
+        logger[metadataKey: "account"] = "\(account.name)"
+        let session = XMPPSession(
+            configuration: .init(
+                client: account.client,
+                initialPresence: Presence(),
+                session: .init(subscriptionPolicy: account.subscriptionPolicy)
+            ),
+            password: password,
+            client: XMPPClient(eventLoopGroup: self.group, logger: logger),
+            clock: ContinuousClock(),
+            ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
+            logger: logger
+        )
+        return XMPPTransport(name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, logger: logger)
+    }
+
+    func make(local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>) -> any Transport {
+        let options = LocalInputOptions(
+            maxLineBytes: local.maxLineBytes,
+            invalidUTF8: LineSplitter.InvalidUTF8Policy(rawValue: local.invalidUTF8) ?? .replace,
+            nick: local.nick
+        )
+        switch local.kind {
+        case .stdio:
+            return StdioTransport(
+                name: local.name, options: options, output: StdioTransport.OutputFormat(rawValue: local.output) ?? .text,
+                exitOnEndOfInput: local.exitOnEndOfInput, handler: handler, logger: self.logger
+            )
+        case .fifo:
+            return FIFOTransport(name: local.name, path: local.path ?? "", mode: local.mode, options: options, handler: handler, logger: self.logger)
+        case .socket:
+            return SocketTransport(
+                name: local.name, path: local.path ?? "", mode: local.mode, options: options, group: self.group,
+                handler: handler, channels: channels, logger: self.logger
+            )
+        }
+    }
+}
