@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Transports
 import XMPP
 
 @testable import Bridge
@@ -29,20 +30,40 @@ struct ConfigurationLoaderTests {
         }
     }
 
-    @Test("bridge.toml.example loads with every account")
+    @Test("bridge.toml.example loads with every account, local and channel")
     func example() throws {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
         let text = try String(contentsOfFile: source, encoding: .utf8)
-        var loader = ConfigurationLoader(file: try Self.write(text, files: ["work.password": "secret\n"]))
+        let file = try Self.write(text, files: ["work.password": "secret\n"])
+        let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        var loader = ConfigurationLoader(file: file)
         let accounts = try loader.load()
         #expect(accounts.keys.sorted() == ["home", "work"])
         let work = try #require(accounts["work"])
-        #expect(work.client.jid == (try JID("bridge@work.example")))
+        #expect(work.client.jid == (try JID("bridge@work.example/bridge")))
         #expect(work.client.tlsMode == .startTLS)
         #expect(work.client.tls.certificateVerification == .full)
         #expect(work.subscriptionPolicy == .acceptKnown)
         #expect("\(work.password)".hasSuffix("/work.password"))
         #expect("\(try #require(accounts["home"]).password)" == "environment variable HOME_XMPP_PASSWORD")
+
+        let configuration = try loader.loadBridge()
+        #expect(
+            configuration.settings
+                == BridgeSettings(
+                    statePath: "\(directory)/bridge.sqlite", controlSocketPath: "\(directory)/bridge.control", bridgeID: "xmpp-bridge",
+                    deliveryBatchSize: 100
+                )
+        )
+        #expect(configuration.locals.mapValues(\.kind) == ["console": .stdio, "alerts": .fifo, "ops": .socket])
+        #expect(configuration.locals["alerts"]?.mode == 0o620)
+        #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
+        #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob"])
+        #expect(configuration.channels.map(\.deliveryType) == [.headline, .chat])
+        #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
+            ["alerts", "ops", "console", "work:alice@work.example"],
+            ["work:alice@work.example", "home:bob@home.example"],
+        ])
     }
 
     @Test("a broken file reports every problem with its TOML path")

@@ -97,7 +97,7 @@ extension ConfigurationLoader {
 
     /// A stdio local that no channel member names would read standard input only to drop it.
     mutating func checkStdioIsUsed(locals: [String: LocalConfiguration], referenced: Set<String>) {
-        for local in locals.values where local.kind == .stdio {
+        for local in locals.values.sorted(by: { $0.name < $1.name }) where local.kind == .stdio {
             if !referenced.contains(local.name) {
                 let path = Self.path("local", local.name)
                 self.problem(path, "is in no channel", "add { local = \"\(local.name)\" } to a channel's members, or remove [\(path)]")

@@ -55,13 +55,12 @@ struct ConfigurationLoader {
         let localTables = self.namedTables(
             in: table, section: "local", what: "local transports", hint: "write [local.NAME] with kind = \"stdio\", \"fifo\" or \"socket\""
         )
+        var stdio: String?
         for (name, localTable) in localTables {
-            if let local = self.local(
-                name, localTable, accountNames: Set(accountTables.map(\.name)), stdio: locals.values.first { $0.kind == .stdio }?.name,
-                claimedPaths: &claimedPaths
-            ) {
-                locals[name] = local
-            }
+            guard let local = self.local(name, localTable, accountNames: Set(accountTables.map(\.name)), stdio: stdio, claimedPaths: &claimedPaths)
+            else { continue }
+            locals[name] = local
+            if local.kind == .stdio, stdio == nil { stdio = name }
         }
 
         var references = MemberReferences(
