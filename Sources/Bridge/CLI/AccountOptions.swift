@@ -37,6 +37,17 @@ struct AccountOptions: ParsableArguments {
     @Flag(help: "Do not verify the server certificate (logged as a warning on every connect).")
     var insecure = false
 
+    /// The account and its password, read now; an unreadable password exits with status 2.
+    func load() throws -> (client: XMPPClientConfiguration, password: String, policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy) {
+        let (client, source, policy) = try self.resolve()
+        do {
+            return (client, try source.read(), policy)
+        } catch {
+            CommandLineOutput.error("\(error)")
+            throw ExitStatus.configuration.exitCode
+        }
+    }
+
     /// The account to use: from the configuration file, or from the command line.
     func resolve() throws -> (client: XMPPClientConfiguration, password: PasswordSource, policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy) {
         if let name = self.account {

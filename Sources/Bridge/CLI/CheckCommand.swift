@@ -8,9 +8,9 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Check the configuration file and report every problem at once.",
         discussion: """
-            Each problem is one line on standard error: its TOML path, what is wrong and a hint.
-            Without problems, a summary of the accounts, local transports and channels goes to
-            standard output. Nothing is contacted: password files are checked for being readable,
+            Each problem is one line on standard error: its TOML path, what is wrong and a hint. \
+            Without problems, a summary of the accounts, local transports and channels goes to \
+            standard output. Nothing is contacted: password files are checked for being readable; \
             password commands and environment variables are not read.
 
             Exit status: 0 when the file is valid, 2 when it has problems.

@@ -133,20 +133,17 @@ struct DemoCommand: AsyncParsableCommand {
             state = "demo.sqlite"
             control_socket = "demo.control"
 
-            [accounts.a]
-            jid = "bridge-a@example.test"
-            password_file = "a.password"
-            host = "127.0.0.1"
-            port = \(server.c2sPort)
-            ca_file = "\(ca)"
+            \(["a", "b"].map { account in
+                """
+                [accounts.\(account)]
+                jid = "bridge-\(account)@example.test"
+                password_file = "\(account).password"
+                host = "127.0.0.1"
+                port = \(server.c2sPort)
+                ca_file = "\(ca)"
 
-            [accounts.b]
-            jid = "bridge-b@example.test"
-            password_file = "b.password"
-            host = "127.0.0.1"
-            port = \(server.c2sPort)
-            ca_file = "\(ca)"
-
+                """
+            }.joined(separator: "\n"))
             [local.stdin]
             kind = "stdio"
             nick = "you"

@@ -15,14 +15,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.login")
-        let (configuration, source, _) = try self.account.resolve()
-        let password: String
-        do {
-            password = try source.read()
-        } catch {
-            CommandLineOutput.error("\(error)")
-            throw ExitStatus.configuration.exitCode
-        }
+        let (configuration, password, _) = try self.account.load()
         do throws(XMPPClientError) {
             let connection = try await XMPPClient(logger: logger).connect(configuration: configuration, password: password)
             print("logged in as \(connection.jid) via \(connection.target) using \(connection.mechanism?.rawValue ?? "?")")

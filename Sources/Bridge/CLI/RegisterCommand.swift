@@ -15,14 +15,7 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try self.log.makeLogger("xmpp-bridge.register")
-        let (configuration, source, _) = try self.account.resolve()
-        let password: String
-        do {
-            password = try source.read()
-        } catch {
-            CommandLineOutput.error("\(error)")
-            throw ExitStatus.configuration.exitCode
-        }
+        let (configuration, password, _) = try self.account.load()
         do throws(XMPPClientError) {
             try await XMPPClient(logger: logger).register(configuration: configuration, password: password)
             CommandLineOutput.line("registered \(configuration.jid.bare)")

@@ -86,7 +86,7 @@ struct RouteCommand: AsyncParsableCommand {
         let configuration = try RunCommand.load(config ?? ConfigurationLoader.defaultFile())
         let path = configuration.settings.controlSocketPath
         let response: ControlResponse
-        if SocketTransport.someoneListens(at: path), let answer = ControlClient.exchange(request, path: path) {
+        if UnixLineServer.someoneListens(at: path), let answer = ControlClient.exchange(request, path: path) {
             response = answer
         } else {
             let store: StateStore

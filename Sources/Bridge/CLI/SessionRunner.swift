@@ -45,14 +45,7 @@ struct SessionRunner {
         reconnects: Bool,
         logger: Logger
     ) throws -> XMPPSession<ContinuousClock> {
-        let (configuration, source, policy) = try account.resolve()
-        let password: String
-        do {
-            password = try source.read()
-        } catch {
-            CommandLineOutput.error("\(error)")
-            throw ExitStatus.configuration.exitCode
-        }
+        let (configuration, password, policy) = try account.load()
         var nonce = SystemRandomNumberGenerator()
         return XMPPSession(
             configuration: .init(

@@ -27,35 +27,12 @@ final class ControlServer: Service, Sendable {
     }
 
     func run() async throws {
-        var status = stat()
-        if lstat(self.path, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFSOCK, !SocketTransport.someoneListens(at: self.path) else {
-                self.logger.error("control socket path in use; route changes only work offline", metadata: ["path": "\(self.path)"])
-                return
-            }
-            unlink(self.path)
+        let server = UnixLineServer(path: self.path, mode: 0o600, splitter: LineSplitter(maxLineBytes: 64 * 1024))
+        do {
+            try await server.run(group: self.group) { client in await self.serve(client) }
+        } catch let error as UnixLineServer.SetupError {
+            self.logger.error("control socket not available; route changes only work offline", metadata: ["error": "\(error)"])
         }
-        let splitter = LineSplitter(maxLineBytes: 64 * 1024)
-        let server = try await ServerBootstrap(group: self.group)
-            .bind(unixDomainSocketPath: self.path, cleanupExistingSocketFile: false) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
-                    return try NIOAsyncChannel<LineSplitter.Line, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
-        chmod(self.path, 0o600)
-        try await withGracefulShutdownHandler {
-            try await server.executeThenClose { clients in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await client in clients {
-                        group.addTask { await self.serve(client) }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            server.channel.close(promise: nil)
-        }
-        unlink(self.path)
     }
 
     private func serve(_ client: NIOAsyncChannel<LineSplitter.Line, ByteBuffer>) async {

@@ -46,41 +46,17 @@ public final class SocketTransport: Transport {
         self.logger = logger
     }
 
-    /// Why the socket cannot be served.
-    public struct SetupError: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     public func run() async throws {
-        try self.removeStaleSocket()
-        let splitter = LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
-        let server = try await ServerBootstrap(group: self.group)
-            .bind(unixDomainSocketPath: self.path, cleanupExistingSocketFile: false) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
-                    return try NIOAsyncChannel<LineSplitter.Line, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
-        chmod(self.path, self.mode)
-        self.logger.info("listening", metadata: ["path": "\(self.path)"])
-        await self.handler.handle(.available, from: self.name)
-        let stopSignal = self.stopSignal
-        Task {
-            await stopSignal.wait()
-            server.channel.close(promise: nil)
-        }
-        try await withGracefulShutdownHandler {
-            try await server.executeThenClose { clients in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await client in clients {
-                        group.addTask { await self.serve(client) }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            server.channel.close(promise: nil)
-        }
-        unlink(self.path)
+        let server = UnixLineServer(
+            path: self.path, mode: UInt32(self.mode),
+            splitter: LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
+        )
+        try await server.run(group: self.group, stop: self.stopSignal, ready: {
+            self.logger.info("listening", metadata: ["path": "\(self.path)"])
+            await self.handler.handle(.available, from: self.name)
+        }, serve: { client in
+            await self.serve(client)
+        })
     }
 
     public func stop() async {
@@ -185,40 +161,6 @@ public final class SocketTransport: Transport {
         case .accepted: return nil
         case .dropped(let reason): return Self.error("not relayed: \(reason)")
         }
-    }
-
-    private func removeStaleSocket() throws {
-        var status = stat()
-        guard lstat(self.path, &status) == 0 else {
-            let directory = (self.path as NSString).deletingLastPathComponent
-            if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-            return
-        }
-        guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw SetupError(description: "\(self.path) exists and is not a socket")
-        }
-        if Self.someoneListens(at: self.path) {
-            throw SetupError(description: "\(self.path) is in use by another process")
-        }
-        unlink(self.path)
-    }
-
-    /// Whether connecting to the socket file succeeds (a live server owns it).
-    public static func someoneListens(at path: String) -> Bool {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        return result == 0
     }
 
     static func error(_ message: String) -> String {

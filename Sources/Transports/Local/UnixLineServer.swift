@@ -1,0 +1,102 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Unix-domain socket server whose clients speak lines: the socket file is made safe
+/// to bind (a stale file is replaced, a live one is refused), given `mode`, and each
+/// client is served concurrently until graceful shutdown or `stop` closes the server.
+/// Used by the socket transport and the daemon's control socket.
+public struct UnixLineServer: Sendable {
+    public typealias Client = NIOAsyncChannel<LineSplitter.Line, ByteBuffer>
+
+    /// Why the socket cannot be served.
+    public struct SetupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let path: String
+    public let mode: UInt32
+    public let splitter: LineSplitter
+
+    public init(path: String, mode: UInt32, splitter: LineSplitter) {
+        self.path = path
+        self.mode = mode
+        self.splitter = splitter
+    }
+
+    /// Binds, calls `ready`, serves every client with `serve`, and removes the socket file at the end.
+    public func run(
+        group: any EventLoopGroup,
+        stop: StopSignal? = nil,
+        ready: @Sendable () async -> Void = {},
+        serve: @escaping @Sendable (Client) async -> Void
+    ) async throws {
+        try self.prepare()
+        let splitter = self.splitter
+        let server = try await ServerBootstrap(group: group)
+            .bind(unixDomainSocketPath: self.path, cleanupExistingSocketFile: false) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
+                    return try Client(wrappingChannelSynchronously: channel)
+                }
+            }
+        chmod(self.path, mode_t(self.mode))
+        if let stop {
+            Task {
+                await stop.wait()
+                server.channel.close(promise: nil)
+            }
+        }
+        await ready()
+        try await withGracefulShutdownHandler {
+            try await server.executeThenClose { clients in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await client in clients {
+                        group.addTask { await serve(client) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+        unlink(self.path)
+    }
+
+    /// Makes the path bindable: creates its folder, replaces a stale socket, refuses a live one.
+    func prepare() throws {
+        var status = stat()
+        guard lstat(self.path, &status) == 0 else {
+            let directory = (self.path as NSString).deletingLastPathComponent
+            if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+            return
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw SetupError(description: "\(self.path) exists and is not a socket")
+        }
+        if Self.someoneListens(at: self.path) {
+            throw SetupError(description: "\(self.path) is in use by another process")
+        }
+        unlink(self.path)
+    }
+
+    /// Whether connecting to the socket file succeeds (a live server owns it).
+    public static func someoneListens(at path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return result == 0
+    }
+}
