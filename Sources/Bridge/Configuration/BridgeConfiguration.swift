@@ -9,6 +9,38 @@ struct BridgeConfiguration: Sendable {
     var locals: [String: LocalConfiguration]
     /// Sorted by name: TOMLKit keeps tables as sorted maps, so the file's order is not known.
     var channels: [Channel]
+    /// Channels that relay presence (`presence = true`; default for 1:1 account links).
+    var presenceChannels: Set<String> = []
+    /// `[[presence_mirror]]`: account `to` follows the user's other clients on `from`.
+    var presenceMirrors: [PresenceMirrorConfiguration] = []
+    /// `[[roster_mirror]]`.
+    var rosterMirrors: [RosterMirrorConfiguration] = []
+}
+
+/// One `[[presence_mirror]]` entry: account `to` shows what the user's other clients on
+/// account `from` show.
+struct PresenceMirrorConfiguration: Sendable, Equatable {
+    var from: String
+    var to: String
+
+    static let keys = ["from", "to"]
+}
+
+/// One `[[roster_mirror]]` entry: contacts of account `from` appear in account `to`'s
+/// roster (and back, when two-way), optionally only some groups.
+struct RosterMirrorConfiguration: Sendable, Equatable {
+    var from: String
+    var to: String
+    /// Only items in at least one of these groups; nil mirrors everything.
+    var groups: Set<String>?
+    var twoWay: Bool
+    /// Also ask mirrored contacts for their presence (subscription request) from `to`.
+    var subscribe: Bool
+
+    /// Stable id for the mirror's stored snapshots.
+    var id: String { "\(self.from)->\(self.to)" }
+
+    static let keys = ["from", "to", "groups", "two_way", "subscribe"]
 }
 
 /// The `[bridge]` table.
@@ -21,8 +53,10 @@ struct BridgeSettings: Sendable, Equatable {
     var bridgeID: String
     /// Deliveries handed to a transport at once.
     var deliveryBatchSize: Int
+    /// At most one presence update per account per this many milliseconds (flapping contacts).
+    var presenceIntervalMilliseconds: Int = 1000
 
-    static let keys = ["state", "control_socket", "bridge_id", "delivery_batch_size"]
+    static let keys = ["state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms"]
 }
 
 /// One `[local.NAME]` table: a local transport.

@@ -14,7 +14,7 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type"]
+    static let channelKeys = ["members", "format", "type", "presence"]
     static let memberKeys = ["account", "jid", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
@@ -64,6 +64,13 @@ extension ConfigurationLoader {
         }
         guard valid else { return nil }
         return Channel(name: name, members: members, format: format, deliveryType: deliveryType)
+    }
+
+    /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link
+    /// (exactly two members, both accounts' contacts).
+    mutating func relaysPresence(_ channel: Channel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
+        if let explicit = self.flag(table, "presence", Self.path("channels", channel.name)) { return explicit }
+        return channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) }
     }
 
     /// One member: `{ account = "work", jid = "alice@example.org", direction = "inout" }` or

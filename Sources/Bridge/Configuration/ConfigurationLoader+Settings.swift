@@ -31,6 +31,9 @@ extension ConfigurationLoader {
         if let size = self.integer(table, "delivery_batch_size", path, in: 1...10_000, hint: "deliveries handed to a transport at once, e.g. 100") {
             settings.deliveryBatchSize = size
         }
+        if let interval = self.integer(table, "presence_interval_ms", path, in: 0...600_000, hint: "milliseconds between presence updates of one account, e.g. 1000") {
+            settings.presenceIntervalMilliseconds = interval
+        }
         return settings
     }
 }

@@ -7,7 +7,7 @@ import XMPP
 /// TOML path and a hint instead of stopping at the first. Relative paths in the file are
 /// taken relative to the file's folder.
 ///
-/// The sections are `[bridge]`, `[accounts.NAME]`, `[local.NAME]` and `[channels.NAME]`,
+/// The sections are `[bridge]`, `[accounts.NAME]`, `[local.NAME]`, `[channels.NAME]`, `[[presence_mirror]]` and `[[roster_mirror]]`,
 /// each optional; the per-section parsing lives in `ConfigurationLoader+Settings.swift`,
 /// `+Accounts`, `+Locals` and `+Channels`. Sections are read in name order (TOMLKit's
 /// tables are sorted maps and do not keep the file's order), so problems and channels
@@ -17,7 +17,7 @@ struct ConfigurationLoader {
     private(set) var problems: [ConfigurationProblem] = []
 
     /// The top-level tables of `bridge.toml`.
-    static let sections = ["bridge", "accounts", "local", "channels"]
+    static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror"]
 
     init(file: String) {
         self.file = file
@@ -70,13 +70,22 @@ struct ConfigurationLoader {
         let channelTables = self.namedTables(
             in: table, section: "channels", what: "channels", hint: "write [channels.NAME] with members = [ … ]"
         )
+        var presenceChannels: Set<String> = []
         for (name, channelTable) in channelTables {
-            if let channel = self.channel(name, channelTable, references: &references) { channels.append(channel) }
+            guard let channel = self.channel(name, channelTable, references: &references) else { continue }
+            channels.append(channel)
+            if self.relaysPresence(channel, channelTable, accounts: Set(accounts.keys)) { presenceChannels.insert(name) }
         }
+        let accountNames = Set(accountTables.map(\.name))
+        let presenceMirrors = self.presenceMirrors(table["presence_mirror"], accounts: accountNames)
+        let rosterMirrors = self.rosterMirrors(table["roster_mirror"], accounts: accountNames)
         self.checkStdioIsUsed(locals: locals, referenced: references.referencedLocals)
 
         guard self.problems.isEmpty else { throw ConfigurationError(file: self.file, problems: self.problems) }
-        return BridgeConfiguration(file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels)
+        return BridgeConfiguration(
+            file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
+            presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors
+        )
     }
 
     /// Parses the file and returns its accounts (for `send`, `listen`, `login`, `register`);

@@ -13,6 +13,12 @@ actor BridgeEngine: TransportEventHandler {
     /// Called once everything is delivered after an input asked to finish (stdin ended).
     private let finish: @Sendable () async -> Void
     private var finishing = false
+    /// Receives presence and roster events (presence relay, roster mirrors).
+    private var observer: (any TransportEventHandler)?
+
+    func observe(with observer: any TransportEventHandler) {
+        self.observer = observer
+    }
 
     init(router: Router, store: StateStore, ids: StanzaIDGenerator, logger: Logger, finish: @escaping @Sendable () async -> Void) {
         self.router = router
@@ -45,12 +51,15 @@ actor BridgeEngine: TransportEventHandler {
             return self.relay(message)
         case .available:
             self.workers[transport]?.setAvailable(true)
+            await self.observer?.handle(event, from: transport)
         case .unavailable(let reason):
             self.logger.info("transport unavailable; its deliveries wait in the queue", metadata: ["transport": "\(transport)", "reason": "\(reason ?? "-")"])
             self.workers[transport]?.setAvailable(false)
         case .inputFinished:
             self.finishing = true
             await self.finishIfDrained()
+        case .presence, .ownPresence, .rosterChanged:
+            await self.observer?.handle(event, from: transport)
         }
         return .accepted
     }

@@ -8,6 +8,7 @@ enum StateMigrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-create-routes-relays-queue", migrate: createTables)
+        migrator.registerMigration("v2-roster-mirror", migrate: createRosterMirrorSnapshots)
         return migrator
     }
 
@@ -68,5 +69,13 @@ enum StateMigrations {
             index: "queue_transport_sequence", on: QueuedDeliveryRecord.databaseTableName,
             columns: ["target_transport", "sequence"]
         )
+    }
+
+    /// v2: one roster mirror snapshot per mirror direction (issue 5, "Roster mirroring").
+    private static func createRosterMirrorSnapshots(_ db: Database) throws {
+        try db.create(table: RosterMirrorSnapshotRecord.databaseTableName) { t in
+            t.primaryKey("mirror_id", .text)
+            t.column("snapshot_json", .text).notNull()
+        }
     }
 }

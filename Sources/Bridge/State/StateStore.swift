@@ -14,8 +14,9 @@ import Darwin
 /// writer; each method is one transaction. The file is created with mode 0600 (its folder
 /// 0700), since the queue holds message bodies. Every failure is a `StateStoreError`.
 ///
-/// The features live in `StateStore+Routes.swift`, `StateStore+Relays.swift` and
-/// `StateStore+Queue.swift`.
+/// The features live in `StateStore+Routes.swift`, `StateStore+Relays.swift`,
+/// `StateStore+Queue.swift` and, for roster mirror snapshots (issue 5),
+/// `RosterMirror/RosterMirrorStore.swift`.
 final class StateStore: Sendable {
     /// The database file, or `:memory:`.
     let location: String

@@ -29,14 +29,24 @@ public final class StopSignal: Sendable {
         }
     }
 
-    /// Runs `body` until it returns or ``stop()`` is called, whichever comes first.
-    public func race(_ body: @escaping @Sendable () async -> Void) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await body() }
-            group.addTask { await self.wait() }
-            await group.next()
+    /// Runs `body` until it returns or ``stop()`` is called, whichever comes first; true
+    /// when `body` returned by itself. Either way the signal is stopped afterwards (that
+    /// ends the waiting side), so ``isStopped`` cannot tell the two apart.
+    @discardableResult
+    public func race(_ body: @escaping @Sendable () async -> Void) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await body()
+                return true
+            }
+            group.addTask {
+                await self.wait()
+                return false
+            }
+            let bodyReturned = await group.next() ?? false
             group.cancelAll()
             self.stop()
+            return bodyReturned
         }
     }
 }

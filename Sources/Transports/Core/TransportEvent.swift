@@ -9,4 +9,12 @@ public enum TransportEvent: Sendable {
     /// The transport's input has ended for good (stdin closed) and it asks the bridge to
     /// finish queued deliveries and stop.
     case inputFinished
+    /// A contact's presence changed (RFC 6121 §4); `contact` is the transport plus the
+    /// contact's bare JID, `state` the aggregate of its resources.
+    case presence(contact: Endpoint, nick: String, state: PresenceState)
+    /// The user's other clients on this account changed presence (own resources other than
+    /// the bridge's, aggregated).
+    case ownPresence(PresenceState)
+    /// The account's roster changed (fetched after connecting, or a push).
+    case rosterChanged
 }

@@ -38,10 +38,10 @@ public final class StdioTransport: Transport {
     public func run() async throws {
         await self.handler.handle(.available, from: self.name)
         let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)
-        await cancelWhenGracefulShutdown {
+        let inputEnded = await cancelWhenGracefulShutdown {
             await self.stopSignal.race { await pump.run(descriptor: 0) }
         }
-        if self.exitOnEndOfInput, !Task.isShuttingDownGracefully, !self.stopSignal.isStopped {
+        if self.exitOnEndOfInput, inputEnded, !Task.isShuttingDownGracefully, !Task.isCancelled {
             self.logger.info("standard input ended")
             await self.handler.handle(.inputFinished, from: self.name)
         }

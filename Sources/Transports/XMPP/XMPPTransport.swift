@@ -6,7 +6,7 @@ import XMPP
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
 /// and count as delivered once a server round trip confirms the server took them.
-public final class XMPPTransport: Transport {
+public final class XMPPTransport: Transport, PresencePublishing {
     public let name: String
     private let session: XMPPSession<ContinuousClock>
     private let handler: any TransportEventHandler
@@ -48,6 +48,60 @@ public final class XMPPTransport: Transport {
         await self.session.stop()
     }
 
+    /// Shows `state` as this account's presence (RFC 6121 §4.2); unavailable sends
+    /// unavailable presence and keeps the connection (messages then wait in the server's
+    /// offline storage, where it has one).
+    public func publishPresence(_ state: PresenceState) async {
+        do {
+            switch state.availability {
+            case .unavailable:
+                try await self.session.setUnavailable(status: state.status)
+            case .chat, .available, .away, .xa, .dnd:
+                try await self.session.setPresence(show: Self.show(state.availability), status: state.status)
+            }
+        } catch {
+            self.logger.info("presence not published", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The account's roster as last fetched and pushed.
+    public func rosterItems() async -> [RosterItem] {
+        Array(await self.session.roster.items.values)
+    }
+
+    /// Adds or updates a roster item; optionally asks to see the contact's presence.
+    public func setRosterItem(_ item: RosterItem, subscribe: Bool) async throws {
+        try await self.session.setContact(item.jid, name: item.name, groups: item.groups)
+        if subscribe { try await self.session.subscribe(to: item.jid) }
+    }
+
+    public func removeRosterItem(_ jid: JID) async throws {
+        try await self.session.removeContact(jid)
+    }
+
+    static func state(_ presence: Presence?) -> PresenceState {
+        guard let presence, presence.type == .available else { return .unavailable }
+        let availability: PresenceState.Availability
+        switch presence.show {
+        case .none: availability = .available
+        case .chat: availability = .chat
+        case .away: availability = .away
+        case .xa: availability = .xa
+        case .dnd: availability = .dnd
+        }
+        return PresenceState(availability: availability, status: presence.status)
+    }
+
+    static func show(_ availability: PresenceState.Availability) -> Presence.Show? {
+        switch availability {
+        case .chat: .chat
+        case .away: .away
+        case .xa: .xa
+        case .dnd: .dnd
+        case .available, .unavailable: nil
+        }
+    }
+
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         var messages: [Message] = []
@@ -86,6 +140,8 @@ public final class XMPPTransport: Transport {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
             await self.handler.handle(.available, from: self.name)
+            // The roster was fetched while restoring the session.
+            await self.handler.handle(.rosterChanged, from: self.name)
         case .offline(let error):
             if let error {
                 self.logger.warning("offline", metadata: ["error": "\(error)"])
@@ -99,7 +155,24 @@ public final class XMPPTransport: Transport {
         case .stopped(let error):
             if let error { self.logger.error("account stopped", metadata: ["error": "\(error)"]) }
             await self.handler.handle(.unavailable(reason: error.map { "\($0)" } ?? "stopped"), from: self.name)
-        case .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged:
+        case .presence(let presence, let best):
+            guard let from = presence.from else { return }
+            let own = await self.session.boundJID
+            if let own, from.bare == own.bare {
+                // The user's other clients; our own resource does not count.
+                let others = await self.session.resources(of: own).filter { $0.from != own }
+                await self.handler.handle(.ownPresence(Self.state(others.first)), from: self.name)
+                return
+            }
+            let rosterName = await self.session.roster.items[from.bare]?.name
+            let nick = rosterName ?? from.localpart ?? from.domainpart
+            await self.handler.handle(
+                .presence(contact: Endpoint(transport: self.name, address: from.bare.description), nick: nick, state: Self.state(best)),
+                from: self.name
+            )
+        case .rosterChanged:
+            await self.handler.handle(.rosterChanged, from: self.name)
+        case .subscriptionRequest, .subscriptionChanged:
             return
         }
     }

@@ -3,6 +3,23 @@ extension XMPPSession {
     /// The roster as last fetched and updated by pushes.
     public var roster: Roster { self.machine.roster }
 
+    /// The full JID bound now, if connected.
+    public var boundJID: JID? { self.connection?.jid }
+
+    /// Every available resource of `contact` (best first), e.g. our own other clients.
+    public func resources(of contact: JID) -> [Presence] {
+        self.machine.presences.resources(of: contact.bare)
+    }
+
+    /// Sends unavailable presence but stays connected; ``setPresence(show:status:priority:)``
+    /// makes the account available again. After a reconnect no presence is sent until then.
+    public func setUnavailable(status: String? = nil) async throws {
+        self.presence = nil
+        var unavailable = Presence(type: .unavailable)
+        unavailable.status = status
+        try await self.send(unavailable.element)
+    }
+
     /// The aggregate presence of a contact (highest priority resource), if available.
     public func presence(of contact: JID) -> Presence? {
         self.machine.presences.best(for: contact.bare)

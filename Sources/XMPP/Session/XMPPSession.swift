@@ -64,7 +64,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
-    private var connection: XMPPConnection?
+    var connection: XMPPConnection?
     private var pending: [String: CheckedContinuation<IQ, any Error>] = [:]
     private var lastInbound: C.Instant
     private var isStopping = false

@@ -1,0 +1,36 @@
+/// A presence reduced to what the bridge relays (RFC 6121 §4.7): how available someone
+/// is and their status text. Availability is ordered so the most available wins:
+/// chat > available > away > xa > dnd > unavailable.
+public struct PresenceState: Hashable, Sendable, Codable {
+    public enum Availability: Int, Hashable, Sendable, Codable, Comparable, CaseIterable, CustomStringConvertible {
+        case unavailable = 0
+        case dnd = 1
+        case xa = 2
+        case away = 3
+        case available = 4
+        case chat = 5
+
+        public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        public var description: String {
+            switch self {
+            case .unavailable: "unavailable"
+            case .dnd: "dnd"
+            case .xa: "xa"
+            case .away: "away"
+            case .available: "available"
+            case .chat: "chat"
+            }
+        }
+    }
+
+    public var availability: Availability
+    public var status: String?
+
+    public init(availability: Availability, status: String? = nil) {
+        self.availability = availability
+        self.status = status
+    }
+
+    public static let unavailable = PresenceState(availability: .unavailable)
+}

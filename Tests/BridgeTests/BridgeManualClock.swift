@@ -1,0 +1,109 @@
+import Foundation
+
+/// A clock that only moves when a test calls ``advance(by:)``, for time-dependent
+/// code generic over `Clock`: a copy of XMPPTests' `ManualClock` under its own name.
+///
+/// Sleepers whose deadline has been reached are resumed by ``advance(by:)``; a
+/// sleeper whose task is cancelled throws `CancellationError`.
+final class TestClock: Clock, @unchecked Sendable {
+    /// A point on the manual time line: an offset from the clock's origin.
+    struct Instant: InstantProtocol, CustomStringConvertible {
+        var offset: Duration
+
+        init(offset: Duration = .zero) {
+            self.offset = offset
+        }
+
+        static func + (instant: Instant, duration: Duration) -> Instant {
+            instant.advanced(by: duration)
+        }
+
+        func advanced(by duration: Duration) -> Instant {
+            Instant(offset: self.offset + duration)
+        }
+
+        func duration(to other: Instant) -> Duration {
+            other.offset - self.offset
+        }
+
+        static func < (lhs: Instant, rhs: Instant) -> Bool {
+            lhs.offset < rhs.offset
+        }
+
+        var description: String { "t+\(self.offset)" }
+    }
+
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// Guards everything below.
+    private let lock = NSLock()
+    private var current: Instant
+    private var sleepers: [UInt64: Sleeper] = [:]
+    private var nextSleeperID: UInt64 = 0
+
+    init(now: Instant = Instant()) {
+        self.current = now
+    }
+
+    var now: Instant {
+        self.lock.withLock { self.current }
+    }
+
+    var minimumResolution: Duration { .zero }
+
+    /// How many tasks are sleeping on this clock, so a test can wait until one is.
+    var sleeperCount: Int {
+        self.lock.withLock { self.sleepers.count }
+    }
+
+    /// Moves time forward and resumes, earliest first, every sleeper whose deadline is reached.
+    func advance(by duration: Duration) {
+        let due: [Sleeper] = self.lock.withLock {
+            self.current = self.current.advanced(by: duration)
+            let now = self.current
+            let dueIDs = self.sleepers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }.map(\.key)
+            return dueIDs.compactMap { self.sleepers.removeValue(forKey: $0) }
+        }
+        for sleeper in due {
+            sleeper.continuation.resume()
+        }
+    }
+
+    /// Moves time forward to `instant` (no-op when it is not in the future).
+    func advance(to instant: Instant) {
+        let delta = self.now.duration(to: instant)
+        if delta > .zero { self.advance(by: delta) }
+    }
+
+    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        let id = self.lock.withLock {
+            defer { self.nextSleeperID += 1 }
+            return self.nextSleeperID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // Checked under the lock: cancellation sets the flag before running the handler,
+                // and the handler takes the lock, so exactly one of the two resumes.
+                enum Outcome { case cancelled, due, sleeping }
+                let outcome: Outcome = self.lock.withLock {
+                    if Task.isCancelled { return .cancelled }
+                    if deadline <= self.current { return .due }
+                    self.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return .sleeping
+                }
+                switch outcome {
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .due: continuation.resume()
+                case .sleeping: break
+                }
+            }
+        } onCancel: {
+            let sleeper = self.lock.withLock { self.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+}

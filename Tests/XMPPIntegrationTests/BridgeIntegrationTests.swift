@@ -1,0 +1,366 @@
+import EmbeddedProsody
+import Foundation
+import Testing
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `xmpp-bridge run` daemon against a real Prosody (issue 4, "Real Prosody" (i)–(vi),
+/// and runtime routes).
+///
+/// Each test starts its own Prosody with one domain, example.test. The issue's alice@a and
+/// bob@b become two users of that domain, alice and bob, linked through two accounts of the
+/// bridge, `work` (alice's contact) and `home` (bob's contact); eve is a stranger and carol
+/// a contact added at run time. The bridge is the built binary, run as a child process with
+/// a generated `bridge.toml` whose state database, control socket, FIFO and socket live in
+/// the server's temporary directory.
+@Suite("xmpp-bridge run against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct BridgeIntegrationTests {
+    static let link = """
+        [channels.link]
+        format = "[{account}] {nick}: {body}"
+        members = [
+          { account = "work", jid = "alice@example.test", direction = "inout" },
+          { account = "home", jid = "bob@example.test", direction = "inout" },
+        ]
+        """
+
+    static func users(_ names: String...) -> [(String, String)] {
+        names.map { ($0, "pw") }
+    }
+
+    @Test("(i) alice writes to account work, bob receives it from account home, and his reply reaches alice")
+    func linkTwoAccounts() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "hello bob <&> 😀"))
+        let relayed = await Received.message(bob.log, body: "[work] alice: hello bob <&> 😀")
+        let bobGot = await Received.bodies(bob.log)
+        #expect(relayed?.from?.bare.description == "home@example.test", "bob got: \(bobGot)")
+        #expect(relayed?.type == .chat)
+
+        try await bob.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "hi alice"))
+        let reply = await Received.message(alice.log, body: "[home] bob: hi alice")
+        let aliceGot = await Received.bodies(alice.log)
+        #expect(reply?.from?.bare.description == "work@example.test", "alice got: \(aliceGot)")
+
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        // Nothing was relayed twice (no loop between the two accounts).
+        #expect(await Received.bodies(bob.log) == ["[work] alice: hello bob <&> 😀"])
+        #expect(await Received.bodies(alice.log) == ["[home] bob: hi alice"])
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("(ii) printf 'l1\\nl2\\n' | xmpp-bridge run: bob gets l1 then l2, and the bridge exits 0 by itself")
+    func standardInputPipe() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let input = "\(server.directory)/input.txt"
+        try "l1\nl2\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.stdin]
+                kind = "stdio"
+                exit_on_eof = true
+                nick = "printf"
+
+                [channels.feed]
+                format = "[{channel}] {nick}: {body}"
+                members = [
+                  { local = "stdin", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, stdin: input, in: server.directory)
+        defer { bridge.terminate() }
+
+        #expect(bridge.run.finish(timeout: 60) == 0, "stdout: \(bridge.run.output)\nstderr: \(bridge.run.errors)")
+        let bodies = await Received.bodies(bob.log, count: 2)
+        #expect(bodies == ["[feed] printf: l1", "[feed] printf: l2"])
+        await bob.stop()
+    }
+
+    @Test("(iii) three concurrent writers × 200 lines into the FIFO: all 600 reach bob, none broken, each writer's in order")
+    func fifoConcurrentWriters() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let fifo = "\(server.directory)/alerts.fifo"
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.alerts]
+                kind = "fifo"
+                path = "alerts.fifo"
+                nick = "cron"
+
+                [channels.alerts]
+                format = "{body}"
+                members = [
+                  { local = "alerts", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        let created = await eventually {
+            var status = stat()
+            return lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO
+        }
+        try #require(created, "the bridge did not create \(fifo); stderr: \(bridge.run.errors)")
+        var mode = stat()
+        lstat(fifo, &mode)
+        #expect(mode.st_mode & 0o777 == 0o600)
+
+        // Each `echo` is one write(2) of a line shorter than PIPE_BUF, so the kernel keeps it whole.
+        let writers = try (1...3).map { writer in
+            try ChildProcess(
+                executable: "/bin/sh",
+                arguments: ["-c", "for i in $(seq 1 200); do echo \"w\(writer) line $i\"; done > '\(fifo)'"],
+                stdin: "/dev/null", stdout: "\(server.directory)/writer\(writer).log", stderr: "\(server.directory)/writer\(writer).log"
+            )
+        }
+        for writer in writers {
+            #expect(writer.wait(timeout: 30) && writer.exitCode == 0)
+        }
+
+        let expected = (1...3).flatMap { writer in (1...200).map { "w\(writer) line \($0)" } }
+        let bodies = await Received.bodies(bob.log, count: 600, timeout: .seconds(60))
+        #expect(bodies.count == 600, "stderr: \(bridge.run.errors.suffix(2000))")
+        #expect(Set(bodies) == Set(expected))
+        for writer in 1...3 {
+            let own = bodies.filter { $0.hasPrefix("w\(writer) ") }
+            #expect(own == (1...200).map { "w\(writer) line \($0)" }, "writer \(writer)'s lines out of order")
+        }
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await bob.stop()
+    }
+
+    @Test("(iv) socket: a subscribed client gets another client's message; oversize, bad JSON and unknown channel get errors; the connection stays usable")
+    func socketClients() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let path = "\(server.directory)/ops.sock"
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+                max_line_bytes = 1024
+
+                [channels.ops]
+                format = "{body}"
+                members = [
+                  { local = "ops", direction = "inout" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitForSocket(path)
+        var status = stat()
+        lstat(path, &status)
+        #expect(status.st_mode & 0o777 == 0o600)
+
+        let subscriber = try UnixLineClient(path: path)
+        try subscriber.send(#"{"subscribe":["ops"]}"#)
+        let subscribed = try #require(await subscriber.readObject(), "no answer to subscribe; stderr: \(bridge.run.errors)")
+        #expect(subscribed["ok"] as? String == "subscribed")
+        #expect(subscribed["channels"] as? [String] == ["ops"])
+
+        let sender = try UnixLineClient(path: path)
+        try sender.send(#"{"channel":"ops","body":"hello"}"#)
+        let hello = try #require(await subscriber.readObject(), "the subscriber got nothing; stderr: \(bridge.run.errors)")
+        #expect(hello["body"] as? String == "hello")
+        #expect(hello["channel"] as? String == "ops")
+
+        try sender.send(String(repeating: "x", count: 2000))
+        let tooLong = await sender.readObject()
+        #expect((tooLong?["error"] as? String)?.contains("too long") == true, "got \(String(describing: tooLong))")
+
+        try sender.send("{bad json")
+        let badJSON = await sender.readObject()
+        #expect((badJSON?["error"] as? String)?.contains("bad JSON") == true, "got \(String(describing: badJSON))")
+
+        try sender.send(#"{"channel":"nope","body":"x"}"#)
+        let unknown = await sender.readObject()
+        #expect((unknown?["error"] as? String)?.contains("unknown channel") == true, "got \(String(describing: unknown))")
+
+        // The same connection still works, for JSON and for plain lines.
+        try sender.send(#"{"channel":"ops","body":"after the errors"}"#)
+        #expect(await subscriber.readObject()?["body"] as? String == "after the errors")
+        try sender.send("a plain line")
+        #expect(await subscriber.readObject()?["body"] as? String == "a plain line")
+
+        // bob is the channel's other receiving member; the rejected lines never reached anyone.
+        let bodies = await Received.bodies(bob.log, count: 3)
+        #expect(bodies == ["hello", "after the errors", "a plain line"])
+        // The sender is not echoed its own messages; it got exactly the three errors.
+        #expect(await sender.readLine(timeout: .milliseconds(500)) == nil)
+        subscriber.close()
+        sender.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await bob.stop()
+    }
+
+    @Test("(v) a stranger messages the bridge's account: nothing is relayed")
+    func strangerNotRelayed() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "eve", "work", "home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        let bob = try await TestSession.start("bob", on: server)
+        let eve = try await TestSession.start("eve", on: server)
+
+        try await eve.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "open relay?"))
+        try await eve.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "open relay? (2)"))
+        try await Task.sleep(for: .seconds(2))
+        #expect(await Received.bodies(bob.log).isEmpty)
+
+        // The bridge was up all along: a member's message goes through.
+        let alice = try await TestSession.start("alice", on: server)
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "member"))
+        #expect(await Received.message(bob.log, body: "[work] alice: member") != nil, "stderr: \(bridge.run.errors)")
+        #expect(await Received.bodies(bob.log) == ["[work] alice: member"])
+        #expect(await Received.bodies(eve.log).isEmpty)
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await alice.stop()
+        await bob.stop()
+        await eve.stop()
+    }
+
+    @Test("(vi) Prosody stopped while 100 messages are sent: after the restart all 100 reach bob in order, once")
+    func outageQueuesDurably() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let path = "\(server.directory)/ops.sock"
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+
+                [channels.ops]
+                format = "{body}"
+                members = [
+                  { local = "ops", direction = "inout" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitForSocket(path)
+
+        server.stop()
+        #expect(await bridge.waitOffline("home"), "stderr: \(bridge.run.errors)")
+        let client = try UnixLineClient(path: path)
+        let sent = (1...100).map { String(format: "queued %03d", $0) }
+        for body in sent {
+            try client.send(#"{"channel":"ops","body":"\#(body)"}"#)
+        }
+        // Lines on one connection are handled in order: the answer to this one means all 100
+        // were accepted, i.e. written to the durable queue.
+        try client.send(#"{"channel":"nope","body":"marker"}"#)
+        let marker = await client.readObject()
+        #expect((marker?["error"] as? String)?.contains("unknown channel") == true, "got \(String(describing: marker))")
+
+        try server.restart()
+        // Prosody keeps messages for an offline bob (mod_offline), so it does not matter
+        // whether bob or the bridge's reconnect comes first.
+        let bob = try await TestSession.start("bob", on: server)
+        let bodies = await Received.bodies(bob.log, count: 100, timeout: .seconds(60))
+        #expect(bodies == sent, "stderr: \(bridge.run.errors.suffix(3000))")
+        // Exactly once: nothing more arrives.
+        try await Task.sleep(for: .seconds(2))
+        #expect(await Received.bodies(bob.log).count == 100)
+        client.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await bob.stop()
+    }
+
+    @Test("route add/remove against the running bridge take effect at once, and route list shows them online and offline")
+    func runtimeRoutes() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "carol", "work", "home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        try await bridge.waitForSocket("\(server.directory)/bridge.control")
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let carol = try await TestSession.start("carol", on: server)
+
+        let add = try CommandLineTests.start(["route", "add", "link", "home:carol@example.test", "--config", config], in: server.directory)
+        #expect(add.finish() == 0, "stderr: \(add.errors)")
+        #expect(add.output.contains("added home:carol@example.test to link"))
+        #expect(!add.errors.contains("no running bridge"), "the change went to the database, not the daemon")
+
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "one"))
+        #expect(await Received.message(carol.log, body: "[work] alice: one") != nil, "stderr: \(bridge.run.errors)")
+        #expect(await Received.message(bob.log, body: "[work] alice: one") != nil)
+
+        let online = try Self.routeList(config: config, in: server.directory)
+        #expect(online.contains(RouteMember(transport: "home", address: "carol@example.test", direction: "inout")), "\(online)")
+        #expect(online.contains(RouteMember(transport: "home", address: "bob@example.test", direction: "inout")), "\(online)")
+
+        let remove = try CommandLineTests.start(["route", "remove", "link", "home:bob@example.test", "--config", config], in: server.directory)
+        #expect(remove.finish() == 0, "stderr: \(remove.errors)")
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "two"))
+        #expect(await Received.message(carol.log, body: "[work] alice: two") != nil)
+        try await Task.sleep(for: .seconds(1))
+        #expect(await Received.bodies(bob.log) == ["[work] alice: one"])
+
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        // Without a daemon, `route list` reads the state database: the changes persisted.
+        let offline = try Self.routeList(config: config, in: server.directory)
+        #expect(offline.contains(RouteMember(transport: "home", address: "carol@example.test", direction: "inout")), "\(offline)")
+        #expect(!offline.contains { $0.address == "bob@example.test" }, "\(offline)")
+        #expect(offline.contains(RouteMember(transport: "work", address: "alice@example.test", direction: "inout")), "\(offline)")
+        await alice.stop()
+        await bob.stop()
+        await carol.stop()
+    }
+
+    struct RouteMember: Hashable, CustomStringConvertible {
+        var transport: String
+        var address: String?
+        var direction: String
+        var description: String { "\(self.direction) \(self.transport):\(self.address ?? "")" }
+    }
+
+    /// `xmpp-bridge route list --json`: the members of channel `link`.
+    static func routeList(config: String, in directory: String) throws -> [RouteMember] {
+        let list = try CommandLineTests.start(["route", "list", "--json", "--config", config], in: directory)
+        guard list.finish() == 0 else { throw TestFailure("route list failed: \(list.errors)") }
+        let object = try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [String: Any]
+        let channels = object?["channels"] as? [[String: Any]] ?? []
+        let link = channels.first { $0["name"] as? String == "link" }
+        let members = link?["members"] as? [[String: Any]] ?? []
+        return members.map {
+            RouteMember(transport: $0["transport"] as? String ?? "", address: $0["address"] as? String, direction: $0["direction"] as? String ?? "")
+        }
+    }
+}
