@@ -199,7 +199,7 @@ public final class ProsodyServer: @unchecked Sendable {
     }
 
     private func writeConfig() throws {
-        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks"]
+        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline"]
         if self.options.tls { modules.append("tls") }
         if self.options.registration { modules.append("register") }
         if self.options.archive { modules.append("mam") }

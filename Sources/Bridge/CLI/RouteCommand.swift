@@ -97,7 +97,7 @@ struct RouteCommand: AsyncParsableCommand {
                 throw ExitStatus.configuration.exitCode
             }
             response = RouteEditor(configuration: configuration, store: store).apply(request)
-            if request.op != .list, response.ok {
+            if request.op == .add || request.op == .remove, response.ok {
                 CommandLineOutput.error("no running bridge; changed the state database (effective at the next start)")
             }
         }

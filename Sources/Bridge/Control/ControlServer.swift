@@ -41,7 +41,11 @@ final class ControlServer: Service, Sendable {
         try? await client.executeThenClose { inbound, outbound in
             for try await line in inbound {
                 let response: ControlResponse
-                if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)) {
+                if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)),
+                    request.op == .roster || request.op == .status
+                {
+                    response = await self.runtime.describe(request)
+                } else if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)) {
                     let editor = RouteEditor(configuration: await self.runtime.currentConfiguration, store: self.store)
                     response = editor.apply(request)
                     if request.op != .list, response.ok {

@@ -12,7 +12,15 @@ struct RouteEditor {
         do {
             switch request.op {
             case .list:
-                return ControlResponse(ok: true, error: nil, channels: try self.listing())
+                return ControlResponse(ok: true, error: nil, channels: try self.listing(), roster: nil, transports: nil)
+            case .status:
+                // Without a daemon: what the database knows.
+                let transports = (self.configuration.accounts.keys.map { ($0, "xmpp") } + self.configuration.locals.map { ($0.key, $0.value.kind.rawValue) })
+                    .sorted { $0.0 < $1.0 }
+                    .map { ControlResponse.TransportStatus(name: $0.0, kind: $0.1, connected: false, queued: (try? self.store.pendingCount(transport: $0.0)) ?? 0, lastError: "bridge not running") }
+                return ControlResponse(ok: true, error: nil, channels: nil, roster: nil, transports: transports)
+            case .roster:
+                return Self.failure("no running bridge: the roster comes from the running daemon")
             case .add, .remove:
                 guard let channel = request.channel, !channel.isEmpty else { return Self.failure("missing channel") }
                 let endpoint: Endpoint
@@ -32,7 +40,7 @@ struct RouteEditor {
                 } else {
                     try self.store.removeRoute(channel: channel, endpoint: endpoint)
                 }
-                return ControlResponse(ok: true, error: nil, channels: try self.listing())
+                return ControlResponse(ok: true, error: nil, channels: try self.listing(), roster: nil, transports: nil)
             }
         } catch {
             return Self.failure("\(error)")
@@ -71,6 +79,6 @@ struct RouteEditor {
     }
 
     static func failure(_ message: String) -> ControlResponse {
-        ControlResponse(ok: false, error: message, channels: nil)
+        ControlResponse(ok: false, error: message, channels: nil, roster: nil, transports: nil)
     }
 }

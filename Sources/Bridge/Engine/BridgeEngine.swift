@@ -13,11 +13,19 @@ actor BridgeEngine: TransportEventHandler {
     /// Called once everything is delivered after an input asked to finish (stdin ended).
     private let finish: @Sendable () async -> Void
     private var finishing = false
-    /// Receives presence and roster events (presence relay, roster mirrors).
-    private var observer: (any TransportEventHandler)?
+    /// Receive presence, availability and roster events (presence relay, roster mirrors).
+    private var observers: [any TransportEventHandler] = []
+    /// What each transport last reported, for `xmpp-bridge status`.
+    private(set) var availability: [String: (available: Bool, reason: String?)] = [:]
 
     func observe(with observer: any TransportEventHandler) {
-        self.observer = observer
+        self.observers.append(observer)
+    }
+
+    private func notify(_ event: TransportEvent, from transport: String) async {
+        for observer in self.observers {
+            await observer.handle(event, from: transport)
+        }
     }
 
     init(router: Router, store: StateStore, ids: StanzaIDGenerator, logger: Logger, finish: @escaping @Sendable () async -> Void) {
@@ -50,16 +58,19 @@ actor BridgeEngine: TransportEventHandler {
         case .message(let message):
             return self.relay(message)
         case .available:
+            self.availability[transport] = (true, nil)
             self.workers[transport]?.setAvailable(true)
-            await self.observer?.handle(event, from: transport)
+            await self.notify(event, from: transport)
         case .unavailable(let reason):
             self.logger.info("transport unavailable; its deliveries wait in the queue", metadata: ["transport": "\(transport)", "reason": "\(reason ?? "-")"])
+            self.availability[transport] = (false, reason)
             self.workers[transport]?.setAvailable(false)
+            await self.notify(event, from: transport)
         case .inputFinished:
             self.finishing = true
             await self.finishIfDrained()
         case .presence, .ownPresence, .rosterChanged:
-            await self.observer?.handle(event, from: transport)
+            await self.notify(event, from: transport)
         }
         return .accepted
     }

@@ -35,6 +35,15 @@ struct BridgeProcess {
             factory: TransportFactory(group: eventLoops, bridgeID: configuration.settings.bridgeID, logger: logger),
             engine: engine, logger: logger
         )
+        let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
+        let presence = PresenceCoordinator(
+            configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
+            transport: lookup, logger: logger
+        )
+        let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, logger: logger)
+        await engine.observe(with: presence)
+        await engine.observe(with: mirrors)
+        await runtime.attach(presence: presence, mirrors: mirrors)
         await runtime.refreshRouter()
         var services = await runtime.services()
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)

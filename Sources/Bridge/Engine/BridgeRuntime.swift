@@ -101,6 +101,7 @@ actor BridgeRuntime {
             }
         }
         await self.refreshRouter()
+        await self.mirrors?.update(mirrors: new.rosterMirrors)
     }
 
     /// Rebuilds the router from configuration and stored route changes.
@@ -110,12 +111,35 @@ actor BridgeRuntime {
             let names = Set(channels.map(\.name))
             await self.engine.update(router: Self.router(channels: channels, configuration: self.configuration))
             self.directory.names = names
+            await self.presence?.update(configuration: self.configuration, channels: channels)
         } catch {
             self.logger.error("cannot read routes", metadata: ["error": "\(error)"])
         }
     }
 
     var currentConfiguration: BridgeConfiguration { self.configuration }
+
+    /// The running transport with this name.
+    func transport(named name: String) -> (any Transport)? {
+        self.transports[name]?.transport
+    }
+
+    /// Coordinators told about reloads and route changes.
+    private var presence: PresenceCoordinator?
+    private var mirrors: RosterMirrorCoordinator?
+
+    func attach(presence: PresenceCoordinator, mirrors: RosterMirrorCoordinator) {
+        self.presence = presence
+        self.mirrors = mirrors
+    }
+
+    var rosterMirrors: RosterMirrorCoordinator? { self.mirrors }
+
+    var storeForStatus: StateStore { self.store }
+
+    func engineAvailability() async -> [String: (available: Bool, reason: String?)] {
+        await self.engine.availability
+    }
 
     static func fingerprint(_ account: AccountConfiguration) -> String {
         let client = account.client

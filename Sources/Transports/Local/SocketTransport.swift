@@ -16,7 +16,7 @@ import Glibc
 /// relay gets a one-line JSON error back (`{"error":…}`); the connection stays up. The
 /// socket is mode 0600 unless configured; a stale socket file is replaced, a live one
 /// (another process listening) is not stolen.
-public final class SocketTransport: Transport {
+public final class SocketTransport: Transport, PresenceEventReceiving {
     public let name: String
     public let path: String
     private let mode: mode_t
@@ -61,6 +61,16 @@ public final class SocketTransport: Transport {
 
     public func stop() async {
         self.stopSignal.stop()
+    }
+
+    /// Sends a presence event to the clients subscribed to `channel`.
+    public func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async {
+        var line = ByteBuffer(string: PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state))
+        line.writeString("\n")
+        let subscribers = self.subscribers.withLockedValue { $0 }
+        for (_, subscriber) in subscribers where subscriber.channels.contains(channel) {
+            try? await subscriber.writer.write(line)
+        }
     }
 
     /// Broadcasts each delivery to the clients subscribed to its channel.

@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// relayed messages are written as lines, `{sender}: {body}` or one JSON object each.
 /// When standard input ends it can ask the bridge to finish and stop (pipes:
 /// `make | xmpp-bridge run`).
-public final class StdioTransport: Transport {
+public final class StdioTransport: Transport, PresenceEventReceiving {
     /// How relayed messages are written.
     public enum OutputFormat: String, Sendable, CaseIterable {
         case text
@@ -19,7 +19,10 @@ public final class StdioTransport: Transport {
     private let exitOnEndOfInput: Bool
     private let handler: any TransportEventHandler
     private let logger: Logger
+    /// Ends reading standard input (stopped by ``stop()``, or by the race once input ends).
     private let stopSignal = StopSignal()
+    /// Set by ``stop()`` only: a reload removed this transport.
+    private let removed = StopSignal()
 
     public init(
         name: String, options: LocalInputOptions, output: OutputFormat, exitOnEndOfInput: Bool,
@@ -45,12 +48,20 @@ public final class StdioTransport: Transport {
             self.logger.info("standard input ended")
             await self.handler.handle(.inputFinished, from: self.name)
         }
-        // Stay up for output until the group shuts down or a reload removes us.
-        await cancelWhenGracefulShutdown { await self.stopSignal.wait() }
+        // Stay up for output until the group shuts this service down or a reload removes
+        // us: a service returning early during a graceful shutdown fails the whole group.
+        await self.removed.race { try? await gracefulShutdown() }
     }
 
     public func stop() async {
         self.stopSignal.stop()
+        self.removed.stop()
+    }
+
+    /// In JSON mode, presence changes of channel members are written as event lines.
+    public func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async {
+        guard self.output == .json else { return }
+        FileHandle.standardOutput.write(Data((PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state) + "\n").utf8))
     }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {

@@ -64,6 +64,11 @@ public final class XMPPTransport: Transport, PresencePublishing {
         }
     }
 
+    /// A contact's aggregate presence as this account sees it.
+    public func contactPresence(_ jid: JID) async -> PresenceState {
+        Self.state(await self.session.presence(of: jid))
+    }
+
     /// The account's roster as last fetched and pushed.
     public func rosterItems() async -> [RosterItem] {
         Array(await self.session.roster.items.values)

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+
+/// `xmpp-bridge status`: each account's and local transport's connection state, queue
+/// depth and last error (from the running daemon; without one, the queue depths).
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show each transport's connection state, queue depth and last error."
+    )
+
+    @Option(help: "The configuration file.")
+    var config: String?
+
+    @Flag(help: "JSON output.")
+    var json = false
+
+    func run() async throws {
+        let response = try await RouteCommand.send(ControlRequest(op: .status), config: self.config)
+        if self.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            CommandLineOutput.line(String(decoding: try encoder.encode(response.transports ?? []), as: UTF8.self))
+            return
+        }
+        for transport in response.transports ?? [] {
+            let state = transport.connected ? "connected" : "not connected"
+            let error = transport.lastError.map { "  (\($0))" } ?? ""
+            CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(error)")
+        }
+    }
+}

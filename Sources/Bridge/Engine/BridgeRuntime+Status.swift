@@ -1,0 +1,44 @@
+import Transports
+import XMPP
+
+/// What `xmpp-bridge roster` and `xmpp-bridge status` show, from the running daemon.
+extension BridgeRuntime {
+    func describe(_ request: ControlRequest) async -> ControlResponse {
+        switch request.op {
+        case .status:
+            return ControlResponse(ok: true, error: nil, channels: nil, roster: nil, transports: await self.status())
+        case .roster:
+            guard let name = request.transport, let account = self.transport(named: name) as? XMPPTransport else {
+                return RouteEditor.failure("no account '\(request.transport ?? "")' (known: \(self.currentConfiguration.accounts.keys.sorted().joined(separator: ", ")))")
+            }
+            var entries: [ControlResponse.RosterEntry] = []
+            for item in await account.rosterItems().sorted(by: { $0.jid.description < $1.jid.description }) {
+                let presence = await account.contactPresence(item.jid)
+                entries.append(
+                    ControlResponse.RosterEntry(
+                        jid: item.jid.description, name: item.name, groups: item.groups, subscription: item.subscription.rawValue,
+                        pending: item.askSubscribe, availability: presence.availability.description, status: presence.status,
+                        mirrored: await self.rosterMirrors?.owns(item.jid.description, account: name) ?? false
+                    )
+                )
+            }
+            return ControlResponse(ok: true, error: nil, channels: nil, roster: entries, transports: nil)
+        case .list, .add, .remove:
+            return RouteEditor.failure("not a status request")
+        }
+    }
+
+    private func status() async -> [ControlResponse.TransportStatus] {
+        let configuration = self.currentConfiguration
+        let availability = await self.engineAvailability()
+        let names = configuration.accounts.keys.map { ($0, "xmpp") } + configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
+        return names.sorted { $0.0 < $1.0 }.map { name, kind in
+            let state = availability[name]
+            return ControlResponse.TransportStatus(
+                name: name, kind: kind, connected: state?.available ?? false,
+                queued: (try? self.storeForStatus.pendingCount(transport: name)) ?? 0,
+                lastError: state?.available == true ? nil : state?.reason
+            )
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Logging
+import Transports
+
+/// Runs the ``PresenceRelay`` for the running bridge: feeds it the transports' presence
+/// events, publishes what it decides on the bridge's accounts, keeps its coalescing timers,
+/// and passes presence events to local transports (RFC 6121 §4; issue: presence relay).
+actor PresenceCoordinator: TransportEventHandler {
+    private var relay: PresenceRelay<ContinuousClock>
+    private let clock = ContinuousClock()
+    private var accounts: Set<String>
+    private let transport: @Sendable (String) async -> (any Transport)?
+    private let logger: Logger
+    private var timers: [String: Task<Void, Never>] = [:]
+
+    init(configuration: BridgeConfiguration, channels: [Channel], transport: @escaping @Sendable (String) async -> (any Transport)?, logger: Logger) {
+        let accounts = Set(configuration.accounts.keys)
+        self.accounts = accounts
+        self.relay = PresenceRelay(
+            channels: channels, presenceChannels: configuration.presenceChannels, accounts: accounts,
+            mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) },
+            interval: .milliseconds(configuration.settings.presenceIntervalMilliseconds),
+            ownJIDs: Self.ownJIDs(configuration)
+        )
+        self.transport = transport
+        self.logger = logger
+    }
+
+    static func ownJIDs(_ configuration: BridgeConfiguration) -> Set<String> {
+        Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() })
+    }
+
+    nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+        await self.process(event, from: transport)
+        return .accepted
+    }
+
+    private func process(_ event: TransportEvent, from transport: String) async {
+        let now = self.clock.now
+        switch event {
+        case .presence(let contact, let nick, let state):
+            await self.run(self.relay.contactChanged(contact, nick: nick, state: state, now: now))
+        case .ownPresence(let state):
+            await self.run(self.relay.ownPresenceChanged(account: transport, state: state, now: now))
+        case .available where self.accounts.contains(transport):
+            await self.run(self.relay.accountOnline(account: transport, now: now))
+        case .unavailable where self.accounts.contains(transport):
+            await self.run(self.relay.accountOffline(account: transport, now: now))
+        case .available, .unavailable, .message, .inputFinished, .rosterChanged:
+            return
+        }
+    }
+
+    /// Applies a reloaded configuration or changed routes.
+    func update(configuration: BridgeConfiguration, channels: [Channel]) async {
+        self.accounts = Set(configuration.accounts.keys)
+        let actions = self.relay.update(
+            channels: channels, presenceChannels: configuration.presenceChannels, accounts: self.accounts,
+            mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) }, ownJIDs: Self.ownJIDs(configuration),
+            now: self.clock.now
+        )
+        await self.run(actions)
+    }
+
+    private func timerFired(_ account: String) async {
+        self.timers[account] = nil
+        await self.run(self.relay.timerFired(account: account, now: self.clock.now))
+    }
+
+    private func run(_ actions: [PresenceRelay<ContinuousClock>.Action]) async {
+        for action in actions {
+            switch action {
+            case .publish(let account, let state):
+                guard let publisher = await self.transport(account) as? any PresencePublishing else { continue }
+                self.logger.debug("presence", metadata: ["account": "\(account)", "availability": "\(state.availability)", "status": "\(state.status ?? "")"])
+                await publisher.publishPresence(state)
+            case .schedule(let account, let instant):
+                self.timers[account]?.cancel()
+                let clock = self.clock
+                self.timers[account] = Task {
+                    guard (try? await clock.sleep(until: instant, tolerance: nil)) != nil else { return }
+                    await self.timerFired(account)
+                }
+            case .localEvent(let channel, let transport, let contact, let nick, let state):
+                guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
+                await receiver.receivePresence(channel: channel, contact: contact, nick: nick, state: state)
+            }
+        }
+    }
+}
