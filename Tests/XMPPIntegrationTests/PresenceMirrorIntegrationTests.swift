@@ -51,7 +51,8 @@ struct PresenceMirrorIntegrationTests {
         let bob = try await TestSession.start("bob", on: server)
         let home = try MirrorSupport.jid("home", on: server)
 
-        // alice online → home available, as bob sees it (settles the start).
+        // alice online → home available, as bob sees it. Both accounts start unavailable
+        // (neither contact is known yet), and must still hear their contacts.
         let available = await bob.log.waitFor(timeout: .seconds(10)) {
             guard let (presence, _) = MirrorSupport.presence($0, from: home) else { return false }
             return presence.type == .available && presence.show == nil
@@ -86,6 +87,20 @@ struct PresenceMirrorIntegrationTests {
         #expect(gone != nil, "bob never saw home unavailable; stderr:\n\(bridge.run.errors)")
         #expect(goneLatency < Self.bound, "home unavailable after \(goneLatency)")
         MirrorSupport.report("presence unavailable relayed", goneLatency)
+
+        // Showing unavailable must not make work deaf to alice: she comes back, home follows.
+        mark = await bob.log.events.count
+        start = ContinuousClock.now
+        let again = try await TestSession.start("alice", on: server)
+        let back = await bob.log.waitFor(after: mark, timeout: .seconds(10)) {
+            guard let (presence, _) = MirrorSupport.presence($0, from: home) else { return false }
+            return presence.type == .available && presence.show == nil
+        }
+        let backLatency = ContinuousClock.now - start
+        #expect(back != nil, "bob never saw home available again; stderr:\n\(bridge.run.errors)")
+        #expect(backLatency < Self.bound, "home available again after \(backLatency)")
+        MirrorSupport.report("presence available again (alice reconnects, incl. login)", backLatency)
+        await again.stop()
 
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
         await bob.stop()

@@ -48,14 +48,23 @@ public final class XMPPTransport: Transport, PresencePublishing {
         await self.session.stop()
     }
 
-    /// Shows `state` as this account's presence (RFC 6121 §4.2); unavailable sends
-    /// unavailable presence and keeps the connection (messages then wait in the server's
-    /// offline storage, where it has one).
+    /// Shows `state` as this account's presence (RFC 6121 §4.2).
+    ///
+    /// Unavailable is told to each contact subscribed to our presence (`from`, `both`) as
+    /// directed presence (RFC 6121 §4.6) while the session itself stays available: a server
+    /// delivers contacts' presence and messages to the bare JID only to available resources
+    /// (RFC 6121 §8.5.2.1), so a broadcast unavailable would leave the account blind to the
+    /// very contacts whose presence it relays, and a 1:1 link that starts with both sides
+    /// offline would never recover. The server still holds the last broadcast presence, so
+    /// a contact probing afresh (after reconnecting) sees that one until the next change.
     public func publishPresence(_ state: PresenceState) async {
         do {
             switch state.availability {
             case .unavailable:
-                try await self.session.setUnavailable(status: state.status)
+                let subscribers = await self.session.roster.items.values.filter { $0.subscription == .from || $0.subscription == .both }
+                for contact in subscribers.sorted(by: { $0.jid.description < $1.jid.description }) {
+                    try await self.session.send(Presence(type: .unavailable, to: contact.jid, status: state.status).element)
+                }
             case .chat, .available, .away, .xa, .dnd:
                 try await self.session.setPresence(show: Self.show(state.availability), status: state.status)
             }
