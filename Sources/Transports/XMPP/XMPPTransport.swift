@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import XMPP
 
@@ -31,6 +32,7 @@ public final class XMPPTransport: Transport, PresencePublishing {
 
     public func run() async throws {
         let session = self.session
+        let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
         try await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
@@ -40,8 +42,11 @@ public final class XMPPTransport: Transport, PresencePublishing {
                 await group.waitForAll()
             }
         } onGracefulShutdown: {
-            Task { await session.stop() }
+            stopping.withLockedValue { $0 = Task { await session.stop() } }
         }
+        // The session can end (server closed the stream) while stop() is still closing the
+        // connection; returning before it finishes lets the event loops shut down under it.
+        await stopping.withLockedValue { $0 }?.value
     }
 
     public func stop() async {
