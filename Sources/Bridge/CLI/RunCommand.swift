@@ -22,6 +22,10 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var log: LogOptions
 
     func run() async throws {
+        // Files and sockets we create are private from the start (no window before chmod),
+        // and a closed stdout reader is an error to handle, not a fatal signal.
+        umask(0o077)
+        signal(SIGPIPE, SIG_IGN)
         let logger = try self.log.makeLogger("xmpp-bridge")
         let file = self.config ?? ConfigurationLoader.defaultFile()
         let configuration = try Self.load(file)
@@ -33,8 +37,10 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitStatus.configuration.exitCode
         }
         let runtime = process.runtime
-        let reload = SignalWatcher(signals: [SIGHUP]) {
-            Task {
+        // Reloads run one at a time, in order, from a single consumer.
+        let (reloads, requestReload) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let reloader = Task {
+            for await _ in reloads {
                 logger.notice("SIGHUP: reloading configuration", metadata: ["file": "\(file)"])
                 var loader = ConfigurationLoader(file: file)
                 do {
@@ -44,6 +50,10 @@ struct RunCommand: AsyncParsableCommand {
                     logger.error("reload refused; keeping the running configuration", metadata: ["problems": "\(error)"])
                 }
             }
+        }
+        defer { reloader.cancel() }
+        let reload = SignalWatcher(signals: [SIGHUP]) {
+            requestReload.yield()
         }
         defer { reload.cancel() }
         logger.info("bridge running", metadata: ["accounts": "\(configuration.accounts.count)", "locals": "\(configuration.locals.count)", "channels": "\(configuration.channels.count)"])

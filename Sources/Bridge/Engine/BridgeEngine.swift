@@ -36,12 +36,26 @@ actor BridgeEngine: TransportEventHandler {
         self.finish = finish
     }
 
-    func add(_ worker: DeliveryWorker) {
+    /// The current instance of each transport; events from others are stale.
+    private var instances: [String: UInt64] = [:]
+
+    func add(_ worker: DeliveryWorker, instance: UInt64? = nil) {
         self.workers[worker.transport.name] = worker
+        if let instance { self.instances[worker.transport.name] = instance }
     }
 
     func remove(transport name: String) {
         self.workers.removeValue(forKey: name)?.stop()
+        self.instances.removeValue(forKey: name)
+    }
+
+    /// An event from one transport instance; dropped if a reload replaced that instance.
+    func handle(_ event: TransportEvent, from transport: String, instance: UInt64) async -> TransportEventOutcome {
+        guard self.instances[transport] == instance else {
+            self.logger.debug("event from a replaced transport ignored", metadata: ["transport": "\(transport)"])
+            return .dropped("transport replaced")
+        }
+        return await self.process(event, from: transport)
     }
 
     /// Replaces the routing table (reload, runtime route change).
@@ -110,7 +124,8 @@ actor BridgeEngine: TransportEventHandler {
         let deadline = ContinuousClock.now + drainTimeout
         var pending = 0
         repeat {
-            pending = (try? self.store.pendingCount(transport: nil)) ?? 0
+            // Only what running transports could still deliver (rows for removed ones wait).
+            pending = self.workers.keys.reduce(0) { $0 + ((try? self.store.pendingCount(transport: $1)) ?? 0) }
             if pending == 0 { break }
             try? await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < deadline

@@ -14,12 +14,16 @@ struct BridgeProcess {
     let engine: BridgeEngine
     let store: StateStore
     let eventLoops: MultiThreadedEventLoopGroup
+    /// Held for the process's lifetime (nil for an in-memory state).
+    let lock: InstanceLock?
 
     static func make(configuration: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
-        let store = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
-            ? try StateStore.inMemory()
-            : try StateStore(path: configuration.settings.statePath)
+        let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
+        let lock = inMemory ? nil : try InstanceLock(path: configuration.settings.statePath + ".lock")
+        let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath)
+        // The id map only has to recognise recent echoes and serve recent receipts.
+        _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let groupBox = GroupBox()
         var random = SystemRandomNumberGenerator()
@@ -52,7 +56,7 @@ struct BridgeProcess {
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group
         await runtime.attach(group)
-        return BridgeProcess(group: group, runtime: runtime, engine: engine, store: store, eventLoops: eventLoops)
+        return BridgeProcess(group: group, runtime: runtime, engine: engine, store: store, eventLoops: eventLoops, lock: lock)
     }
 
     func run() async throws {

@@ -15,6 +15,7 @@ actor BridgeRuntime {
     private var group: ServiceGroup?
     private var transports: [String: (transport: any Transport, worker: DeliveryWorker, fingerprint: String)] = [:]
     private let directory = ChannelDirectory()
+    private var nextInstance: UInt64 = 0
 
     init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, engine: BridgeEngine, logger: Logger) {
         self.configuration = configuration
@@ -49,11 +50,14 @@ actor BridgeRuntime {
     /// Builds transport `name`; a failure (unreadable password) is logged and skipped.
     private func start(_ name: String) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let engine = self.engine
+        self.nextInstance += 1
+        let instance = self.nextInstance
+        let handler = TransportHandle(engine: engine, instance: instance)
         let transport: any Transport
         let fingerprint: String
         if let account = self.configuration.accounts[name] {
             do {
-                transport = try self.factory.make(account: account, handler: engine)
+                transport = try self.factory.make(account: account, handler: handler)
             } catch {
                 self.logger.error("account not started", metadata: ["account": "\(name)", "error": "\(error)"])
                 return []
@@ -61,14 +65,14 @@ actor BridgeRuntime {
             fingerprint = Self.fingerprint(account)
         } else if let local = self.configuration.locals[name] {
             let directory = self.directory
-            transport = self.factory.make(local: local, handler: engine, channels: { directory.names })
+            transport = self.factory.make(local: local, handler: handler, channels: { directory.names })
             fingerprint = "\(local)"
         } else {
             return []
         }
         let worker = DeliveryWorker(transport: transport, store: self.store, batchSize: self.configuration.settings.deliveryBatchSize, logger: self.logger)
         self.transports[name] = (transport, worker, fingerprint)
-        await engine.add(worker)
+        await engine.add(worker, instance: instance)
         let services: [any Service] = [transport, worker]
         return services.map {
             ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)

@@ -39,20 +39,27 @@ final class DeliveryWorker: Service, Sendable {
         if available { self.wakeup.yield() }
     }
 
-    /// Ends `run()` (the transport was removed by a reload).
+    /// Ends `run()` (the transport was removed by a reload); no further batch is taken.
     func stop() {
-        self.state.withLockedValue { $0.stopped = true }
+        self.state.withLockedValue {
+            $0.stopped = true
+            $0.available = false
+        }
         self.wakeup.finish()
     }
 
-    var isAvailable: Bool { self.state.withLockedValue { $0.available } }
+    var isAvailable: Bool { self.state.withLockedValue { $0.available && !$0.stopped } }
 
     func run() async throws {
         self.wakeup.yield()  // whatever a previous run left in the queue
-        await cancelWhenGracefulShutdown {
+        // On graceful shutdown the batch in flight finishes (so it is not sent twice after a
+        // restart); no new batch starts.
+        await withGracefulShutdownHandler {
             for await _ in self.wakeups {
                 await self.drain()
             }
+        } onGracefulShutdown: {
+            self.wakeup.finish()
         }
     }
 
@@ -69,17 +76,19 @@ final class DeliveryWorker: Service, Sendable {
             guard !batch.isEmpty else { return }
             let results = await self.transport.deliver(batch)
             var retry: String?
-            for (delivery, result) in zip(batch, results) {
+            if results.count != batch.count {
+                retry = "the transport answered \(results.count) of \(batch.count) deliveries"
+            }
+            for (delivery, result) in zip(batch, results) where retry == nil {
                 switch result {
                 case .delivered:
-                    self.complete(delivery)
+                    if !self.complete(delivery) { retry = "cannot update the queue" }
                 case .failed(let reason):
                     self.logger.error("delivery failed; dropped", metadata: ["target": "\(delivery.target)", "reason": "\(reason)"])
-                    self.complete(delivery)
+                    if !self.complete(delivery) { retry = "cannot update the queue" }
                 case .retryLater(let reason):
                     retry = reason
                 }
-                if retry != nil { break }
             }
             if let retry {
                 self.logger.info("delivery postponed", metadata: ["reason": "\(retry)"])
@@ -88,11 +97,15 @@ final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    private func complete(_ delivery: Delivery) {
+    /// Removes a confirmed delivery; false if the database refused (then back off rather
+    /// than resend the batch in a tight loop).
+    private func complete(_ delivery: Delivery) -> Bool {
         do {
             try self.store.complete(sequence: delivery.sequence)
+            return true
         } catch {
             self.logger.error("cannot remove a delivered item from the queue", metadata: ["error": "\(error)"])
+            return false
         }
     }
 

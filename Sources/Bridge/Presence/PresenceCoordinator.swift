@@ -11,6 +11,10 @@ actor PresenceCoordinator: TransportEventHandler {
     private let transport: @Sendable (String) async -> (any Transport)?
     private let logger: Logger
     private var timers: [String: Task<Void, Never>] = [:]
+    /// Per account: a publish under way, and the latest state waiting behind it, so
+    /// publishes go out in order even though this actor is reentrant.
+    private var publishing: Set<String> = []
+    private var waiting: [String: PresenceState] = [:]
 
     init(configuration: BridgeConfiguration, channels: [Channel], transport: @escaping @Sendable (String) async -> (any Transport)?, logger: Logger) {
         let accounts = Set(configuration.accounts.keys)
@@ -61,6 +65,22 @@ actor PresenceCoordinator: TransportEventHandler {
         await self.run(actions)
     }
 
+    private func publish(_ state: PresenceState, on account: String) async {
+        guard self.publishing.insert(account).inserted else {
+            self.waiting[account] = state
+            return
+        }
+        var next: PresenceState? = state
+        while let current = next {
+            if let publisher = await self.transport(account) as? any PresencePublishing {
+                self.logger.debug("presence", metadata: ["account": "\(account)", "availability": "\(current.availability)", "status": "\(current.status ?? "")"])
+                await publisher.publishPresence(current)
+            }
+            next = self.waiting.removeValue(forKey: account)
+        }
+        self.publishing.remove(account)
+    }
+
     private func timerFired(_ account: String) async {
         self.timers[account] = nil
         await self.run(self.relay.timerFired(account: account, now: self.clock.now))
@@ -70,9 +90,7 @@ actor PresenceCoordinator: TransportEventHandler {
         for action in actions {
             switch action {
             case .publish(let account, let state):
-                guard let publisher = await self.transport(account) as? any PresencePublishing else { continue }
-                self.logger.debug("presence", metadata: ["account": "\(account)", "availability": "\(state.availability)", "status": "\(state.status ?? "")"])
-                await publisher.publishPresence(state)
+                await self.publish(state, on: account)
             case .schedule(let account, let instant):
                 self.timers[account]?.cancel()
                 let clock = self.clock

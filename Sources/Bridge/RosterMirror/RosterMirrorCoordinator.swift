@@ -70,6 +70,9 @@ actor RosterMirrorCoordinator: TransportEventHandler {
         guard let from = await self.transport(mirror.from) as? XMPPTransport,
             let to = await self.transport(mirror.to) as? XMPPTransport
         else { return }
+        // A roster that was not fetched is unknown, not empty: reconciling against it would
+        // remove every mirrored contact.
+        guard await from.rosterReady(), await to.rosterReady() else { return }
         let forwardID = mirror.id
         let backwardID = "\(mirror.to)->\(mirror.from)"
         do {
@@ -109,11 +112,19 @@ actor RosterMirrorCoordinator: TransportEventHandler {
                 }
                 self.changesApplied += 1
             } catch {
-                self.logger.warning("roster change refused; will retry", metadata: ["mirror": "\(mirror)", "error": "\(error)"])
+                self.logger.warning("roster change refused; retrying in 30 s", metadata: ["mirror": "\(mirror)", "error": "\(error)"])
+                self.scheduleRetry()
                 return false
             }
         }
         return true
+    }
+
+    private func scheduleRetry() {
+        Task {
+            try? await Task.sleep(for: .seconds(30))
+            for mirror in self.mirrors { await self.reconcile(mirror) }
+        }
     }
 
     /// What `roster` looks like once `changes` are applied (pushes may not have arrived yet).

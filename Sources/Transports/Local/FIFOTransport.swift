@@ -36,37 +36,45 @@ public final class FIFOTransport: Transport {
         public let description: String
     }
 
-    /// Creates the FIFO if needed and opens it; throws if the path is something else.
-    public func open() throws -> Int32 {
+    /// Creates the FIFO if needed and opens it without following links; throws if the path
+    /// is something else. The mode is set on the open descriptor (no path race).
+    func open() throws -> Int32 {
         var status = stat()
-        if lstat(self.path, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFIFO else {
-                throw SetupError(description: "\(self.path) exists and is not a FIFO")
-            }
-        } else {
+        if lstat(self.path, &status) != 0 {
             let directory = (self.path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
-            guard mkfifo(self.path, self.mode) == 0 else {
+            guard mkfifo(self.path, self.mode) == 0 || errno == EEXIST else {
                 throw SetupError(description: "cannot create FIFO \(self.path): \(String(cString: strerror(errno)))")
             }
         }
-        chmod(self.path, self.mode)
-        let descriptor = Glibc.open(self.path, O_RDWR | O_CLOEXEC)
+        let descriptor = Glibc.open(self.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw SetupError(description: "cannot open FIFO \(self.path): \(String(cString: strerror(errno)))")
         }
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else {
+            close(descriptor)
+            throw SetupError(description: "\(self.path) exists and is not a FIFO")
+        }
+        fchmod(descriptor, self.mode)
+        // Blocking reads from here on (the reader has its own thread).
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         return descriptor
     }
 
     public func run() async throws {
         let descriptor = try self.open()
+        defer { close(descriptor) }
         self.logger.info("reading FIFO", metadata: ["path": "\(self.path)"])
         let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)
+        let reader = pump.reader(for: descriptor)
         await cancelWhenGracefulShutdown {
-            await self.stopSignal.race { await pump.run(descriptor: descriptor) }
+            _ = await self.stopSignal.race { await pump.run(reader) }
         }
+        // Wake the reader thread out of its blocking read so it ends with us.
+        reader.stop()
+        _ = write(descriptor, "\n", 1)
     }
 
     public func stop() async {

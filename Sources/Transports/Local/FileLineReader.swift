@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -11,11 +12,13 @@ import Glibc
 public final class FileLineReader: Sendable {
     public let batches: AsyncStream<[LineSplitter.Line]>
     private let credits: DispatchSemaphore
+    private let stopped = NIOLockedValueBox(false)
 
     /// Starts reading `descriptor` until end of file. The descriptor is not closed.
     public init(descriptor: Int32, splitter: LineSplitter, bufferedBatches: Int = 16) {
         let credits = DispatchSemaphore(value: max(1, bufferedBatches))
         self.credits = credits
+        let stopped = self.stopped
         let (stream, continuation) = AsyncStream.makeStream(of: [LineSplitter.Line].self)
         self.batches = stream
         let thread = Thread {
@@ -28,7 +31,7 @@ public final class FileLineReader: Sendable {
                 continuation.yield(lines)
                 lines.removeAll(keepingCapacity: true)
             }
-            while true {
+            while !stopped.withLockedValue({ $0 }) {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { break }
@@ -41,6 +44,13 @@ public final class FileLineReader: Sendable {
         }
         thread.name = "xmpp-bridge line reader fd \(descriptor)"
         thread.start()
+    }
+
+    /// Makes the reader end after its current `read` (the owner wakes it, e.g. by writing
+    /// a newline into its FIFO) and hands over no more lines.
+    public func stop() {
+        self.stopped.withLockedValue { $0 = true }
+        self.credits.signal()
     }
 
     /// Call once per batch taken from ``batches`` so the reader may go on.

@@ -9,12 +9,19 @@ struct LineInputPump: Sendable {
     let handler: any TransportEventHandler
     let logger: Logger
 
-    /// Reads `descriptor` until end of file.
+    /// Reads `descriptor` until end of file (or until `reader` is stopped).
     func run(descriptor: Int32) async {
-        let reader = FileLineReader(
+        await self.run(self.reader(for: descriptor))
+    }
+
+    func reader(for descriptor: Int32) -> FileLineReader {
+        FileLineReader(
             descriptor: descriptor,
             splitter: LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
         )
+    }
+
+    func run(_ reader: FileLineReader) async {
         let prefix = "\(self.transport)-\(UInt64(Date().timeIntervalSince1970 * 1000))"
         var counter = 0
         for await batch in reader.batches {

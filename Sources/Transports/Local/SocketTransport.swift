@@ -26,7 +26,10 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
     private let channels: @Sendable () -> Set<String>
     private let logger: Logger
     private let stopSignal = StopSignal()
-    private let subscribers = NIOLockedValueBox<[Int: (channels: Set<String>, writer: NIOAsyncChannelOutboundWriter<ByteBuffer>)]>([:])
+    private let subscribers = NIOLockedValueBox<[Int: (channels: Set<String>, writer: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any NIOCore.Channel)]>([:])
+    /// A subscriber that does not take a line within this time is disconnected, so one
+    /// client that stopped reading cannot hold up deliveries for everyone.
+    private let subscriberWriteTimeout: Duration = .seconds(2)
     private let nextClient = NIOLockedValueBox(0)
 
     /// - Parameter channels: the channel names that exist now (they change on reload).
@@ -68,8 +71,8 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         var line = ByteBuffer(string: PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state))
         line.writeString("\n")
         let subscribers = self.subscribers.withLockedValue { $0 }
-        for (_, subscriber) in subscribers where subscriber.channels.contains(channel) {
-            try? await subscriber.writer.write(line)
+        for (id, subscriber) in subscribers where subscriber.channels.contains(channel) {
+            await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
         }
     }
 
@@ -82,14 +85,29 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
             for (id, subscriber) in subscribers where subscriber.channels.contains(delivery.channel) {
                 // A client's own message is not echoed back to it.
                 if delivery.source.transport == self.name, delivery.sourceID.hasPrefix("\(self.name)-\(id)-") { continue }
-                do {
-                    try await subscriber.writer.write(line)
-                } catch {
-                    _ = self.subscribers.withLockedValue { $0.removeValue(forKey: id) }
-                }
+                await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
             }
         }
         return deliveries.map { _ in .delivered }
+    }
+
+    /// Writes one line to a subscriber, dropping the subscriber if it fails or does not keep up.
+    private func send(_ line: ByteBuffer, to writer: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any NIOCore.Channel, id: Int) async {
+        let timeout = self.subscriberWriteTimeout
+        let written = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await writer.write(line)) != nil }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard !written else { return }
+        self.logger.warning("socket subscriber not reading; disconnected", metadata: ["client": "\(id)"])
+        _ = self.subscribers.withLockedValue { $0.removeValue(forKey: id) }
+        channel.close(promise: nil)
     }
 
     // MARK: -
@@ -103,7 +121,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         var counter = 0
         do {
             try await client.executeThenClose { inbound, outbound in
-                self.subscribers.withLockedValue { $0[id] = (channels: [], writer: outbound) }
+                self.subscribers.withLockedValue { $0[id] = (channels: [], writer: outbound, channel: client.channel) }
                 for try await line in inbound {
                     counter += 1
                     if let reply = await self.handle(line, client: id, messageID: "\(prefix)-\(counter)") {

@@ -21,6 +21,7 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
     private let logger: Logger
     /// Ends reading standard input (stopped by ``stop()``, or by the race once input ends).
     private let stopSignal = StopSignal()
+    private let standardOutput = StandardOutput()
     /// Set by ``stop()`` only: a reload removed this transport.
     private let removed = StopSignal()
 
@@ -61,7 +62,7 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
     /// In JSON mode, presence changes of channel members are written as event lines.
     public func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async {
         guard self.output == .json else { return }
-        FileHandle.standardOutput.write(Data((PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state) + "\n").utf8))
+        self.standardOutput.write(PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state) + "\n")
     }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
@@ -69,7 +70,10 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
         for delivery in deliveries {
             text += LocalOutputLine.render(delivery, as: self.output) + "\n"
         }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        guard self.standardOutput.write(text) else {
+            self.logger.error("standard output is closed; relayed messages for it are dropped")
+            return deliveries.map { _ in .failed("standard output is closed") }
+        }
         return deliveries.map { _ in .delivered }
     }
 }

@@ -46,6 +46,8 @@ public struct UnixLineServer: Sendable {
                 }
             }
         chmod(self.path, mode_t(self.mode))
+        var bound = stat()
+        let inode = lstat(self.path, &bound) == 0 ? bound.st_ino : 0
         if let stop {
             Task {
                 await stop.wait()
@@ -64,7 +66,11 @@ public struct UnixLineServer: Sendable {
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
         }
-        unlink(self.path)
+        // Remove the socket file only if it is still ours (a successor may have bound anew).
+        var current = stat()
+        if lstat(self.path, &current) == 0, current.st_ino == inode {
+            unlink(self.path)
+        }
     }
 
     /// Makes the path bindable: creates its folder, replaces a stale socket, refuses a live one.
@@ -97,6 +103,7 @@ public struct UnixLineServer: Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        return result == 0
+        // Only "refused" (or gone) means stale; "permission denied" is someone else's live socket.
+        return result == 0 || (errno != ECONNREFUSED && errno != ENOENT)
     }
 }

@@ -83,6 +83,12 @@ public final class XMPPTransport: Transport, PresencePublishing {
         Self.state(await self.session.presence(of: jid))
     }
 
+    /// Whether the roster has been fetched since the account connected (an empty roster
+    /// before that means "unknown", not "no contacts").
+    public func rosterReady() async -> Bool {
+        await self.session.rosterLoaded
+    }
+
     /// The account's roster as last fetched and pushed.
     public func rosterItems() async -> [RosterItem] {
         Array(await self.session.roster.items.values)

@@ -66,6 +66,8 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
     private var tracker: IQTracker<Instant>
     /// The roster fetch under way; its result is applied in stream order with pushes.
     private var rosterFetchID: String?
+    /// Whether the roster was fetched on this connection (an empty roster is then real).
+    public private(set) var rosterLoaded = false
     /// Presences tracked at most (contacts × resources), so strangers cannot grow memory.
     public static var maximumTrackedPresences: Int { 10_000 }
 
@@ -97,6 +99,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
     /// The connection ended: every outstanding request fails.
     public mutating func connectionLost() -> [String] {
         self.presences = PresenceBook()
+        self.rosterLoaded = false
         return self.tracker.cancelAll()
     }
 
@@ -145,6 +148,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
                     if iq.type == .result {
                         do {
                             try self.roster.applyResult(iq)
+                            self.rosterLoaded = true
                         } catch {
                             return [.completeRequest(id: id, iq), .ignored("unreadable roster: \(error)")]
                         }

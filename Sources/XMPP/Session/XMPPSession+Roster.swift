@@ -3,6 +3,9 @@ extension XMPPSession {
     /// The roster as last fetched and updated by pushes.
     public var roster: Roster { self.machine.roster }
 
+    /// Whether the roster has been fetched on the current connection.
+    public var rosterLoaded: Bool { self.machine.rosterLoaded }
+
     /// The full JID bound now, if connected.
     public var boundJID: JID? { self.connection?.jid }
 
