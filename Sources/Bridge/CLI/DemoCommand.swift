@@ -91,10 +91,10 @@ struct DemoCommand: AsyncParsableCommand {
         let (online, onlineSink) = AsyncStream.makeStream(of: Void.self)
         Task {
             for await event in session.events {
-                switch event {
-                case .online: onlineSink.yield()
-                case .message(let message, nil) where message.body != nil: sink.yield(message)
-                default: continue
+                if case .online = event {
+                    onlineSink.yield()
+                } else if case .message(let message, nil) = event, message.body != nil {
+                    sink.yield(message)
                 }
             }
             sink.finish()
@@ -165,5 +165,5 @@ struct DemoCommand: AsyncParsableCommand {
 }
 
 private func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    StandardOutput().write(line + "\n")
 }

@@ -5,23 +5,3 @@ import Foundation
 public protocol PresenceEventReceiving: Sendable {
     func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async
 }
-
-/// The JSON line for a presence event:
-/// `{"event":"presence","channel":…,"contact":…,"nick":…,"availability":…,"status":…}`.
-public enum PresenceEventLine {
-    struct Record: Encodable {
-        var event = "presence"
-        var channel: String
-        var contact: String
-        var nick: String
-        var availability: String
-        var status: String?
-    }
-
-    public static func json(channel: String, contact: Endpoint, nick: String, state: PresenceState) -> String {
-        let record = Record(channel: channel, contact: contact.description, nick: nick, availability: state.availability.description, status: state.status)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-}

@@ -6,9 +6,3 @@ public protocol TransportEventHandler: Sendable {
     @discardableResult
     func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome
 }
-
-/// What the bridge did with an event.
-public enum TransportEventOutcome: Hashable, Sendable {
-    case accepted
-    case dropped(String)
-}

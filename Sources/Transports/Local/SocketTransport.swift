@@ -168,7 +168,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
                 subscribers[client] = entry
                 return entry.channels.sorted()
             }
-            return #"{"ok":"subscribed","channels":["# + now.map { "\"\(Self.escape($0))\"" }.joined(separator: ",") + "]}"
+            return Self.json(["ok": .string("subscribed"), "channels": .list(now)])
         }
         guard let body = request.body else { return Self.error("missing body") }
         if let channel = request.channel, !known.contains(channel) { return Self.error("unknown channel '\(channel)'") }
@@ -192,26 +192,26 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
     }
 
     static func error(_ message: String) -> String {
-        #"{"error":""# + self.escape(message) + #""}"#
+        Self.json(["error": .string(message)])
     }
 
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    result += String(format: "\\u%04x", scalar.value)
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+    enum Field: Encodable {
+        case string(String)
+        case list([String])
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .list(let values): try container.encode(values)
             }
         }
-        return result
+    }
+
+    /// One JSON line with sorted keys.
+    static func json(_ fields: [String: Field]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
