@@ -107,10 +107,16 @@ let package = Package(
             ],
             path: "Benchmarks/SendBenchmark"
         ),
+        // Test helpers shared by test targets (a manual clock).
+        .target(
+            name: "TestSupport",
+            path: "Sources/TestSupport"
+        ),
         .testTarget(
             name: "XMPPTests",
             dependencies: [
                 "XMPP",
+                "TestSupport",
                 "EmbeddedProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -121,6 +127,7 @@ let package = Package(
             name: "BridgeTests",
             dependencies: [
                 "Bridge",
+                "TestSupport",
                 "XMPP",
                 "Transports",
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Transports
 
 @testable import Bridge
@@ -8,7 +9,7 @@ import Transports
 /// local events and reloads — all without sockets.
 @Suite("PresenceRelay")
 struct PresenceRelayTests {
-    typealias Relay = PresenceRelay<TestClock>
+    typealias Relay = PresenceRelay<ManualClock>
     typealias Action = Relay.Action
     typealias Availability = PresenceState.Availability
 
@@ -29,8 +30,8 @@ struct PresenceRelayTests {
         PresenceState(availability: availability, status: status)
     }
 
-    static func at(_ seconds: Int) -> TestClock.Instant {
-        TestClock.Instant(offset: .seconds(seconds))
+    static func at(_ seconds: Int) -> ManualClock.Instant {
+        ManualClock.Instant(offset: .seconds(seconds))
     }
 
     /// A relay over `channels`, all with presence on unless `presenceChannels` says otherwise.
@@ -163,7 +164,7 @@ struct PresenceRelayTests {
 
     @Test("a contact flapping 20 times within one interval: one publish now, one scheduled with the final state")
     func flappingIsCoalesced() {
-        let clock = TestClock()
+        let clock = ManualClock()
         var relay = Self.relay([Self.link], interval: .seconds(10))
         var actions: [Action] = []
         var last = PresenceState.unavailable
@@ -185,7 +186,7 @@ struct PresenceRelayTests {
 
     @Test("a change back to the last published state cancels the publish at the timer")
     func changeBackCancels() {
-        let clock = TestClock()
+        let clock = ManualClock()
         var relay = Self.relay([Self.link], interval: .seconds(10))
         let meeting = Self.state(.dnd, "in a meeting")
         #expect(relay.contactChanged(Self.alice, nick: "alice", state: meeting, now: clock.now) == [.publish(account: "home", meeting)])

@@ -1,4 +1,5 @@
 import Foundation
+import Transports
 
 #if canImport(Glibc)
 import Glibc
@@ -8,18 +9,9 @@ import Glibc
 /// does nothing else meanwhile).
 enum ControlClient {
     static func exchange(_ request: ControlRequest, path: String) -> ControlResponse? {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
+        guard case .success(let descriptor) = UnixSocketConnection.connect(to: path) else { return nil }
         defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0, var line = try? JSONEncoder().encode(request) else { return nil }
+        guard var line = try? JSONEncoder().encode(request) else { return nil }
         line.append(UInt8(ascii: "\n"))
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == line.count else { return nil }

@@ -90,20 +90,15 @@ public struct UnixLineServer: Sendable {
         unlink(self.path)
     }
 
-    /// Whether connecting to the socket file succeeds (a live server owns it).
+    /// Whether a live server owns the socket file. Only "refused" (or gone) means stale;
+    /// "permission denied" is someone else's live socket.
     public static func someoneListens(at path: String) -> Bool {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        switch UnixSocketConnection.connect(to: path) {
+        case .success(let descriptor):
+            close(descriptor)
+            return true
+        case .failure(let failure):
+            return failure.code != ECONNREFUSED && failure.code != ENOENT
         }
-        // Only "refused" (or gone) means stale; "permission denied" is someone else's live socket.
-        return result == 0 || (errno != ECONNREFUSED && errno != ENOENT)
     }
 }

@@ -5,32 +5,32 @@ import Foundation
 ///
 /// Sleepers whose deadline has been reached are resumed by ``advance(by:)``; a
 /// sleeper whose task is cancelled throws `CancellationError`.
-final class ManualClock: Clock, @unchecked Sendable {
+public final class ManualClock: Clock, @unchecked Sendable {
     /// A point on the manual time line: an offset from the clock's origin.
-    struct Instant: InstantProtocol, CustomStringConvertible {
-        var offset: Duration
+    public struct Instant: InstantProtocol, CustomStringConvertible {
+        public var offset: Duration
 
-        init(offset: Duration = .zero) {
+        public init(offset: Duration = .zero) {
             self.offset = offset
         }
 
-        static func + (instant: Instant, duration: Duration) -> Instant {
+        public static func + (instant: Instant, duration: Duration) -> Instant {
             instant.advanced(by: duration)
         }
 
-        func advanced(by duration: Duration) -> Instant {
+        public func advanced(by duration: Duration) -> Instant {
             Instant(offset: self.offset + duration)
         }
 
-        func duration(to other: Instant) -> Duration {
+        public func duration(to other: Instant) -> Duration {
             other.offset - self.offset
         }
 
-        static func < (lhs: Instant, rhs: Instant) -> Bool {
+        public static func < (lhs: Instant, rhs: Instant) -> Bool {
             lhs.offset < rhs.offset
         }
 
-        var description: String { "t+\(self.offset)" }
+        public var description: String { "t+\(self.offset)" }
     }
 
     private struct Sleeper {
@@ -44,23 +44,23 @@ final class ManualClock: Clock, @unchecked Sendable {
     private var sleepers: [UInt64: Sleeper] = [:]
     private var nextSleeperID: UInt64 = 0
 
-    init(now: Instant = Instant()) {
+    public init(now: Instant = Instant()) {
         self.current = now
     }
 
-    var now: Instant {
+    public var now: Instant {
         self.lock.withLock { self.current }
     }
 
-    var minimumResolution: Duration { .zero }
+    public var minimumResolution: Duration { .zero }
 
     /// How many tasks are sleeping on this clock, so a test can wait until one is.
-    var sleeperCount: Int {
+    public var sleeperCount: Int {
         self.lock.withLock { self.sleepers.count }
     }
 
     /// Moves time forward and resumes, earliest first, every sleeper whose deadline is reached.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due: [Sleeper] = self.lock.withLock {
             self.current = self.current.advanced(by: duration)
             let now = self.current
@@ -73,12 +73,12 @@ final class ManualClock: Clock, @unchecked Sendable {
     }
 
     /// Moves time forward to `instant` (no-op when it is not in the future).
-    func advance(to instant: Instant) {
+    public func advance(to instant: Instant) {
         let delta = self.now.duration(to: instant)
         if delta > .zero { self.advance(by: delta) }
     }
 
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let id = self.lock.withLock {
             defer { self.nextSleeperID += 1 }
