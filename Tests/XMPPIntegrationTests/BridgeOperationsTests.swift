@@ -231,7 +231,9 @@ struct BridgeOperationsTests {
         #expect(event["contact"] as? String == "work:alice@example.test")
         #expect(event["channel"] as? String == "watch")
 
+        // The subscriber is still connected: the daemon ends its connection and stops anyway.
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        #expect(await client.readLine(timeout: .seconds(2)) == nil)
         await alice.stop()
     }
 
@@ -305,6 +307,10 @@ struct BridgeOperationsTests {
         #expect(try holder.acceptsPending(), "our listener lost its socket")
         probe.close()
         #expect(bridge.run.process.isRunning)
+        try await bridge.waitForSocket("\(directory)/bridge.control")
+        let status = try MirrorSupport.command(["status", "--config", config], in: directory)
+        let busy = status.output.split(separator: "\n").first { $0.hasPrefix("busy ") } ?? ""
+        #expect(busy.hasPrefix("busy [socket]  not connected") && busy.contains("in use by another process"), "status printed:\n\(status.output)")
 
         // The other locals still relay to bob.
         let bob = try await TestSession.start("bob", on: server)

@@ -64,7 +64,15 @@ public final class FIFOTransport: Transport {
     }
 
     public func run() async throws {
-        let descriptor = try self.open()
+        let descriptor: Int32
+        do {
+            descriptor = try self.open()
+        } catch {
+            // The service group only logs a failed service at debug level: say it here.
+            self.logger.error("FIFO not read", metadata: ["path": "\(self.path)", "error": "\(error)"])
+            await self.handler.handle(.unavailable(reason: "\(error)"), from: self.name)
+            throw error
+        }
         defer { close(descriptor) }
         self.logger.info("reading FIFO", metadata: ["path": "\(self.path)"])
         let pump = LineInputPump(transport: self.name, options: self.options, handler: self.handler, logger: self.logger)

@@ -54,12 +54,19 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
             path: self.path, mode: UInt32(self.mode),
             splitter: LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
         )
-        try await server.run(group: self.group, stop: self.stopSignal, ready: {
-            self.logger.info("listening", metadata: ["path": "\(self.path)"])
-            await self.handler.handle(.available, from: self.name)
-        }, serve: { client in
-            await self.serve(client)
-        })
+        do {
+            try await server.run(group: self.group, stop: self.stopSignal, ready: {
+                self.logger.info("listening", metadata: ["path": "\(self.path)"])
+                await self.handler.handle(.available, from: self.name)
+            }, serve: { client in
+                await self.serve(client)
+            })
+        } catch {
+            // The service group only logs a failed service at debug level: say it here.
+            self.logger.error("socket not served", metadata: ["path": "\(self.path)", "error": "\(error)"])
+            await self.handler.handle(.unavailable(reason: "\(error)"), from: self.name)
+            throw error
+        }
     }
 
     public func stop() async {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -55,11 +56,22 @@ public struct UnixLineServer: Sendable {
             }
         }
         await ready()
+        // Connected clients, so that closing the server ends their connections too (a
+        // subscriber that never hangs up must not hold up shutdown or a reload).
+        let connected = NIOLockedValueBox<[ObjectIdentifier: any NIOCore.Channel]>([:])
         try await withGracefulShutdownHandler {
             try await server.executeThenClose { clients in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await client in clients {
-                        group.addTask { await serve(client) }
+                        let id = ObjectIdentifier(client.channel)
+                        connected.withLockedValue { $0[id] = client.channel }
+                        group.addTask {
+                            await serve(client)
+                            _ = connected.withLockedValue { $0.removeValue(forKey: id) }
+                        }
+                    }
+                    for channel in connected.withLockedValue({ Array($0.values) }) {
+                        channel.close(promise: nil)
                     }
                 }
             }
