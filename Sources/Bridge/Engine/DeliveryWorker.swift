@@ -79,17 +79,20 @@ final class DeliveryWorker: Service, Sendable {
             if results.count != batch.count {
                 retry = "the transport answered \(results.count) of \(batch.count) deliveries"
             }
+            // Everything up to the first "retry later" is done with; removed in one transaction.
+            var done: [Int64] = []
             for (delivery, result) in zip(batch, results) where retry == nil {
                 switch result {
                 case .delivered:
-                    if !self.complete(delivery) { retry = "cannot update the queue" }
+                    done.append(delivery.sequence)
                 case .failed(let reason):
                     self.logger.error("delivery failed; dropped", metadata: ["target": "\(delivery.target)", "reason": "\(reason)"])
-                    if !self.complete(delivery) { retry = "cannot update the queue" }
+                    done.append(delivery.sequence)
                 case .retryLater(let reason):
                     retry = reason
                 }
             }
+            if !self.complete(done) { retry = retry ?? "cannot update the queue" }
             if let retry {
                 self.logger.info("delivery postponed", metadata: ["reason": "\(retry)"])
                 return self.retryLater()
@@ -97,11 +100,11 @@ final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    /// Removes a confirmed delivery; false if the database refused (then back off rather
+    /// Removes confirmed deliveries; false if the database refused (then back off rather
     /// than resend the batch in a tight loop).
-    private func complete(_ delivery: Delivery) -> Bool {
+    private func complete(_ sequences: [Int64]) -> Bool {
         do {
-            try self.store.complete(sequence: delivery.sequence)
+            try self.store.complete(sequences: sequences)
             return true
         } catch {
             self.logger.error("cannot remove a delivered item from the queue", metadata: ["error": "\(error)"])

@@ -41,6 +41,12 @@ extension StateStore {
         try self.write(.complete) { db in try QueuedDeliveryRecord.deleteOne(db, key: sequence) }
     }
 
+    /// Removes several confirmed deliveries in one transaction.
+    func complete(sequences: [Int64]) throws(StateStoreError) {
+        guard !sequences.isEmpty else { return }
+        try self.write(.complete) { db in _ = try QueuedDeliveryRecord.deleteAll(db, keys: sequences) }
+    }
+
     /// How many deliveries wait for `transport`, or for every transport when nil.
     func pendingCount(transport: String?) throws(StateStoreError) -> Int {
         try self.read(.readQueue) { db in

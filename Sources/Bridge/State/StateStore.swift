@@ -37,6 +37,12 @@ final class StateStore: Sendable {
             var configuration = Configuration()
             configuration.label = "StateStore"
             configuration.busyMode = .timeout(Self.busyTimeout)
+            // WAL with synchronous=NORMAL: a commit survives a crash of the process (the
+            // durability the queue promises across restarts) without an fsync per commit;
+            // only a power loss can take the last commits back.
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
             self.writer = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw StateStoreError(operation: .open, location: path, error: error)
