@@ -28,7 +28,11 @@ actor BridgeEngine: TransportEventHandler {
         }
     }
 
-    init(router: Router, store: StateStore, ids: StanzaIDGenerator, logger: Logger, finish: @escaping @Sendable () async -> Void) {
+    /// Every relay id we generate starts with this; only such ids can be echoes.
+    private let idPrefix: String
+
+    init(router: Router, store: StateStore, ids: StanzaIDGenerator, idPrefix: String = "", logger: Logger, finish: @escaping @Sendable () async -> Void) {
+        self.idPrefix = idPrefix
         self.router = router
         self.store = store
         self.ids = ids
@@ -91,7 +95,7 @@ actor BridgeEngine: TransportEventHandler {
 
     private func relay(_ message: InboundMessage) -> TransportEventOutcome {
         do {
-            if try self.store.isRelayID(message.id) {
+            if message.id.hasPrefix(self.idPrefix), try self.store.isRelayID(message.id) {
                 self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
                 return .dropped("echo of a relayed message")
             }

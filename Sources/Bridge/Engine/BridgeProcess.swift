@@ -31,6 +31,7 @@ struct BridgeProcess {
             router: BridgeRuntime.router(channels: [], configuration: configuration),
             store: store,
             ids: StanzaIDGenerator(prefix: "\(configuration.settings.bridgeID)-\(String(random.next() % 1_000_000_000_000, radix: 36))"),
+            idPrefix: "\(configuration.settings.bridgeID)-",
             logger: logger,
             finish: { await groupBox.group?.triggerGracefulShutdown() }
         )

@@ -97,6 +97,8 @@ final class DeliveryWorker: Service, Sendable {
                 self.logger.info("delivery postponed", metadata: ["reason": "\(retry)"])
                 return self.retryLater()
             }
+            // A short batch emptied the queue; anything queued meanwhile has woken us again.
+            if batch.count < self.batchSize { return }
         }
     }
 

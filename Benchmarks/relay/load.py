@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Load driver for the relay benchmark (slixmpp).
+
+    load.py run --label L --mode throughput|latency -n N [--rate R] --target JID \
+        --host 127.0.0.1 --port P --ca-file PEM --sender JID --sender-password-file F \
+        --receiver JID --receiver-password-file F [--relay-pid PID] [--server-pid PID]
+    load.py report RESULTS.jsonl      # the table and the ratios, from the lines `run` printed
+
+`run` logs the receiver in (a child process, so sending and receiving do not share one
+Python interpreter), then the sender. It sends a warm-up (which also waits until the relay
+is online), then N messages to --target (the receiver itself for a direct run, the relay's
+account otherwise): as fast as possible (throughput) or paced at R msg/s (latency). Each
+body carries a run tag, a sequence number and the send time (CLOCK_MONOTONIC, one host);
+the receiver notes the arrival time. It prints one JSON line: received, duplicates,
+out-of-order, duration (first send to last arrival), msg/s, latency percentiles, and the
+CPU time of the relay process (and of Prosody) during the measured part, from
+/proc/PID/stat (utime + stime, the process's own rusage).
+"""
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import ssl
+import sys
+import time
+import uuid
+
+BODY = re.compile(r"bench (\S+) ([wm])(\d+) (\d+)$")
+
+
+def now_ns():
+    return time.monotonic_ns()  # CLOCK_MONOTONIC: one clock for every process on the host
+
+
+def make_client(jid, password_file, ca_file):
+    import slixmpp
+
+    with open(password_file) as f:
+        password = f.read().rstrip("\n")
+    client = slixmpp.ClientXMPP(jid, password)
+    if ca_file:
+        client.ssl_context = ssl.create_default_context(cafile=ca_file)
+    client.enable_direct_tls = False
+    client.enable_starttls = True
+    client.enable_plaintext = False
+    return client
+
+
+async def online(client, host, port, timeout=30):
+    ready = asyncio.get_running_loop().create_future()
+
+    def started(_event):
+        client.send_presence()
+        if not ready.done():
+            ready.set_result(True)
+
+    def failed(*_):
+        if not ready.done():
+            ready.set_exception(RuntimeError(f"{client.boundjid.bare}: authentication failed"))
+
+    client.add_event_handler("session_start", started)
+    client.add_event_handler("failed_auth", failed)
+    client.connect(host=host, port=port)
+    await asyncio.wait_for(ready, timeout)
+
+
+# ---------------------------------------------------------------- receiver (child process)
+
+async def receive(args):
+    out = sys.stdout
+    warm, measured, seen = set(), [], set()
+    last = {"arrival": now_ns(), "sent": None, "highest": -1, "out_of_order": 0, "dups": 0}
+    finished = asyncio.get_running_loop().create_future()
+
+    def emit(obj):
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    def on_message(msg):
+        arrival = now_ns()
+        match = BODY.search(msg["body"] or "")
+        if not match or match.group(1) != args.tag:
+            return
+        kind, seq, sent = match.group(2), int(match.group(3)), int(match.group(4))
+        if kind == "w":
+            warm.add(seq)
+            if len(warm) == args.warmup:
+                emit({"event": "warm"})
+            return
+        last["arrival"] = arrival
+        if seq in seen:
+            last["dups"] += 1
+            return
+        seen.add(seq)
+        if seq < last["highest"]:
+            last["out_of_order"] += 1
+        last["highest"] = max(last["highest"], seq)
+        measured.append((seq, sent, arrival))
+        if len(measured) == args.n and not finished.done():
+            finished.set_result(True)
+
+    client = make_client(args.receiver, args.receiver_password_file, args.ca_file)
+    client.add_event_handler("message", on_message)
+    await online(client, args.host, args.port)
+    emit({"event": "ready"})
+
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+    async def control():
+        while line := await reader.readline():
+            if line.strip() == b"sent":
+                last["sent"] = now_ns()
+
+    async def idle_watch():  # after the sender is done: stop when nothing came for `idle` s
+        while not finished.done():
+            await asyncio.sleep(0.1)
+            if last["sent"] is not None:
+                quiet = (now_ns() - max(last["arrival"], last["sent"])) / 1e9
+                if quiet > args.idle and not finished.done():
+                    finished.set_result(False)
+
+    tasks = [asyncio.create_task(control()), asyncio.create_task(idle_watch())]
+    await finished
+    emit({"event": "done", "records": measured, "dups": last["dups"], "out_of_order": last["out_of_order"]})
+    for task in tasks:
+        task.cancel()
+    client.disconnect(wait=0.5)
+    await asyncio.sleep(0.2)
+
+
+# ---------------------------------------------------------------- sender + orchestration
+
+def cpu_seconds(pid):
+    """utime + stime of the process (all its threads) from /proc/PID/stat, in seconds."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds_sched(pid):
+    """The same, summed over the process's threads from /proc/PID/task/*/schedstat
+    (nanoseconds on CPU; finer than the 10 ms ticks of /proc/PID/stat, but threads that
+    exit between two readings are missed)."""
+    if not pid:
+        return None
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+async def run(args):
+    tag = uuid.uuid4().hex[:10]
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, os.path.abspath(__file__), "_receive", "--tag", tag, "-n", str(args.n),
+        "--warmup", str(args.warmup), "--idle", str(args.idle), "--host", args.host, "--port", str(args.port),
+        "--ca-file", args.ca_file or "", "--receiver", args.receiver,
+        "--receiver-password-file", args.receiver_password_file,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        limit=64 * 1024 * 1024,  # the final line lists every arrival
+    )
+
+    async def event(name, timeout):
+        line = await asyncio.wait_for(child.stdout.readline(), timeout)
+        if not line:
+            raise RuntimeError(f"receiver exited before '{name}'")
+        obj = json.loads(line)
+        if obj["event"] != name:
+            raise RuntimeError(f"receiver said {obj['event']}, expected {name}")
+        return obj
+
+    result = {"variant": args.variant, "label": args.label, "mode": args.mode, "n": args.n, "rate": args.rate if args.mode == "latency" else None}
+    sender = None
+    try:
+        await event("ready", 30)
+        sender = make_client(args.sender, args.sender_password_file, args.ca_file)
+        await online(sender, args.host, args.port)
+
+        def send(kind, seq):
+            sender.send_message(mto=args.target, mbody=f"bench {tag} {kind}{seq} {now_ns()}", mtype="chat")
+
+        # Warm-up: also waits until the relay is online (earlier messages wait offline).
+        for seq in range(args.warmup):
+            send("w", seq)
+            await asyncio.sleep(0.02)
+        await event("warm", args.ready_timeout)
+        await asyncio.sleep(0.5)
+
+        cpu0 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid),
+                "relay_sched": cpu_seconds_sched(args.relay_pid)}
+        start = now_ns()
+        if args.mode == "throughput":
+            for seq in range(args.n):
+                send("m", seq)
+        else:
+            interval = 1e9 / args.rate
+            for seq in range(args.n):
+                due = start + seq * interval
+                delay = (due - now_ns()) / 1e9
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                send("m", seq)
+        while not sender.waiting_queue.empty():  # handed to the socket
+            await asyncio.sleep(0.001)
+        sent_done = now_ns()
+        child.stdin.write(b"sent\n")
+        await child.stdin.drain()
+        done = await event("done", args.timeout)
+        await asyncio.sleep(0.3)  # let the relay finish its bookkeeping for the last message
+        cpu1 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid),
+                "relay_sched": cpu_seconds_sched(args.relay_pid)}
+
+        records = done["records"]
+        latencies = sorted((arrival - sent) / 1e6 for _, sent, arrival in records)
+        last_arrival = max((arrival for _, _, arrival in records), default=start)
+        duration = (last_arrival - start) / 1e9
+        received = len(records)
+        result.update({
+            "received": received,
+            "lost": args.n - received,
+            "duplicates": done["dups"],
+            "out_of_order": done["out_of_order"],
+            "send_s": round((sent_done - start) / 1e9, 4),
+            "duration_s": round(duration, 4),
+            "msgs_per_s": round(received / duration, 1) if duration > 0 else None,
+            "lat_p50_ms": percentile(latencies, 50),
+            "lat_p90_ms": percentile(latencies, 90),
+            "lat_p99_ms": percentile(latencies, 99),
+            "lat_max_ms": latencies[-1] if latencies else None,
+            "lat_mean_ms": sum(latencies) / len(latencies) if latencies else None,
+        })
+        for who in ("relay", "server", "relay_sched"):
+            if cpu0[who] is not None and cpu1[who] is not None:
+                used = cpu1[who] - cpu0[who]
+                result[f"{who}_cpu_s"] = round(used, 3)
+                result[f"{who}_cpu_us_per_msg"] = round(used / received * 1e6, 1) if received else None
+    except Exception as error:  # reported in the JSON line; run.sh carries on
+        result["error"] = f"{type(error).__name__}: {error}"
+    finally:
+        if sender is not None:
+            sender.disconnect(wait=0.5)
+        if child.returncode is None:
+            child.kill()
+        await child.wait()
+    for key in ("lat_p50_ms", "lat_p90_ms", "lat_p99_ms", "lat_max_ms", "lat_mean_ms"):
+        if result.get(key) is not None:
+            result[key] = round(result[key], 3)
+    print(json.dumps(result), flush=True)
+    return 0 if "error" not in result and result.get("lost") == 0 else 1
+
+
+# ---------------------------------------------------------------- report
+
+def report(path):
+    rows = [json.loads(line) for line in open(path) if line.startswith("{")]
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    labels = ["direct", "bridge", "bot", "bridge-memory"]
+
+    def pick(variant, label, mode):
+        """The run with the median msg/s (failed runs rank lowest)."""
+        runs = groups.get((variant, label, mode))
+        if not runs:
+            return None
+        ranked = sorted(runs, key=lambda r: r.get("msgs_per_s") or 0)
+        return ranked[(len(ranked) - 1) // 2]
+
+    def get(variant, label, mode, key):
+        row = pick(variant, label, mode)
+        return None if row is None else row.get(key)
+
+    def spread(variant, label):
+        runs = groups.get((variant, label, "throughput"), [])
+        rates = [r.get("msgs_per_s") or 0 for r in runs]
+        return f"{min(rates):.0f}-{max(rates):.0f}" if len(rates) > 1 else ""
+
+    def fmt(value, digits=1):
+        if value is None:
+            return "-"
+        return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    def sub(a, b):
+        return a - b if a is not None and b is not None else None
+
+    print()
+    head = ("mod_mam", "path", "recv/N", "msg/s", "(range)", "relay CPU", "relay", "server",
+            "recv/N", "p50", "p99", "added", "added", "relay")
+    head2 = ("", "", "tput", "tput", "", "s, tput", "µs/msg", "µs/msg", "paced", "ms", "ms", "p50 ms", "p99 ms", "µs/msg")
+    widths = (8, 14, 10, 8, 10, 10, 8, 8, 10, 7, 7, 8, 8, 8)
+    line = lambda cells: "".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(head))
+    print(line(head2))
+    errors = []
+    for variant in variants:
+        for label in labels:
+            t, lat = pick(variant, label, "throughput"), pick(variant, label, "latency")
+            if t is None and lat is None:
+                continue
+            d50, d99 = get(variant, "direct", "latency", "lat_p50_ms"), get(variant, "direct", "latency", "lat_p99_ms")
+            relay = label != "direct"
+            print(line((
+                variant, label,
+                f"{t.get('received', '-')}/{t['n']}" if t else "-",
+                fmt(t.get("msgs_per_s")) if t else "-",
+                spread(variant, label),
+                fmt(t.get("relay_cpu_s"), 2) if t and relay else "-",
+                fmt(t.get("relay_cpu_us_per_msg")) if t and relay else "-",
+                fmt(t.get("server_cpu_us_per_msg")) if t else "-",
+                f"{lat.get('received', '-')}/{lat['n']}" if lat else "-",
+                fmt(lat.get("lat_p50_ms"), 2) if lat else "-",
+                fmt(lat.get("lat_p99_ms"), 2) if lat else "-",
+                fmt(sub(lat.get("lat_p50_ms"), d50), 2) if lat and relay else "-",
+                fmt(sub(lat.get("lat_p99_ms"), d99), 2) if lat and relay else "-",
+                fmt(lat.get("relay_cpu_us_per_msg")) if lat and relay else "-",
+            )))
+            for row in groups.get((variant, label, "throughput"), []) + groups.get((variant, label, "latency"), []):
+                if row.get("error") or row.get("lost") or row.get("duplicates") or row.get("out_of_order"):
+                    errors.append(f"  mam {variant} {label} {row['mode']}: lost {row.get('lost')}, duplicates "
+                                  f"{row.get('duplicates')}, out of order {row.get('out_of_order')}"
+                                  + (f", error: {row['error']}" if row.get("error") else ""))
+    print()
+    print("tput: throughput runs (median of the repeats; range = slowest-fastest). CPU: the relay process's"
+          " utime+stime (/proc/PID/stat) over the measured part, per relayed message. paced: the latency run;"
+          " added = relay path minus the direct path (p50, p99).")
+    if errors:
+        print("Problems:")
+        print("\n".join(errors))
+    print()
+    print("Goals (issue 4): bridge/bot throughput >= 1.0; bridge/bot relay CPU per message <= 0.2; "
+          "added latency at the paced rate p50 <= 0.5 ms, p99 <= 2 ms; durable queue vs in-memory <= 10 % throughput.")
+    for variant in variants:
+        g = lambda label, mode, key: get(variant, label, mode, key)
+        tb, tbot = g("bridge", "throughput", "msgs_per_s"), g("bot", "throughput", "msgs_per_s")
+        td, tm = g("direct", "throughput", "msgs_per_s"), g("bridge-memory", "throughput", "msgs_per_s")
+        cb, cbot = g("bridge", "throughput", "relay_cpu_us_per_msg"), g("bot", "throughput", "relay_cpu_us_per_msg")
+        pb, pbot = g("bridge", "latency", "relay_cpu_us_per_msg"), g("bot", "latency", "relay_cpu_us_per_msg")
+        d50, d99 = g("direct", "latency", "lat_p50_ms"), g("direct", "latency", "lat_p99_ms")
+        b50, b99 = g("bridge", "latency", "lat_p50_ms"), g("bridge", "latency", "lat_p99_ms")
+        o50, o99 = g("bot", "latency", "lat_p50_ms"), g("bot", "latency", "lat_p99_ms")
+        m50, m99 = g("bridge-memory", "latency", "lat_p50_ms"), g("bridge-memory", "latency", "lat_p99_ms")
+        cost = (1 - tb / tm) * 100 if tb and tm else None
+        print(f"mod_mam {variant}:")
+        print(f"  throughput bridge/bot     {fmt(ratio(tb, tbot), 2)}x  (bridge {fmt(tb)}, bot {fmt(tbot)}, direct {fmt(td)} msg/s;"
+              f" bridge/direct {fmt(ratio(tb, td), 2)}, bot/direct {fmt(ratio(tbot, td), 2)}; two-delivery ceiling 0.5)")
+        print(f"  relay CPU/msg bridge/bot  {fmt(ratio(cb, cbot), 2)}x  throughput run ({fmt(cb)} vs {fmt(cbot)} µs);"
+              f" paced run {fmt(ratio(pb, pbot), 2)}x ({fmt(pb)} vs {fmt(pbot)} µs)")
+        print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
+              f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
+        print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--label", default="run", help="direct, bridge, bot or bridge-memory (for the report)")
+    r.add_argument("--variant", default="-", help="e.g. off/on for mod_mam (for the report)")
+    r.add_argument("--mode", choices=["throughput", "latency"], default="throughput")
+    r.add_argument("-n", type=int, default=2000)
+    r.add_argument("--rate", type=float, default=100)
+    r.add_argument("--target", required=True, help="JID the sender writes to")
+    r.add_argument("--sender", required=True)
+    r.add_argument("--sender-password-file", required=True)
+    r.add_argument("--relay-pid", type=int)
+    r.add_argument("--server-pid", type=int)
+    r.add_argument("--ready-timeout", type=float, default=60, help="seconds to wait for the warm-up to arrive")
+    r.add_argument("--timeout", type=float, default=600, help="seconds to wait for the measured messages")
+    for p in (r, rc := sub.add_parser("_receive")):
+        p.add_argument("--host", default="127.0.0.1")
+        p.add_argument("--port", type=int, default=5222)
+        p.add_argument("--ca-file")
+        p.add_argument("--receiver", required=True)
+        p.add_argument("--receiver-password-file", required=True)
+        p.add_argument("--warmup", type=int, default=50)
+        p.add_argument("--idle", type=float, default=10, help="stop this long after the last arrival once all is sent")
+    rc.add_argument("--tag", required=True)
+    rc.add_argument("-n", type=int, required=True)
+    rp = sub.add_parser("report")
+    rp.add_argument("results")
+    args = parser.parse_args()
+    if args.command == "report":
+        report(args.results)
+        return 0
+    if getattr(args, "ca_file", None) == "":
+        args.ca_file = None
+    return asyncio.run(run(args) if args.command == "run" else receive(args)) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

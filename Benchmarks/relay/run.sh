@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Relay benchmark (issue 4, "Measure"): one Prosody on 127.0.0.1 per mod_mam setting
+# (off, then on), and against it, in this order:
+#   direct         sender → receiver
+#   bridge         sender → xmpp-bridge (account `relay`, durable SQLite queue) → receiver
+#   bot            sender → relay_bot.py (minimal slixmpp relay, same account) → receiver
+#   bridge-memory  the bridge again with state = ":memory:" (no durable queue on disk)
+# Each path gets throughput runs (N messages as fast as the sender can hand them over;
+# 3 by default, the report takes the median) and a latency run (N messages paced at
+# R msg/s). Relay CPU comes from the relay process's own /proc/PID/stat (utime + stime)
+# over the measured part of each run.
+#
+# usage: Benchmarks/relay/run.sh [N] [R]      (defaults: N=2000, R=100)
+# environment:
+#   RELAY_BENCH_BIN    use this xmpp-bridge binary instead of building .build/release/xmpp-bridge
+#   RELAY_BENCH_VENV   Python venv with slixmpp (default .build/relay-bench-venv; made if missing)
+#   RELAY_BENCH_KEEP=1 keep the temporary folder (logs, configs, results.jsonl)
+#   RELAY_BENCH_PERF=F record the bridge (durable, mam off, throughput run) with
+#                      `perf record -g` and write `perf report` to F
+#   RELAY_BENCH_REPEAT throughput runs per path (default 3; the report shows the median and range)
+#   RELAY_BENCH_ONLY   space-separated subset of paths, e.g. "direct bridge"
+#   RELAY_BENCH_MAM    space-separated subset of "off on"
+#
+# Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
+set -euo pipefail
+
+N=${1:-2000}
+R=${2:-100}
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+ROOT=$(cd "$HERE/../.." && pwd -P)
+REPEAT=${RELAY_BENCH_REPEAT:-3}
+ONLY=${RELAY_BENCH_ONLY:-direct bridge bot bridge-memory}
+MAMS=${RELAY_BENCH_MAM:-off on}
+cd "$ROOT"
+# shellcheck source=prosody.sh
+. "$HERE/prosody.sh"
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "run.sh: $*"; exit 1; }
+
+for tool in prosody prosodyctl openssl lua5.4 python3 swift; do
+  command -v "$tool" >/dev/null || die "$tool not found (apt-get install prosody openssl python3-venv; Swift on PATH)"
+done
+
+# ---------------------------------------------------------------- the bridge binary
+if [ -n "${RELAY_BENCH_BIN:-}" ]; then
+  BIN=$(cd "$(dirname "$RELAY_BENCH_BIN")" && pwd -P)/$(basename "$RELAY_BENCH_BIN")
+  [ -x "$BIN" ] || die "RELAY_BENCH_BIN=$RELAY_BENCH_BIN is not executable"
+else
+  BIN=$ROOT/.build/release/xmpp-bridge
+  if [ ! -x "$BIN" ] || [ -n "$(find Sources Package.swift -newer "$BIN" -print -quit)" ]; then
+    say "building: swift build -c release --product xmpp-bridge"
+    swift build -c release --product xmpp-bridge >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
+  fi
+fi
+
+# ---------------------------------------------------------------- slixmpp
+VENV=${RELAY_BENCH_VENV:-$ROOT/.build/relay-bench-venv}
+PY=$VENV/bin/python
+if ! "$PY" -c 'import slixmpp' 2>/dev/null; then
+  say "installing slixmpp into $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check slixmpp >&2
+fi
+SLIXMPP_VERSION=$("$PY" -c 'import slixmpp; print(slixmpp.__version__)')
+
+# ---------------------------------------------------------------- cleanup
+WORK=$(mktemp -d /tmp/relay-bench.XXXXXX)
+trap cleanup EXIT          # cleanup() is defined below
+trap 'exit 130' INT TERM
+RESULTS=$WORK/results.jsonl
+# A private copy, so a rebuild by someone else during the run cannot swap the binary.
+cp "$BIN" "$WORK/xmpp-bridge"
+BUILT_FROM=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+[ -n "$(git -C "$ROOT" status --porcelain -- Sources Package.swift 2>/dev/null)" ] && BUILT_FROM="$BUILT_FROM+uncommitted changes"
+[ -n "${RELAY_BENCH_BIN:-}" ] && BUILT_FROM="RELAY_BENCH_BIN=$RELAY_BENCH_BIN"
+BIN=$WORK/xmpp-bridge
+RELAY_PID=
+PERF_PID=
+stop_pid() {  # PID [seconds]: SIGTERM, then SIGKILL; our own children only
+  local pid=$1 wait_s=${2:-10} i
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq $((wait_s * 20))); do _prosody_alive "$pid" || break; sleep 0.05; done
+  if _prosody_alive "$pid"; then
+    say "pid $pid still running ${wait_s}s after SIGTERM; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  [ -n "${PERF_PID:-}" ] && stop_pid "$PERF_PID"
+  [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
+  prosody_stop
+  if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
+  exit "$status"
+}
+
+# ---------------------------------------------------------------- helpers
+wait_for_line() {  # FILE PATTERN PID TIMEOUT: until FILE has PATTERN, PID dies, or timeout
+  local file=$1 pattern=$2 pid=$3 deadline=$(( $(date +%s) + $4 ))
+  while [ "$(date +%s)" -le "$deadline" ]; do
+    grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+    _prosody_alive "$pid" || { say "process $pid exited; log:"; tail -n 20 "$file" >&2; return 1; }
+    sleep 0.05
+  done
+  say "timed out waiting for '$pattern' in $file"; tail -n 20 "$file" >&2; return 1
+}
+
+load() {  # LABEL MODE TARGET
+  local label=$1 mode=$2 target=$3 line
+  line=$("$PY" "$HERE/load.py" run --variant "$VARIANT" --label "$label" --mode "$mode" -n "$N" --rate "$R" \
+    --target "$target" --host 127.0.0.1 --port "$C2S_PORT" --ca-file "$CA_FILE" \
+    --sender "sender@$XMPP_DOMAIN/load" --sender-password-file "$DIR/sender.password" \
+    --receiver "receiver@$XMPP_DOMAIN/load" --receiver-password-file "$DIR/receiver.password" \
+    ${RELAY_PID:+--relay-pid "$RELAY_PID"} --server-pid "$PROSODY_PID") || true
+  [ -n "$line" ] || line="{\"variant\": \"$VARIANT\", \"label\": \"$label\", \"mode\": \"$mode\", \"n\": $N, \"error\": \"load.py printed nothing\"}"
+  printf '%s\n' "$line" >> "$RESULTS"
+  say "  $line"
+}
+
+throughput() {  # LABEL TARGET: REPEAT throughput runs (the report uses the median)
+  local i
+  for i in $(seq "$REPEAT"); do load "$1" throughput "$2"; done
+}
+
+bridge_config() {  # FILE STATE
+  cat > "$1" <<TOML
+# Generated by Benchmarks/relay/run.sh: one account, relaying sender → receiver.
+[bridge]
+state = "$2"
+control_socket = "bridge.control"
+
+[accounts.relay]
+jid = "relay@$XMPP_DOMAIN"
+resource = "bridge"
+password_file = "relay.password"
+host = "127.0.0.1"
+port = $C2S_PORT
+ca_file = "$CA_FILE"
+
+[channels.relay]
+format = "[{channel}] {nick}: {body}"
+type = "chat"
+members = [
+  { account = "relay", jid = "sender@$XMPP_DOMAIN", direction = "in" },
+  { account = "relay", jid = "receiver@$XMPP_DOMAIN", direction = "out" },
+]
+TOML
+}
+
+run_bridge() {  # LABEL STATE
+  local label=$1 cfg=$DIR/$1.toml out
+  bridge_config "$cfg" "$2"
+  if out=$("$BIN" check --config "$cfg" 2>&1); then
+    :
+  elif grep -qi "unexpected argument\|unknown subcommand\|Usage:" <<<"$out" && ! grep -q "problem" <<<"$out"; then
+    say "  (xmpp-bridge check unavailable; not checked)"
+  else
+    say "$out"; die "generated configuration rejected by xmpp-bridge check"
+  fi
+  "$BIN" run --config "$cfg" --log-level info > "$DIR/$label.log" 2>&1 &
+  RELAY_PID=$!
+  wait_for_line "$DIR/$label.log" "online" "$RELAY_PID" 30 || die "bridge did not come online"
+  throughput "$label" "relay@$XMPP_DOMAIN"
+  if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$label" = bridge ] && [ "$VARIANT" = off ]; then
+    perf record -g -F 999 -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
+    PERF_PID=$!
+    sleep 0.5
+    load "$label-perf" throughput "relay@$XMPP_DOMAIN"
+    kill -INT "$PERF_PID" 2>/dev/null || true
+    wait "$PERF_PID" 2>/dev/null || true
+    PERF_PID=
+    {
+      echo "# xmpp-bridge, throughput run: inclusive time per function (perf report --children)"
+      perf report -i "$WORK/perf.data" --stdio --children --sort sym -g none --percent-limit 1 2>/dev/null \
+        | { if command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
+      echo "# self time by library"
+      perf report -i "$WORK/perf.data" --stdio --no-children --sort dso -g none --percent-limit 0.5 2>/dev/null
+    } > "$RELAY_BENCH_PERF" || true
+    say "  perf report written to $RELAY_BENCH_PERF"
+  fi
+  load "$label" latency "relay@$XMPP_DOMAIN"
+  stop_pid "$RELAY_PID"
+  RELAY_PID=
+  local extra; extra=$(grep -c -E 'warning|error|critical' "$DIR/$label.log" || true)
+  [ "$extra" = 0 ] || { say "  $label log has $extra warning/error lines:"; grep -E 'warning|error|critical' "$DIR/$label.log" | head -n 5 >&2; }
+}
+
+run_bot() {
+  "$PY" "$HERE/relay_bot.py" --jid "relay@$XMPP_DOMAIN/bot" --password-file "$DIR/relay.password" \
+    --source "sender@$XMPP_DOMAIN" --target "receiver@$XMPP_DOMAIN" \
+    --host 127.0.0.1 --port "$C2S_PORT" --ca-file "$CA_FILE" > "$DIR/bot.log" 2>&1 &
+  RELAY_PID=$!
+  wait_for_line "$DIR/bot.log" "online" "$RELAY_PID" 30 || die "relay_bot.py did not come online"
+  throughput bot "relay@$XMPP_DOMAIN"
+  load bot latency "relay@$XMPP_DOMAIN"
+  stop_pid "$RELAY_PID"
+  RELAY_PID=
+}
+
+# ---------------------------------------------------------------- the runs
+say "relay benchmark: N=$N, paced rate $R msg/s; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); prosody $(dpkg-query -W -f '${Version}' prosody 2>/dev/null || echo "?"); slixmpp $SLIXMPP_VERSION; xmpp-bridge from $BUILT_FROM; work dir $WORK"
+for VARIANT in $MAMS; do
+  case $VARIANT in on) MAM=1 ;; off) MAM=0 ;; *) die "RELAY_BENCH_MAM: off or on, not $VARIANT" ;; esac
+  DIR=$WORK/mam-$VARIANT
+  mkdir -p "$DIR"
+  users=()
+  for user in sender receiver relay; do
+    pw=$(openssl rand -hex 12)
+    printf '%s\n' "$pw" > "$DIR/$user.password"
+    chmod 600 "$DIR/$user.password"
+    users+=("$user:$pw")
+  done
+  prosody_start "$DIR" "$MAM" "${users[@]}" || die "Prosody did not start"
+  say "mod_mam $VARIANT: Prosody pid $PROSODY_PID on 127.0.0.1:$C2S_PORT"
+  for path in $ONLY; do
+    say " $path"
+    case $path in
+      direct) RELAY_PID= ; throughput direct "receiver@$XMPP_DOMAIN"; load direct latency "receiver@$XMPP_DOMAIN" ;;
+      bridge) run_bridge bridge "bridge.sqlite" ;;
+      bot) run_bot ;;
+      bridge-memory) run_bridge bridge-memory ":memory:" ;;
+      *) die "unknown path $path" ;;
+    esac
+  done
+  prosody_stop
+done
+
+"$PY" "$HERE/load.py" report "$RESULTS"
