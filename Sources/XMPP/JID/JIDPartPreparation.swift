@@ -76,7 +76,7 @@ enum JIDPartPreparation {
         for scalar in widthMapped(raw) {
             appendLowercased(scalar, to: &mapped)
         }
-        let prepared = String(mapped).precomposedStringWithCanonicalMapping
+        let prepared = Self.nfc(String(mapped))
         let bytes = prepared.utf8.count
         if bytes == 0 { throw .emptyLocalpart }
         if bytes > maximumPartBytes { throw .localpartTooLong(bytes: bytes) }
@@ -102,7 +102,7 @@ enum JIDPartPreparation {
                 mapped.append(scalar)
             }
         }
-        let prepared = String(mapped).precomposedStringWithCanonicalMapping
+        let prepared = Self.nfc(String(mapped))
         let bytes = prepared.utf8.count
         if bytes == 0 { throw .emptyResourcepart }
         if bytes > maximumPartBytes { throw .resourcepartTooLong(bytes: bytes) }
@@ -124,7 +124,7 @@ enum JIDPartPreparation {
                 appendLowercased(scalar, to: &mapped)
             }
         }
-        var prepared = String(mapped).precomposedStringWithCanonicalMapping
+        var prepared = Self.nfc(String(mapped))
         if prepared.unicodeScalars.last == "." {
             prepared.unicodeScalars.removeLast()
         }
@@ -158,6 +158,11 @@ enum JIDPartPreparation {
     // MARK: - Mappings
 
     /// PRECIS width mapping rule (RFC 8264 §9.3, approximated; see type docs).
+    /// NFC; the identity for ASCII, which is almost every JID, so that case skips the work.
+    static func nfc(_ string: String) -> String {
+        string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping
+    }
+
     static func widthMapped(_ scalars: some Collection<Unicode.Scalar>) -> String.UnicodeScalarView {
         var output = String.UnicodeScalarView()
         for scalar in scalars {
@@ -235,6 +240,18 @@ enum JIDPartPreparation {
     /// The derived property value of one code point (RFC 8264 §8 order of rules;
     /// for `.idna`, RFC 5892 §3).
     static func derivedProperty(of scalar: Unicode.Scalar, in stringClass: StringClass) -> Verdict {
+        // Printable ASCII first: no exception or Unicode property lookup is needed for it.
+        if (0x21...0x7E).contains(scalar.value) {
+            switch stringClass {
+            case .identifier, .freeform:
+                return .valid
+            case .idna:
+                switch scalar {
+                case "a"..."z", "0"..."9", "-", "_": return .valid
+                default: return .disallowed
+                }
+            }
+        }
         if let exception = exceptions(scalar) {
             return exception
         }
@@ -336,6 +353,7 @@ enum JIDPartPreparation {
 
     /// `HasCompat` (RFC 8264 §9.17): NFKC(cp) != cp.
     static func hasCompatibilityDecomposition(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return false }
         if scalar.isASCII { return false }
         let string = String(Character(scalar))
         return string.precomposedStringWithCompatibilityMapping.unicodeScalars.elementsEqual(string.unicodeScalars) == false
