@@ -95,13 +95,31 @@ public final class XMPPTransport: Transport, PresencePublishing {
     }
 
     /// Adds or updates a roster item; optionally asks to see the contact's presence.
+    /// Returns once the server's roster push has reached our copy of the roster too (the
+    /// IQ result can come before the push), so the next reconciliation sees the change.
     public func setRosterItem(_ item: RosterItem, subscribe: Bool) async throws {
         try await self.session.setContact(item.jid, name: item.name, groups: item.groups)
+        await self.untilRoster { roster in
+            guard let current = roster.items[item.jid] else { return false }
+            return current.name == item.name && Set(current.groups) == Set(item.groups)
+        }
         if subscribe { try await self.session.subscribe(to: item.jid) }
     }
 
+    /// Removes a roster item; returns once our copy of the roster no longer has it.
     public func removeRosterItem(_ jid: JID) async throws {
         try await self.session.removeContact(jid)
+        await self.untilRoster { $0.items[jid] == nil }
+    }
+
+    /// Waits (at most 2 s) until our roster copy satisfies `condition`.
+    private func untilRoster(_ condition: (Roster) -> Bool) async {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            if condition(await self.session.roster) { return }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        self.logger.info("roster push for our own change did not arrive within 2 s")
     }
 
     static func state(_ presence: Presence?) -> PresenceState {
