@@ -1,6 +1,6 @@
 /// An `<iq/>` stanza: a request (get/set) with exactly one payload, or its answer
 /// (result/error) (RFC 6120 §8.2.3).
-public struct IQ: Hashable, Sendable {
+public struct IQ: Stanza {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case get
         case set
@@ -46,16 +46,6 @@ public struct IQ: Hashable, Sendable {
     }
 
     public var id: String { self.header.id ?? "" }
-
-    public var from: JID? {
-        get { self.header.from }
-        set { self.header.from = newValue }
-    }
-
-    public var to: JID? {
-        get { self.header.to }
-        set { self.header.to = newValue }
-    }
 
     /// The answer to this request: a result with `payload`, addressed back to the sender.
     public func result(payload: XMLElement? = nil) -> IQ {

@@ -1,6 +1,6 @@
 /// A `<message/>` stanza (RFC 6121 §5; RFC 6120 §8.2.1): type, body, subject, thread,
 /// and every other child kept as an extension so relaying loses nothing.
-public struct Message: Hashable, Sendable {
+public struct Message: Stanza {
     /// RFC 6121 §5.2.2; an unknown type is read as `normal`, as the RFC says.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case chat
@@ -58,16 +58,6 @@ public struct Message: Hashable, Sendable {
             default: self.extensions.append(child)
             }
         }
-    }
-
-    public var from: JID? {
-        get { self.header.from }
-        set { self.header.from = newValue }
-    }
-
-    public var to: JID? {
-        get { self.header.to }
-        set { self.header.to = newValue }
     }
 
     public var id: String? {

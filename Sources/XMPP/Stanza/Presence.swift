@@ -1,5 +1,5 @@
 /// A `<presence/>` stanza (RFC 6121 §4, §3 for subscriptions; RFC 6120 §8.2.2).
-public struct Presence: Hashable, Sendable {
+public struct Presence: Stanza {
     /// RFC 6121 §4.7.1; no `type` attribute means available.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case available
@@ -68,16 +68,6 @@ public struct Presence: Hashable, Sendable {
             default: self.extensions.append(child)
             }
         }
-    }
-
-    public var from: JID? {
-        get { self.header.from }
-        set { self.header.from = newValue }
-    }
-
-    public var to: JID? {
-        get { self.header.to }
-        set { self.header.to = newValue }
     }
 
     /// The stanza as XML.
