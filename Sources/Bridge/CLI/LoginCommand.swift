@@ -18,10 +18,10 @@ struct LoginCommand: AsyncParsableCommand {
         let (configuration, password, _) = try self.account.load()
         do throws(XMPPClientError) {
             let connection = try await XMPPClient(logger: logger).connect(configuration: configuration, password: password)
-            print("logged in as \(connection.jid) via \(connection.target) using \(connection.mechanism?.rawValue ?? "?")")
+            CommandLineOutput.line("logged in as \(connection.jid) via \(connection.target) using \(connection.mechanism?.rawValue ?? "?")")
             await connection.close()
         } catch {
-            FileHandle.standardError.write(Data("xmpp-bridge: \(error)\n".utf8))
+            CommandLineOutput.error("\(error)")
             throw ExitStatus(error).exitCode
         }
     }

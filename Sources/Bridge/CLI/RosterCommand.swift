@@ -21,9 +21,7 @@ struct RosterCommand: AsyncParsableCommand {
     func run() async throws {
         let response = try await RouteCommand.send(ControlRequest(op: .roster, transport: self.account), config: self.config)
         if self.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            CommandLineOutput.line(String(decoding: try encoder.encode(response.roster ?? []), as: UTF8.self))
+            try CommandLineOutput.json(response.roster ?? [])
             return
         }
         for entry in response.roster ?? [] {

@@ -30,7 +30,7 @@ struct RouteCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await RouteCommand.send(ControlRequest(op: .list), config: self.common.config)
             if self.json {
-                CommandLineOutput.line(String(decoding: try JSONEncoder().encode(response), as: UTF8.self))
+                try CommandLineOutput.json(response)
                 return
             }
             for channel in response.channels ?? [] {

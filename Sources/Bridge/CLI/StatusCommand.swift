@@ -18,9 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let response = try await RouteCommand.send(ControlRequest(op: .status), config: self.config)
         if self.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            CommandLineOutput.line(String(decoding: try encoder.encode(response.transports ?? []), as: UTF8.self))
+            try CommandLineOutput.json(response.transports ?? [])
             return
         }
         for transport in response.transports ?? [] {
