@@ -18,15 +18,8 @@ actor BridgeEngine: TransportEventHandler {
     /// What each transport last reported, for `xmpp-bridge status`.
     private(set) var availability: [String: (available: Bool, reason: String?)] = [:]
 
-    func observe(with observer: any TransportEventHandler) {
-        self.observers.append(observer)
-    }
-
-    private func notify(_ event: TransportEvent, from transport: String) async {
-        for observer in self.observers {
-            await observer.handle(event, from: transport)
-        }
-    }
+    /// The current instance of each transport; events from others are stale.
+    private var instances: [String: UInt64] = [:]
 
     /// Every relay id we generate starts with this; only such ids can be echoes.
     private let idPrefix: String
@@ -40,8 +33,15 @@ actor BridgeEngine: TransportEventHandler {
         self.finish = finish
     }
 
-    /// The current instance of each transport; events from others are stale.
-    private var instances: [String: UInt64] = [:]
+    func observe(with observer: any TransportEventHandler) {
+        self.observers.append(observer)
+    }
+
+    private func notify(_ event: TransportEvent, from transport: String) async {
+        for observer in self.observers {
+            await observer.handle(event, from: transport)
+        }
+    }
 
     func add(_ worker: DeliveryWorker, instance: UInt64? = nil) {
         self.workers[worker.transport.name] = worker
