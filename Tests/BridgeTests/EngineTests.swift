@@ -91,7 +91,7 @@ struct EngineTests {
         #expect(try self.store.pendingCount(transport: "home") == 5)
         #expect(self.home.delivered.isEmpty)
 
-        await engine.handle(.available, from: "home")
+        _ = await engine.handle(.available, from: "home")
         #expect(await Self.eventually { self.home.delivered.count == 5 })
         #expect(self.home.delivered.map(\.originalBody) == ["m1", "m2", "m3", "m4", "m5"])
         #expect(self.home.delivered.allSatisfy { $0.target == Endpoint(transport: "home", address: "bob@b.example") })
@@ -108,9 +108,9 @@ struct EngineTests {
         defer { tasks.forEach { $0.cancel() } }
 
         self.home.answer(.retryLater("reconnecting"))
-        await engine.handle(.available, from: "home")
-        await engine.handle(.message(Self.message("first", id: "a")), from: "work")
-        await engine.handle(.message(Self.message("second", id: "b")), from: "work")
+        _ = await engine.handle(.available, from: "home")
+        _ = await engine.handle(.message(Self.message("first", id: "a")), from: "work")
+        _ = await engine.handle(.message(Self.message("second", id: "b")), from: "work")
         try await Task.sleep(for: .milliseconds(200))
         #expect(try self.store.pendingCount(transport: "home") == 2)
 
@@ -118,7 +118,7 @@ struct EngineTests {
         #expect(await Self.eventually { self.home.delivered.map(\.originalBody) == ["first", "second"] })
 
         self.home.answer(.failed("no such user"))
-        await engine.handle(.message(Self.message("doomed", id: "c")), from: "work")
+        _ = await engine.handle(.message(Self.message("doomed", id: "c")), from: "work")
         #expect(await Self.eventually { (try? self.store.pendingCount(transport: "home")) == 0 })
         #expect(self.home.delivered.count == 2)
     }
