@@ -252,6 +252,14 @@ struct PresenceMirrorIntegrationTests {
         let logged = await MirrorSupport.poll { MirrorSupport.mirrorChanges(in: bridge) >= 2 }
         #expect(logged != nil, "stderr:\n\(bridge.run.errors)")
 
+        // A session's roster copy changes before its event stream reaches the log, so wait for
+        // the two pushes each side must see (its own set and the mirror's copy) before the baseline.
+        let settled = await MirrorSupport.poll {
+            let onWork = await MirrorSupport.rosterPushes(work.log)
+            let onHome = await MirrorSupport.rosterPushes(home.log)
+            return onWork >= 2 && onHome >= 2
+        }
+        #expect(settled != nil, "roster pushes never reached the test's logs")
         let pushesBefore = (work: await MirrorSupport.rosterPushes(work.log), home: await MirrorSupport.rosterPushes(home.log))
         let changesBefore = MirrorSupport.mirrorChanges(in: bridge)
         try await Task.sleep(for: .seconds(30))
