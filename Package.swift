@@ -118,6 +118,7 @@ let package = Package(
                 "XMPP",
                 "TestSupport",
                 "EmbeddedProsody",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -59,7 +59,7 @@ func runOnce(tool: String, server: ProsodyServer, counter: Counter, run: Int) as
     default:
         executable = Subprocess.which("go-sendxmpp") ?? "/usr/bin/go-sendxmpp"
         let rc = "\(server.directory)/empty.rc"
-        FileManager.default.createFile(atPath: rc, contents: nil)
+        _ = FileManager.default.createFile(atPath: rc, contents: nil)
         arguments = ["-f", rc, "-u", "alice@example.test", "-p", "pw", "-j", "127.0.0.1:\(server.c2sPort)", "-n", "-i", "bob@example.test"]
     }
     let start = ContinuousClock.now

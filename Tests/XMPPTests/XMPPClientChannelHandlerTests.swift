@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -68,9 +69,10 @@ struct XMPPClientChannelHandlerTests {
         }
 
         func failure() -> XMPPClientError? {
-            var result: XMPPClientError?
-            self.negotiated.futureResult.whenFailure { result = $0 as? XMPPClientError }
-            return result
+            // EmbeddedEventLoop runs the callback at once if the future has failed.
+            let result = NIOLockedValueBox<XMPPClientError?>(nil)
+            self.negotiated.futureResult.whenFailure { error in result.withLockedValue { $0 = error as? XMPPClientError } }
+            return result.withLockedValue { $0 }
         }
     }
 

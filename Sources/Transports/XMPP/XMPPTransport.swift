@@ -33,7 +33,7 @@ public final class XMPPTransport: Transport, PresencePublishing {
     public func run() async throws {
         let session = self.session
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
                 for await event in session.events {

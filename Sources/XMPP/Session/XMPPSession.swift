@@ -308,7 +308,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
         let timer = Task { [clock] in
             try await clock.sleep(until: deadline, tolerance: nil)
-            await self.expireRequests()
+            self.expireRequests()
         }
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
