@@ -126,10 +126,13 @@ extension RosterMirrorReconcilerTests {
         // Make it a v1 database again.
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "DROP TABLE roster_mirror_snapshots")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v2-roster-mirror'")
+            try db.execute(sql: "DROP TABLE dead_letters")
+            try db.execute(sql: "ALTER TABLE queue DROP COLUMN attempts")
+            try db.execute(sql: "ALTER TABLE queue DROP COLUMN last_error")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('v2-roster-mirror', 'v3-attempts-dead-letters')")
         }
         let store = try StateStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror"])
+        #expect(try store.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters"])
         #expect(try store.routes().count == 1)
         try store.saveRosterMirrorSnapshot(RosterMirrorSnapshot(entries: ["a@b.example": entry("A", [], .owned)]), id: "m")
         #expect(try store.rosterMirrorSnapshot(id: "m").entries.count == 1)

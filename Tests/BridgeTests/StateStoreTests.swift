@@ -234,6 +234,47 @@ struct StateStoreTests {
 
     // MARK: - Database
 
+    @Test("a v2 database gains attempt counts and dead letters and keeps its queue (issue 8)")
+    func upgradeFromV2() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("state.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            _ = try store.enqueue([delivery(1), delivery(2)])
+        }
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DROP TABLE dead_letters")
+            try db.execute(sql: "ALTER TABLE queue DROP COLUMN attempts")
+            try db.execute(sql: "ALTER TABLE queue DROP COLUMN last_error")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3-attempts-dead-letters'")
+        }
+        let store = try StateStore(path: path)
+        let queued = try store.loadQueue()
+        #expect(queued.map(\.body) == ["body 1", "body 2"])
+        #expect(queued.allSatisfy { $0.attempts == 0 && $0.lastError == nil })
+        #expect(try store.deadLetters().isEmpty)
+        #expect(try store.lastSequence() == queued.last?.sequence)
+    }
+
+    @Test("dead letters offline: retry queues them anew after every sequence, drop forgets them")
+    func deadLettersOffline() throws {
+        let store = try StateStore.inMemory()
+        let stored = try store.enqueue([delivery(1), delivery(2), delivery(3)])
+        try store.write(.editDeadLetters) { db in
+            for item in stored.prefix(2) {
+                try DeadLetterRecord(item, enqueuedAt: Date(), attempts: 10, reason: "gave up", deadAt: Date()).insert(db)
+                try QueuedDeliveryRecord.deleteOne(db, key: item.sequence)
+            }
+        }
+        #expect(try store.deadLetterCount(transport: "home") == 2)
+        #expect(try store.retryDeadLetters([stored[0].sequence]) == 1)
+        let queued = try store.loadQueue()
+        #expect(queued.map(\.body) == ["body 3", "body 1"])
+        #expect(queued.last!.sequence! > stored[2].sequence)
+        #expect(try store.dropDeadLetters(nil) == 1)
+        #expect(try store.deadLetters().isEmpty)
+    }
+
     @Test("opening twice applies the migrations once")
     func migrationsAreIdempotent() throws {
         let folder = try TemporaryFolder()
@@ -241,7 +282,7 @@ struct StateStoreTests {
         let first = try StateStore(path: path)
         try first.addRoute(channel: "ops", member: ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in))
         let second = try StateStore(path: path)
-        #expect(try second.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror"])
+        #expect(try second.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters"])
         #expect(try second.routes().count == 1)
         #expect(try StateStore(path: path).appliedMigrations() == StateMigrations.migrator.migrations)
     }
@@ -328,7 +369,7 @@ private final class ManualClock: @unchecked Sendable {
 }
 
 /// A folder under the system temporary folder, removed when the value is released.
-private final class TemporaryFolder {
+final class TemporaryFolder {
     let url: URL
 
     init() throws {

@@ -111,9 +111,23 @@ struct ReconnectStateMachineTests {
         var machine = Self.machine()
         _ = machine.start()
         _ = machine.connectSucceeded()
-        let conflict = XMPPClientError.streamError(condition: .conflict, text: "Replaced by new connection")
-        #expect(machine.connectionLost(conflict, now: Self.t0) == .giveUp(conflict))
-        #expect(machine.state == .stopped(conflict))
+        let unauthorized = XMPPClientError.streamError(condition: .notAuthorized, text: "account disabled")
+        #expect(machine.connectionLost(unauthorized, now: Self.t0) == .giveUp(unauthorized))
+        #expect(machine.state == .stopped(unauthorized))
+    }
+
+    /// Issue 8: `conflict` (another client took the resource) and `policy-violation` (a
+    /// stanza over a limit) back off and retry instead of stopping the account for good.
+    @Test(arguments: [StreamErrorCondition.conflict, .policyViolation])
+    func conflictAndPolicyViolationRetry(condition: StreamErrorCondition) {
+        var machine = Self.machine()
+        _ = machine.start()
+        _ = machine.connectSucceeded()
+        let error = XMPPClientError.streamError(condition: condition, text: nil)
+        #expect(!Machine.isPermanent(error))
+        #expect(machine.connectionLost(error, now: Self.t0) == .wait(until: Self.at(.seconds(1))))
+        #expect(machine.timerFired(now: Self.at(.seconds(1))) == .connect)
+        #expect(machine.connectFailed(error, now: Self.at(.seconds(1))) == .wait(until: Self.at(.seconds(2))))
     }
 
     @Test func lossWithTransientErrorWaits() {
@@ -187,10 +201,8 @@ struct ReconnectStateMachineTests {
         .authenticationFailed(account: "juliet@example.com", .invalidServerSignature),
         .bindFailed(condition: "not-allowed", text: nil),
         .bindFailed(condition: "not-authorized", text: nil),
-        .streamError(condition: .conflict, text: nil),
         .streamError(condition: .notAuthorized, text: nil),
         .streamError(condition: .hostUnknown, text: nil),
-        .streamError(condition: .policyViolation, text: nil),
         .streamError(condition: .unsupportedVersion, text: nil),
     ])
     func permanentErrors(error: XMPPClientError) {

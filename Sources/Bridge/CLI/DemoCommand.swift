@@ -43,7 +43,7 @@ struct DemoCommand: AsyncParsableCommand {
         let bob = try await Self.person("bob", server: server, logger: logger)
 
         say("you (stdin) → \(self.message)")
-        _ = await process.engine.handle(
+        _ = await process.pipeline.handle(
             .message(InboundMessage(source: Endpoint(transport: "stdin"), sender: "you", nick: "you", id: "demo-1", body: self.message)),
             from: "stdin"
         )

@@ -130,7 +130,7 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     /// Error messages the server bounced while we were connected.
-    private static func collectBounces(_ events: AsyncStream<XMPPSessionEvent>.Iterator) async -> [Message] {
+    private static func collectBounces(_ events: SessionEventStream.AsyncIterator) async -> [Message] {
         var events = events
         var errors: [Message] = []
         while let event = await events.next() {

@@ -9,7 +9,7 @@ struct SessionRunner {
     private let task: Task<Void, Never>
 
     /// Starts `session` and waits for it to come online; throws the exit status on failure.
-    static func start(_ session: XMPPSession<ContinuousClock>, events: inout AsyncStream<XMPPSessionEvent>.Iterator) async throws -> SessionRunner {
+    static func start(_ session: XMPPSession<ContinuousClock>, events: inout SessionEventStream.AsyncIterator) async throws -> SessionRunner {
         let task = Task { await session.run() }
         while let event = await events.next() {
             switch event {

@@ -22,9 +22,10 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         for transport in response.transports ?? [] {
-            let state = transport.connected ? "connected" : "not connected"
-            let error = transport.lastError.map { "  (\($0))" } ?? ""
-            CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(error)")
+            let state = transport.connected ? "connected" : transport.stopped ? "stopped" : "not connected"
+            let error = transport.lastError.map { "  (\(ListenCommand.visible($0)))" } ?? ""
+            let age = transport.oldestAgeSeconds.map { String(format: "  oldest %.0fs", $0) } ?? ""
+            CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(age)  dead \(transport.dead)\(error)")
         }
     }
 }

@@ -6,9 +6,12 @@ struct AccountConfiguration: Sendable {
     var client: XMPPClientConfiguration
     var password: PasswordSource
     var subscriptionPolicy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy
+    /// The largest stanza the account's server takes (bytes, after escaping); longer
+    /// deliveries are split into parts (default 64 KiB).
+    var maxStanzaBytes: Int = 65_536
 
     static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
-        "subscription_policy",
+        "subscription_policy", "max_stanza_bytes",
     ]
 }

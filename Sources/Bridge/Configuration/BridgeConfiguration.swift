@@ -55,8 +55,22 @@ struct BridgeSettings: Sendable, Equatable {
     var deliveryBatchSize: Int
     /// At most one presence update per account per this many milliseconds (flapping contacts).
     var presenceIntervalMilliseconds: Int = 1000
+    /// Attempts before a delivery becomes a dead letter.
+    var maxAttempts: Int = 10
+    /// The wait after a delivery's first failed attempt, doubling up to `retryMaxMilliseconds`.
+    var retryInitialMilliseconds: Int = 1_000
+    var retryMaxMilliseconds: Int = 300_000
+    /// Per-transport queue limits; beyond them intake waits (backpressure), nothing is dropped.
+    var maxQueueRows: Int = 100_000
+    var maxQueueBytes: Int = 64 << 20
+    /// A delivery batch not confirmed within this time counts as a failed attempt, and the
+    /// connection is dropped and made anew.
+    var deliveryTimeoutMilliseconds: Int = 30_000
 
-    static let keys = ["state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms"]
+    static let keys = [
+        "state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
+        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms",
+    ]
 }
 
 /// One `[local.NAME]` table: a local transport.

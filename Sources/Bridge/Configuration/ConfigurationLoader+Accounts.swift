@@ -63,13 +63,16 @@ extension ConfigurationLoader {
                 self.problem("\(path).subscription_policy", "unknown policy '\(text)'", "one of: manual, accept-known, accept-all")
             }
         }
+        let maxStanzaBytes = self.integer(table, "max_stanza_bytes", path, in: 4_096...16_777_216, hint: "the server's stanza size limit in bytes, e.g. 65536")
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
             tls: TLSConfiguration(certificateVerification: insecure ? .insecureNoVerification : .full, additionalTrustRootsFile: caFile),
             host: host, port: port
         )
-        return AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
+        var account = AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
+        if let maxStanzaBytes { account.maxStanzaBytes = maxStanzaBytes }
+        return account
     }
 
     /// The account JID with the `resource` key's resourcepart (RFC 7622 §3.4), which must

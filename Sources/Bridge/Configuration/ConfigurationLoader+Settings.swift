@@ -34,6 +34,33 @@ extension ConfigurationLoader {
         if let interval = self.integer(table, "presence_interval_ms", path, in: 0...600_000, hint: "milliseconds between presence updates of one account, e.g. 1000") {
             settings.presenceIntervalMilliseconds = interval
         }
+        if let value = self.integer(table, "max_attempts", path, in: 1...1_000, hint: "attempts before a delivery becomes a dead letter, e.g. 10") {
+            settings.maxAttempts = value
+        }
+        if let value = self.integer(table, "retry_initial_ms", path, in: 10...3_600_000, hint: "milliseconds before a failed delivery is tried again, e.g. 1000") {
+            settings.retryInitialMilliseconds = value
+        }
+        if let value = self.integer(table, "retry_max_ms", path, in: 10...86_400_000, hint: "the longest wait between attempts in milliseconds, e.g. 300000") {
+            settings.retryMaxMilliseconds = value
+        }
+        if let value = self.integer(table, "max_queue_rows", path, in: 1...100_000_000, hint: "deliveries one transport may have queued, e.g. 100000") {
+            settings.maxQueueRows = value
+        }
+        if let value = self.integer(table, "max_queue_bytes", path, in: 1_024...68_719_476_736, hint: "bytes one transport may have queued, e.g. 67108864") {
+            settings.maxQueueBytes = value
+        }
+        if let value = self.integer(table, "delivery_timeout_ms", path, in: 100...3_600_000, hint: "milliseconds a delivery batch may take, e.g. 30000") {
+            settings.deliveryTimeoutMilliseconds = value
+        }
         return settings
+    }
+
+    /// The delivery queue settings of `[bridge]`, for `batchSize` deliveries at once.
+    static func queueConfiguration<I: InstantProtocol & Sendable>(_ settings: BridgeSettings) -> DeliveryQueue<I>.Configuration where I.Duration == Duration {
+        DeliveryQueue<I>.Configuration(
+            batchSize: settings.deliveryBatchSize, maxAttempts: settings.maxAttempts,
+            retryInitialDelay: .milliseconds(settings.retryInitialMilliseconds), retryMaximumDelay: .milliseconds(settings.retryMaxMilliseconds),
+            maxRows: settings.maxQueueRows, maxBytes: settings.maxQueueBytes
+        )
     }
 }

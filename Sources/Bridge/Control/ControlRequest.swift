@@ -9,13 +9,23 @@ struct ControlRequest: Codable, Sendable {
         case roster
         /// Every transport's state, queue depth and last error.
         case status
+        /// Queued and dead deliveries (`transport` filters).
+        case queueList = "queue-list"
+        /// Dead letters queued anew, or queued deliveries tried now (`sequences`; none: every dead letter).
+        case queueRetry = "queue-retry"
+        /// Queued or dead deliveries forgotten (`sequences`; none: every dead letter).
+        case queueDrop = "queue-drop"
+        /// A fresh connection for the account or local transport `transport`; daemon only.
+        case reconnect
     }
 
     var op: Operation
-    var channel: String?
+    var channel: String? = nil
     /// An account or local transport name.
-    var transport: String?
+    var transport: String? = nil
     /// A contact's JID, for account members.
-    var address: String?
-    var direction: String?
+    var address: String? = nil
+    var direction: String? = nil
+    /// Queue sequences, for the queue operations.
+    var sequences: [Int64]? = nil
 }

@@ -1,3 +1,6 @@
+import Foundation
+import Transports
+
 /// The answer to a ``ControlRequest``.
 struct ControlResponse: Codable, Sendable {
     struct Member: Codable, Sendable, Equatable {
@@ -31,11 +34,45 @@ struct ControlResponse: Codable, Sendable {
         var connected: Bool
         var queued: Int
         var lastError: String?
+        /// Seconds the oldest queued delivery has waited.
+        var oldestAgeSeconds: Double? = nil
+        /// Deliveries in the dead letters.
+        var dead: Int = 0
+        /// Gave up after an error another try cannot fix; SIGHUP or `reconnect` tries again.
+        var stopped: Bool = false
+    }
+
+    /// One queued or dead delivery for `xmpp-bridge queue list`.
+    struct QueueEntry: Codable, Sendable, Equatable {
+        var sequence: Int64
+        /// "queued" or "dead".
+        var state: String
+        var transport: String
+        var target: String
+        var channel: String
+        var attempts: Int
+        var enqueuedAt: Date
+        /// The last error of a queued delivery, the reason of a dead one.
+        var reason: String?
+        var body: String
     }
 
     var ok: Bool
-    var error: String?
-    var channels: [ChannelEntry]?
-    var roster: [RosterEntry]?
-    var transports: [TransportStatus]?
+    var error: String? = nil
+    var channels: [ChannelEntry]? = nil
+    var roster: [RosterEntry]? = nil
+    var transports: [TransportStatus]? = nil
+    var queue: [QueueEntry]? = nil
+    /// How many deliveries a queue request acted on.
+    var count: Int? = nil
+}
+
+extension ControlResponse.QueueEntry {
+    init(_ letter: DeadLetterRecord) {
+        self.init(
+            sequence: letter.sequence, state: "dead", transport: letter.targetTransport,
+            target: Endpoint(transport: letter.targetTransport, address: letter.targetAddress).description, channel: letter.channel,
+            attempts: letter.attempts, enqueuedAt: letter.enqueuedAt, reason: letter.reason, body: letter.body
+        )
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Transports
 import XMPP
 
@@ -12,15 +13,48 @@ struct RouteEditor {
         do {
             switch request.op {
             case .list:
-                return ControlResponse(ok: true, error: nil, channels: try self.listing(), roster: nil, transports: nil)
+                return ControlResponse(ok: true, channels: try self.listing())
             case .status:
                 // Without a daemon: what the database knows.
-                let transports = (self.configuration.accounts.keys.map { ($0, "xmpp") } + self.configuration.locals.map { ($0.key, $0.value.kind.rawValue) })
-                    .sorted { $0.0 < $1.0 }
-                    .map { ControlResponse.TransportStatus(name: $0.0, kind: $0.1, connected: false, queued: (try? self.store.pendingCount(transport: $0.0)) ?? 0, lastError: "bridge not running") }
-                return ControlResponse(ok: true, error: nil, channels: nil, roster: nil, transports: transports)
+                let now = Date()
+                let accounts: [(String, String)] = self.configuration.accounts.keys.map { ($0, "xmpp") }
+                let locals: [(String, String)] = self.configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
+                var transports: [ControlResponse.TransportStatus] = []
+                for (name, kind) in (accounts + locals).sorted(by: { $0.0 < $1.0 }) {
+                    let oldest: Date? = try self.store.oldestPending(transport: name)
+                    transports.append(
+                        ControlResponse.TransportStatus(
+                            name: name, kind: kind, connected: false, queued: try self.store.pendingCount(transport: name),
+                            lastError: "bridge not running", oldestAgeSeconds: oldest.map { now.timeIntervalSince($0) },
+                            dead: try self.store.deadLetterCount(transport: name)
+                        )
+                    )
+                }
+                return ControlResponse(ok: true, transports: transports)
             case .roster:
                 return Self.failure("no running bridge: the roster comes from the running daemon")
+            case .reconnect:
+                return Self.failure("no running bridge to reconnect")
+            case .queueList:
+                var response = ControlResponse(ok: true)
+                let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }.map {
+                    ControlResponse.QueueEntry(
+                        sequence: $0.sequence ?? 0, state: "queued", transport: $0.targetTransport, target: $0.delivery.target.description,
+                        channel: $0.channel, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: $0.lastError, body: $0.body
+                    )
+                }
+                response.queue = queued + (try self.store.deadLetters(transport: request.transport).map(ControlResponse.QueueEntry.init))
+                return response
+            case .queueRetry:
+                var response = ControlResponse(ok: true)
+                response.count = try self.store.retryDeadLetters(request.sequences)
+                return response
+            case .queueDrop:
+                var response = ControlResponse(ok: true)
+                var count = try self.store.dropDeadLetters(request.sequences)
+                for sequence in request.sequences ?? [] where try self.store.complete(sequence: sequence) { count += 1 }
+                response.count = count
+                return response
             case .add, .remove:
                 guard let channel = request.channel, !channel.isEmpty else { return Self.failure("missing channel") }
                 let endpoint: Endpoint
@@ -40,7 +74,7 @@ struct RouteEditor {
                 } else {
                     try self.store.removeRoute(channel: channel, endpoint: endpoint)
                 }
-                return ControlResponse(ok: true, error: nil, channels: try self.listing(), roster: nil, transports: nil)
+                return ControlResponse(ok: true, channels: try self.listing())
             }
         } catch {
             return Self.failure("\(error)")

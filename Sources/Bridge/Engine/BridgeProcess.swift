@@ -11,7 +11,8 @@ import XMPP
 struct BridgeProcess {
     let group: ServiceGroup
     let runtime: BridgeRuntime
-    let engine: BridgeEngine
+    let pipeline: RelayPipeline<ContinuousClock>
+    let journal: Journal
     let store: StateStore
     let eventLoops: MultiThreadedEventLoopGroup
     /// Held for the process's lifetime (nil for an in-memory state).
@@ -27,18 +28,25 @@ struct BridgeProcess {
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let groupBox = GroupBox()
         var random = SystemRandomNumberGenerator()
-        let engine = BridgeEngine(
+        let journal = try Journal(store: store, logger: logger)
+        let pipeline = RelayPipeline(
             router: BridgeRuntime.router(channels: [], configuration: configuration),
+            journal: journal,
             store: store,
             ids: StanzaIDGenerator(prefix: "\(configuration.settings.bridgeID)-\(String(random.next() % 1_000_000_000_000, radix: 36))"),
             idPrefix: "\(configuration.settings.bridgeID)-",
+            clock: ContinuousClock(),
             logger: logger,
             finish: { await groupBox.group?.triggerGracefulShutdown() }
         )
+        try await pipeline.load()
         let runtime = BridgeRuntime(
             configuration: configuration, store: store,
-            factory: TransportFactory(group: eventLoops, bridgeID: configuration.settings.bridgeID, logger: logger),
-            engine: engine, logger: logger
+            factory: TransportFactory(
+                group: eventLoops, bridgeID: configuration.settings.bridgeID,
+                deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds), logger: logger
+            ),
+            pipeline: pipeline, logger: logger
         )
         let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
         let presence = PresenceCoordinator(
@@ -46,8 +54,8 @@ struct BridgeProcess {
             transport: lookup, logger: logger
         )
         let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, logger: logger)
-        await engine.observe(with: presence)
-        await engine.observe(with: mirrors)
+        await pipeline.observe(with: presence)
+        await pipeline.observe(with: mirrors)
         await runtime.attach(presence: presence, mirrors: mirrors)
         await runtime.refreshRouter()
         var services = await runtime.services()
@@ -57,11 +65,13 @@ struct BridgeProcess {
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group
         await runtime.attach(group)
-        return BridgeProcess(group: group, runtime: runtime, engine: engine, store: store, eventLoops: eventLoops, lock: lock)
+        return BridgeProcess(group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, lock: lock)
     }
 
     func run() async throws {
         try await self.group.run()
+        // Completions recorded by the last batches reach the database before we exit.
+        await self.journal.shutdown()
         try? await self.eventLoops.shutdownGracefully()
     }
 }

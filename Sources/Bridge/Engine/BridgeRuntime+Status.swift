@@ -1,3 +1,4 @@
+import Foundation
 import Transports
 import XMPP
 
@@ -6,7 +7,7 @@ extension BridgeRuntime {
     func describe(_ request: ControlRequest) async -> ControlResponse {
         switch request.op {
         case .status:
-            return ControlResponse(ok: true, error: nil, channels: nil, roster: nil, transports: await self.status())
+            return ControlResponse(ok: true, transports: await self.status())
         case .roster:
             guard let name = request.transport, let account = self.transport(named: name) as? XMPPTransport else {
                 return RouteEditor.failure("no account '\(request.transport ?? "")' (known: \(self.currentConfiguration.accounts.keys.sorted().joined(separator: ", ")))")
@@ -22,7 +23,28 @@ extension BridgeRuntime {
                     )
                 )
             }
-            return ControlResponse(ok: true, error: nil, channels: nil, roster: entries, transports: nil)
+            return ControlResponse(ok: true, roster: entries)
+        case .queueList:
+            do {
+                var response = ControlResponse(ok: true)
+                response.queue = try await self.relay.queueEntries(transport: request.transport)
+                return response
+            } catch {
+                return RouteEditor.failure("\(error)")
+            }
+        case .queueRetry, .queueDrop:
+            do {
+                var response = ControlResponse(ok: true)
+                response.count = request.op == .queueRetry ? try await self.relay.retry(request.sequences) : try await self.relay.drop(request.sequences)
+                return response
+            } catch {
+                return RouteEditor.failure("\(error)")
+            }
+        case .reconnect:
+            guard let name = request.transport, await self.reconnect(name) else {
+                return RouteEditor.failure("no account or local transport '\(request.transport ?? "")'")
+            }
+            return ControlResponse(ok: true)
         case .list, .add, .remove:
             return RouteEditor.failure("not a status request")
         }
@@ -30,14 +52,17 @@ extension BridgeRuntime {
 
     private func status() async -> [ControlResponse.TransportStatus] {
         let configuration = self.currentConfiguration
-        let availability = await self.engineAvailability()
+        let availability = await self.relay.availability
+        let queues = await self.relay.queueStatus()
+        let now = Date()
         let names = configuration.accounts.keys.map { ($0, "xmpp") } + configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
         return names.sorted { $0.0 < $1.0 }.map { name, kind in
             let state = availability[name]
+            let queue = queues[name]
             return ControlResponse.TransportStatus(
-                name: name, kind: kind, connected: state?.available ?? false,
-                queued: (try? self.storeForStatus.pendingCount(transport: name)) ?? 0,
-                lastError: state?.available == true ? nil : state?.reason
+                name: name, kind: kind, connected: state?.available ?? false, queued: queue?.queued ?? 0,
+                lastError: state?.available == true ? nil : state?.reason,
+                oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0, stopped: state?.stopped ?? false
             )
         }
     }

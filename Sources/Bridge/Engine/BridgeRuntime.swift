@@ -10,18 +10,18 @@ actor BridgeRuntime {
     private var configuration: BridgeConfiguration
     private let store: StateStore
     private let factory: TransportFactory
-    private let engine: BridgeEngine
+    private let pipeline: RelayPipeline<ContinuousClock>
     private let logger: Logger
     private var group: ServiceGroup?
-    private var transports: [String: (transport: any Transport, worker: DeliveryWorker, fingerprint: String)] = [:]
+    private var transports: [String: (transport: any Transport, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
 
-    init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, engine: BridgeEngine, logger: Logger) {
+    init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, pipeline: RelayPipeline<ContinuousClock>, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.factory = factory
-        self.engine = engine
+        self.pipeline = pipeline
         self.logger = logger
     }
 
@@ -49,10 +49,10 @@ actor BridgeRuntime {
 
     /// Builds transport `name`; a failure (unreadable password) is logged and skipped.
     private func start(_ name: String) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
-        let engine = self.engine
+        let pipeline = self.pipeline
         self.nextInstance += 1
         let instance = self.nextInstance
-        let handler = TransportHandle(engine: engine, instance: instance)
+        let handler = TransportEventSink(pipeline: pipeline, instance: instance)
         let transport: any Transport
         let fingerprint: String
         if let account = self.configuration.accounts[name] {
@@ -70,9 +70,9 @@ actor BridgeRuntime {
         } else {
             return []
         }
-        let worker = DeliveryWorker(transport: transport, store: self.store, batchSize: self.configuration.settings.deliveryBatchSize, logger: self.logger)
+        let worker = pipeline.makeWorker(for: transport, configuration: ConfigurationLoader.queueConfiguration(self.configuration.settings))
         self.transports[name] = (transport, worker, fingerprint)
-        await engine.add(worker, instance: instance)
+        await pipeline.add(worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes)
         let services: [any Service] = [transport, worker]
         return services.map {
             ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -86,26 +86,40 @@ actor BridgeRuntime {
         let old = self.configuration
         self.configuration = new
         let names = Set(old.accounts.keys).union(old.locals.keys).union(new.accounts.keys).union(new.locals.keys)
+        let availability = await self.pipeline.availability
         for name in names.sorted() {
             let wanted: String? =
                 new.accounts[name].map(Self.fingerprint) ?? new.locals[name].map { "\($0)" }
             let running = self.transports[name]
-            if running?.fingerprint == wanted { continue }
-            if let running {
-                self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
-                await running.transport.stop()
-                await self.engine.remove(transport: name)
-                self.transports.removeValue(forKey: name)
-            }
-            if wanted != nil, let group = self.group {
-                self.logger.info("starting transport", metadata: ["transport": "\(name)"])
-                for service in await self.start(name) {
-                    await group.addServiceUnlessShutdown(service)
-                }
-            }
+            // A transport that gave up (wrong password, rejected certificate) is tried again.
+            if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
+            await self.restart(name, wanted: wanted != nil)
         }
         await self.refreshRouter()
         await self.mirrors?.update(mirrors: new.rosterMirrors)
+    }
+
+    /// Stops transport `name` if it runs, and starts it anew when `wanted`.
+    private func restart(_ name: String, wanted: Bool) async {
+        if let running = self.transports[name] {
+            self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
+            await running.transport.stop()
+            await self.pipeline.remove(transport: name)
+            self.transports.removeValue(forKey: name)
+        }
+        if wanted, let group = self.group {
+            self.logger.info("starting transport", metadata: ["transport": "\(name)"])
+            for service in await self.start(name) {
+                await group.addServiceUnlessShutdown(service)
+            }
+        }
+    }
+
+    /// `xmpp-bridge reconnect ACCOUNT`: a fresh connection now, whatever the account's state.
+    func reconnect(_ name: String) async -> Bool {
+        guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil else { return false }
+        await self.restart(name, wanted: true)
+        return true
     }
 
     /// Rebuilds the router from configuration and stored route changes.
@@ -113,7 +127,7 @@ actor BridgeRuntime {
         do {
             let channels = try self.channels()
             let names = Set(channels.map(\.name))
-            await self.engine.update(router: Self.router(channels: channels, configuration: self.configuration))
+            await self.pipeline.update(router: Self.router(channels: channels, configuration: self.configuration))
             self.directory.names = names
             await self.presence?.update(configuration: self.configuration, channels: channels)
         } catch {
@@ -141,16 +155,14 @@ actor BridgeRuntime {
 
     var storeForStatus: StateStore { self.store }
 
-    func engineAvailability() async -> [String: (available: Bool, reason: String?)] {
-        await self.engine.availability
-    }
+    var relay: RelayPipeline<ContinuousClock> { self.pipeline }
 
     static func fingerprint(_ account: AccountConfiguration) -> String {
         let client = account.client
         return [
             client.jid.description, client.host ?? "", client.port.map(String.init) ?? "", client.tlsMode.rawValue,
             client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
-            account.subscriptionPolicy.rawValue,
+            account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)",
         ].joined(separator: "|")
     }
 }

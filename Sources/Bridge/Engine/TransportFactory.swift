@@ -7,6 +7,8 @@ import XMPP
 struct TransportFactory: Sendable {
     let group: any EventLoopGroup
     let bridgeID: String
+    /// How long a delivery batch may take before the connection is dropped and made anew.
+    var deliveryTimeout: Duration = .seconds(30)
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -18,7 +20,10 @@ struct TransportFactory: Sendable {
             configuration: .init(
                 client: account.client,
                 initialPresence: Presence(),
-                session: .init(subscriptionPolicy: account.subscriptionPolicy)
+                session: .init(subscriptionPolicy: account.subscriptionPolicy),
+                // The bridge reads every event: a slow journal pauses the socket, never drops.
+                maximumBufferedEvents: 256,
+                waitsForEventConsumer: true
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: self.group, logger: logger),
@@ -26,7 +31,9 @@ struct TransportFactory: Sendable {
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger
         )
-        return XMPPTransport(name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, logger: logger)
+        return XMPPTransport(
+            name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout, logger: logger
+        )
     }
 
     func make(local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>) -> any Transport {

@@ -49,7 +49,7 @@ actor PresenceCoordinator: TransportEventHandler {
             await self.run(self.relay.accountOnline(account: transport, now: now))
         case .unavailable where self.accounts.contains(transport):
             await self.run(self.relay.accountOffline(account: transport, now: now))
-        case .available, .unavailable, .message, .inputFinished, .rosterChanged:
+        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced:
             return
         }
     }

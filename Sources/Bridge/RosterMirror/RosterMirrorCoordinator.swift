@@ -43,7 +43,7 @@ actor RosterMirrorCoordinator: TransportEventHandler {
             return
         case .rosterChanged:
             break
-        case .message, .inputFinished, .presence, .ownPresence:
+        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced:
             return
         }
         // In its own task: the account's other events (messages) must not wait for the network.

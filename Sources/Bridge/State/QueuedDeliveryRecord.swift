@@ -25,6 +25,9 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
     var sourceID: String
     var relayID: String
     var enqueuedAt: Date
+    /// Attempts so far that ended in an error (v3).
+    var attempts: Int
+    var lastError: String?
 
     enum CodingKeys: String, CodingKey {
         case sequence
@@ -41,6 +44,8 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         case sourceID = "source_id"
         case relayID = "relay_id"
         case enqueuedAt = "enqueued_at"
+        case attempts
+        case lastError = "last_error"
     }
 
     /// Typed columns for the query interface.
@@ -50,8 +55,8 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
     }
 
     /// A row for `delivery`, not yet inserted (its `sequence` is ignored).
-    init(_ delivery: Delivery, enqueuedAt: Date) {
-        self.sequence = nil
+    init(_ delivery: Delivery, enqueuedAt: Date, attempts: Int = 0) {
+        self.sequence = delivery.sequence == 0 ? nil : delivery.sequence
         self.channel = delivery.channel
         self.targetTransport = delivery.target.transport
         self.targetAddress = delivery.target.address
@@ -65,6 +70,8 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         self.sourceID = delivery.sourceID
         self.relayID = delivery.relayID
         self.enqueuedAt = enqueuedAt
+        self.attempts = attempts
+        self.lastError = nil
     }
 
     /// The stored delivery, with its queue sequence.

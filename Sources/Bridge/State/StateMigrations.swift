@@ -9,6 +9,7 @@ enum StateMigrations {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-create-routes-relays-queue", migrate: createTables)
         migrator.registerMigration("v2-roster-mirror", migrate: createRosterMirrorSnapshots)
+        migrator.registerMigration("v3-attempts-dead-letters", migrate: addAttemptsAndDeadLetters)
         return migrator
     }
 
@@ -77,5 +78,36 @@ enum StateMigrations {
             t.primaryKey("mirror_id", .text)
             t.column("snapshot_json", .text).notNull()
         }
+    }
+
+    /// v3 (issue 8, "Poison messages and dead letters"): each queued delivery counts its
+    /// attempts and keeps its last error; deliveries that exhausted their attempts or met a
+    /// permanent error move to `dead_letters` with the reason, until retried or dropped.
+    private static func addAttemptsAndDeadLetters(_ db: Database) throws {
+        try db.alter(table: QueuedDeliveryRecord.databaseTableName) { t in
+            t.add(column: "attempts", .integer).notNull().defaults(to: 0)
+            t.add(column: "last_error", .text)
+        }
+        try db.create(table: DeadLetterRecord.databaseTableName) { t in
+            // The sequence the delivery had in the queue; a retry queues it anew.
+            t.primaryKey("sequence", .integer)
+            t.column("channel", .text).notNull()
+            t.column("target_transport", .text).notNull()
+            t.column("target_address", .text)
+            t.column("body", .text).notNull()
+            t.column("original_body", .text).notNull()
+            t.column("nick", .text).notNull()
+            t.column("subject", .text)
+            t.column("type", .text).notNull()
+            t.column("source_transport", .text).notNull()
+            t.column("source_address", .text)
+            t.column("source_id", .text).notNull()
+            t.column("relay_id", .text).notNull()
+            t.column("enqueued_at", .datetime).notNull()
+            t.column("attempts", .integer).notNull()
+            t.column("reason", .text).notNull()
+            t.column("dead_at", .datetime).notNull()
+        }
+        try db.create(index: "dead_letters_transport", on: DeadLetterRecord.databaseTableName, columns: ["target_transport", "sequence"])
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Transports
 
@@ -66,6 +67,31 @@ extension StateStore {
                 .distinct()
                 .order(QueuedDeliveryRecord.Columns.targetTransport)
                 .fetchAll(db)
+        }
+    }
+
+    /// Every queued delivery with its stored attempt count and enqueue time, in queue
+    /// order: what the relay's in-memory queues start from.
+    func loadQueue() throws(StateStoreError) -> [QueuedDeliveryRecord] {
+        try self.read(.readQueue) { db in
+            try QueuedDeliveryRecord.order(QueuedDeliveryRecord.Columns.sequence).fetchAll(db)
+        }
+    }
+
+    /// The highest sequence ever used by the queue or the dead letters (0 when none).
+    func lastSequence() throws(StateStoreError) -> Int64 {
+        try self.read(.readQueue) { db in
+            let assigned = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'queue'") ?? 0
+            let queued = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM queue") ?? 0
+            let dead = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM dead_letters") ?? 0
+            return max(assigned, queued, dead)
+        }
+    }
+
+    /// The enqueue time of the oldest delivery waiting for `transport`.
+    func oldestPending(transport: String) throws(StateStoreError) -> Date? {
+        try self.read(.readQueue) { db in
+            try Date.fetchOne(db, sql: "SELECT enqueued_at FROM queue WHERE target_transport = ? ORDER BY sequence LIMIT 1", arguments: [transport])
         }
     }
 }

@@ -77,7 +77,9 @@ final class StateStore: Sendable {
     private func migrate() throws(StateStoreError) {
         let migrator = StateMigrations.migrator
         do {
-            let superseded = try self.writer.read { db in try migrator.hasBeenSuperseded(db) }
+            // On the writer: a reader connection opened before the migration would keep the
+            // old schema in its cache.
+            let superseded = try self.writer.write { db in try migrator.hasBeenSuperseded(db) }
             if superseded {
                 throw StateStoreError(
                     operation: .migrate, location: self.location,

@@ -16,6 +16,8 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case enqueue = "enqueue"
         case readQueue = "read queue"
         case complete = "complete delivery"
+        case readDeadLetters = "read dead letters"
+        case editDeadLetters = "edit dead letters"
         case readRosterMirror = "read roster mirror snapshot"
         case saveRosterMirror = "save roster mirror snapshot"
         case inspect = "inspect"

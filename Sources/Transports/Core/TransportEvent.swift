@@ -6,6 +6,10 @@ public enum TransportEvent: Sendable {
     case available
     /// The transport cannot deliver for now (offline, reconnecting); queued deliveries wait.
     case unavailable(reason: String?)
+    /// The transport gave up after an error another try cannot fix by itself (wrong
+    /// password, rejected certificate); it stays down until restarted (SIGHUP, or
+    /// `xmpp-bridge reconnect`).
+    case stopped(reason: String)
     /// The transport's input has ended for good (stdin closed) and it asks the bridge to
     /// finish queued deliveries and stop.
     case inputFinished
@@ -17,4 +21,8 @@ public enum TransportEvent: Sendable {
     case ownPresence(PresenceState)
     /// The account's roster changed (fetched after connecting, or a push).
     case rosterChanged
+    /// A delivery the other side had accepted came back as an error (an XMPP `type='error'`
+    /// message carrying one of our relay ids, RFC 6120 §8.3): `permanent` ones will not
+    /// succeed on another try.
+    case bounced(relayID: String, reason: String, permanent: Bool)
 }

@@ -12,19 +12,25 @@ public final class XMPPTransport: Transport, PresencePublishing {
     private let session: XMPPSession<ContinuousClock>
     private let handler: any TransportEventHandler
     private let bridgeID: String
+    private let deliveryTimeout: Duration
     private let logger: Logger
 
+    /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
+    ///   answered "retry later" and the connection is dropped (a server that stopped
+    ///   reading cannot hold the queue for ever).
     public init(
         name: String,
         session: XMPPSession<ContinuousClock>,
         handler: any TransportEventHandler,
         bridgeID: String,
+        deliveryTimeout: Duration = .seconds(30),
         logger: Logger
     ) {
         self.name = name
         self.session = session
         self.handler = handler
         self.bridgeID = bridgeID
+        self.deliveryTimeout = deliveryTimeout
         var logger = logger
         logger[metadataKey: "transport"] = "\(name)"
         self.logger = logger
@@ -166,16 +172,40 @@ public final class XMPPTransport: Transport, PresencePublishing {
             indices.append(index)
         }
         if !messages.isEmpty {
-            do {
-                try await self.session.send(messages)
-                // The server handles a stream in order: its answer confirms everything before it.
-                try await self.session.pingServer()
-                for index in indices { results[index] = .delivered }
-            } catch {
-                for index in indices { results[index] = .retryLater("\(error)") }
-            }
+            let outcome = await self.confirm(messages)
+            for index in indices { results[index] = outcome }
         }
         return results.map { $0 ?? .failed("not attempted") }
+    }
+
+    /// Writes `messages` and waits for a server round trip, within the delivery timeout;
+    /// on timeout the connection is dropped so the session reconnects.
+    private func confirm(_ messages: [Message]) async -> DeliveryResult {
+        let session = self.session
+        let timeout = self.deliveryTimeout
+        let outcome = await withTaskGroup(of: DeliveryResult?.self) { group in
+            group.addTask {
+                do {
+                    try await session.send(messages)
+                    // The server handles a stream in order: its answer confirms everything before it.
+                    try await session.pingServer()
+                    return .delivered
+                } catch {
+                    return .retryLater("\(error)")
+                }
+            }
+            group.addTask {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return nil }
+                // Closing the connection fails the write and the ping, so the group can end.
+                self.logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
+                await session.dropConnection()
+                return .retryLater("not confirmed within \(timeout)")
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .retryLater("cancelled")
+        }
+        return outcome
     }
 
     private func forward(_ event: XMPPSessionEvent) async {
@@ -193,11 +223,20 @@ public final class XMPPTransport: Transport, PresencePublishing {
             }
             await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name)
         case .message(let message, let carbon):
+            if carbon == nil, message.type == .error, let id = message.id, let error = message.error {
+                // A bounce: the server (or the recipient's) refused a message we sent.
+                await self.handler.handle(.bounced(relayID: id, reason: error.description, permanent: !error.isTransient), from: self.name)
+                return
+            }
             guard carbon == nil, let inbound = await self.inbound(message) else { return }
             await self.handler.handle(.message(inbound), from: self.name)
         case .stopped(let error):
-            if let error { self.logger.error("account stopped", metadata: ["error": "\(error)"]) }
-            await self.handler.handle(.unavailable(reason: error.map { "\($0)" } ?? "stopped"), from: self.name)
+            if let error {
+                self.logger.error("account stopped", metadata: ["error": "\(error)"])
+                await self.handler.handle(.stopped(reason: "\(error)"), from: self.name)
+            } else {
+                await self.handler.handle(.unavailable(reason: "stopped"), from: self.name)
+            }
         case .presence(let presence, let best):
             guard let from = presence.from else { return }
             let own = await self.session.boundJID

@@ -3,10 +3,12 @@
 ///
 /// RFC 6120 §3.3 and §4.9.3 leave reconnection to the client; this follows the usual
 /// practice. A permanent failure — credentials refused, certificate rejected, no
-/// STARTTLS where TLS is required, a configuration that cannot work, another client
-/// taking over the session (stream `conflict`) — is reported with
-/// ``Action/giveUp(_:)`` and never retried, because retrying would repeat it (and may
-/// lock the account or fight the other client). See ``isPermanent(_:)``.
+/// STARTTLS where TLS is required, a configuration that cannot work — is reported with
+/// ``Action/giveUp(_:)`` and not retried by the machine, because retrying would repeat it
+/// (and may lock the account); the owner can start a new machine (SIGHUP, `reconnect`).
+/// A stream `conflict` (another client took the resource) or `policy-violation` (e.g. a
+/// stanza over the server's limit) backs off like any transient failure: the other client
+/// may leave, and the next session may not repeat the stanza. See ``isPermanent(_:)``.
 ///
 /// The schedule: the first attempt after ``start()`` is immediate. After `n`
 /// consecutive failed attempts (n ≥ 1) the next waits
@@ -215,15 +217,15 @@ public struct ReconnectStateMachine<C: Clock>: Sendable where C.Instant: Sendabl
     /// authentication failures, except SASL `temporary-auth-failure` (RFC 6120
     /// §6.5.12); binding refused with `bad-request`, `forbidden`, `not-allowed` or
     /// `not-authorized`, or not offered at all; and the stream errors that say this
-    /// account or client cannot be served as configured (RFC 6120 §4.9.3): `conflict`
-    /// (another session took over the resource; reconnecting would fight it),
-    /// `host-gone`, `host-unknown`, `not-authorized`, `policy-violation`,
-    /// `unsupported-encoding`, `unsupported-feature`, `unsupported-version`.
+    /// account or client cannot be served as configured (RFC 6120 §4.9.3): `host-gone`,
+    /// `host-unknown`, `not-authorized`, `unsupported-encoding`, `unsupported-feature`,
+    /// `unsupported-version`.
     ///
     /// Everything else is transient: resolution and connection failures, STARTTLS
     /// refused, TLS I/O or protocol failures, a server closing or timing out,
-    /// malformed server XML, and stream errors such as `system-shutdown`,
-    /// `connection-timeout`, `reset`, `see-other-host` or `internal-server-error`.
+    /// malformed server XML, and stream errors such as `conflict`, `policy-violation`,
+    /// `system-shutdown`, `connection-timeout`, `reset`, `see-other-host` or
+    /// `internal-server-error`.
     public static func isPermanent(_ error: XMPPClientError) -> Bool {
         switch error {
         case .configuration, .tlsNotOffered, .registrationFailed:
@@ -267,10 +269,9 @@ public struct ReconnectStateMachine<C: Clock>: Sendable where C.Instant: Sendabl
 
     private static func isPermanent(_ condition: StreamErrorCondition) -> Bool {
         switch condition {
-        case .conflict, .hostGone, .hostUnknown, .notAuthorized, .policyViolation, .unsupportedEncoding,
-            .unsupportedFeature, .unsupportedVersion:
+        case .hostGone, .hostUnknown, .notAuthorized, .unsupportedEncoding, .unsupportedFeature, .unsupportedVersion:
             return true
-        case .badFormat, .badNamespacePrefix, .connectionTimeout, .improperAddressing, .internalServerError,
+        case .conflict, .policyViolation, .badFormat, .badNamespacePrefix, .connectionTimeout, .improperAddressing, .internalServerError,
             .invalidFrom, .invalidNamespace, .invalidXML, .notWellFormed, .remoteConnectionFailed, .reset,
             .resourceConstraint, .restrictedXML, .seeOtherHost, .systemShutdown, .undefinedCondition,
             .unsupportedStanzaType:

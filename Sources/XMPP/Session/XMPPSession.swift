@@ -24,9 +24,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         public var idlePingInterval: Duration
         /// …and treat the connection as dead when the ping is not answered in this time.
         public var pingTimeout: Duration
-        /// Events kept for a consumer that falls behind; beyond this, new events are dropped
-        /// and logged as errors (the connection itself stops reading sooner, by backpressure).
+        /// Events kept for a consumer that falls behind.
         public var maximumBufferedEvents: Int
+        /// Beyond `maximumBufferedEvents`: wait for the consumer, so the connection stops
+        /// reading (true: nothing is lost; the bridge), or drop new events and log them as
+        /// errors (false: commands that read few events).
+        public var waitsForEventConsumer: Bool
 
         public init(
             client: XMPPClientConfiguration,
@@ -39,7 +42,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             requestTimeout: Duration = .seconds(30),
             idlePingInterval: Duration = .seconds(60),
             pingTimeout: Duration = .seconds(20),
-            maximumBufferedEvents: Int = 10_000
+            maximumBufferedEvents: Int = 10_000,
+            waitsForEventConsumer: Bool = false
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -52,11 +56,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.idlePingInterval = idlePingInterval
             self.pingTimeout = pingTimeout
             self.maximumBufferedEvents = maximumBufferedEvents
+            self.waitsForEventConsumer = waitsForEventConsumer
         }
     }
 
-    public nonisolated let events: AsyncStream<XMPPSessionEvent>
-    private let eventSink: AsyncStream<XMPPSessionEvent>.Continuation
+    public nonisolated let events: SessionEventStream
     let configuration: Configuration
     private let password: String
     private let client: XMPPClient
@@ -91,9 +95,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.presence = configuration.initialPresence
         self.lastInbound = clock.now
-        (self.events, self.eventSink) = AsyncStream.makeStream(
-            of: XMPPSessionEvent.self, bufferingPolicy: .bufferingOldest(max(1, configuration.maximumBufferedEvents))
-        )
+        self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
     }
 
     // MARK: - Running
@@ -107,7 +109,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         while !self.isStopping, !Task.isCancelled {
             switch action {
             case .none:
-                self.finish(lastError)
+                await self.finish(lastError)
                 return
             case .connect:
                 do throws(XMPPClientError) {
@@ -120,7 +122,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     action = reconnect.connectSucceeded()
                     let reason = await self.serve(connection)
                     lastError = reason
-                    self.emit(.offline(reason))
+                    await self.emit(.offline(reason))
                     guard !self.isStopping, self.configuration.reconnects else { break }
                     action = reconnect.connectionLost(reason, now: self.clock.now)
                 } catch {
@@ -132,10 +134,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     action = reconnect.connectFailed(error, now: self.clock.now)
                 }
             case .wait(let until):
-                self.logger.warning(
-                    "connection failed; retrying",
-                    metadata: ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
-                )
+                var metadata: Logger.Metadata = ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
+                if let hint = lastError.flatMap(Self.hint) { metadata["hint"] = "\(hint)" }
+                self.logger.warning("connection failed; retrying", metadata: metadata)
                 let clock = self.clock
                 let sleep = Task<Void, Never> { _ = try? await clock.sleep(until: until, tolerance: nil) }
                 self.backoff = sleep
@@ -148,12 +149,28 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 action = reconnect.timerFired(now: self.clock.now)
             case .giveUp(let error):
                 self.logger.notice("giving up", metadata: ["error": "\(error)"])
-                self.finish(error)
+                await self.finish(error)
                 return
             }
         }
         _ = reconnect.stop()
-        self.finish(nil)
+        await self.finish(nil)
+    }
+
+    /// Closes the connection at once (no stream close handshake); the session treats it as
+    /// a lost connection and reconnects. For a server that stopped reading.
+    public func dropConnection() async {
+        await self.connection?.close(timeout: .zero)
+    }
+
+    /// What to look at when the server keeps closing the stream with these errors.
+    static func hint(_ error: XMPPClientError) -> String? {
+        guard case .streamError(let condition, _) = error else { return nil }
+        switch condition {
+        case .conflict: return "another client uses the same resource; give the bridge its own `resource`"
+        case .policyViolation: return "the server refused something we sent (size or rate limit); check `max_stanza_bytes` and the server's limits"
+        default: return nil
+        }
     }
 
     /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
@@ -170,14 +187,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
     }
 
-    private func finish(_ error: XMPPClientError?) {
+    private func finish(_ error: XMPPClientError?) async {
         self.failPending(XMPPSessionError.stopped)
-        self.emit(.stopped(error))
-        self.eventSink.finish()
+        await self.emit(.stopped(error))
+        self.events.finish()
     }
 
-    private func emit(_ event: XMPPSessionEvent) {
-        if case .dropped = self.eventSink.yield(event) {
+    private func emit(_ event: XMPPSessionEvent) async {
+        if await !self.events.send(event) {
             self.logger.error("event dropped: the consumer is more than \(self.configuration.maximumBufferedEvents) events behind")
         }
     }
@@ -240,7 +257,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             try? await self.announce(presence)
         }
         guard self.connection != nil else { return }
-        self.emit(.online(connection.jid))
+        await self.emit(.online(connection.jid))
     }
 
     /// Pings the server after `idlePingInterval` without traffic; an unanswered ping closes
@@ -280,15 +297,15 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 continuation.resume(returning: iq)
             }
         case .deliverMessage(let message, let carbon):
-            self.emit(.message(message, carbon: carbon))
+            await self.emit(.message(message, carbon: carbon))
         case .presenceChanged(let presence, let best):
-            self.emit(.presence(presence, best: best))
+            await self.emit(.presence(presence, best: best))
         case .subscriptionRequested(let from, let presence):
-            self.emit(.subscriptionRequest(from: from, presence))
+            await self.emit(.subscriptionRequest(from: from, presence))
         case .subscriptionChanged(let presence):
-            self.emit(.subscriptionChanged(presence))
+            await self.emit(.subscriptionChanged(presence))
         case .rosterChanged(let outcome):
-            self.emit(.rosterChanged(outcome))
+            await self.emit(.rosterChanged(outcome))
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here.
             self.logger.warning("ignored stanza", metadata: ["reason": "\(reason)"])

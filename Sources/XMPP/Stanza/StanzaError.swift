@@ -61,6 +61,22 @@ public struct StanzaError: Error, Hashable, Sendable, CustomStringConvertible {
         self.by = by
     }
 
+    /// Whether sending the same stanza again later may succeed (RFC 6120 §8.3.2): errors of
+    /// type `wait`, and conditions that name a passing state of the network or a server
+    /// (`remote-server-timeout`, `remote-server-not-found`, `recipient-unavailable`,
+    /// `resource-constraint`, `internal-server-error`). Everything else is permanent.
+    public var isTransient: Bool {
+        if self.type == .wait { return true }
+        switch self.condition {
+        case .remoteServerTimeout, .remoteServerNotFound, .recipientUnavailable, .resourceConstraint, .internalServerError:
+            return true
+        case .badRequest, .conflict, .featureNotImplemented, .forbidden, .gone, .itemNotFound, .jidMalformed, .notAcceptable,
+            .notAllowed, .notAuthorized, .policyViolation, .redirect, .registrationRequired, .serviceUnavailable,
+            .subscriptionRequired, .undefinedCondition, .unexpectedRequest:
+            return false
+        }
+    }
+
     /// Reads the `<error/>` child of a stanza; unknown conditions become `undefined-condition`.
     public init?(stanza: XMLElement) {
         guard let error = stanza.firstChild(named: "error") else { return nil }

@@ -1,0 +1,270 @@
+import Foundation
+import NIOCore
+import Transports
+
+/// One transport's queued deliveries in memory, the mirror of its rows in the journal, and
+/// the rules for taking them (issue 8): a pure state machine, no I/O, time passed in.
+///
+/// - Order is kept per target (transport + address): a delivery is never taken while an
+///   earlier one for the same target waits, but a target waiting out a backoff does not
+///   hold up the others.
+/// - One batch is in flight at a time; results come back in order.
+/// - An attempt that ends in "retry later" counts against the first delivery it stopped
+///   at, which then waits `retryInitialDelay · 2^(attempts-1)` (capped); after
+///   `maxAttempts`, or at once on a permanent failure, it becomes a dead letter.
+/// - Capacity (`maxRows`, `maxBytes`) is checked before intake, which waits for room
+///   instead of dropping.
+/// - Recently delivered items are remembered (`bounceWindow`), so a bounce that arrives
+///   after the server accepted a message can retry it or make it a dead letter.
+struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    struct Configuration: Sendable, Equatable {
+        var batchSize: Int = 100
+        var maxAttempts: Int = 10
+        var retryInitialDelay: Duration = .seconds(1)
+        var retryMaximumDelay: Duration = .seconds(300)
+        var maxRows: Int = 100_000
+        var maxBytes: Int = 64 << 20
+        var bounceWindow: Int = 1_000
+    }
+
+    struct Item: Sendable {
+        var delivery: Delivery
+        var enqueuedAt: Date
+        var attempts: Int
+        var notBefore: Instant?
+        var lastError: String?
+        var inFlight = false
+        /// Completed, failed or dropped; removed once it reaches the front.
+        var done = false
+
+        var bytes: Int { self.delivery.body.utf8.count + self.delivery.originalBody.utf8.count + 256 }
+    }
+
+    /// What the worker should do next.
+    enum Next: Equatable, Sendable {
+        case deliver([Delivery])
+        /// Nothing can go now; the earliest backoff ends then.
+        case wait(until: Instant)
+        /// Nothing to do until something is appended or the transport becomes available.
+        case idle
+    }
+
+    /// A dead letter made by ``finished(_:results:now:)`` or ``bounced(relayID:permanent:reason:now:sequence:)``.
+    struct DeadLetter: Equatable, Sendable {
+        var delivery: Delivery
+        var attempts: Int
+        var reason: String
+    }
+
+    /// What a batch's results or a bounce changed: the journal entries to write, and the
+    /// dead letters made (for logs and counters).
+    struct Outcome: Sendable {
+        var entries: [JournalEntry] = []
+        var deadLetters: [DeadLetter] = []
+        var delivered = 0
+        var retried = 0
+    }
+
+    let configuration: Configuration
+    private(set) var items = CircularBuffer<Item>()
+    private(set) var count = 0
+    private(set) var bytes = 0
+    private(set) var isAvailable = false
+    private var inFlight: [Int64] = []
+    private var recent: [String: Item] = [:]
+    private var recentOrder = CircularBuffer<String>()
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Intake
+
+    /// Whether `deliveries` fit under the limits now; an empty queue takes anything, so a
+    /// single oversize batch cannot wait for ever.
+    func hasRoom(for deliveries: [Delivery]) -> Bool {
+        guard self.count > 0 else { return true }
+        let size = deliveries.reduce(0) { $0 + Item(delivery: $1, enqueuedAt: Date(), attempts: 0).bytes }
+        return self.count + deliveries.count <= self.configuration.maxRows && self.bytes + size <= self.configuration.maxBytes
+    }
+
+    /// Appends committed deliveries (in sequence order).
+    mutating func append(_ delivery: Delivery, enqueuedAt: Date, attempts: Int = 0, notBefore: Instant? = nil, lastError: String? = nil) {
+        let item = Item(delivery: delivery, enqueuedAt: enqueuedAt, attempts: attempts, notBefore: notBefore, lastError: lastError)
+        self.count += 1
+        self.bytes += item.bytes
+        self.items.append(item)
+    }
+
+    mutating func setAvailable(_ available: Bool) {
+        self.isAvailable = available
+    }
+
+    // MARK: Taking batches
+
+    /// The next batch to hand to the transport, or why there is none.
+    mutating func next(now: Instant) -> Next {
+        guard self.isAvailable, self.inFlight.isEmpty else { return .idle }
+        var batch: [Delivery] = []
+        var blocked: Set<Endpoint> = []
+        var earliest: Instant?
+        var index = self.items.startIndex
+        while index != self.items.endIndex, batch.count < self.configuration.batchSize {
+            let item = self.items[index]
+            defer { index = self.items.index(after: index) }
+            if item.done || blocked.contains(item.delivery.target) { continue }
+            if let notBefore = item.notBefore, notBefore > now {
+                blocked.insert(item.delivery.target)
+                earliest = earliest.map { min($0, notBefore) } ?? notBefore
+                continue
+            }
+            self.items[index].inFlight = true
+            batch.append(item.delivery)
+            self.inFlight.append(item.delivery.sequence)
+        }
+        if !batch.isEmpty { return .deliver(batch) }
+        return earliest.map { .wait(until: $0) } ?? .idle
+    }
+
+    /// The transport's answers for the batch in flight, in order.
+    mutating func finished(_ batch: [Delivery], results: [DeliveryResult], now: Instant) -> Outcome {
+        var outcome = Outcome()
+        var counted = false
+        for (offset, delivery) in batch.enumerated() {
+            guard let index = self.index(of: delivery.sequence) else { continue }  // dropped meanwhile
+            self.items[index].inFlight = false
+            let result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
+            switch result {
+            case .delivered:
+                self.remember(self.items[index])
+                self.markDone(at: index)
+                outcome.entries.append(.complete(sequence: delivery.sequence))
+                outcome.delivered += 1
+            case .failed(let reason):
+                self.kill(at: index, reason: reason, into: &outcome)
+            case .retryLater(let reason):
+                // Only the first delivery the attempt stopped at is charged with it.
+                guard !counted else { continue }
+                counted = true
+                outcome.retried += 1
+                self.charge(at: index, reason: reason, now: now, into: &outcome)
+            }
+        }
+        self.inFlight.removeAll()
+        self.trimFront()
+        return outcome
+    }
+
+    /// A bounce (RFC 6120 §8.3) of a delivery the server had accepted: a transient one
+    /// queues it again (as `sequence`) after a backoff, a permanent one makes it a dead
+    /// letter. Nil when the relay id is not one of ours recently delivered.
+    mutating func bounced(relayID: String, permanent: Bool, reason: String, now: Instant, sequence: Int64) -> Outcome? {
+        guard var item = self.recent.removeValue(forKey: relayID) else { return nil }
+        item.done = false
+        item.inFlight = false
+        var outcome = Outcome()
+        if permanent {
+            outcome.deadLetters.append(DeadLetter(delivery: item.delivery, attempts: item.attempts + 1, reason: reason))
+            outcome.entries.append(.deadLetter(item.delivery, enqueuedAt: item.enqueuedAt, attempts: item.attempts + 1, reason: reason))
+            return outcome
+        }
+        item.delivery.sequence = sequence
+        item.attempts += 1
+        if item.attempts >= self.configuration.maxAttempts {
+            let why = "gave up after \(item.attempts) attempts: \(reason)"
+            outcome.deadLetters.append(DeadLetter(delivery: item.delivery, attempts: item.attempts, reason: why))
+            outcome.entries.append(.deadLetter(item.delivery, enqueuedAt: item.enqueuedAt, attempts: item.attempts, reason: why))
+            return outcome
+        }
+        outcome.retried += 1
+        outcome.entries.append(.enqueue(item.delivery, enqueuedAt: item.enqueuedAt, attempts: item.attempts))
+        self.append(item.delivery, enqueuedAt: item.enqueuedAt, attempts: item.attempts, notBefore: now.advanced(by: self.backoff(after: item.attempts)), lastError: reason)
+        return outcome
+    }
+
+    // MARK: Operator actions
+
+    /// Makes a waiting delivery eligible now. False if it is not queued.
+    mutating func retryNow(_ sequence: Int64) -> Bool {
+        guard let index = self.index(of: sequence) else { return false }
+        self.items[index].notBefore = nil
+        return true
+    }
+
+    /// Forgets a queued delivery (`queue drop`); an answer for it still in flight is ignored.
+    mutating func drop(_ sequence: Int64) -> Bool {
+        guard let index = self.index(of: sequence) else { return false }
+        self.markDone(at: index)
+        self.trimFront()
+        return true
+    }
+
+    // MARK: Inspection
+
+    /// Queued deliveries in order (not yet delivered).
+    var pending: [Item] { self.items.filter { !$0.done } }
+
+    var oldest: Date? { self.items.first { !$0.done }?.enqueuedAt }
+
+    var isEmpty: Bool { self.count == 0 }
+
+    /// The wait before the next attempt after `attempts` failed ones.
+    func backoff(after attempts: Int) -> Duration {
+        var delay = self.configuration.retryInitialDelay
+        var step = 1
+        while step < attempts, delay < self.configuration.retryMaximumDelay {
+            delay *= 2
+            step += 1
+        }
+        return min(delay, self.configuration.retryMaximumDelay)
+    }
+
+    // MARK: -
+
+    private func index(of sequence: Int64) -> CircularBuffer<Item>.Index? {
+        self.items.firstIndex { $0.delivery.sequence == sequence && !$0.done }
+    }
+
+    private mutating func charge(at index: CircularBuffer<Item>.Index, reason: String, now: Instant, into outcome: inout Outcome) {
+        self.items[index].attempts += 1
+        self.items[index].lastError = reason
+        let item = self.items[index]
+        if item.attempts >= self.configuration.maxAttempts {
+            self.kill(at: index, reason: "gave up after \(item.attempts) attempts: \(reason)", into: &outcome)
+            return
+        }
+        self.items[index].notBefore = now.advanced(by: self.backoff(after: item.attempts))
+        outcome.entries.append(.attempted(sequence: item.delivery.sequence, attempts: item.attempts, error: reason))
+    }
+
+    private mutating func kill(at index: CircularBuffer<Item>.Index, reason: String, into outcome: inout Outcome) {
+        let item = self.items[index]
+        let attempts = max(item.attempts, 1)
+        self.markDone(at: index)
+        outcome.deadLetters.append(DeadLetter(delivery: item.delivery, attempts: attempts, reason: reason))
+        outcome.entries.append(.deadLetter(item.delivery, enqueuedAt: item.enqueuedAt, attempts: attempts, reason: reason))
+    }
+
+    private mutating func markDone(at index: CircularBuffer<Item>.Index) {
+        guard !self.items[index].done else { return }
+        self.items[index].done = true
+        self.count -= 1
+        self.bytes -= self.items[index].bytes
+    }
+
+    private mutating func trimFront() {
+        while let first = self.items.first, first.done, !first.inFlight {
+            self.items.removeFirst()
+        }
+    }
+
+    private mutating func remember(_ item: Item) {
+        guard self.configuration.bounceWindow > 0 else { return }
+        let relayID = item.delivery.relayID
+        self.recent[relayID] = item
+        self.recentOrder.append(relayID)
+        while self.recentOrder.count > self.configuration.bounceWindow {
+            self.recent.removeValue(forKey: self.recentOrder.removeFirst())
+        }
+    }
+}

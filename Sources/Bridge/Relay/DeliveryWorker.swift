@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import Transports
+
+/// Runs one transport's ``DeliveryQueue``: takes a batch when the transport is available,
+/// hands it over, applies the answers, and records completions, attempts and dead letters
+/// in the ``Journal`` (without waiting: a completion lost in a crash means one repeated
+/// delivery, never a lost one). It wakes on new deliveries, on availability, and when a
+/// backoff ends; while idle it sleeps without timers.
+///
+/// Every decision is the queue's; this class only carries them out. Time comes from the
+/// injected clock.
+final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Duration, C.Instant: Sendable {
+    private struct Waiters {
+        var room: [CheckedContinuation<Void, Never>] = []
+        var empty: [CheckedContinuation<Void, Never>] = []
+        var timer: Task<Void, Never>?
+        var stopped = false
+    }
+
+    let transport: any Transport
+    private let journal: Journal
+    private let clock: C
+    private let logger: Logger
+    private let queue: NIOLockedValueBox<DeliveryQueue<C.Instant>>
+    private let waiters = NIOLockedValueBox(Waiters())
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    /// Told about each dead letter (counted for `status`).
+    private let deadLettered: @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void
+
+    init(
+        transport: any Transport, journal: Journal, configuration: DeliveryQueue<C.Instant>.Configuration, clock: C, logger: Logger,
+        deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in }
+    ) {
+        self.transport = transport
+        self.journal = journal
+        self.clock = clock
+        self.queue = NIOLockedValueBox(DeliveryQueue(configuration: configuration))
+        self.deadLettered = deadLettered
+        var logger = logger
+        logger[metadataKey: "transport"] = "\(transport.name)"
+        self.logger = logger
+        (self.wakeups, self.wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: Intake (called by the pipeline)
+
+    /// Whether `deliveries` fit now.
+    func hasRoom(for deliveries: [Delivery]) -> Bool {
+        self.queue.withLockedValue { $0.hasRoom(for: deliveries) }
+    }
+
+    /// Returns when the queue has taken some deliveries out (or the worker stopped).
+    func waitForRoom() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
+                if waiters.stopped { return true }
+                waiters.room.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Adds committed deliveries and wakes the worker.
+    func append(_ deliveries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) {
+        self.queue.withLockedValue { queue in
+            for entry in deliveries { queue.append(entry.delivery, enqueuedAt: entry.enqueuedAt, attempts: entry.attempts) }
+        }
+        self.wakeup.yield()
+    }
+
+    /// The transport can (or cannot) deliver now.
+    func setAvailable(_ available: Bool) {
+        self.queue.withLockedValue { $0.setAvailable(available) }
+        if available { self.wakeup.yield() }
+    }
+
+    var isAvailable: Bool { self.queue.withLockedValue { $0.isAvailable } }
+
+    /// A bounce of one of our relay ids; the journal entries it makes are returned for the
+    /// pipeline to commit (a retry needs a fresh sequence). Nil when not ours.
+    func bounced(relayID: String, permanent: Bool, reason: String, sequence: Int64) -> DeliveryQueue<C.Instant>.Outcome? {
+        let now = self.clock.now
+        let outcome = self.queue.withLockedValue { $0.bounced(relayID: relayID, permanent: permanent, reason: reason, now: now, sequence: sequence) }
+        if let outcome {
+            for letter in outcome.deadLetters { self.report(letter) }
+            self.wakeup.yield()
+        }
+        return outcome
+    }
+
+    /// Operator actions (`xmpp-bridge queue retry|drop`).
+    func retryNow(_ sequence: Int64) -> Bool {
+        let found = self.queue.withLockedValue { $0.retryNow(sequence) }
+        if found { self.wakeup.yield() }
+        return found
+    }
+
+    func drop(_ sequence: Int64) -> Bool {
+        let found = self.queue.withLockedValue { $0.drop(sequence) }
+        if found {
+            self.journal.record([.complete(sequence: sequence)])
+            self.signalProgress()
+        }
+        return found
+    }
+
+    /// What `status` and `queue list` show.
+    func snapshot() -> (pending: [DeliveryQueue<C.Instant>.Item], count: Int, oldest: Date?) {
+        self.queue.withLockedValue { ($0.pending, $0.count, $0.oldest) }
+    }
+
+    var count: Int { self.queue.withLockedValue { $0.count } }
+
+    /// Returns once the queue is empty.
+    func waitUntilEmpty() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
+                if waiters.stopped || self.count == 0 { return true }
+                waiters.empty.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Ends `run()` (the transport was removed by a reload).
+    func stop() {
+        let waiting = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+            waiters.stopped = true
+            waiters.timer?.cancel()
+            defer {
+                waiters.room.removeAll()
+                waiters.empty.removeAll()
+            }
+            return waiters.room + waiters.empty
+        }
+        self.queue.withLockedValue { $0.setAvailable(false) }
+        self.wakeup.finish()
+        for waiter in waiting { waiter.resume() }
+    }
+
+    // MARK: Running
+
+    func run() async throws {
+        self.wakeup.yield()  // whatever the journal held at start
+        // On graceful shutdown the batch in flight finishes (so it is not sent twice after a
+        // restart); no new batch starts.
+        await withGracefulShutdownHandler {
+            for await _ in self.wakeups {
+                await self.drain()
+            }
+        } onGracefulShutdown: {
+            self.wakeup.finish()
+        }
+    }
+
+    private func drain() async {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let now = self.clock.now
+            switch self.queue.withLockedValue({ $0.next(now: now) }) {
+            case .idle:
+                return
+            case .wait(let until):
+                self.wake(at: until)
+                return
+            case .deliver(let batch):
+                let results = await self.transport.deliver(batch)
+                let later = self.clock.now
+                let outcome = self.queue.withLockedValue { $0.finished(batch, results: results, now: later) }
+                self.journal.record(outcome.entries)
+                for letter in outcome.deadLetters { self.report(letter) }
+                if outcome.retried > 0 {
+                    self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])
+                }
+                self.signalProgress()
+            }
+        }
+    }
+
+    private func report(_ letter: DeliveryQueue<C.Instant>.DeadLetter) {
+        self.logger.error(
+            "delivery moved to dead letters",
+            metadata: ["target": "\(letter.delivery.target)", "sequence": "\(letter.delivery.sequence)", "attempts": "\(letter.attempts)", "reason": "\(letter.reason)"]
+        )
+        self.deadLettered(letter)
+    }
+
+    private static func reason(_ results: [DeliveryResult]) -> String {
+        for result in results { if case .retryLater(let reason) = result { return reason } }
+        return "-"
+    }
+
+    /// Arms one timer for the end of the earliest backoff.
+    private func wake(at instant: C.Instant) {
+        let clock = self.clock
+        let wakeup = self.wakeup
+        let timer = Task {
+            guard (try? await clock.sleep(until: instant, tolerance: nil)) != nil else { return }
+            wakeup.yield()
+        }
+        self.waiters.withLockedValue { waiters in
+            waiters.timer?.cancel()
+            waiters.timer = timer
+        }
+    }
+
+    /// Wakes intake waiting for room, and drain waiters once the queue is empty.
+    private func signalProgress() {
+        let count = self.count
+        let waiting = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+            var resumed = waiters.room
+            waiters.room.removeAll()
+            if count == 0 {
+                resumed += waiters.empty
+                waiters.empty.removeAll()
+            }
+            return resumed
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
+import Transports
+
+/// The single writer of the relay's durable state (queue, id map, dead letters), with
+/// group commit: entries from every caller are collected, and one thread writes all that
+/// arrived since the last commit in one SQLite transaction. While a transaction runs, the
+/// next group gathers, so a busy bridge commits less often per message, never more.
+///
+/// ``commit(_:)`` returns once the transaction that holds its entries is committed: that is
+/// the bridge's point of durability, before which no source is acknowledged.
+/// ``record(_:)`` adds entries without waiting (completions and attempt counts, whose loss
+/// in a crash means at most a repeated delivery).
+///
+/// The writer runs on its own thread (an `NIOThreadPool` of one), never on the Swift
+/// cooperative pool or an event loop. Sequences are assigned here, in memory, so callers
+/// never read back what they wrote.
+final class Journal: Sendable {
+    private struct Pending {
+        var entries: [JournalEntry] = []
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+        var flushing = false
+        var nextSequence: Int64
+        var commits = 0
+    }
+
+    private let store: StateStore
+    private let thread: NIOThreadPool
+    private let pending: NIOLockedValueBox<Pending>
+    private let logger: Logger
+
+    init(store: StateStore, logger: Logger) throws(StateStoreError) {
+        self.store = store
+        self.logger = logger
+        self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
+        self.thread = NIOThreadPool(numberOfThreads: 1)
+        self.thread.start()
+    }
+
+    /// Stops the writer thread after the entries already handed over are written.
+    func shutdown() async {
+        await self.flushed()
+        try? await self.thread.shutdownGracefully()
+    }
+
+    /// The next `count` queue sequences, increasing and never reused.
+    func assignSequences(_ count: Int) -> ClosedRange<Int64>? {
+        guard count > 0 else { return nil }
+        return self.pending.withLockedValue { pending in
+            let first = pending.nextSequence
+            pending.nextSequence += Int64(count)
+            return first...(first + Int64(count) - 1)
+        }
+    }
+
+    /// Writes `entries` in the next group commit and returns once it is committed.
+    func commit(_ entries: [JournalEntry]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let start = self.pending.withLockedValue { pending -> Bool in
+                pending.entries += entries
+                pending.waiters.append(continuation)
+                return Self.claimFlush(&pending)
+            }
+            if start { self.startFlushing() }
+        }
+    }
+
+    /// Writes `entries` in the next group commit without waiting for it.
+    func record(_ entries: [JournalEntry]) {
+        guard !entries.isEmpty else { return }
+        let start = self.pending.withLockedValue { pending -> Bool in
+            pending.entries += entries
+            return Self.claimFlush(&pending)
+        }
+        if start { self.startFlushing() }
+    }
+
+    /// Returns once everything handed over so far is committed (or failed).
+    func flushed() async {
+        try? await self.commit([])
+    }
+
+    /// How many transactions the journal has committed (for benchmarks and tests).
+    var commitCount: Int { self.pending.withLockedValue { $0.commits } }
+
+    private static func claimFlush(_ pending: inout Pending) -> Bool {
+        guard !pending.flushing else { return false }
+        pending.flushing = true
+        return true
+    }
+
+    private func startFlushing() {
+        self.thread.submit { state in
+            guard case .active = state else {
+                self.failAll(StateStoreError(operation: .enqueue, location: self.store.location, underlying: "the journal is shut down"))
+                return
+            }
+            self.flush()
+        }
+    }
+
+    /// Writes groups until nothing is pending.
+    private func flush() {
+        while true {
+            let (entries, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], [CheckedContinuation<Void, any Error>]) in
+                defer {
+                    pending.entries.removeAll(keepingCapacity: true)
+                    pending.waiters.removeAll(keepingCapacity: true)
+                }
+                if pending.entries.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
+                return (pending.entries, pending.waiters)
+            }
+            if entries.isEmpty, waiters.isEmpty { return }
+            var failure: (any Error)?
+            if !entries.isEmpty {
+                do {
+                    try self.store.write(.enqueue) { db in try Self.apply(entries, in: db) }
+                    self.pending.withLockedValue { $0.commits += 1 }
+                } catch {
+                    self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(entries.count)"])
+                    failure = error
+                }
+            }
+            for waiter in waiters {
+                if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
+            }
+        }
+    }
+
+    private func failAll(_ error: any Error) {
+        let waiters = self.pending.withLockedValue { pending -> [CheckedContinuation<Void, any Error>] in
+            defer {
+                pending.waiters.removeAll()
+                pending.entries.removeAll()
+                pending.flushing = false
+            }
+            return pending.waiters
+        }
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    /// One transaction's statements, prepared once per connection and reused.
+    private static func apply(_ entries: [JournalEntry], in db: Database) throws {
+        for entry in entries {
+            switch entry {
+            case .enqueue(let delivery, let enqueuedAt, let attempts):
+                try db.cachedStatement(sql: """
+                    INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
+                      source_transport, source_address, source_id, relay_id, enqueued_at, attempts)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: [
+                        delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
+                        delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
+                        delivery.source.address, delivery.sourceID, delivery.relayID, enqueuedAt, attempts,
+                    ])
+                try db.cachedStatement(sql: """
+                    INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: [
+                        delivery.relayID, delivery.channel, delivery.source.transport, delivery.source.address, delivery.sourceID,
+                        delivery.target.transport, delivery.target.address, enqueuedAt,
+                    ])
+            case .complete(let sequence):
+                try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])
+            case .attempted(let sequence, let attempts, let error):
+                try db.cachedStatement(sql: "UPDATE queue SET attempts = ?, last_error = ? WHERE sequence = ?")
+                    .execute(arguments: [attempts, error, sequence])
+            case .deadLetter(let delivery, let enqueuedAt, let attempts, let reason):
+                try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [delivery.sequence])
+                try DeadLetterRecord(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date())
+                    .insert(db, onConflict: .replace)
+            case .removeDeadLetter(let sequence):
+                try db.cachedStatement(sql: "DELETE FROM dead_letters WHERE sequence = ?").execute(arguments: [sequence])
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import Transports
+
+/// One change to the relay's durable state, written by the ``Journal`` in a group commit.
+enum JournalEntry: Sendable {
+    /// A delivery enters the queue (its sequence already assigned), with its relay id in the id map.
+    case enqueue(Delivery, enqueuedAt: Date, attempts: Int)
+    /// The target confirmed it: it leaves the queue.
+    case complete(sequence: Int64)
+    /// An attempt failed; it stays queued with this count and error.
+    case attempted(sequence: Int64, attempts: Int, error: String)
+    /// It moves to the dead letters (from the queue if it is still there).
+    case deadLetter(Delivery, enqueuedAt: Date, attempts: Int, reason: String)
+    /// A dead letter is forgotten (dropped, or queued anew by a retry).
+    case removeDeadLetter(sequence: Int64)
+}

@@ -1,0 +1,133 @@
+import NIOConcurrencyHelpers
+
+/// The events of an ``XMPPSession``, in order, with a bounded buffer. When the consumer
+/// is `capacity` events behind, a waiting stream (the bridge) makes ``send(_:)`` wait, so
+/// the session stops reading its connection and the connection's own watermark turns socket
+/// reads off: nothing is dropped. A dropping stream (commands that read few events, such as
+/// `send`) drops the new event instead and says so. Iterate it once.
+public final class SessionEventStream: AsyncSequence, Sendable {
+    public typealias Element = XMPPSessionEvent
+    public typealias Failure = Never
+
+    private enum Taken {
+        case event(XMPPSessionEvent)
+        case end
+        case waiting
+    }
+
+    private struct State {
+        var buffer: [XMPPSessionEvent] = []
+        var head = 0
+        var finished = false
+        var consumer: CheckedContinuation<XMPPSessionEvent?, Never>?
+        var producers: [CheckedContinuation<Void, Never>] = []
+
+        var count: Int { self.buffer.count - self.head }
+
+        mutating func pop() -> XMPPSessionEvent? {
+            guard self.head < self.buffer.count else { return nil }
+            let event = self.buffer[self.head]
+            self.head += 1
+            if self.head > 64, self.head * 2 > self.buffer.count {
+                self.buffer.removeFirst(self.head)
+                self.head = 0
+            }
+            return event
+        }
+    }
+
+    private let capacity: Int
+    private let waits: Bool
+    private let state = NIOLockedValueBox(State())
+
+    /// - Parameter waitsWhenFull: wait for the consumer (true) or drop new events (false).
+    public init(capacity: Int, waitsWhenFull: Bool) {
+        self.capacity = Swift.max(1, capacity)
+        self.waits = waitsWhenFull
+    }
+
+    /// Adds `event`; when the buffer is full, waits for room or drops it (returns false).
+    @discardableResult
+    func send(_ event: XMPPSessionEvent) async -> Bool {
+        while self.waits, self.state.withLockedValue({ $0.count >= self.capacity && !$0.finished }) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = self.state.withLockedValue { state -> Bool in
+                    guard state.count >= self.capacity, !state.finished else { return true }
+                    state.producers.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+        let (consumer, accepted) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, Bool) in
+            guard !state.finished else { return (nil, false) }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                return (consumer, true)
+            }
+            guard state.count < self.capacity else { return (nil, false) }
+            state.buffer.append(event)
+            return (nil, true)
+        }
+        consumer?.resume(returning: event)
+        return accepted
+    }
+
+    /// No more events; the consumer sees the end after the buffered ones.
+    func finish() {
+        let (consumer, producers) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, [CheckedContinuation<Void, Never>]) in
+            state.finished = true
+            defer {
+                state.consumer = nil
+                state.producers.removeAll()
+            }
+            return (state.count == 0 ? state.consumer : nil, state.producers)
+        }
+        consumer?.resume(returning: nil)
+        for producer in producers { producer.resume() }
+    }
+
+    private func next() async -> XMPPSessionEvent? {
+        switch self.take(orWait: nil) {
+        case .event(let event): return event
+        case .end: return nil
+        case .waiting: break
+        }
+        return await withCheckedContinuation { continuation in
+            switch self.take(orWait: continuation) {
+            case .event(let event): continuation.resume(returning: event)
+            case .end: continuation.resume(returning: nil)
+            case .waiting: break
+            }
+        }
+    }
+
+    /// The next buffered event (waking producers waiting for room), the end, or, with a
+    /// continuation, registers it as the waiting consumer.
+    private func take(orWait continuation: CheckedContinuation<XMPPSessionEvent?, Never>?) -> Taken {
+        let (taken, producers) = self.state.withLockedValue { state -> (Taken, [CheckedContinuation<Void, Never>]) in
+            if let event = state.pop() {
+                guard state.count < self.capacity else { return (.event(event), []) }
+                defer { state.producers.removeAll() }
+                return (.event(event), state.producers)
+            }
+            if state.finished { return (.end, []) }
+            if let continuation { state.consumer = continuation }
+            return (.waiting, [])
+        }
+        for producer in producers { producer.resume() }
+        return taken
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let stream: SessionEventStream
+
+        public mutating func next() async -> XMPPSessionEvent? {
+            await self.stream.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(stream: self)
+    }
+}
