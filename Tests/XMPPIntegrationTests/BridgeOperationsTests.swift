@@ -125,13 +125,20 @@ struct BridgeOperationsTests {
         }
         #expect(reported != nil, "status printed:\n\(lines.joined(separator: "\n"))\nstderr: \(bridge.run.errors)")
         let broken = lines.first { $0.hasPrefix("broken ") } ?? ""
-        #expect(broken.hasPrefix("broken [xmpp]  not connected"), "\(broken)")
+        #expect(broken.hasPrefix("broken [xmpp]  stopped"), "\(broken)")
         #expect(broken.contains("authentication failed for broken@example.test"), "\(broken)")
         #expect(!broken.contains("not-the-password"), "the password leaked: \(broken)")
-        #expect(lines.contains("home [xmpp]  connected  queued 0"), "\(lines)")
-        #expect(lines.contains("work [xmpp]  connected  queued 0"), "\(lines)")
+        #expect(lines.contains("home [xmpp]  connected  queued 0  dead 0"), "\(lines)")
+        #expect(lines.contains("work [xmpp]  connected  queued 0  dead 0"), "\(lines)")
         #expect(!bridge.run.errors.contains("not-the-password"))
         #expect(bridge.run.process.isRunning)
+
+        // Issue 8: a stopped account is not stopped for ever. With the password fixed,
+        // `xmpp-bridge reconnect broken` brings it online without touching the others.
+        try "pw\n".write(toFile: "\(server.directory)/broken.password", atomically: true, encoding: .utf8)
+        let reconnect = try MirrorSupport.command(["reconnect", "broken", "--config", config], in: server.directory)
+        #expect(reconnect.status == 0, "stderr: \(reconnect.errors)")
+        try await bridge.waitOnline(["broken"])
 
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
         await alice.stop()

@@ -155,7 +155,7 @@ struct PresenceMirrorIntegrationTests {
         let status = try MirrorSupport.command(["status", "--config", config], in: server.directory)
         #expect(status.status == 0, "stderr: \(status.errors)")
         let lines = status.output.split(separator: "\n").map(String.init)
-        #expect(lines == ["home [xmpp]  connected  queued 0", "work [xmpp]  connected  queued 0"], "status printed:\n\(status.output)")
+        #expect(lines == ["home [xmpp]  connected  queued 0  dead 0", "work [xmpp]  connected  queued 0  dead 0"], "status printed:\n\(status.output)")
 
         let work = try await TestSession.start("work", on: server, resource: "phone")
         let carol = try MirrorSupport.jid("carol", on: server)

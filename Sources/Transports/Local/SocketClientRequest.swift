@@ -8,4 +8,7 @@ struct SocketClientRequest: Decodable {
     var subject: String?
     var subscribe: [String]?
     var unsubscribe: [String]?
+    /// Answer `{"ok":"queued","id":…}` once the message is committed to the journal, so a
+    /// client knows what survives a crash (issue 8).
+    var ack: Bool?
 }

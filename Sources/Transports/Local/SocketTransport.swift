@@ -114,6 +114,8 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         guard !written else { return }
         self.logger.warning("socket subscriber not reading; disconnected", metadata: ["client": "\(id)"])
         _ = self.subscribers.withLockedValue { $0.removeValue(forKey: id) }
+        // Best effort: the client's buffer may be full, so the line is not awaited.
+        channel.writeAndFlush(ByteBuffer(string: Self.error("disconnected: not reading fast enough") + "\n"), promise: nil)
         channel.close(promise: nil)
     }
 
@@ -184,16 +186,17 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
             guard let parsed = Channel.DeliveryType(rawValue: requested) else { return Self.error("unknown type '\(requested)'") }
             type = parsed
         }
-        return await self.submit(body: body, channel: request.channel, type: type, subject: request.subject, id: messageID)
+        return await self.submit(body: body, channel: request.channel, type: type, subject: request.subject, id: messageID, ack: request.ack == true)
     }
 
-    private func submit(body: String, channel: String?, type: Channel.DeliveryType?, subject: String?, id: String) async -> String? {
+    /// Hands a message to the bridge; the answer comes after the bridge's durable commit.
+    private func submit(body: String, channel: String?, type: Channel.DeliveryType?, subject: String?, id: String, ack: Bool = false) async -> String? {
         let message = InboundMessage(
             source: Endpoint(transport: self.name), sender: self.options.nick, nick: self.options.nick, id: id,
             body: body, subject: subject, channel: channel, requestedType: type, deliverToSourceTransport: true
         )
         switch await self.handler.handle(.message(message), from: self.name) {
-        case .accepted: return nil
+        case .accepted: return ack ? Self.json(["ok": .string("queued"), "id": .string(id)]) : nil
         case .dropped(let reason): return Self.error("not relayed: \(reason)")
         }
     }

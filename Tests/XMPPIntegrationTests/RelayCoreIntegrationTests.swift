@@ -1,0 +1,219 @@
+import EmbeddedProsody
+import Foundation
+import Testing
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The rebuilt relay core (issue 8) with the real daemon and a real Prosody: what a socket
+/// client was told is queued survives kill -9; an oversize message is split instead of
+/// stopping the account; a socket subscriber that never reads stalls nothing else; a
+/// `conflict` is retried, not the end of the account.
+@Suite("relay core against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct RelayCoreIntegrationTests {
+    static func users(_ names: String...) -> [(String, String)] {
+        names.map { ($0, "pw") }
+    }
+
+    static let socketToBob = """
+        [local.ops]
+        kind = "socket"
+        path = "ops.sock"
+
+        [channels.ops]
+        format = "{body}"
+        members = [
+          { local = "ops", direction = "inout" },
+          { account = "home", jid = "bob@example.test", direction = "out" },
+        ]
+        """
+
+    @Test("kill -9 during socket intake: every message acknowledged to the client reaches bob after the restart")
+    func killDuringSocketIntake() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: Self.socketToBob)
+        let path = "\(server.directory)/ops.sock"
+        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { first.terminate() }
+        try await first.waitOnline(["home"])
+        try await first.waitForSocket(path)
+
+        let client = try UnixLineClient(path: path)
+        let sent = (1...300).map { String(format: "burst %03d", $0) }
+        for body in sent {
+            try client.send(#"{"channel":"ops","body":"\#(body)","ack":true}"#)
+        }
+        // Acknowledgements come in order, one per line, each after the durable commit.
+        var acknowledged = 0
+        while acknowledged < 100, let answer = await client.readObject() {
+            if answer["ok"] as? String == "queued" { acknowledged += 1 }
+        }
+        first.run.process.signal(SIGKILL)
+        // Answers already on their way count too: the bridge said those were safe.
+        while let answer = await client.readObject(timeout: .seconds(5)) {
+            if answer["ok"] as? String == "queued" { acknowledged += 1 }
+        }
+        client.close()
+        #expect(first.run.finish(timeout: 10) != 0)
+        #expect(acknowledged >= 100)
+
+        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { second.terminate() }
+        try await second.waitOnline(["home"])
+        try await second.waitForSocket(path)
+        // A marker sent after the restart: once bob has it, the queue before it is through.
+        let marker = try UnixLineClient(path: path)
+        try marker.send(#"{"channel":"ops","body":"marker","ack":true}"#)
+        #expect(await marker.readObject()?["ok"] as? String == "queued")
+        #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(second.run.errors.suffix(3000))")
+        let received = await Received.bodies(bob.log).filter { $0 != "marker" }
+        let expected = Array(sent.prefix(acknowledged))
+        let lost = expected.filter { !received.contains($0) }
+        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
+        print("kill -9 during socket intake: acknowledged \(acknowledged), received \(Set(received).count) distinct, lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty, "lost after kill -9: \(lost)")
+        // Per target order holds across the restart.
+        let firstSeen = received.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        #expect(firstSeen == firstSeen.sorted())
+        marker.close()
+        #expect(second.stop() == 0, "stderr: \(second.run.errors)")
+        await bob.stop()
+    }
+
+    @Test("a 60,000-'&' message (300 kB escaped) reaches bob in parts; the account stays online and relays on")
+    func poisonMessageSplit() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: Self.socketToBob)
+        let path = "\(server.directory)/ops.sock"
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitForSocket(path)
+
+        let body = String(repeating: "&", count: 60_000)
+        let client = try UnixLineClient(path: path)
+        try client.send(#"{"channel":"ops","body":"\#(body)"}"#)
+        try client.send(#"{"channel":"ops","body":"after the big one"}"#)
+        #expect(await Received.message(bob.log, body: "after the big one", timeout: .seconds(30)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let bodies = await Received.bodies(bob.log)
+        let parts = bodies.dropLast()
+        #expect(parts.count == 5, "\(bodies.map(\.count))")
+        let text = parts.map { $0.drop { $0 != " " }.dropFirst() }.joined()
+        #expect(text == body)
+        #expect(!bridge.logLines.contains { $0.contains("transport=home") && $0.hasSuffix("] offline") }, "the account went offline")
+        #expect(!bridge.run.errors.contains("policy-violation"))
+        client.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await bob.stop()
+    }
+
+    @Test("a socket subscriber that never reads is disconnected; the XMPP link keeps relaying meanwhile")
+    func stuckSubscriberIsolated() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["work", "home"],
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+
+                [channels.noisy]
+                format = "{body}"
+                members = [{ local = "ops", direction = "inout" }]
+
+                [channels.link]
+                format = "{body}"
+                members = [
+                  { account = "work", jid = "alice@example.test", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let path = "\(server.directory)/ops.sock"
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        try await bridge.waitForSocket(path)
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+
+        let stuck = try UnixLineClient(path: path)
+        try stuck.send(#"{"subscribe":["noisy"]}"#)
+        #expect(await stuck.readObject()?["ok"] as? String == "subscribed")
+        // From here on `stuck` reads nothing. 4,000 lines of 4 kB overflow its socket buffers.
+        let talker = try UnixLineClient(path: path)
+        let filler = String(repeating: "x", count: 4_000)
+        for index in 1...4_000 {
+            try talker.send(#"{"channel":"noisy","body":"\#(index) \#(filler)"}"#)
+        }
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "through the other channel"))
+        #expect(await Received.message(bob.log, body: "through the other channel", timeout: .seconds(20)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let disconnected = await bridge.waitForLog(timeout: .seconds(60)) { $0.contains("socket subscriber not reading; disconnected") }
+        #expect(disconnected, "stderr: \(bridge.run.errors.suffix(3000))")
+        // A new subscriber gets the channel's traffic.
+        let fresh = try UnixLineClient(path: path)
+        try fresh.send(#"{"subscribe":["noisy"]}"#)
+        #expect(await fresh.readObject()?["ok"] as? String == "subscribed")
+        try talker.send(#"{"channel":"noisy","body":"fresh marker"}"#)
+        var seen = false
+        while let line = await fresh.readObject(timeout: .seconds(30)) {
+            if line["body"] as? String == "fresh marker" {
+                seen = true
+                break
+            }
+        }
+        #expect(seen)
+        stuck.close()
+        talker.close()
+        fresh.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(3000))")
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("another client takes the bridge's resource (stream conflict): the account backs off, comes back and relays")
+    func conflictThenRecovery() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["work", "home"],
+            rest: """
+                [channels.link]
+                format = "{body}"
+                members = [
+                  { account = "work", jid = "alice@example.test", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+
+        let intruder = try await TestSession.start("home", on: server, resource: "bridge")
+        let kicked = await bridge.waitForLog { $0.contains("transport=home") && $0.contains("conflict") }
+        #expect(kicked, "stderr: \(bridge.run.errors)")
+        await intruder.stop()
+        let back = await bridge.waitForLog(timeout: .seconds(30)) { _ in
+            bridge.logLines.filter { $0.contains("transport=home") && $0.hasSuffix("] online") }.count >= 2
+        }
+        #expect(back, "stderr: \(bridge.run.errors)")
+        #expect(bridge.run.errors.contains("another client uses the same resource"))
+        #expect(!bridge.run.errors.contains("account stopped"))
+
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "after the conflict"))
+        #expect(await Received.message(bob.log, body: "after the conflict") != nil, "stderr: \(bridge.run.errors)")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await alice.stop()
+        await bob.stop()
+    }
+}
