@@ -131,6 +131,21 @@ struct DeliveryQueueTests {
         #expect(queue.bounced(relayID: "r-2", permanent: true, reason: "again", now: Self.t0, sequence: 12) == nil)
     }
 
+    @Test("a bounce that arrives before the batch is confirmed still counts")
+    func bounceWhileInFlight() {
+        var queue = Self.queue([1, 2, 3])
+        let batch = [1, 2, 3].map { Self.delivery($0) }
+        #expect(queue.next(now: Self.t0) == .deliver(batch))
+        #expect(queue.bounced(relayID: "r-1", permanent: true, reason: "cancel/service-unavailable", now: Self.t0, sequence: 9)?.entries.isEmpty == true)
+        #expect(queue.bounced(relayID: "r-2", permanent: false, reason: "wait/resource-constraint", now: Self.t0, sequence: 10)?.entries.isEmpty == true)
+        let outcome = queue.finished(batch, results: [.delivered, .delivered, .delivered], now: Self.t0)
+        #expect(outcome.deadLetters.map(\.delivery.sequence) == [1])
+        #expect(outcome.delivered == 1)
+        #expect(queue.pending.map(\.delivery.sequence) == [2])
+        #expect(queue.pending.first?.attempts == 1)
+        #expect(queue.next(now: Self.t0) == .wait(until: Self.at(1)))
+    }
+
     @Test("capacity: rows and bytes; an empty queue takes anything")
     func capacity() {
         var queue = Queue(configuration: .init(maxRows: 2, maxBytes: 10_000))

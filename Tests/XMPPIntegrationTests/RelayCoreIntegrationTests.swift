@@ -216,4 +216,63 @@ struct RelayCoreIntegrationTests {
         await alice.stop()
         await bob.stop()
     }
+
+    @Test("a message to a JID that does not exist bounces into the dead letters; queue list, retry and drop act on it, with and without the daemon")
+    func bounceToDeadLetters() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("home"))
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+
+                [channels.ops]
+                format = "{body}"
+                members = [
+                  { local = "ops", direction = "in" },
+                  { account = "home", jid = "ghost@example.test", direction = "out" },
+                ]
+                """
+        )
+        let path = "\(server.directory)/ops.sock"
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitForSocket(path)
+        try await bridge.waitForSocket("\(server.directory)/bridge.control")
+        let client = try UnixLineClient(path: path)
+        try client.send(#"{"channel":"ops","body":"to nobody"}"#)
+        #expect(await bridge.waitForLog { $0.contains("delivery moved to dead letters") }, "stderr: \(bridge.run.errors)")
+
+        let list = try MirrorSupport.command(["queue", "list", "--json", "--config", config], in: server.directory)
+        #expect(list.status == 0, "stderr: \(list.errors)")
+        let entries = try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [[String: Any]] ?? []
+        #expect(entries.count == 1, "\(list.output)")
+        #expect(entries.first?["state"] as? String == "dead")
+        #expect(entries.first?["target"] as? String == "home:ghost@example.test")
+        #expect((entries.first?["reason"] as? String)?.contains("service-unavailable") == true, "\(list.output)")
+        let status = try MirrorSupport.command(["status", "--config", config], in: server.directory)
+        #expect(status.output.contains("home [xmpp]  connected  queued 0  dead 1"), "\(status.output)")
+
+        // Retried: it bounces again and is a dead letter again (its attempts go on).
+        let sequence = try #require(entries.first?["sequence"] as? Int)
+        let retry = try MirrorSupport.command(["queue", "retry", "\(sequence)", "--config", config], in: server.directory)
+        #expect(retry.output.contains("retrying 1"), "\(retry.output) \(retry.errors)")
+        let again = await bridge.waitForLog { _ in
+            bridge.logLines.filter { $0.contains("delivery moved to dead letters") }.count >= 2
+        }
+        #expect(again, "stderr: \(bridge.run.errors)")
+        client.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+
+        // Without a daemon the database answers, and drop forgets it.
+        let offline = try MirrorSupport.command(["queue", "list", "--config", config], in: server.directory)
+        #expect(offline.output.contains("dead  home:ghost@example.test"), "\(offline.output)")
+        let drop = try MirrorSupport.command(["queue", "drop", "--all-dead", "--config", config], in: server.directory)
+        #expect(drop.output.contains("dropped 1"), "\(drop.output) \(drop.errors)")
+        let empty = try MirrorSupport.command(["queue", "list", "--config", config], in: server.directory)
+        #expect(empty.output.contains("nothing queued, no dead letters"), "\(empty.output)")
+    }
 }

@@ -68,11 +68,11 @@ struct ControlResponse: Codable, Sendable {
 }
 
 extension ControlResponse.QueueEntry {
-    init(_ letter: DeadLetterRecord) {
+    init(_ item: QueueItemSummary) {
         self.init(
-            sequence: letter.sequence, state: "dead", transport: letter.targetTransport,
-            target: Endpoint(transport: letter.targetTransport, address: letter.targetAddress).description, channel: letter.channel,
-            attempts: letter.attempts, enqueuedAt: letter.enqueuedAt, reason: letter.reason, body: letter.body
+            sequence: item.delivery.sequence, state: item.state.rawValue, transport: item.delivery.target.transport,
+            target: item.delivery.target.description, channel: item.delivery.channel, attempts: item.attempts,
+            enqueuedAt: item.enqueuedAt, reason: item.reason, body: item.delivery.body
         )
     }
 }

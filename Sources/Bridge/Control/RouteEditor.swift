@@ -37,13 +37,9 @@ struct RouteEditor {
                 return Self.failure("no running bridge to reconnect")
             case .queueList:
                 var response = ControlResponse(ok: true)
-                let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }.map {
-                    ControlResponse.QueueEntry(
-                        sequence: $0.sequence ?? 0, state: "queued", transport: $0.targetTransport, target: $0.delivery.target.description,
-                        channel: $0.channel, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: $0.lastError, body: $0.body
-                    )
-                }
-                response.queue = queued + (try self.store.deadLetters(transport: request.transport).map(ControlResponse.QueueEntry.init))
+                let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }
+                let items = queued.map(QueueItemSummary.init) + (try self.store.deadLetters(transport: request.transport).map(QueueItemSummary.init))
+                response.queue = items.map(ControlResponse.QueueEntry.init)
                 return response
             case .queueRetry:
                 var response = ControlResponse(ok: true)

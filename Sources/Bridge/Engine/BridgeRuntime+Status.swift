@@ -9,7 +9,7 @@ extension BridgeRuntime {
         case .status:
             return ControlResponse(ok: true, transports: await self.status())
         case .roster:
-            guard let name = request.transport, let account = self.transport(named: name) as? XMPPTransport else {
+            guard let name = request.transport, let account = self.transport(named: name) as? any RosterKeeping else {
                 return RouteEditor.failure("no account '\(request.transport ?? "")' (known: \(self.currentConfiguration.accounts.keys.sorted().joined(separator: ", ")))")
             }
             var entries: [ControlResponse.RosterEntry] = []
@@ -27,7 +27,7 @@ extension BridgeRuntime {
         case .queueList:
             do {
                 var response = ControlResponse(ok: true)
-                response.queue = try await self.relay.queueEntries(transport: request.transport)
+                response.queue = try await self.relay.queueEntries(transport: request.transport).map(ControlResponse.QueueEntry.init)
                 return response
             } catch {
                 return RouteEditor.failure("\(error)")

@@ -72,6 +72,9 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     private(set) var isAvailable = false
     private var inFlight: [Int64] = []
     private var recent: [String: Item] = [:]
+    /// Bounces that arrived while their delivery was still in flight (a server answers an
+    /// error before the confirming round trip): applied when the batch's results come.
+    private var earlyBounces: [String: (permanent: Bool, reason: String)] = [:]
     private var recentOrder = CircularBuffer<String>()
 
     init(configuration: Configuration) {
@@ -133,7 +136,16 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         for (offset, delivery) in batch.enumerated() {
             guard let index = self.index(of: delivery.sequence) else { continue }  // dropped meanwhile
             self.items[index].inFlight = false
-            let result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
+            var result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
+            if case .delivered = result, let bounce = self.earlyBounces.removeValue(forKey: delivery.relayID) {
+                result = bounce.permanent ? .failed(bounce.reason) : .retryLater(bounce.reason)
+                if !bounce.permanent {
+                    // Charged even when not first: it was the target, not the link, that refused.
+                    outcome.retried += 1
+                    self.charge(at: index, reason: bounce.reason, now: now, into: &outcome)
+                    continue
+                }
+            }
             switch result {
             case .delivered:
                 self.remember(self.items[index])
@@ -151,6 +163,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
             }
         }
         self.inFlight.removeAll()
+        self.earlyBounces.removeAll()
         self.trimFront()
         return outcome
     }
@@ -159,6 +172,10 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     /// queues it again (as `sequence`) after a backoff, a permanent one makes it a dead
     /// letter. Nil when the relay id is not one of ours recently delivered.
     mutating func bounced(relayID: String, permanent: Bool, reason: String, now: Instant, sequence: Int64) -> Outcome? {
+        if self.items.contains(where: { $0.inFlight && $0.delivery.relayID == relayID }) {
+            self.earlyBounces[relayID] = (permanent, reason)
+            return Outcome()
+        }
         guard var item = self.recent.removeValue(forKey: relayID) else { return nil }
         item.done = false
         item.inFlight = false

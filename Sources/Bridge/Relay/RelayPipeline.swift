@@ -264,26 +264,18 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     // MARK: Operator actions (`xmpp-bridge queue`)
 
     /// Queued deliveries (from memory) and dead letters (from the database), by sequence.
-    func queueEntries(transport: String?) throws(StateStoreError) -> [ControlResponse.QueueEntry] {
-        var entries: [ControlResponse.QueueEntry] = []
+    func queueEntries(transport: String?) throws(StateStoreError) -> [QueueItemSummary] {
+        var entries: [QueueItemSummary] = []
         for (name, worker) in self.workers where transport == nil || transport == name {
             entries += worker.snapshot().pending.map {
-                ControlResponse.QueueEntry(
-                    sequence: $0.delivery.sequence, state: "queued", transport: name, target: $0.delivery.target.description,
-                    channel: $0.delivery.channel, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: $0.lastError, body: $0.delivery.body
-                )
+                QueueItemSummary(delivery: $0.delivery, state: .queued, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: $0.lastError)
             }
         }
         for (name, waiting) in self.parked where transport == nil || transport == name {
-            entries += waiting.map {
-                ControlResponse.QueueEntry(
-                    sequence: $0.delivery.sequence, state: "queued", transport: name, target: $0.delivery.target.description,
-                    channel: $0.delivery.channel, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: nil, body: $0.delivery.body
-                )
-            }
+            entries += waiting.map { QueueItemSummary(delivery: $0.delivery, state: .queued, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: nil) }
         }
-        entries += try self.store.deadLetters(transport: transport).map(ControlResponse.QueueEntry.init)
-        return entries.sorted { $0.sequence < $1.sequence }
+        entries += try self.store.deadLetters(transport: transport).map(QueueItemSummary.init)
+        return entries.sorted { $0.delivery.sequence < $1.delivery.sequence }
     }
 
     /// Dead letters queued anew (fresh sequences, attempts reset) and queued deliveries

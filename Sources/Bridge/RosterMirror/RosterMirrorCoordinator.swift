@@ -67,8 +67,8 @@ actor RosterMirrorCoordinator: TransportEventHandler {
     }
 
     private func reconcileOnce(_ mirror: RosterMirrorConfiguration) async {
-        guard let from = await self.transport(mirror.from) as? XMPPTransport,
-            let to = await self.transport(mirror.to) as? XMPPTransport
+        guard let from = await self.transport(mirror.from) as? any RosterKeeping,
+            let to = await self.transport(mirror.to) as? any RosterKeeping
         else { return }
         // A roster that was not fetched is unknown, not empty: reconciling against it would
         // remove every mirrored contact.
@@ -99,7 +99,7 @@ actor RosterMirrorCoordinator: TransportEventHandler {
     }
 
     /// Applies changes in order; false (snapshot not saved, retried next time) if one failed.
-    private func apply(_ changes: [RosterMirrorChange], on account: XMPPTransport, subscribe: Bool, mirror: String) async -> Bool {
+    private func apply(_ changes: [RosterMirrorChange], on account: any RosterKeeping, subscribe: Bool, mirror: String) async -> Bool {
         for change in changes {
             do {
                 switch change {

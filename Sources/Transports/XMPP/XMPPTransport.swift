@@ -7,7 +7,7 @@ import XMPP
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
 /// and count as delivered once a server round trip confirms the server took them.
-public final class XMPPTransport: Transport, PresencePublishing {
+public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     public let name: String
     private let session: XMPPSession<ContinuousClock>
     private let handler: any TransportEventHandler

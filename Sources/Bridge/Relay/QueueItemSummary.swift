@@ -1,0 +1,36 @@
+import Foundation
+import Transports
+
+/// One queued delivery or dead letter as the pipeline describes it to operators
+/// (`xmpp-bridge queue list`).
+struct QueueItemSummary: Sendable, Equatable {
+    enum State: String, Sendable {
+        case queued
+        case dead
+    }
+
+    var delivery: Delivery
+    var state: State
+    var attempts: Int
+    var enqueuedAt: Date
+    /// The last error of a queued delivery, the reason of a dead one.
+    var reason: String?
+
+    init(delivery: Delivery, state: State, attempts: Int, enqueuedAt: Date, reason: String?) {
+        self.delivery = delivery
+        self.state = state
+        self.attempts = attempts
+        self.enqueuedAt = enqueuedAt
+        self.reason = reason
+    }
+
+    init(_ letter: DeadLetterRecord) {
+        self.init(delivery: letter.delivery, state: .dead, attempts: letter.attempts, enqueuedAt: letter.enqueuedAt, reason: letter.reason)
+    }
+
+    init(_ record: QueuedDeliveryRecord) {
+        var delivery = record.delivery
+        delivery.sequence = record.sequence ?? 0
+        self.init(delivery: delivery, state: .queued, attempts: record.attempts, enqueuedAt: record.enqueuedAt, reason: record.lastError)
+    }
+}
