@@ -53,7 +53,7 @@ struct BridgeProcess {
             configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
             transport: lookup, logger: logger
         )
-        let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, logger: logger)
+        let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, clock: ContinuousClock(), logger: logger)
         await pipeline.observe(with: presence)
         await pipeline.observe(with: mirrors)
         await runtime.attach(presence: presence, mirrors: mirrors)

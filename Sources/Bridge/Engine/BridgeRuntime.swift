@@ -144,14 +144,14 @@ actor BridgeRuntime {
 
     /// Coordinators told about reloads and route changes.
     private var presence: PresenceCoordinator?
-    private var mirrors: RosterMirrorCoordinator?
+    private var mirrors: RosterMirrorCoordinator<ContinuousClock>?
 
-    func attach(presence: PresenceCoordinator, mirrors: RosterMirrorCoordinator) {
+    func attach(presence: PresenceCoordinator, mirrors: RosterMirrorCoordinator<ContinuousClock>) {
         self.presence = presence
         self.mirrors = mirrors
     }
 
-    var rosterMirrors: RosterMirrorCoordinator? { self.mirrors }
+    var rosterMirrors: RosterMirrorCoordinator<ContinuousClock>? { self.mirrors }
 
     var storeForStatus: StateStore { self.store }
 

@@ -6,28 +6,44 @@ import XMPP
 /// connect, or pushed), runs ``RosterMirrorReconciler`` against the stored snapshot, applies
 /// the changes on the target account, and stores the new snapshot once they are confirmed.
 /// Two-way mirrors run both directions, each excluding what the other owns (no ping-pong).
-actor RosterMirrorCoordinator: TransportEventHandler {
+/// A refused change is retried on one ``RosterMirrorRetrySchedule`` (backoff, cap, one
+/// timer on the injected clock), never by a task per failure.
+actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var mirrors: [RosterMirrorConfiguration]
     private let store: StateStore
     private let transport: @Sendable (String) async -> (any Transport)?
+    private let clock: C
     private let logger: Logger
     private var online: Set<String> = []
     private var running: Set<String> = []
     private var dirty: Set<String> = []
+    private var retries: RosterMirrorRetrySchedule<C.Instant>
+    private var timer: Task<Void, Never>?
     /// Roster sets and removals issued so far (reported by `status`; tests count them).
     private(set) var changesApplied = 0
 
-    init(mirrors: [RosterMirrorConfiguration], store: StateStore, transport: @escaping @Sendable (String) async -> (any Transport)?, logger: Logger) {
+    init(
+        mirrors: [RosterMirrorConfiguration], store: StateStore, transport: @escaping @Sendable (String) async -> (any Transport)?,
+        clock: C, retry: RosterMirrorRetrySchedule<C.Instant>.Configuration = .init(), logger: Logger
+    ) {
         self.mirrors = mirrors
         self.store = store
         self.transport = transport
+        self.clock = clock
+        self.retries = RosterMirrorRetrySchedule(configuration: retry)
         self.logger = logger
     }
 
+    /// A reload: pending retries are dropped (every mirror is reconciled now anyway).
     func update(mirrors: [RosterMirrorConfiguration]) async {
         self.mirrors = mirrors
+        self.retries.reset()
+        self.armTimer()
         for mirror in mirrors { await self.reconcile(mirror) }
     }
+
+    /// Mirrors waiting for a retry (tests, `status`).
+    var pendingRetries: Int { self.retries.pendingCount }
 
     nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.process(event, from: transport)
@@ -60,19 +76,48 @@ actor RosterMirrorCoordinator: TransportEventHandler {
             return
         }
         defer { self.running.remove(mirror.id) }
+        var succeeded = true
         repeat {
             self.dirty.remove(mirror.id)
-            await self.reconcileOnce(mirror)
+            succeeded = await self.reconcileOnce(mirror)
         } while self.dirty.contains(mirror.id)
+        if succeeded {
+            self.retries.succeeded(mirror.id)
+        } else {
+            let at = self.retries.failed(mirror.id, now: self.clock.now)
+            self.logger.warning("roster mirror will retry", metadata: ["mirror": "\(mirror.id)", "in": "\(self.clock.now.duration(to: at))"])
+        }
+        self.armTimer()
     }
 
-    private func reconcileOnce(_ mirror: RosterMirrorConfiguration) async {
+    /// One timer, for the earliest pending retry.
+    private func armTimer() {
+        self.timer?.cancel()
+        self.timer = nil
+        guard let deadline = self.retries.nextDeadline else { return }
+        let clock = self.clock
+        self.timer = Task {
+            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
+            await self.retryDue()
+        }
+    }
+
+    private func retryDue() async {
+        let due = Set(self.retries.due(now: self.clock.now))
+        for mirror in self.mirrors where due.contains(mirror.id) {
+            await self.reconcile(mirror)
+        }
+        self.armTimer()
+    }
+
+    /// False when a change was refused (the snapshot is not saved; retried later).
+    private func reconcileOnce(_ mirror: RosterMirrorConfiguration) async -> Bool {
         guard let from = await self.transport(mirror.from) as? any RosterKeeping,
             let to = await self.transport(mirror.to) as? any RosterKeeping
-        else { return }
+        else { return true }
         // A roster that was not fetched is unknown, not empty: reconciling against it would
         // remove every mirrored contact.
-        guard await from.rosterReady(), await to.rosterReady() else { return }
+        guard await from.rosterReady(), await to.rosterReady() else { return true }
         let forwardID = mirror.id
         let backwardID = "\(mirror.to)->\(mirror.from)"
         do {
@@ -83,18 +128,20 @@ actor RosterMirrorCoordinator: TransportEventHandler {
                 source: await from.rosterItems(), target: target, snapshot: forward, groups: mirror.groups,
                 excluding: mirror.twoWay ? backward.ownedJIDs : []
             )
-            guard await self.apply(changes, on: to, subscribe: mirror.subscribe, mirror: forwardID) else { return }
+            guard await self.apply(changes, on: to, subscribe: mirror.subscribe, mirror: forwardID) else { return false }
             try self.store.saveRosterMirrorSnapshot(newForward, id: forwardID)
-            guard mirror.twoWay else { return }
+            guard mirror.twoWay else { return true }
             target = Self.applying(changes, to: target)
             let (reverse, newBackward) = RosterMirrorReconciler.reconcile(
                 source: target, target: await from.rosterItems(), snapshot: backward, groups: mirror.groups,
                 excluding: newForward.ownedJIDs
             )
-            guard await self.apply(reverse, on: from, subscribe: mirror.subscribe, mirror: backwardID) else { return }
+            guard await self.apply(reverse, on: from, subscribe: mirror.subscribe, mirror: backwardID) else { return false }
             try self.store.saveRosterMirrorSnapshot(newBackward, id: backwardID)
+            return true
         } catch {
             self.logger.error("roster mirror failed", metadata: ["mirror": "\(forwardID)", "error": "\(error)"])
+            return false
         }
     }
 
@@ -112,19 +159,11 @@ actor RosterMirrorCoordinator: TransportEventHandler {
                 }
                 self.changesApplied += 1
             } catch {
-                self.logger.warning("roster change refused; retrying in 30 s", metadata: ["mirror": "\(mirror)", "error": "\(error)"])
-                self.scheduleRetry()
+                self.logger.warning("roster change refused", metadata: ["mirror": "\(mirror)", "error": "\(error)"])
                 return false
             }
         }
         return true
-    }
-
-    private func scheduleRetry() {
-        Task {
-            try? await Task.sleep(for: .seconds(30))
-            for mirror in self.mirrors { await self.reconcile(mirror) }
-        }
     }
 
     /// What `roster` looks like once `changes` are applied (pushes may not have arrived yet).
