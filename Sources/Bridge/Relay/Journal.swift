@@ -19,9 +19,11 @@ import Transports
 /// cooperative pool or an event loop. Sequences are assigned here, in memory, so callers
 /// never read back what they wrote.
 final class Journal: Sendable {
+    typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+
     private struct Pending {
         var entries: [JournalEntry] = []
-        var waiters: [CheckedContinuation<Void, any Error>] = []
+        var waiters: [Completion] = []
         var flushing = false
         var nextSequence: Int64
         var commits = 0
@@ -59,14 +61,23 @@ final class Journal: Sendable {
     /// Writes `entries` in the next group commit and returns once it is committed.
     func commit(_ entries: [JournalEntry]) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let start = self.pending.withLockedValue { pending -> Bool in
-                pending.entries += entries
-                pending.waiters.append(continuation)
-                return Self.claimFlush(&pending)
-            }
-            if start { self.startFlushing() }
+            self.append(entries) { continuation.resume(with: $0) }
         }
     }
+
+    /// Writes `entries` in the next group commit; `completion` runs on the journal's thread
+    /// once that commit is done (or failed), in the order entries were appended.
+    func append(_ entries: [JournalEntry], completion: @escaping Completion) {
+        let start = self.pending.withLockedValue { pending -> Bool in
+            pending.entries += entries
+            pending.waiters.append(completion)
+            return Self.claimFlush(&pending)
+        }
+        if start { self.startFlushing() }
+    }
+
+    /// Entries handed over and not yet committed (for intake backpressure).
+    var backlog: Int { self.pending.withLockedValue { $0.entries.count } }
 
     /// Writes `entries` in the next group commit without waiting for it.
     func record(_ entries: [JournalEntry]) {
@@ -105,7 +116,7 @@ final class Journal: Sendable {
     /// Writes groups until nothing is pending.
     private func flush() {
         while true {
-            let (entries, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], [CheckedContinuation<Void, any Error>]) in
+            let (entries, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], [Completion]) in
                 defer {
                     pending.entries.removeAll(keepingCapacity: true)
                     pending.waiters.removeAll(keepingCapacity: true)
@@ -124,14 +135,13 @@ final class Journal: Sendable {
                     failure = error
                 }
             }
-            for waiter in waiters {
-                if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
-            }
+            let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
+            for waiter in waiters { waiter(result) }
         }
     }
 
     private func failAll(_ error: any Error) {
-        let waiters = self.pending.withLockedValue { pending -> [CheckedContinuation<Void, any Error>] in
+        let waiters = self.pending.withLockedValue { pending -> [Completion] in
             defer {
                 pending.waiters.removeAll()
                 pending.entries.removeAll()
@@ -139,7 +149,7 @@ final class Journal: Sendable {
             }
             return pending.waiters
         }
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in waiters { waiter(.failure(error)) }
     }
 
     /// One transaction's statements, prepared once per connection and reused.

@@ -209,22 +209,56 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
                 await worker.waitForRoom()
             }
         }
-        // 6. Journal: durable before anything else sees it.
+        // 6. Journal: durable before anything else sees it. The commit's completion runs on
+        //    the journal's thread and hands the deliveries to the workers there (7), in
+        //    commit order.
         guard let sequences = self.journal.assignSequences(deliveries.count) else { return .accepted }
         let now = Date()
         for (offset, sequence) in sequences.enumerated() {
             deliveries[offset].sequence = sequence
             self.recentRelayIDs.insert(deliveries[offset].relayID)
         }
+        let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
+        let targets = self.targets(for: entries)
+        let logger = self.logger
+        guard message.awaitsCommit else {
+            // Bound what is handed over but not yet committed.
+            while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
+            self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) }) { result in
+                if case .failure(let error) = result {
+                    // Still delivered from memory: better late durability than a lost message.
+                    logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
+                }
+                for (worker, group) in targets { worker.append(group) }
+            }
+            return .accepted
+        }
         do {
-            try await self.journal.commit(deliveries.map { .enqueue($0, enqueuedAt: now, attempts: 0) })
+            try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) })
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             return .dropped("state database error")
         }
         // 7. Queue.
-        self.enqueue(deliveries.map { ($0, now, 0) })
+        for (worker, group) in targets { worker.append(group) }
         return .accepted
+    }
+
+    /// Deliveries whose commit is not yet done, at most, before intake waits for the journal.
+    static var maximumBacklog: Int { 10_000 }
+
+    /// The running workers for `entries`, each with its part; parts for transports that are
+    /// not running are parked now.
+    private func targets(for entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) -> [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] {
+        var targets: [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] = []
+        for (transport, group) in Dictionary(grouping: entries, by: \.delivery.target.transport) {
+            if let worker = self.workers[transport] {
+                targets.append((worker, group))
+            } else {
+                self.parked[transport, default: []] += group
+            }
+        }
+        return targets
     }
 
     private func enqueue(_ entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) {

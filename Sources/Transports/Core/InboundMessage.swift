@@ -19,11 +19,16 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// The source transport wants the channel's traffic back too (a socket's other
     /// clients); it skips the sending client itself.
     public var deliverToSourceTransport: Bool
+    /// The source answers its sender only after the durable commit (socket replies, the next
+    /// stdin or FIFO line), so the bridge returns from `handle` only then. A source with no
+    /// one to answer (XMPP without stream management) sets false: the message is committed
+    /// in the next group while the source reads on.
+    public var awaitsCommit: Bool
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: Channel.DeliveryType? = nil,
-        deliverToSourceTransport: Bool = false
+        deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true
     ) {
         self.source = source
         self.sender = sender
@@ -35,5 +40,6 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.channel = channel
         self.requestedType = requestedType
         self.deliverToSourceTransport = deliverToSourceTransport
+        self.awaitsCommit = awaitsCommit
     }
 }

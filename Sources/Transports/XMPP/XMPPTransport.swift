@@ -281,7 +281,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             id: id,
             body: message.body,
             subject: message.subject,
-            relayedBy: RelayMarker.relayedBy(message)
+            relayedBy: RelayMarker.relayedBy(message),
+            // Nobody to answer yet (no stream management): read on while it is committed.
+            awaitsCommit: false
         )
     }
 }
