@@ -362,16 +362,16 @@ struct BridgeConfigurationTests {
         // Sorted by name, not in file order: TOMLKit's tables do not keep it.
         #expect(
             configuration.channels == [
-                Channel(
+                RelayChannel(
                     name: "alpha",
                     members: [
                         ChannelMember(endpoint: Endpoint(transport: "home", address: "bob@home.example"), direction: .inout),
                         ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@work.example"), direction: .inout),
                         ChannelMember(endpoint: Endpoint(transport: "console"), direction: .inout),
                     ],
-                    format: Channel.defaultFormat, deliveryType: .chat
+                    format: RelayChannel.defaultFormat, deliveryType: .chat
                 ),
-                Channel(
+                RelayChannel(
                     name: "zeta",
                     members: [
                         ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@work.example"), direction: .out),

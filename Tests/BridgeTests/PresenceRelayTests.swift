@@ -36,7 +36,7 @@ struct PresenceRelayTests {
 
     /// A relay over `channels`, all with presence on unless `presenceChannels` says otherwise.
     static func relay(
-        _ channels: [Channel], presenceChannels: Set<String>? = nil, mirrors: [(from: String, to: String)] = [],
+        _ channels: [RelayChannel], presenceChannels: Set<String>? = nil, mirrors: [(from: String, to: String)] = [],
         interval: Duration = .seconds(10), ownJIDs: Set<String> = []
     ) -> Relay {
         Relay(
@@ -46,13 +46,13 @@ struct PresenceRelayTests {
     }
 
     /// The 1:1 link `[work:alice, home:bob]`.
-    static let link = Channel(name: "link", members: [member(alice), member(bob)])
+    static let link = RelayChannel(name: "link", members: [member(alice), member(bob)])
 
     // MARK: - Aggregation
 
     @Test("the most available wins for every pair; status as is for one, listed for several", arguments: Availability.allCases, Availability.allCases)
     func aggregationOfEveryPair(_ first: Availability, _ second: Availability) {
-        let group = Channel(name: "group", members: [Self.member(Self.alice), Self.member(Self.carol), Self.member(Self.bob)])
+        let group = RelayChannel(name: "group", members: [Self.member(Self.alice), Self.member(Self.carol), Self.member(Self.bob)])
         var relay = Self.relay([group], interval: .zero)
         _ = relay.contactChanged(Self.alice, nick: "alice", state: Self.state(first), now: Self.at(0))
         _ = relay.contactChanged(Self.carol, nick: "carol", state: Self.state(second), now: Self.at(0))
@@ -117,7 +117,7 @@ struct PresenceRelayTests {
 
     @Test("a contact in a channel with two other accounts feeds both")
     func feedsEveryOtherAccount() {
-        let group = Channel(name: "group", members: [Self.member(Self.alice), Self.member(Self.bob), Self.member(Self.carol)])
+        let group = RelayChannel(name: "group", members: [Self.member(Self.alice), Self.member(Self.bob), Self.member(Self.carol)])
         var relay = Self.relay([group])
         #expect(relay.contactChanged(Self.alice, nick: "alice", state: Self.state(.available), now: Self.at(0)) == [
             .publish(account: "home", Self.state(.available)), .publish(account: "play", Self.state(.available)),
@@ -126,7 +126,7 @@ struct PresenceRelayTests {
 
     @Test("a channel with presence off feeds nothing and tells no local transport")
     func presenceOffFeedsNothing() {
-        let channel = Channel(name: "quiet", members: [Self.member(Self.alice), Self.member(Self.bob), Self.local("stdout", .out)])
+        let channel = RelayChannel(name: "quiet", members: [Self.member(Self.alice), Self.member(Self.bob), Self.local("stdout", .out)])
         var relay = Self.relay([channel], presenceChannels: [])
         #expect(relay.contactChanged(Self.alice, nick: "alice", state: Self.state(.available), now: Self.at(0)) == [])
         #expect(relay.accountOnline(account: "home", now: Self.at(1)) == [])
@@ -136,9 +136,9 @@ struct PresenceRelayTests {
     func directionsAndOwnTransport() {
         let sameAccount = Endpoint(transport: "work", address: "dave@work.example")
         let channels = [
-            Channel(name: "listen", members: [Self.member(Self.alice, .out), Self.member(Self.bob)]),
-            Channel(name: "shout", members: [Self.member(Self.carol), Self.member(Self.bob, .in)]),
-            Channel(name: "inside", members: [Self.member(Self.alice), Self.member(sameAccount)]),
+            RelayChannel(name: "listen", members: [Self.member(Self.alice, .out), Self.member(Self.bob)]),
+            RelayChannel(name: "shout", members: [Self.member(Self.carol), Self.member(Self.bob, .in)]),
+            RelayChannel(name: "inside", members: [Self.member(Self.alice), Self.member(sameAccount)]),
         ]
         var relay = Self.relay(channels)
         #expect(relay.contactChanged(Self.alice, nick: "alice", state: Self.state(.available), now: Self.at(0)) == [])
@@ -154,7 +154,7 @@ struct PresenceRelayTests {
     @Test("the bridge's own accounts are never relayed as contacts")
     func ownAccountsAreNotContacts() {
         let homeSeenFromWork = Endpoint(transport: "work", address: "relay@home.example")
-        let channel = Channel(name: "loop", members: [Self.member(homeSeenFromWork), Self.member(Self.bob)])
+        let channel = RelayChannel(name: "loop", members: [Self.member(homeSeenFromWork), Self.member(Self.bob)])
         var relay = Self.relay([channel], ownJIDs: ["Relay@home.example"])
         #expect(relay.contactChanged(homeSeenFromWork, nick: "home", state: Self.state(.away), now: Self.at(0)) == [])
         #expect(relay.contactChanged(Self.bob, nick: "bob", state: Self.state(.away), now: Self.at(0)) == [.publish(account: "work", Self.state(.away))])
@@ -236,7 +236,7 @@ struct PresenceRelayTests {
 
     @Test("accountOffline: what the account saw counts as unavailable")
     func accountOfflineForgetsContacts() {
-        let channel = Channel(name: "link", members: [Self.member(Self.alice), Self.member(Self.bob), Self.local("socket", .out)])
+        let channel = RelayChannel(name: "link", members: [Self.member(Self.alice), Self.member(Self.bob), Self.local("socket", .out)])
         var relay = Self.relay([channel], interval: .seconds(10))
         _ = relay.contactChanged(Self.alice, nick: "alice", state: Self.state(.away), now: Self.at(0))
         #expect(relay.accountOffline(account: "work", now: Self.at(20)) == [
@@ -270,11 +270,11 @@ struct PresenceRelayTests {
 
     @Test("local transports receiving in a presence channel get each actual change, uncoalesced")
     func localEventsOnlyOnChange() {
-        let channel = Channel(name: "link", members: [
+        let channel = RelayChannel(name: "link", members: [
             Self.member(Self.alice), Self.local("stdout", .out), Self.local("socket", .inout), Self.local("stdin", .in), Self.member(Self.bob),
             Self.local("stdout", .out),
         ])
-        let quiet = Channel(name: "quiet", members: [Self.member(Self.alice), Self.local("fifo", .out)])
+        let quiet = RelayChannel(name: "quiet", members: [Self.member(Self.alice), Self.local("fifo", .out)])
         var relay = Self.relay([channel, quiet], presenceChannels: ["link"], interval: .seconds(10))
         let away = Self.state(.away, "brb")
         #expect(relay.contactChanged(Self.alice, nick: "alice", state: away, now: Self.at(0)) == [
@@ -309,7 +309,7 @@ struct PresenceRelayTests {
         // Unchanged configuration: nothing to do.
         #expect(relay.update(channels: [Self.link], presenceChannels: ["link"], accounts: Self.accounts, mirrors: [], now: Self.at(2)) == [])
         // A third account joins: it is fed at once; `home` still publishes nothing new.
-        let group = Channel(name: "link", members: [Self.member(Self.alice), Self.member(Self.bob), Self.member(Self.carol)])
+        let group = RelayChannel(name: "link", members: [Self.member(Self.alice), Self.member(Self.bob), Self.member(Self.carol)])
         #expect(relay.update(channels: [group], presenceChannels: ["link"], accounts: Self.accounts, mirrors: [], now: Self.at(3)) == [
             .publish(account: "play", meeting),
         ])

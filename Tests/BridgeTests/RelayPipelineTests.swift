@@ -54,7 +54,7 @@ struct RelayPipelineTests {
     let work = FakeTransport(name: "work")
     let home = FakeTransport(name: "home")
 
-    static let channel = Channel(
+    static let channel = RelayChannel(
         name: "link",
         members: [
             ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@a.example"), direction: .inout),

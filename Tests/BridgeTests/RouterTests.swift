@@ -14,7 +14,7 @@ struct RouterTests {
 
     static func message(
         _ transport: String, _ address: String?, body: String? = "hello", nick: String = "Alice", subject: String? = nil,
-        relayedBy: String? = nil, channel: String? = nil, type: Channel.DeliveryType? = nil
+        relayedBy: String? = nil, channel: String? = nil, type: RelayChannel.DeliveryType? = nil
     ) -> InboundMessage {
         InboundMessage(
             source: Endpoint(transport: transport, address: address), sender: address.map { "\($0)/phone" } ?? transport,
@@ -52,7 +52,7 @@ struct RouterTests {
     func fanOut() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "team",
                     members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example"),
                         Self.member("home", "carol@b.example"), Self.member("ops", nil, .out)]
@@ -78,7 +78,7 @@ struct RouterTests {
     func directions() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "news",
                     members: [Self.member("work", "alice@a.example", .in), Self.member("work", "bob@a.example", .out),
                         Self.member("work", "carol@a.example", .inout)]
@@ -97,7 +97,7 @@ struct RouterTests {
     @Test("strangers are never relayed, not even a member's JID through another account")
     func unknownSender() {
         let router = Router(
-            channels: [Channel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")])],
+            channels: [RelayChannel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")])],
             ownJIDs: []
         )
         #expect(Self.route(router, Self.message("work", "mallory@evil.example")) == .drop(reason: .notAMember))
@@ -107,10 +107,10 @@ struct RouterTests {
 
     @Test("a channel with nobody else who may receive drops the message")
     func noReceivers() {
-        let alone = Router(channels: [Channel(name: "solo", members: [Self.member("work", "alice@a.example")])], ownJIDs: [])
+        let alone = Router(channels: [RelayChannel(name: "solo", members: [Self.member("work", "alice@a.example")])], ownJIDs: [])
         #expect(Self.route(alone, Self.message("work", "alice@a.example")) == .drop(reason: .noReceivers))
         let senders = Router(
-            channels: [Channel(name: "in", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example", .in)])],
+            channels: [RelayChannel(name: "in", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example", .in)])],
             ownJIDs: []
         )
         #expect(Self.route(senders, Self.message("work", "alice@a.example")) == .drop(reason: .noReceivers))
@@ -119,7 +119,7 @@ struct RouterTests {
     @Test("no body, an empty one or only whitespace is not relayed", arguments: [nil, "", " ", "\n\t  \r\n", "\u{00A0}\u{2003}"])
     func emptyBodies(body: String?) {
         let router = Router(
-            channels: [Channel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")])],
+            channels: [RelayChannel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")])],
             ownJIDs: []
         )
         #expect(Self.route(router, Self.message("work", "alice@a.example", body: body)) == .drop(reason: .noBody))
@@ -128,7 +128,7 @@ struct RouterTests {
     @Test("a body with text is relayed exactly as written, whitespace included")
     func bodyVerbatim() {
         let router = Router(
-            channels: [Channel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")], format: "{body}")],
+            channels: [RelayChannel(name: "team", members: [Self.member("work", "alice@a.example"), Self.member("work", "bob@a.example")], format: "{body}")],
             ownJIDs: []
         )
         let delivery = Self.deliveries(Self.route(router, Self.message("work", "alice@a.example", body: "  two\nlines ")))
@@ -153,8 +153,8 @@ struct RouterTests {
     func twoAccountLoop() {
         let router = Router(
             channels: [
-                Channel(name: "a", members: [Self.member("work", "alice@a.example"), Self.member("work", "bridge-home@b.example", .out)]),
-                Channel(name: "b", members: [Self.member("home", "bridge-work@a.example"), Self.member("home", "bob@b.example")]),
+                RelayChannel(name: "a", members: [Self.member("work", "alice@a.example"), Self.member("work", "bridge-home@b.example", .out)]),
+                RelayChannel(name: "b", members: [Self.member("home", "bridge-work@a.example"), Self.member("home", "bob@b.example")]),
             ],
             ownJIDs: ["bridge-work@a.example", "bridge-home@b.example"]
         )
@@ -182,7 +182,7 @@ struct RouterTests {
     @Test("a message relayed by another bridge is never relayed again, however many hops it took")
     func relayedByAnotherBridge() {
         let router = Router(
-            channels: [Channel(name: "chain", members: [Self.member("work", "gateway@x.example"), Self.member("work", "bob@a.example")])],
+            channels: [RelayChannel(name: "chain", members: [Self.member("work", "gateway@x.example"), Self.member("work", "bob@a.example")])],
             ownJIDs: ["bridge@a.example"]
         )
         #expect(Self.targets(Self.route(router, Self.message("work", "gateway@x.example"))) == ["chain → work:bob@a.example"])
@@ -201,7 +201,7 @@ struct RouterTests {
             let previous = names[(index + names.count - 1) % names.count]
             let router = Router(
                 channels: [
-                    Channel(
+                    RelayChannel(
                         name: "ring",
                         members: [Self.member("main", "user@\(name).example"), Self.member("main", "bridge@\(next).example"),
                             Self.member("main", "bridge@\(previous).example")]
@@ -236,7 +236,7 @@ struct RouterTests {
     func sameJIDTwoAccounts() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "both",
                     members: [Self.member("work", "carol@c.example"), Self.member("home", "Carol@C.example"),
                         Self.member("work", "alice@a.example"), Self.member("home", "dave@d.example")]
@@ -253,15 +253,15 @@ struct RouterTests {
     func oneDeliveryPerTarget() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "x",
                     members: [Self.member("work", "alice@a.example", .in), Self.member("ops", nil, .out), Self.member("work", "bob@a.example", .out)]
                 ),
-                Channel(
+                RelayChannel(
                     name: "y",
                     members: [Self.member("work", "alice@a.example", .in), Self.member("home", "carol@b.example", .out), Self.member("ops", nil, .out)]
                 ),
-                Channel(name: "z", members: [Self.member("work", "alice@a.example", .out), Self.member("work", "bob@a.example", .inout)]),
+                RelayChannel(name: "z", members: [Self.member("work", "alice@a.example", .out), Self.member("work", "bob@a.example", .inout)]),
             ],
             ownJIDs: []
         )
@@ -277,7 +277,7 @@ struct RouterTests {
     func localSender() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "alerts",
                     members: [Self.member("ops", nil, .in), Self.member("work", "alice@a.example", .out), Self.member("home", "bob@b.example", .out)],
                     format: "[{account}] {body}", deliveryType: .headline
@@ -295,7 +295,7 @@ struct RouterTests {
     func localReceivers() {
         let router = Router(
             channels: [
-                Channel(name: "mix", members: [Self.member("work", "alice@a.example"), Self.member("log", nil, .out), Self.member("ops", nil, .inout)])
+                RelayChannel(name: "mix", members: [Self.member("work", "alice@a.example"), Self.member("log", nil, .out), Self.member("ops", nil, .inout)])
             ],
             ownJIDs: []
         )
@@ -308,9 +308,9 @@ struct RouterTests {
     func namedChannel() {
         let router = Router(
             channels: [
-                Channel(name: "a", members: [Self.member("sock", nil), Self.member("work", "alice@a.example")]),
-                Channel(name: "b", members: [Self.member("sock", nil, .in), Self.member("work", "bob@a.example")]),
-                Channel(name: "c", members: [Self.member("sock", nil, .out), Self.member("work", "carol@a.example")]),
+                RelayChannel(name: "a", members: [Self.member("sock", nil), Self.member("work", "alice@a.example")]),
+                RelayChannel(name: "b", members: [Self.member("sock", nil, .in), Self.member("work", "bob@a.example")]),
+                RelayChannel(name: "c", members: [Self.member("sock", nil, .out), Self.member("work", "carol@a.example")]),
             ],
             ownJIDs: []
         )
@@ -324,7 +324,7 @@ struct RouterTests {
     @Test("a requested message type overrides the channel's")
     func requestedType() {
         let router = Router(
-            channels: [Channel(name: "a", members: [Self.member("sock", nil), Self.member("work", "alice@a.example")], deliveryType: .headline)],
+            channels: [RelayChannel(name: "a", members: [Self.member("sock", nil), Self.member("work", "alice@a.example")], deliveryType: .headline)],
             ownJIDs: []
         )
         #expect(Self.deliveries(Self.route(router, Self.message("sock", nil))).map(\.type) == [.headline])
@@ -338,7 +338,7 @@ struct RouterTests {
     func formatPlaceholders() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "fmt",
                     members: [Self.member("work", "alice@a.example"), Self.member("home", "bob@b.example")],
                     format: "{account}|{channel}|{nick}|{sender}|{body}|{unknown}|{}|{{nick}|{nick"
@@ -371,7 +371,7 @@ struct RouterTests {
     func caseInsensitive() {
         let router = Router(
             channels: [
-                Channel(
+                RelayChannel(
                     name: "team",
                     members: [Self.member("work", "alice@a.example"), Self.member("work", "Bob@B.Example"), Self.member("home", "ALICE@a.example")]
                 )

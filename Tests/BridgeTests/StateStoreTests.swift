@@ -138,8 +138,8 @@ struct StateStoreTests {
         let alice = ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@a.example"), direction: .inout)
         let stdin = ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in)
         let configured = [
-            Channel(name: "ops", members: [alice, stdin], format: "{nick}: {body}", deliveryType: .headline),
-            Channel(name: "quiet", members: [alice]),
+            RelayChannel(name: "ops", members: [alice, stdin], format: "{nick}: {body}", deliveryType: .headline),
+            RelayChannel(name: "quiet", members: [alice]),
         ]
         let bob = ChannelMember(endpoint: Endpoint(transport: "home", address: "bob@b.example"), direction: .out)
         let store = try StateStore.inMemory()
@@ -157,12 +157,12 @@ struct StateStoreTests {
         var merged = try store.applyRoutes(to: configured)
         #expect(
             merged == [
-                Channel(
+                RelayChannel(
                     name: "ops", members: [ChannelMember(endpoint: alice.endpoint, direction: .in), bob],
                     format: "{nick}: {body}", deliveryType: .headline
                 ),
-                Channel(name: "quiet", members: []),
-                Channel(name: "new", members: [bob], format: Channel.defaultFormat, deliveryType: .chat),
+                RelayChannel(name: "quiet", members: []),
+                RelayChannel(name: "new", members: [bob], format: RelayChannel.defaultFormat, deliveryType: .chat),
             ]
         )
 
@@ -174,7 +174,7 @@ struct StateStoreTests {
         try store.removeRoute(channel: "new", endpoint: bob.endpoint)
         try store.addRoute(channel: "new", member: ChannelMember(endpoint: bob.endpoint, direction: .inout))
         merged = try store.applyRoutes(to: configured)
-        #expect(merged[2] == Channel(name: "new", members: [ChannelMember(endpoint: bob.endpoint, direction: .inout)]))
+        #expect(merged[2] == RelayChannel(name: "new", members: [ChannelMember(endpoint: bob.endpoint, direction: .inout)]))
     }
 
     @Test("the merge is a pure function of the change list")
@@ -187,9 +187,9 @@ struct StateStoreTests {
         ]
         #expect(
             RouteChange.apply(changes, to: [])
-                == [Channel(name: "a", members: [ChannelMember(endpoint: stdin, direction: .inout)])]
+                == [RelayChannel(name: "a", members: [ChannelMember(endpoint: stdin, direction: .inout)])]
         )
-        #expect(RouteChange.apply(Array(changes.prefix(2)), to: []) == [Channel(name: "a", members: [])])
+        #expect(RouteChange.apply(Array(changes.prefix(2)), to: []) == [RelayChannel(name: "a", members: [])])
     }
 
     // MARK: - Relays

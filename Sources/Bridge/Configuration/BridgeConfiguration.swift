@@ -8,7 +8,7 @@ struct BridgeConfiguration: Sendable {
     var accounts: [String: AccountConfiguration]
     var locals: [String: LocalConfiguration]
     /// Sorted by name: TOMLKit keeps tables as sorted maps, so the file's order is not known.
-    var channels: [Channel]
+    var channels: [RelayChannel]
     /// Channels that relay presence (`presence = true`; default for 1:1 account links).
     var presenceChannels: Set<String> = []
     /// `[[presence_mirror]]`: account `to` follows the user's other clients on `from`.
@@ -66,10 +66,12 @@ struct BridgeSettings: Sendable, Equatable {
     /// A delivery batch not confirmed within this time counts as a failed attempt, and the
     /// connection is dropped and made anew.
     var deliveryTimeoutMilliseconds: Int = 30_000
+    /// Events an XMPP session holds for the bridge before it stops reading its socket.
+    var eventBuffer: Int = 256
 
     static let keys = [
         "state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
-        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms",
+        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer",
     ]
 }
 

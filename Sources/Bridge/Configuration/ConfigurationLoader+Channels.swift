@@ -19,7 +19,7 @@ extension ConfigurationLoader {
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
     /// One `[channels.NAME]` table, or nil when it has a problem.
-    mutating func channel(_ name: String, _ table: TOMLTable, references: inout MemberReferences) -> Channel? {
+    mutating func channel(_ name: String, _ table: TOMLTable, references: inout MemberReferences) -> RelayChannel? {
         let path = Self.path("channels", name)
         self.rejectUnknownKeys(in: table, at: path, allowed: Self.channelKeys)
         var valid = true
@@ -53,22 +53,22 @@ extension ConfigurationLoader {
             self.problem("\(path).members", "is missing", Self.membersExample)
             valid = false
         }
-        let format = self.string(table, "format", path) ?? Channel.defaultFormat
-        var deliveryType = Channel.DeliveryType.chat
+        let format = self.string(table, "format", path) ?? RelayChannel.defaultFormat
+        var deliveryType = RelayChannel.DeliveryType.chat
         if table["type"] != nil {
-            if let parsed: Channel.DeliveryType = self.choice(table, "type", path, what: "message type") {
+            if let parsed: RelayChannel.DeliveryType = self.choice(table, "type", path, what: "message type") {
                 deliveryType = parsed
             } else {
                 valid = false
             }
         }
         guard valid else { return nil }
-        return Channel(name: name, members: members, format: format, deliveryType: deliveryType)
+        return RelayChannel(name: name, members: members, format: format, deliveryType: deliveryType)
     }
 
     /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link
     /// (exactly two members, both accounts' contacts).
-    mutating func relaysPresence(_ channel: Channel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
+    mutating func relaysPresence(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
         if let explicit = self.flag(table, "presence", Self.path("channels", channel.name)) { return explicit }
         return channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) }
     }

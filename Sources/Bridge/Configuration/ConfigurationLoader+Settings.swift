@@ -52,6 +52,9 @@ extension ConfigurationLoader {
         if let value = self.integer(table, "delivery_timeout_ms", path, in: 100...3_600_000, hint: "milliseconds a delivery batch may take, e.g. 30000") {
             settings.deliveryTimeoutMilliseconds = value
         }
+        if let value = self.integer(table, "event_buffer", path, in: 1...1_000_000, hint: "events a session holds before it stops reading, e.g. 256") {
+            settings.eventBuffer = value
+        }
         return settings
     }
 

@@ -66,7 +66,7 @@ struct ConfigurationLoader {
         var references = MemberReferences(
             accountNames: Set(accountTables.map(\.name)), localNames: Set(localTables.map(\.name)), accounts: accounts, locals: locals
         )
-        var channels: [Channel] = []
+        var channels: [RelayChannel] = []
         let channelTables = self.namedTables(
             in: table, section: "channels", what: "channels", hint: "write [channels.NAME] with members = [ … ]"
         )

@@ -44,14 +44,15 @@ struct BridgeProcess {
             configuration: configuration, store: store,
             factory: TransportFactory(
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
-                deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds), logger: logger
+                deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
+                eventBuffer: configuration.settings.eventBuffer, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )
         let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
         let presence = PresenceCoordinator(
             configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
-            transport: lookup, logger: logger
+            transport: lookup, clock: ContinuousClock(), logger: logger
         )
         let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, clock: ContinuousClock(), logger: logger)
         await pipeline.observe(with: presence)

@@ -26,11 +26,11 @@ actor BridgeRuntime {
     }
 
     /// The routing table now: configured channels with runtime changes applied.
-    func channels() throws -> [Channel] {
+    func channels() throws -> [RelayChannel] {
         try self.store.applyRoutes(to: self.configuration.channels)
     }
 
-    static func router(channels: [Channel], configuration: BridgeConfiguration) -> Router {
+    static func router(channels: [RelayChannel], configuration: BridgeConfiguration) -> Router {
         Router(channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }))
     }
 
@@ -143,10 +143,10 @@ actor BridgeRuntime {
     }
 
     /// Coordinators told about reloads and route changes.
-    private var presence: PresenceCoordinator?
+    private var presence: PresenceCoordinator<ContinuousClock>?
     private var mirrors: RosterMirrorCoordinator<ContinuousClock>?
 
-    func attach(presence: PresenceCoordinator, mirrors: RosterMirrorCoordinator<ContinuousClock>) {
+    func attach(presence: PresenceCoordinator<ContinuousClock>, mirrors: RosterMirrorCoordinator<ContinuousClock>) {
         self.presence = presence
         self.mirrors = mirrors
     }

@@ -9,6 +9,8 @@ struct TransportFactory: Sendable {
     let bridgeID: String
     /// How long a delivery batch may take before the connection is dropped and made anew.
     var deliveryTimeout: Duration = .seconds(30)
+    /// Events a session holds for the bridge before it stops reading its socket.
+    var eventBuffer: Int = 256
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -22,7 +24,7 @@ struct TransportFactory: Sendable {
                 initialPresence: Presence(),
                 session: .init(subscriptionPolicy: account.subscriptionPolicy),
                 // The bridge reads every event: a slow journal pauses the socket, never drops.
-                maximumBufferedEvents: 256,
+                maximumBufferedEvents: self.eventBuffer,
                 waitsForEventConsumer: true
             ),
             password: password,

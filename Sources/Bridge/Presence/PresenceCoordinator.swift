@@ -4,9 +4,9 @@ import Transports
 /// Runs the ``PresenceRelay`` for the running bridge: feeds it the transports' presence
 /// events, publishes what it decides on the bridge's accounts, keeps its coalescing timers,
 /// and passes presence events to local transports (RFC 6121 §4; issue: presence relay).
-actor PresenceCoordinator: TransportEventHandler {
-    private var relay: PresenceRelay<ContinuousClock>
-    private let clock = ContinuousClock()
+actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
+    private var relay: PresenceRelay<C>
+    private let clock: C
     private var accounts: Set<String>
     private let transport: @Sendable (String) async -> (any Transport)?
     private let logger: Logger
@@ -16,7 +16,11 @@ actor PresenceCoordinator: TransportEventHandler {
     private var publishing: Set<String> = []
     private var waiting: [String: PresenceState] = [:]
 
-    init(configuration: BridgeConfiguration, channels: [Channel], transport: @escaping @Sendable (String) async -> (any Transport)?, logger: Logger) {
+    init(
+        configuration: BridgeConfiguration, channels: [RelayChannel], transport: @escaping @Sendable (String) async -> (any Transport)?, clock: C,
+        logger: Logger
+    ) {
+        self.clock = clock
         let accounts = Set(configuration.accounts.keys)
         self.accounts = accounts
         self.relay = PresenceRelay(
@@ -55,7 +59,7 @@ actor PresenceCoordinator: TransportEventHandler {
     }
 
     /// Applies a reloaded configuration or changed routes.
-    func update(configuration: BridgeConfiguration, channels: [Channel]) async {
+    func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
         self.accounts = Set(configuration.accounts.keys)
         let actions = self.relay.update(
             channels: channels, presenceChannels: configuration.presenceChannels, accounts: self.accounts,
@@ -86,7 +90,7 @@ actor PresenceCoordinator: TransportEventHandler {
         await self.run(self.relay.timerFired(account: account, now: self.clock.now))
     }
 
-    private func run(_ actions: [PresenceRelay<ContinuousClock>.Action]) async {
+    private func run(_ actions: [PresenceRelay<C>.Action]) async {
         for action in actions {
             switch action {
             case .publish(let account, let state):

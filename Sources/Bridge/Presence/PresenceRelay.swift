@@ -78,7 +78,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     ///     account `from`.
     ///   - ownJIDs: bare JIDs of the bridge's own accounts, never relayed as contacts.
     init(
-        channels: [Channel], presenceChannels: Set<String>, accounts: Set<String>,
+        channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], interval: Duration, ownJIDs: Set<String> = []
     ) {
         self.interval = interval
@@ -185,7 +185,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     ///
     /// - Parameter ownJIDs: nil keeps the current ones.
     mutating func update(
-        channels: [Channel], presenceChannels: Set<String>, accounts: Set<String>,
+        channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], ownJIDs: Set<String>? = nil, now: C.Instant
     ) -> [Action] {
         self.topology = PresenceTopology(

@@ -46,7 +46,7 @@ struct PresenceTopology: Hashable, Sendable {
     let localTargets: [Endpoint: [LocalTarget]]
 
     init(
-        channels: [Channel], presenceChannels: Set<String>, accounts: Set<String>,
+        channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], ownJIDs: Set<String> = []
     ) {
         var mirrorSource: [String: String] = [:]

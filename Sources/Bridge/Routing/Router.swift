@@ -26,7 +26,7 @@ struct Router: Sendable {
     }
 
     /// The channels in configuration order, member addresses lower-cased.
-    let channels: [Channel]
+    let channels: [RelayChannel]
     /// Each channel's parsed `format`, by the same index.
     let formats: [RelayFormat]
     /// Lower-cased bare JIDs of this bridge's own XMPP accounts.
@@ -34,7 +34,7 @@ struct Router: Sendable {
     /// (transport, lower-cased address) → every membership of that endpoint, in channel order.
     let memberships: [Endpoint: [Membership]]
 
-    init(channels: [Channel], ownJIDs: Set<String>) {
+    init(channels: [RelayChannel], ownJIDs: Set<String>) {
         let channels = channels.map { channel in
             var channel = channel
             channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction) }

@@ -16,7 +16,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
     var originalBody: String
     var nick: String
     var subject: String?
-    var type: Channel.DeliveryType
+    var type: RelayChannel.DeliveryType
     var sourceTransport: String
     var sourceAddress: String?
     var sourceID: String

@@ -19,7 +19,7 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
     var originalBody: String
     var nick: String
     var subject: String?
-    var type: Channel.DeliveryType
+    var type: RelayChannel.DeliveryType
     var sourceTransport: String
     var sourceAddress: String?
     var sourceID: String

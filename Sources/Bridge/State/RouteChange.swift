@@ -31,10 +31,10 @@ struct RouteChange: Hashable, Sendable {
     ///
     /// - An added endpoint joins its channel; if it is already a member, its direction is
     ///   replaced. A channel the configuration does not know is created, with
-    ///   `Channel.defaultFormat` and `chat` delivery, after the configured ones.
+    ///   `RelayChannel.defaultFormat` and `chat` delivery, after the configured ones.
     /// - A removed endpoint is taken out of its channel. The channel stays, even if empty;
     ///   a removal from an unknown channel changes nothing.
-    static func apply(_ changes: [RouteChange], to channels: [Channel]) -> [Channel] {
+    static func apply(_ changes: [RouteChange], to channels: [RelayChannel]) -> [RelayChannel] {
         var result = channels
         for change in changes {
             let index = result.firstIndex { $0.name == change.channel }
@@ -42,7 +42,7 @@ struct RouteChange: Hashable, Sendable {
             case .add(let direction):
                 let member = ChannelMember(endpoint: change.endpoint, direction: direction)
                 guard let index else {
-                    result.append(Channel(name: change.channel, members: [member]))
+                    result.append(RelayChannel(name: change.channel, members: [member]))
                     continue
                 }
                 if let existing = result[index].members.firstIndex(where: { $0.endpoint == change.endpoint }) {

@@ -28,7 +28,7 @@ extension StateStore {
 
     /// The routing table in effect: the stored changes applied over `channels` (see
     /// `RouteChange.apply(_:to:)`).
-    func applyRoutes(to channels: [Channel]) throws(StateStoreError) -> [Channel] {
+    func applyRoutes(to channels: [RelayChannel]) throws(StateStoreError) -> [RelayChannel] {
         RouteChange.apply(try self.routes(), to: channels)
     }
 

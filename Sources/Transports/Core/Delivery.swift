@@ -12,7 +12,7 @@ public struct Delivery: Hashable, Sendable, Codable {
     public var originalBody: String
     public var nick: String
     public var subject: String?
-    public var type: Channel.DeliveryType
+    public var type: RelayChannel.DeliveryType
     /// The source endpoint and stanza id, for the id map (receipts, corrections later).
     public var source: Endpoint
     public var sourceID: String
@@ -21,7 +21,7 @@ public struct Delivery: Hashable, Sendable, Codable {
 
     public init(
         sequence: Int64 = 0, channel: String, target: Endpoint, body: String, originalBody: String, nick: String,
-        subject: String? = nil, type: Channel.DeliveryType, source: Endpoint, sourceID: String, relayID: String
+        subject: String? = nil, type: RelayChannel.DeliveryType, source: Endpoint, sourceID: String, relayID: String
     ) {
         self.sequence = sequence
         self.channel = channel

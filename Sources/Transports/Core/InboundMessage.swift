@@ -15,7 +15,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// Local input may name its channel explicitly (socket JSON lines).
     public var channel: String?
     /// Local input may ask for a message type (socket JSON lines).
-    public var requestedType: Channel.DeliveryType?
+    public var requestedType: RelayChannel.DeliveryType?
     /// The source transport wants the channel's traffic back too (a socket's other
     /// clients); it skips the sending client itself.
     public var deliverToSourceTransport: Bool
@@ -27,7 +27,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
-        relayedBy: String? = nil, channel: String? = nil, requestedType: Channel.DeliveryType? = nil,
+        relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
         deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true
     ) {
         self.source = source

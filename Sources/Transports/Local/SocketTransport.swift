@@ -181,16 +181,16 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         }
         guard let body = request.body else { return Self.error("missing body") }
         if let channel = request.channel, !known.contains(channel) { return Self.error("unknown channel '\(channel)'") }
-        var type: Channel.DeliveryType?
+        var type: RelayChannel.DeliveryType?
         if let requested = request.type {
-            guard let parsed = Channel.DeliveryType(rawValue: requested) else { return Self.error("unknown type '\(requested)'") }
+            guard let parsed = RelayChannel.DeliveryType(rawValue: requested) else { return Self.error("unknown type '\(requested)'") }
             type = parsed
         }
         return await self.submit(body: body, channel: request.channel, type: type, subject: request.subject, id: messageID, ack: request.ack == true)
     }
 
     /// Hands a message to the bridge; the answer comes after the bridge's durable commit.
-    private func submit(body: String, channel: String?, type: Channel.DeliveryType?, subject: String?, id: String, ack: Bool = false) async -> String? {
+    private func submit(body: String, channel: String?, type: RelayChannel.DeliveryType?, subject: String?, id: String, ack: Bool = false) async -> String? {
         let message = InboundMessage(
             source: Endpoint(transport: self.name), sender: self.options.nick, nick: self.options.nick, id: id,
             body: body, subject: subject, channel: channel, requestedType: type, deliverToSourceTransport: true

@@ -1,6 +1,7 @@
-/// A named set of endpoints joined by the bridge: a message from a member that may send
+/// A named set of endpoints joined by the bridge (a channel of `bridge.toml`; named so
+/// it cannot be taken for NIOCore's `Channel`): a message from a member that may send
 /// goes to every other member that may receive.
-public struct Channel: Hashable, Sendable, Codable {
+public struct RelayChannel: Hashable, Sendable, Codable {
     /// How relayed messages are delivered to XMPP members (RFC 6121 §5.2.2): `headline`
     /// is what phones show as a notification.
     public enum DeliveryType: String, Hashable, Sendable, Codable, CaseIterable {
@@ -18,7 +19,7 @@ public struct Channel: Hashable, Sendable, Codable {
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 
-    public init(name: String, members: [ChannelMember], format: String = Channel.defaultFormat, deliveryType: DeliveryType = .chat) {
+    public init(name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat) {
         self.name = name
         self.members = members
         self.format = format
