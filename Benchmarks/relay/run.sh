@@ -17,6 +17,7 @@
 #   RELAY_BENCH_KEEP=1 keep the temporary folder (logs, configs, results.jsonl)
 #   RELAY_BENCH_PERF=F record the bridge (durable, mam off, throughput run) with
 #                      `perf record -g` and write `perf report` to F
+#   RELAY_BENCH_PERF_MODE=latency  record a paced run instead of a throughput run
 #   RELAY_BENCH_REPEAT throughput runs per path (default 3; the report shows the median and range)
 #   RELAY_BENCH_ONLY   space-separated subset of paths, e.g. "direct bridge"
 #   RELAY_BENCH_MAM    space-separated subset of "off on"
@@ -169,12 +170,12 @@ run_bridge() {  # LABEL STATE
     perf record -g -F 999 -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
     PERF_PID=$!
     sleep 0.5
-    load "$label-perf" throughput "relay@$XMPP_DOMAIN"
+    load "$label-perf" "${RELAY_BENCH_PERF_MODE:-throughput}" "relay@$XMPP_DOMAIN"
     kill -INT "$PERF_PID" 2>/dev/null || true
     wait "$PERF_PID" 2>/dev/null || true
     PERF_PID=
     {
-      echo "# xmpp-bridge, throughput run: inclusive time per function (perf report --children)"
+      echo "# xmpp-bridge, ${RELAY_BENCH_PERF_MODE:-throughput} run: inclusive time per function (perf report --children)"
       perf report -i "$WORK/perf.data" --stdio --children --sort sym -g none --percent-limit 1 2>/dev/null \
         | { if command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
       echo "# self time by library"

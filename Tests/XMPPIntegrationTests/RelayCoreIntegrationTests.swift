@@ -275,4 +275,64 @@ struct RelayCoreIntegrationTests {
         let empty = try MirrorSupport.command(["queue", "list", "--config", config], in: server.directory)
         #expect(empty.output.contains("nothing queued, no dead letters"), "\(empty.output)")
     }
+
+    @Test("kill -9 with 200 FIFO lines queued while the server is down: after both restart, bob gets all 200 once, in order")
+    func killWithFIFOLinesQueued() async throws {
+        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        defer { server.shutdown() }
+        let fifo = "\(server.directory)/alerts.fifo"
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["home"],
+            rest: """
+                [local.alerts]
+                kind = "fifo"
+                path = "alerts.fifo"
+
+                [channels.alerts]
+                format = "{body}"
+                members = [
+                  { local = "alerts", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { first.terminate() }
+        try await first.waitOnline(["home"])
+        try await first.waitForSocket("\(server.directory)/bridge.control")
+        server.stop()
+        #expect(await first.waitOffline("home"), "stderr: \(first.run.errors)")
+
+        let writer = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "for i in $(seq -w 1 200); do echo \"alert $i\"; done > '\(fifo)'"],
+            stdin: "/dev/null", stdout: "\(server.directory)/writer.log", stderr: "\(server.directory)/writer.log"
+        )
+        #expect(writer.wait(timeout: 30) && writer.exitCode == 0)
+        // The queue depth counts committed deliveries only: at 200, all are in the journal.
+        let queued = await MirrorSupport.poll {
+            let status = try? MirrorSupport.command(["status", "--config", config], in: server.directory)
+            return status?.output.contains("home [xmpp]  not connected  queued 200") == true
+        }
+        #expect(queued != nil, "stderr: \(first.run.errors.suffix(2000))")
+        first.run.process.signal(SIGKILL)
+        #expect(first.run.finish(timeout: 10) != 0)
+
+        try server.restart()
+        let bob = try await TestSession.start("bob", on: server)
+        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { second.terminate() }
+        let expected = (1...200).map { String(format: "alert %03d", $0) }
+        let bodies = await Received.bodies(bob.log, count: 200, timeout: .seconds(60))
+        #expect(bodies == expected, "stderr: \(second.run.errors.suffix(2000))")
+        // Nothing twice: a marker written after them is the next thing bob gets.
+        let marker = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "echo marker > '\(fifo)'"],
+            stdin: "/dev/null", stdout: "\(server.directory)/marker.log", stderr: "\(server.directory)/marker.log"
+        )
+        #expect(marker.wait(timeout: 30) && marker.exitCode == 0)
+        #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(30)) != nil)
+        #expect(await Received.bodies(bob.log) == expected + ["marker"])
+        #expect(second.stop() == 0, "stderr: \(second.run.errors)")
+        await bob.stop()
+    }
 }
