@@ -143,6 +143,7 @@ let package = Package(
             dependencies: [
                 "XMPP",
                 "EmbeddedProsody",
+                "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

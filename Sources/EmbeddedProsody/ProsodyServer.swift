@@ -125,6 +125,19 @@ public final class ProsodyServer: @unchecked Sendable {
         self.process = nil
     }
 
+    /// Freezes Prosody (SIGSTOP): connections stay open but nothing is answered, as with a
+    /// hung server or a silently dropped link. ``resume()`` thaws it.
+    public func pause() {
+        guard let process = self.process else { return }
+        Glibc.kill(process.pid, SIGSTOP)
+    }
+
+    /// Thaws a paused Prosody (SIGCONT).
+    public func resume() {
+        guard let process = self.process else { return }
+        Glibc.kill(process.pid, SIGCONT)
+    }
+
     /// The server's process id, while it runs.
     public var pid: Int32? { self.process?.pid }
 

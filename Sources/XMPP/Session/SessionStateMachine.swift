@@ -91,6 +91,9 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         self.tracker.requestSent(id: id, to: to, deadline: deadline)
     }
 
+    /// The earliest deadline of the requests still waiting, for the owner's one timer.
+    public var nextRequestDeadline: Instant? { self.tracker.nextDeadline }
+
     /// Requests whose time is up; their callers get a timeout.
     public mutating func expireRequests(now: Instant) -> [String] {
         self.tracker.expire(now: now)

@@ -69,8 +69,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
     var connection: XMPPConnection?
-    private var pending: [String: CheckedContinuation<IQ, any Error>] = [:]
-    private var lastInbound: C.Instant
+    /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
+    /// answer, until when), and one timer expires them.
+    private var pending: [String: IQWaiter] = [:]
+    private var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
+    private var keepalive: KeepaliveStateMachine<C.Instant>
     private var isStopping = false
     /// The backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: Task<Void, Never>?
@@ -94,7 +97,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.logger = logger
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.presence = configuration.initialPresence
-        self.lastInbound = clock.now
+        self.keepalive = KeepaliveStateMachine(
+            configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
+        )
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
     }
 
@@ -203,7 +208,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
         self.connection = connection
         self.machine.bound(as: connection.jid)
-        self.lastInbound = self.clock.now
+        self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
@@ -221,7 +226,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
-            self.lastInbound = self.clock.now
+            self.keepalive.trafficReceived(now: self.clock.now)
             for action in self.machine.received(element) {
                 await self.perform(action, on: connection)
             }
@@ -260,27 +265,27 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         await self.emit(.online(connection.jid))
     }
 
-    /// Pings the server after `idlePingInterval` without traffic; an unanswered ping closes
-    /// the connection, which the run loop treats as a loss.
+    /// Runs the ``KeepaliveStateMachine``: a ping after `idlePingInterval` without traffic;
+    /// nothing back within `pingTimeout` closes the connection, which the run loop treats as
+    /// a loss. One sleep per interval while the link is quiet.
     private func keepAlive(_ connection: XMPPConnection) async {
-        while !Task.isCancelled {
-            // Wake when the link has been quiet for a full interval since the last traffic.
+        while !Task.isCancelled, let deadline = self.keepalive.nextDeadline {
             do {
-                try await self.clock.sleep(until: self.lastInbound.advanced(by: self.configuration.idlePingInterval), tolerance: nil)
+                try await self.clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return
             }
-            guard self.lastInbound.duration(to: self.clock.now) >= self.configuration.idlePingInterval else { continue }
-            let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-            do {
-                _ = try await self.request(ping, timeout: self.configuration.pingTimeout)
-            } catch XMPPSessionError.timedOut {
+            switch self.keepalive.timerFired(now: self.clock.now) {
+            case .wait:
+                continue
+            case .sendPing:
+                // The answer, like any other traffic, resets the machine.
+                let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+                Task { _ = try? await self.request(ping, timeout: self.configuration.pingTimeout) }
+            case .connectionDead:
                 self.logger.warning("server did not answer a ping; treating the connection as dead")
                 await connection.close(timeout: .zero)
                 return
-            } catch {
-                // An error reply still proves the server is alive.
-                continue
             }
         }
     }
@@ -290,11 +295,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         case .send(let element):
             try? await connection.send(element)
         case .completeRequest(let id, let iq):
-            guard let continuation = self.pending.removeValue(forKey: id) else { return }
+            guard let waiter = self.pending.removeValue(forKey: id) else { return }
             if iq.type == .error {
-                continuation.resume(throwing: XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition)))
+                waiter.complete(.failure(XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition))))
             } else {
-                continuation.resume(returning: iq)
+                waiter.complete(.success(iq))
             }
         case .deliverMessage(let message, let carbon):
             await self.emit(.message(message, carbon: carbon))
@@ -322,26 +327,33 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let id = iq.id
         guard self.pending[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
         let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
+        // Registered before the write: the answer may come back before we wait for it.
+        let waiter = IQWaiter()
+        self.pending[id] = waiter
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
-        let timer = Task { [clock] in
-            try await clock.sleep(until: deadline, tolerance: nil)
-            self.expireRequests()
+        self.armExpiry()
+        do {
+            try await connection.send(iq.element)
+        } catch {
+            self.fail(id, XMPPSessionError.writeFailed("\(error)"))
         }
-        defer { timer.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                self.pending[id] = continuation
-                Task {
-                    do {
-                        try await connection.send(iq.element)
-                    } catch {
-                        self.fail(id, XMPPSessionError.writeFailed("\(error)"))
-                    }
-                }
-            }
+            try await waiter.value()
         } onCancel: {
-            Task { await self.fail(id, XMPPSessionError.stopped) }
+            waiter.complete(.failure(XMPPSessionError.stopped))
         }
+    }
+
+    /// Keeps one timer, for the earliest request deadline the machine knows.
+    private func armExpiry() {
+        guard let next = self.machine.nextRequestDeadline else { return }
+        if let armed = self.expiry, armed.deadline <= next { return }
+        self.expiry?.timer.cancel()
+        let clock = self.clock
+        self.expiry = (next, Task {
+            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
+            await self.expireRequests()
+        })
     }
 
     /// A fresh stanza id.
@@ -405,9 +417,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     }
 
     private func expireRequests() {
+        self.expiry = nil
         for id in self.machine.expireRequests(now: self.clock.now) {
             self.fail(id, XMPPSessionError.timedOut(id: id))
         }
+        self.armExpiry()
     }
 
     /// Sends our presence with the caps element (XEP-0115 §4).
@@ -418,14 +432,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     }
 
     private func fail(_ id: String, _ error: XMPPSessionError) {
-        self.pending.removeValue(forKey: id)?.resume(throwing: error)
+        self.pending.removeValue(forKey: id)?.complete(.failure(error))
     }
 
     private func failPending(_ error: XMPPSessionError) {
         let waiting = self.pending
         self.pending.removeAll()
-        for continuation in waiting.values {
-            continuation.resume(throwing: error)
+        for waiter in waiting.values {
+            waiter.complete(.failure(error))
         }
     }
 }

@@ -1,0 +1,51 @@
+import NIOConcurrencyHelpers
+
+/// Where the answer to one IQ request lands (RFC 6120 §8.2.3). It is registered before the
+/// request is written, so an answer that comes back before anyone waits is kept, and it is
+/// completed exactly once: by the answer, a timeout, or the end of the connection.
+final class IQWaiter: Sendable {
+    private enum State {
+        case waiting
+        case awaited(CheckedContinuation<IQ, any Error>)
+        case done(Result<IQ, any Error>)
+        case delivered
+    }
+
+    private let state = NIOLockedValueBox(State.waiting)
+
+    /// Completes the request; later calls do nothing.
+    func complete(_ result: Result<IQ, any Error>) {
+        let continuation = self.state.withLockedValue { state -> CheckedContinuation<IQ, any Error>? in
+            switch state {
+            case .waiting:
+                state = .done(result)
+                return nil
+            case .awaited(let continuation):
+                state = .delivered
+                return continuation
+            case .done, .delivered:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+    }
+
+    /// The answer, once there is one. Call once.
+    func value() async throws -> IQ {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready = self.state.withLockedValue { state -> Result<IQ, any Error>? in
+                switch state {
+                case .waiting:
+                    state = .awaited(continuation)
+                    return nil
+                case .done(let result):
+                    state = .delivered
+                    return result
+                case .awaited, .delivered:
+                    return .failure(XMPPSessionError.writeFailed("the answer was already taken"))
+                }
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+}
