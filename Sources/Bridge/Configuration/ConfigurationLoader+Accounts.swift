@@ -63,6 +63,7 @@ extension ConfigurationLoader {
                 self.problem("\(path).subscription_policy", "unknown policy '\(text)'", "one of: manual, accept-known, accept-all")
             }
         }
+        let streamManagement = self.flag(table, "stream_management", path)
         let maxStanzaBytes = self.integer(table, "max_stanza_bytes", path, in: 4_096...16_777_216, hint: "the server's stanza size limit in bytes, e.g. 65536")
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
@@ -72,6 +73,7 @@ extension ConfigurationLoader {
         )
         var account = AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
         if let maxStanzaBytes { account.maxStanzaBytes = maxStanzaBytes }
+        if let streamManagement { account.streamManagement = streamManagement }
         return account
     }
 

@@ -162,7 +162,7 @@ actor BridgeRuntime {
         return [
             client.jid.description, client.host ?? "", client.port.map(String.init) ?? "", client.tlsMode.rawValue,
             client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
-            account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)",
+            account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)", "\(account.streamManagement)",
         ].joined(separator: "|")
     }
 }

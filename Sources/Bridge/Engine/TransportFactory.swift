@@ -25,7 +25,10 @@ struct TransportFactory: Sendable {
                 session: .init(subscriptionPolicy: account.subscriptionPolicy),
                 // The bridge reads every event: a slow journal pauses the socket, never drops.
                 maximumBufferedEvents: self.eventBuffer,
-                waitsForEventConsumer: true
+                waitsForEventConsumer: true,
+                streamManagement: account.streamManagement,
+                // The server hears a message is handled only once it is committed.
+                acknowledgesAfterConsumer: true
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: self.group, logger: logger),

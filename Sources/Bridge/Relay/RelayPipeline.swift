@@ -141,6 +141,11 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         await self.process(event, from: transport)
     }
 
+    /// Everything handed over so far is committed when this returns.
+    nonisolated func barrier() async {
+        await self.journal.flushed()
+    }
+
     private func process(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         switch event {
         case .message(let message):

@@ -9,4 +9,8 @@ struct TransportEventSink: TransportEventHandler {
     func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.pipeline.handle(event, from: transport, instance: self.instance)
     }
+
+    func barrier() async {
+        await self.pipeline.barrier()
+    }
 }

@@ -5,4 +5,13 @@ public protocol TransportEventHandler: Sendable {
     /// can be told why not).
     @discardableResult
     func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome
+
+    /// Returns once everything handed over so far is durable (the bridge's journal commit).
+    func barrier() async
+}
+
+extension TransportEventHandler {
+    /// Returns once everything handed over so far is durable (the bridge's journal commit);
+    /// a transport acknowledges its source only after it (XEP-0198 `<a h/>`).
+    public func barrier() async {}
 }

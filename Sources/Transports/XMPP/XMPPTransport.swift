@@ -42,8 +42,17 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
+                var handled: [UInt32] = []
                 for await event in session.events {
+                    if case .message(let message, _) = event, let number = message.streamNumber { handled.append(number) }
                     await self.forward(event)
+                    // At the end of a burst (or every 64 messages of a long one): once its
+                    // messages are durable, tell the server (XEP-0198), one acknowledgement.
+                    if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
+                        await self.handler.barrier()
+                        await session.handled(handled)
+                        handled.removeAll(keepingCapacity: true)
+                    }
                 }
                 await group.waitForAll()
             }
@@ -186,9 +195,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         let outcome = await withTaskGroup(of: DeliveryResult?.self) { group in
             group.addTask {
                 do {
-                    try await session.send(messages)
-                    // The server handles a stream in order: its answer confirms everything before it.
-                    try await session.pingServer()
+                    // Confirmed by the server's stream management acknowledgement, or by a
+                    // ping round trip where it has none (a stream is handled in order).
+                    try await session.sendConfirmed(messages)
                     return .delivered
                 } catch {
                     return .retryLater("\(error)")

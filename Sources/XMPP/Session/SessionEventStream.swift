@@ -73,6 +73,9 @@ public final class SessionEventStream: AsyncSequence, Sendable {
         return accepted
     }
 
+    /// Whether events wait in the buffer (the consumer can tell the end of a burst).
+    public var hasBuffered: Bool { self.state.withLockedValue { $0.count > 0 } }
+
     /// No more events; the consumer sees the end after the buffered ones.
     func finish() {
         let (consumer, producers) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, [CheckedContinuation<Void, Never>]) in

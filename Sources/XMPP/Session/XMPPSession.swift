@@ -30,6 +30,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         /// reading (true: nothing is lost; the bridge), or drop new events and log them as
         /// errors (false: commands that read few events).
         public var waitsForEventConsumer: Bool
+        /// Enable stream management (XEP-0198) when the server offers it.
+        public var streamManagement: Bool
+        /// With stream management, messages count as handled only when the consumer says
+        /// so (``XMPPSession/handled(_:)``, the bridge: after its durable commit); otherwise
+        /// as soon as they are handed to the consumer.
+        public var acknowledgesAfterConsumer: Bool
 
         public init(
             client: XMPPClientConfiguration,
@@ -43,7 +49,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             idlePingInterval: Duration = .seconds(60),
             pingTimeout: Duration = .seconds(20),
             maximumBufferedEvents: Int = 10_000,
-            waitsForEventConsumer: Bool = false
+            waitsForEventConsumer: Bool = false,
+            streamManagement: Bool = true,
+            acknowledgesAfterConsumer: Bool = false
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -57,6 +65,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.pingTimeout = pingTimeout
             self.maximumBufferedEvents = maximumBufferedEvents
             self.waitsForEventConsumer = waitsForEventConsumer
+            self.streamManagement = streamManagement
+            self.acknowledgesAfterConsumer = acknowledgesAfterConsumer
         }
     }
 
@@ -65,13 +75,17 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private let password: String
     private let client: XMPPClient
     private let clock: C
-    private let logger: Logger
+    let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
     var connection: XMPPConnection?
+    /// XEP-0198 counting and acknowledgements for the current connection.
+    var streamManagement = StreamManagementStateMachine()
+    /// Callers waiting for the server to acknowledge an outbound stanza number.
+    var acknowledgementWaiters: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
-    private var pending: [String: IQWaiter] = [:]
+    private var pending: [String: OneShotWaiter<IQ>] = [:]
     private var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
     private var keepalive: KeepaliveStateMachine<C.Instant>
     private var isStopping = false
@@ -186,7 +200,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.backoff?.cancel()
         if let connection = self.connection {
             if self.presence != nil {
-                try? await connection.send(Presence(type: .unavailable).element)
+                try? await self.transmit([Presence(type: .unavailable).element], on: connection)
             }
             await connection.close()
         }
@@ -221,15 +235,33 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.connection = nil
         self.failPending(XMPPSessionError.disconnected)
         _ = self.machine.connectionLost()
+        self.streamManagement = StreamManagementStateMachine()
         return reason
     }
 
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
             self.keepalive.trafficReceived(now: self.clock.now)
-            for action in self.machine.received(element) {
-                await self.perform(action, on: connection)
+            if let actions = self.streamManagement.received(element) {
+                await self.perform(actions, on: connection)
+                continue
             }
+            let number = self.streamManagement.stanzaReceived()
+            var deferred = false
+            for action in self.machine.received(element) {
+                if case .deliverMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
+                    // Handled when the consumer says so (after its durable commit).
+                    message.streamNumber = number
+                    deferred = true
+                    await self.perform(.deliverMessage(message, carbon: carbon), on: connection)
+                } else {
+                    await self.perform(action, on: connection)
+                }
+            }
+            if let number, !deferred { self.streamManagement.handled(number) }
+            // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
+            // handled(_:) answers, once for the whole burst.
+            if self.streamManagement.handled == self.streamManagement.received { await self.sendAcknowledgement(on: connection) }
         }
         // The connection is gone: nothing outstanding can be answered any more.
         self.connection = nil
@@ -238,6 +270,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// After a (re)connect: carbons, roster, presence (RFC 6121 §2.2, §4.2; XEP-0280 §4).
     private func restore(_ connection: XMPPConnection) async {
+        await self.enableStreamManagement(on: connection)
         if self.configuration.enableCarbons {
             let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
             if let info = try? await self.request(disco),
@@ -293,7 +326,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
         switch action {
         case .send(let element):
-            try? await connection.send(element)
+            try? await self.transmit([element], on: connection)
         case .completeRequest(let id, let iq):
             guard let waiter = self.pending.removeValue(forKey: id) else { return }
             if iq.type == .error {
@@ -328,12 +361,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         guard self.pending[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
         let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
         // Registered before the write: the answer may come back before we wait for it.
-        let waiter = IQWaiter()
+        let waiter = OneShotWaiter<IQ>()
         self.pending[id] = waiter
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
         self.armExpiry()
         do {
-            try await connection.send(iq.element)
+            try await self.transmit([iq.element], on: connection)
         } catch {
             self.fail(id, XMPPSessionError.writeFailed("\(error)"))
         }
@@ -379,7 +412,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             elements.append(message.element)
         }
         do {
-            try await connection.send(elements)
+            try await self.transmit(elements, on: connection)
         } catch {
             throw XMPPSessionError.writeFailed("\(error)")
         }
@@ -410,7 +443,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             element[attribute: "id"] = self.ids.next()
         }
         do {
-            try await connection.send(element)
+            try await self.transmit([element], on: connection)
         } catch {
             throw XMPPSessionError.writeFailed("\(error)")
         }
@@ -435,11 +468,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.pending.removeValue(forKey: id)?.complete(.failure(error))
     }
 
-    private func failPending(_ error: XMPPSessionError) {
+    func failPending(_ error: XMPPSessionError) {
         let waiting = self.pending
         self.pending.removeAll()
         for waiter in waiting.values {
             waiter.complete(.failure(error))
         }
+        let acknowledgements = self.acknowledgementWaiters
+        self.acknowledgementWaiters.removeAll()
+        for entry in acknowledgements { entry.waiter.complete(.failure(error)) }
     }
 }

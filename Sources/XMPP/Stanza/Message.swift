@@ -21,6 +21,9 @@ public struct Message: Stanza {
     public var error: StanzaError?
     /// Children other than the body, subject and thread read above, in order.
     public var extensions: [XMLElement]
+    /// The inbound stream management number the session gave this message (XEP-0198),
+    /// when its consumer acknowledges it with ``XMPPSession/handled(_:)``; not part of the XML.
+    public var streamNumber: UInt32?
 
     public init(type: Kind = .chat, to: JID? = nil, id: String? = nil, body: String? = nil, subject: String? = nil) {
         self.header = StanzaHeader(to: to, id: id)

@@ -1,21 +1,22 @@
 import NIOConcurrencyHelpers
 
-/// Where the answer to one IQ request lands (RFC 6120 §8.2.3). It is registered before the
-/// request is written, so an answer that comes back before anyone waits is kept, and it is
-/// completed exactly once: by the answer, a timeout, or the end of the connection.
-final class IQWaiter: Sendable {
+/// Where one answer lands: an IQ result (RFC 6120 §8.2.3) or a stream management
+/// acknowledgement (XEP-0198). It is registered before the request is written, so an
+/// answer that comes back before anyone waits is kept, and it is completed exactly once:
+/// by the answer, a timeout, or the end of the connection.
+final class OneShotWaiter<Value: Sendable>: Sendable {
     private enum State {
         case waiting
-        case awaited(CheckedContinuation<IQ, any Error>)
-        case done(Result<IQ, any Error>)
+        case awaited(CheckedContinuation<Value, any Error>)
+        case done(Result<Value, any Error>)
         case delivered
     }
 
     private let state = NIOLockedValueBox(State.waiting)
 
     /// Completes the request; later calls do nothing.
-    func complete(_ result: Result<IQ, any Error>) {
-        let continuation = self.state.withLockedValue { state -> CheckedContinuation<IQ, any Error>? in
+    func complete(_ result: Result<Value, any Error>) {
+        let continuation = self.state.withLockedValue { state -> CheckedContinuation<Value, any Error>? in
             switch state {
             case .waiting:
                 state = .done(result)
@@ -31,9 +32,9 @@ final class IQWaiter: Sendable {
     }
 
     /// The answer, once there is one. Call once.
-    func value() async throws -> IQ {
+    func value() async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            let ready = self.state.withLockedValue { state -> Result<IQ, any Error>? in
+            let ready = self.state.withLockedValue { state -> Result<Value, any Error>? in
                 switch state {
                 case .waiting:
                     state = .awaited(continuation)

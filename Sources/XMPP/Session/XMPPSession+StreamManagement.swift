@@ -1,0 +1,111 @@
+import Logging
+
+/// Stream management (XEP-0198) in the session: every stanza goes out through
+/// ``transmit(_:on:)`` so it is numbered, inbound stanzas are acknowledged once handled, and
+/// outbound stanzas can be confirmed by the server's acknowledgement instead of a ping.
+extension XMPPSession {
+    /// Writes stanzas (and SM elements) in order with one flush, numbering the stanzas
+    /// while stream management counts.
+    func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
+        for element in elements where Self.isStanza(element) {
+            _ = self.streamManagement.stanzaSent(element)
+        }
+        try await connection.send(elements)
+    }
+
+    static func isStanza(_ element: XMLElement) -> Bool {
+        switch element.name {
+        case "message", "presence", "iq": element.namespace == XMPPNamespace.client
+        default: false
+        }
+    }
+
+    /// Sends `<enable/>` right after binding when the server offers `urn:xmpp:sm:3`.
+    func enableStreamManagement(on connection: XMPPConnection) async {
+        guard self.configuration.streamManagement,
+            connection.features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
+        else { return }
+        let enable = self.streamManagement.enable(resume: false)
+        try? await self.transmit([enable], on: connection)
+    }
+
+    /// Carries out what the SM machine decided for an element in its namespace.
+    func perform(_ actions: [StreamManagementStateMachine.Action], on connection: XMPPConnection) async {
+        for action in actions {
+            switch action {
+            case .enabled(let id, _, let max):
+                self.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
+            case .enableFailed(let condition):
+                self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
+            case .acknowledged(let through, _):
+                self.releaseAcknowledgementWaiters(through: through)
+            case .resumed, .resumeFailed:
+                // Resumption happens during negotiation, not on an established stream.
+                self.logger.warning("unexpected stream resumption answer ignored")
+            case .protocolError(let reason):
+                self.logger.error("stream management protocol error from the server; closing", metadata: ["reason": "\(reason)"])
+                await connection.close(timeout: .zero)
+            }
+        }
+        await self.sendAcknowledgement(on: connection)
+    }
+
+    /// Sends `<a h/>` if one is owed.
+    func sendAcknowledgement(on connection: XMPPConnection) async {
+        guard let ack = self.streamManagement.takeAck() else { return }
+        try? await connection.send([ack])
+    }
+
+    /// The consumer is done with these inbound messages (``Message/streamNumber``); with
+    /// stream management the server is told, once for all of them.
+    public func handled(_ numbers: [UInt32]) async {
+        for number in numbers { self.streamManagement.handled(number) }
+        guard let connection = self.connection else { return }
+        await self.sendAcknowledgement(on: connection)
+    }
+
+    /// Sends messages and returns once the server has taken them: by its stream management
+    /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
+    /// (the server handles a stream in order).
+    public func sendConfirmed(_ messages: [Message]) async throws {
+        guard self.streamManagement.isCounting, let connection = self.connection else {
+            try await self.send(messages)
+            try await self.pingServer()
+            return
+        }
+        var elements: [XMLElement] = []
+        elements.reserveCapacity(messages.count + 1)
+        for var message in messages {
+            if message.id == nil { message.id = self.nextID() }
+            elements.append(message.element)
+        }
+        let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
+        let waiter = OneShotWaiter<Void>()
+        self.acknowledgementWaiters.append((last, waiter))
+        elements.append(self.streamManagement.requestAck())
+        do {
+            try await self.transmit(elements, on: connection)
+        } catch {
+            waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
+        }
+        try await withTaskCancellationHandler {
+            try await waiter.value()
+        } onCancel: {
+            waiter.complete(.failure(XMPPSessionError.stopped))
+        }
+    }
+
+    /// Completes the waiters whose stanza number is covered by `through` (modulo 2³²).
+    private func releaseAcknowledgementWaiters(through: UInt32) {
+        var remaining: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
+        for entry in self.acknowledgementWaiters {
+            // Covered when the number is no further ahead of the last acknowledged than 0.
+            if through &- entry.number < UInt32(1) << 31 {
+                entry.waiter.complete(.success(()))
+            } else {
+                remaining.append(entry)
+            }
+        }
+        self.acknowledgementWaiters = remaining
+    }
+}
