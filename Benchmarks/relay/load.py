@@ -280,7 +280,7 @@ def report(path):
     for row in rows:
         groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    labels = ["direct", "bridge", "bot", "bridge-memory"]
+    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping"]
 
     def pick(variant, label, mode):
         """The run with the median msg/s (failed runs rank lowest)."""
@@ -375,13 +375,19 @@ def report(path):
         print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
+        tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")
+        p50, p99 = g("bridge-ping", "latency", "lat_p50_ms"), g("bridge-ping", "latency", "lat_p99_ms")
+        if tp is not None:
+            print(f"  SM acks vs ping (issue 9) throughput {fmt(ratio(tb, tp), 2)}x ({fmt(tb)} vs {fmt(tp)} msg/s); CPU/msg"
+                  f" {fmt(ratio(cb, cp), 2)}x tput ({fmt(cb)} vs {fmt(cp)} µs), {fmt(ratio(pb, pp), 2)}x paced ({fmt(pb)} vs {fmt(pp)} µs);"
+                  f" added p50 {fmt(sub(b50, d50), 2)} vs {fmt(sub(p50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} vs {fmt(sub(p99, d99), 2)} ms")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--label", default="run", help="direct, bridge, bot or bridge-memory (for the report)")
+    r.add_argument("--label", default="run", help="direct, bridge, bot, bridge-memory or bridge-ping (for the report)")
     r.add_argument("--variant", default="-", help="e.g. off/on for mod_mam (for the report)")
     r.add_argument("--mode", choices=["throughput", "latency"], default="throughput")
     r.add_argument("-n", type=int, default=2000)
