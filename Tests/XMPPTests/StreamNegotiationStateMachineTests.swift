@@ -33,10 +33,11 @@ struct StreamNegotiationStateMachineTests {
         jid: String = account,
         tlsMode: TLSMode = .startTLS,
         sasl: SASLConfiguration = SASLConfiguration(),
-        password: String = password
+        password: String = password,
+        resume: Machine.ResumeRequest? = nil
     ) throws -> Machine {
         Machine(
-            configuration: .init(jid: try JID(jid), tlsMode: tlsMode, sasl: sasl),
+            configuration: .init(jid: try JID(jid), tlsMode: tlsMode, sasl: sasl, resume: resume),
             password: password,
             clientNonce: nonce,
             ids: StanzaIDGenerator(prefix: "t")
@@ -100,6 +101,7 @@ struct StreamNegotiationStateMachineTests {
         case .tlsHandshaking: "tlsHandshaking"
         case .authenticating(let sasl): "authenticating(\(sasl.selectedMechanism?.rawValue ?? "-"))"
         case .binding(let id): "binding(\(id))"
+        case .resuming(let request): "resuming(\(request.previousID), h: \(request.handled))"
         case .establishingSession(let id, let jid): "establishingSession(\(id), \(jid))"
         case .ready(let jid): "ready(\(jid))"
         case .closing: "closing"

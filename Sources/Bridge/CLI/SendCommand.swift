@@ -88,7 +88,8 @@ struct SendCommand: AsyncParsableCommand {
                     try await self.sendBody(chunk, to: targets, via: session, ids: &sent)
                 }
             }
-            try await session.pingServer()
+            // Stream management's acknowledgement where the server offers it, else a ping.
+            try await session.confirmAllSent()
         } catch {
             CommandLineOutput.error("not all messages were confirmed: \(error)")
             failure = .notDelivered

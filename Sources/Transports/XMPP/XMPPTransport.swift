@@ -187,12 +187,15 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         return results.map { $0 ?? .failed("not attempted") }
     }
 
-    /// Writes `messages` and waits for a server round trip, within the delivery timeout;
-    /// on timeout the connection is dropped so the session reconnects.
+    /// Writes `messages` and waits until the server has taken them. A batch not confirmed
+    /// within the delivery timeout makes the session drop its connection; the answer then
+    /// comes from the session: confirmed once the stream is resumed (XEP-0198 §5), or
+    /// "retry later" when the connection's requests fail.
     private func confirm(_ messages: [Message]) async -> DeliveryResult {
         let session = self.session
         let timeout = self.deliveryTimeout
-        let outcome = await withTaskGroup(of: DeliveryResult?.self) { group in
+        let logger = self.logger
+        return await withTaskGroup(of: DeliveryResult?.self) { group in
             group.addTask {
                 do {
                     // Confirmed by the server's stream management acknowledgement, or by a
@@ -205,16 +208,17 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
             group.addTask {
                 guard (try? await Task.sleep(for: timeout)) != nil else { return nil }
-                // Closing the connection fails the write and the ping, so the group can end.
-                self.logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
+                logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
                 await session.dropConnection()
-                return .retryLater("not confirmed within \(timeout)")
+                return nil
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .retryLater("cancelled")
+            while let result = await group.next() {
+                guard let result else { continue }
+                group.cancelAll()
+                return result
+            }
+            return .retryLater("cancelled")
         }
-        return outcome
     }
 
     private func forward(_ event: XMPPSessionEvent) async {

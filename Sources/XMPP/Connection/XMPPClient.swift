@@ -22,11 +22,14 @@ public struct XMPPClient: Sendable {
 
     /// Connects and negotiates. Each target is tried in order until one works; failures
     /// that another server would not fix (authentication, certificates, policy) stop at once.
+    /// - Parameter resume: a stream management session to resume (XEP-0198 §5); the
+    ///   connection's ``XMPPConnection/resumeAnswer`` says whether it was.
     public func connect(
         configuration: XMPPClientConfiguration,
-        password: String
+        password: String,
+        resume: StreamNegotiationStateMachine.ResumeRequest? = nil
     ) async throws(XMPPClientError) -> XMPPConnection {
-        try await self.establish(configuration: configuration, password: password, purpose: .login)
+        try await self.establish(configuration: configuration, password: password, purpose: .login, resume: resume)
     }
 
     /// Creates the account with in-band registration (XEP-0077) over a secured stream,
@@ -40,7 +43,8 @@ public struct XMPPClient: Sendable {
     private func establish(
         configuration: XMPPClientConfiguration,
         password: String,
-        purpose: StreamNegotiationStateMachine.Configuration.Purpose
+        purpose: StreamNegotiationStateMachine.Configuration.Purpose,
+        resume: StreamNegotiationStateMachine.ResumeRequest? = nil
     ) async throws(XMPPClientError) -> XMPPConnection {
         var logger = self.logger
         logger[metadataKey: "account"] = "\(configuration.jid.bare)"
@@ -49,7 +53,7 @@ public struct XMPPClient: Sendable {
         for target in targets {
             logger.info("connecting", metadata: ["target": "\(target)"])
             do {
-                let connection = try await self.attempt(target, configuration: configuration, password: password, purpose: purpose, logger: logger)
+                let connection = try await self.attempt(target, configuration: configuration, password: password, purpose: purpose, resume: resume, logger: logger)
                 logger.info(purpose == .login ? "session established" : "account registered", metadata: ["jid": "\(connection.jid)", "target": "\(target)"])
                 return connection
             } catch {
@@ -92,6 +96,7 @@ public struct XMPPClient: Sendable {
         configuration: XMPPClientConfiguration,
         password: String,
         purpose: StreamNegotiationStateMachine.Configuration.Purpose,
+        resume: StreamNegotiationStateMachine.ResumeRequest?,
         logger: Logger
     ) async throws(XMPPClientError) -> XMPPConnection {
         let tlsContext: TLSContext
@@ -112,7 +117,7 @@ public struct XMPPClient: Sendable {
         var sasl = configuration.sasl
         if target.tlsMode == .plaintextOnLoopback { sasl.allowPlainWithoutTLS = true }
         let machine = StreamNegotiationStateMachine(
-            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose),
+            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose, resume: resume),
             password: password,
             clientNonce: nonce,
             ids: StanzaIDGenerator(prefix: String(nonce.prefix(8)))
@@ -163,7 +168,7 @@ public struct XMPPClient: Sendable {
             return XMPPConnection(
                 jid: result.jid, features: result.features, mechanism: result.mechanism,
                 elements: XMPPElementSequence(producer: producer), target: target, channel: channel,
-                terminated: terminated.futureResult
+                terminated: terminated.futureResult, resumeAnswer: result.resumeAnswer
             )
         } catch let error as XMPPClientError {
             try? await channel.close()

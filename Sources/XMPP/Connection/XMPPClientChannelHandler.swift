@@ -21,6 +21,8 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         var jid: JID
         var features: StreamFeatures
         var mechanism: SASLMechanism?
+        /// The answer to `<resume/>` (XEP-0198), when one was tried.
+        var resumeAnswer: XMLElement?
     }
 
     private var machine: StreamNegotiationStateMachine
@@ -202,7 +204,9 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             for warning in self.machine.warnings {
                 self.logger.warning("SASL", metadata: ["warning": "\(warning)"])
             }
-            self.negotiated.succeed(Negotiated(jid: jid, features: features, mechanism: self.machine.authenticatedWith))
+            self.negotiated.succeed(
+                Negotiated(jid: jid, features: features, mechanism: self.machine.authenticatedWith, resumeAnswer: self.machine.resumeAnswer)
+            )
             return false
         case .closeWithStreamError(let condition, let error):
             // Report the cause before closing, or channelInactive would report the close instead.

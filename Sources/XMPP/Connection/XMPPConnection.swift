@@ -16,14 +16,18 @@ public final class XMPPConnection: Sendable {
     public let mechanism: SASLMechanism?
     /// Where this connection went.
     public let target: ConnectionTarget
+    /// The server's answer when a stream management session was to be resumed
+    /// (`<resumed/>`: this stream continues it; `<failed/>`: a new session was bound).
+    public let resumeAnswer: XMLElement?
     let channel: any Channel
     private let terminated: EventLoopFuture<XMPPClientError?>
 
     init(
         jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: XMPPElementSequence,
-        target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>
+        target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>, resumeAnswer: XMLElement? = nil
     ) {
         self.terminated = terminated
+        self.resumeAnswer = resumeAnswer
         self.jid = jid
         self.mechanism = mechanism
         self.features = features
@@ -60,6 +64,13 @@ public final class XMPPConnection: Sendable {
         }
         try? await channel.closeFuture.get()
         deadline.cancel()
+    }
+
+    /// Drops the TCP connection without closing the stream: the server treats it as a lost
+    /// connection, so a stream management session stays resumable (XEP-0198 §5), where
+    /// `</stream:stream>` would end it.
+    public func abort() async {
+        try? await self.channel.close()
     }
 
     /// Waits until the connection has closed; nil when it ended cleanly (we or the server

@@ -1,5 +1,7 @@
 /// Client-side stream negotiation as a pure state machine (RFC 6120 §4.3, §5, §6, §7):
-/// stream header → features → STARTTLS → restart → SASL → restart → bind → (session) → ready.
+/// stream header → features → STARTTLS → restart → SASL → restart → bind → (session) → ready,
+/// or, with a stream management session to resume (XEP-0198 §5), `<resume/>` instead of
+/// bind: `<resumed/>` is ready at once, `<failed/>` goes on to bind.
 ///
 /// It does no I/O. The channel handler reports what happened through the event
 /// methods and carries out the returned ``Action``. TLS is never skipped when it is
@@ -18,12 +20,29 @@ public struct StreamNegotiationStateMachine: Sendable {
         public var tlsMode: TLSMode
         public var sasl: SASLConfiguration
         public var purpose: Purpose
+        /// A stream management session to resume instead of binding, if the server offers it.
+        public var resume: ResumeRequest?
 
-        public init(jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration, purpose: Purpose = .login) {
+        public init(jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration, purpose: Purpose = .login, resume: ResumeRequest? = nil) {
             self.jid = jid
             self.tlsMode = tlsMode
             self.sasl = sasl
             self.purpose = purpose
+            self.resume = resume
+        }
+    }
+
+    /// What `<resume/>` needs (XEP-0198 §5): the previous session's id, our inbound `h`,
+    /// and the full JID it was bound to (a resumed stream keeps it).
+    public struct ResumeRequest: Hashable, Sendable {
+        public var previousID: String
+        public var handled: UInt32
+        public var jid: JID
+
+        public init(previousID: String, handled: UInt32, jid: JID) {
+            self.previousID = previousID
+            self.handled = handled
+            self.jid = jid
         }
     }
 
@@ -43,6 +62,8 @@ public struct StreamNegotiationStateMachine: Sendable {
         case tlsHandshaking
         case authenticating(SASLStateMachine)
         case binding(requestID: String)
+        /// `<resume/>` sent; the server answers `<resumed/>` or `<failed/>`.
+        case resuming(ResumeRequest)
         case establishingSession(requestID: String, jid: JID)
         /// In-band registration (XEP-0077): the form was requested, or the answer submitted.
         case registering(requestID: String, submitted: Bool)
@@ -90,6 +111,9 @@ public struct StreamNegotiationStateMachine: Sendable {
     private var features: StreamFeatures?
     /// The SASL mechanism that authenticated this stream, once it has.
     public private(set) var authenticatedWith: SASLMechanism?
+    /// The server's answer to `<resume/>` (`<resumed/>` or `<failed/>`), for the session's
+    /// stream management machine; nil when no resumption was tried.
+    public private(set) var resumeAnswer: XMLElement?
     /// SASL warnings (e.g. a low SCRAM iteration count) for the caller to log.
     public private(set) var warnings: [String] = []
 
@@ -204,6 +228,22 @@ public struct StreamNegotiationStateMachine: Sendable {
                 }
                 return self.bound(jid)
             }
+        case .resuming(let resume):
+            guard element.namespace == StreamManagementStateMachine.namespace else { return self.unexpected(element.name) }
+            switch element.name {
+            case "resumed":
+                guard element[attribute: "previd"].map({ $0 == resume.previousID }) ?? true else {
+                    return self.closeWithStreamError(.undefinedCondition, .unexpectedElement("<resumed/> for another session"))
+                }
+                self.resumeAnswer = element
+                return self.becomeReady(resume.jid)
+            case "failed":
+                // The old session is gone: a new one, bound afresh.
+                self.resumeAnswer = element
+                return self.startBinding(self.features ?? StreamFeatures(XMLElement(name: "features", namespace: XMPPNamespace.stream)))
+            default:
+                return self.unexpected(element.name)
+            }
         case .establishingSession(let requestID, let jid):
             guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
             switch result {
@@ -231,7 +271,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession, .registering, .ready:
+            .authenticating, .binding, .resuming, .establishingSession, .registering, .ready:
             self.state = .closing
             return .sendStreamClose
         }
@@ -265,7 +305,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready:
             return self.fail(.closedByServer)
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession, .registering:
+            .authenticating, .binding, .resuming, .establishingSession, .registering:
             return self.fail(.closedByServer)
         }
     }
@@ -276,7 +316,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready, .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .establishingSession, .registering:
+            .authenticating, .binding, .resuming, .establishingSession, .registering:
             return self.closeWithStreamError(.connectionTimeout, .timedOut("stream negotiation"))
         }
     }
@@ -299,17 +339,30 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .secured:
             return self.startAuthentication(features, tlsActive: true)
         case .authenticated:
-            guard features.bind else { return self.fail(.bindFailed(condition: "not-offered", text: nil)) }
-            let id = self.ids.next()
-            var bind = XMLElement(name: "bind", namespace: XMPPNamespace.bind)
-            if let resource = self.configuration.jid.resourcepart {
-                var element = XMLElement(name: "resource", namespace: XMPPNamespace.bind)
-                element.append(text: resource)
-                bind.append(element)
+            if let resume = self.configuration.resume,
+                features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
+            {
+                self.state = .resuming(resume)
+                var element = XMLElement(name: "resume", namespace: StreamManagementStateMachine.namespace)
+                element[attribute: "previd"] = resume.previousID
+                element[attribute: "h"] = String(resume.handled)
+                return .send(element)
             }
-            self.state = .binding(requestID: id)
-            return .send(Self.iq(type: "set", id: id, payload: bind))
+            return self.startBinding(features)
         }
+    }
+
+    private mutating func startBinding(_ features: StreamFeatures) -> Action {
+        guard features.bind else { return self.fail(.bindFailed(condition: "not-offered", text: nil)) }
+        let id = self.ids.next()
+        var bind = XMLElement(name: "bind", namespace: XMPPNamespace.bind)
+        if let resource = self.configuration.jid.resourcepart {
+            var element = XMLElement(name: "resource", namespace: XMPPNamespace.bind)
+            element.append(text: resource)
+            bind.append(element)
+        }
+        self.state = .binding(requestID: id)
+        return .send(Self.iq(type: "set", id: id, payload: bind))
     }
 
     private mutating func startAuthentication(_ features: StreamFeatures, tlsActive: Bool) -> Action {
@@ -383,7 +436,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         switch self.state {
         case .failed, .closing: return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .authenticating,
-            .binding, .establishingSession, .registering, .ready:
+            .binding, .resuming, .establishingSession, .registering, .ready:
             break
         }
         return self.closeWithStreamError(.unsupportedStanzaType, .unexpectedElement(what))

@@ -25,8 +25,52 @@ extension XMPPSession {
         guard self.configuration.streamManagement,
             connection.features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
         else { return }
-        let enable = self.streamManagement.enable(resume: false)
+        let enable = self.streamManagement.enable(resume: self.configuration.resumesStreams)
         try? await self.transmit([enable], on: connection)
+    }
+
+    /// What to ask the server to resume, when the last stream can be (XEP-0198 §5).
+    func resumeRequest() -> StreamNegotiationStateMachine.ResumeRequest? {
+        let jid = self.machine.ownJID
+        guard let resumption = self.streamManagement.resumption, jid.resourcepart != nil else { return nil }
+        return StreamNegotiationStateMachine.ResumeRequest(previousID: resumption.id, handled: resumption.handled, jid: jid)
+    }
+
+    /// Feeds the server's answer to `<resume/>` to the SM machine; true when the stream
+    /// continues the old session (its unacknowledged stanzas are sent again, in order).
+    func applyResumeAnswer(on connection: XMPPConnection) async -> Bool {
+        guard let answer = connection.resumeAnswer, self.streamManagement.resumeSent(), let actions = self.streamManagement.received(answer) else {
+            if self.streamManagement.resumption != nil {
+                // We had a session to resume but the server did not offer stream management.
+                self.abandonResumption()
+            }
+            return false
+        }
+        var resumed = false
+        for action in actions {
+            switch action {
+            case .acknowledged(let through, _):
+                self.releaseAcknowledgementWaiters(through: through)
+            case .resumed(let resend):
+                resumed = true
+                self.logger.info("stream resumed", metadata: ["resent": "\(resend.count)"])
+                try? await self.transmit(resend, on: connection)
+            case .resumeFailed(let condition, _):
+                self.logger.notice("stream resumption failed; a new session", metadata: ["condition": "\(condition)"])
+                self.abandonResumption()
+            case .enabled, .enableFailed, .protocolError:
+                self.abandonResumption()
+            }
+        }
+        return resumed
+    }
+
+    /// The old session is gone: its numbered stanzas' senders are told to try again.
+    func abandonResumption() {
+        self.streamManagement = StreamManagementStateMachine()
+        let acknowledgements = self.acknowledgementWaiters
+        self.acknowledgementWaiters.removeAll()
+        for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
     }
 
     /// Carries out what the SM machine decided for an element in its namespace.
@@ -37,6 +81,8 @@ extension XMPPSession {
                 self.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
             case .enableFailed(let condition):
                 self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
+                // No acknowledgement will come for what was numbered: its senders try again.
+                self.abandonResumption()
             case .acknowledged(let through, _):
                 self.releaseAcknowledgementWaiters(through: through)
             case .resumed, .resumeFailed:
@@ -95,8 +141,29 @@ extension XMPPSession {
         }
     }
 
+    /// Returns once the server has taken everything sent so far: by a stream management
+    /// acknowledgement when enabled, else by a ping round trip.
+    public func confirmAllSent() async throws {
+        guard self.streamManagement.isCounting, let connection = self.connection else {
+            try await self.pingServer()
+            return
+        }
+        let waiter = OneShotWaiter<Void>()
+        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter))
+        do {
+            try await connection.send([self.streamManagement.requestAck()])
+        } catch {
+            waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
+        }
+        try await withTaskCancellationHandler {
+            try await waiter.value()
+        } onCancel: {
+            waiter.complete(.failure(XMPPSessionError.stopped))
+        }
+    }
+
     /// Completes the waiters whose stanza number is covered by `through` (modulo 2³²).
-    private func releaseAcknowledgementWaiters(through: UInt32) {
+    func releaseAcknowledgementWaiters(through: UInt32) {
         var remaining: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
         for entry in self.acknowledgementWaiters {
             // Covered when the number is no further ahead of the last acknowledged than 0.

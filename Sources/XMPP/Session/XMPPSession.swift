@@ -36,6 +36,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         /// so (``XMPPSession/handled(_:)``, the bridge: after its durable commit); otherwise
         /// as soon as they are handed to the consumer.
         public var acknowledgesAfterConsumer: Bool
+        /// Ask for a resumable stream management session and resume it after a lost
+        /// connection (XEP-0198 §5), so nothing is sent or received twice.
+        public var resumesStreams: Bool
 
         public init(
             client: XMPPClientConfiguration,
@@ -51,7 +54,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             maximumBufferedEvents: Int = 10_000,
             waitsForEventConsumer: Bool = false,
             streamManagement: Bool = true,
-            acknowledgesAfterConsumer: Bool = false
+            acknowledgesAfterConsumer: Bool = false,
+            resumesStreams: Bool = true
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -67,6 +71,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.waitsForEventConsumer = waitsForEventConsumer
             self.streamManagement = streamManagement
             self.acknowledgesAfterConsumer = acknowledgesAfterConsumer
+            self.resumesStreams = resumesStreams
         }
     }
 
@@ -132,7 +137,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 return
             case .connect:
                 do throws(XMPPClientError) {
-                    let connection = try await self.client.connect(configuration: self.configuration.client, password: self.password)
+                    let connection = try await self.client.connect(
+                        configuration: self.configuration.client, password: self.password, resume: self.resumeRequest()
+                    )
                     if self.isStopping || Task.isCancelled {
                         // stop() came while connecting: do not start a session nobody wants.
                         await connection.close()
@@ -179,7 +186,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Closes the connection at once (no stream close handshake); the session treats it as
     /// a lost connection and reconnects. For a server that stopped reading.
     public func dropConnection() async {
-        await self.connection?.close(timeout: .zero)
+        await self.connection?.abort()
     }
 
     /// What to look at when the server keeps closing the stream with these errors.
@@ -221,22 +228,30 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
         self.connection = connection
-        self.machine.bound(as: connection.jid)
+        let resumed = await self.applyResumeAnswer(on: connection)
+        if !resumed { self.machine.bound(as: connection.jid) }
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
-            await self.restore(connection)
+            await self.restore(connection, resumed: resumed)
             // Whichever ends first (reading ends when the connection closes) ends the rest.
             await group.next()
             group.cancelAll()
         }
         let reason = await connection.closed()
         self.connection = nil
-        self.failPending(XMPPSessionError.disconnected)
-        _ = self.machine.connectionLost()
-        self.streamManagement = StreamManagementStateMachine()
+        self.connectionEnded()
         return reason
+    }
+
+    /// The connection is gone: outstanding IQs fail. With a resumable stream management
+    /// session the numbered stanzas and their waiters are kept for the next connection to
+    /// resume; otherwise they fail too (their senders try again).
+    private func connectionEnded() {
+        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
+        _ = self.machine.connectionLost()
+        if self.streamManagement.resumption == nil { self.streamManagement = StreamManagementStateMachine() }
     }
 
     private func read(_ connection: XMPPConnection) async {
@@ -265,13 +280,15 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         // The connection is gone: nothing outstanding can be answered any more.
         self.connection = nil
-        self.failPending(XMPPSessionError.disconnected)
+        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
     }
 
-    /// After a (re)connect: carbons, roster, presence (RFC 6121 §2.2, §4.2; XEP-0280 §4).
-    private func restore(_ connection: XMPPConnection) async {
-        await self.enableStreamManagement(on: connection)
-        if self.configuration.enableCarbons {
+    /// After a (re)connect: stream management, carbons, roster, presence (RFC 6121 §2.2,
+    /// §4.2; XEP-0280 §4). A resumed stream (XEP-0198 §5) kept all of that on the server;
+    /// only the roster is fetched again, to be sure of our copy.
+    private func restore(_ connection: XMPPConnection, resumed: Bool) async {
+        if !resumed { await self.enableStreamManagement(on: connection) }
+        if self.configuration.enableCarbons, !resumed {
             let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
             if let info = try? await self.request(disco),
                 info.payload?.elements.contains(where: { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature }) == true
@@ -291,7 +308,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
             }
         }
-        if let presence = self.presence {
+        if let presence = self.presence, !resumed {
             try? await self.announce(presence)
         }
         guard self.connection != nil else { return }
@@ -317,7 +334,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 Task { _ = try? await self.request(ping, timeout: self.configuration.pingTimeout) }
             case .connectionDead:
                 self.logger.warning("server did not answer a ping; treating the connection as dead")
-                await connection.close(timeout: .zero)
+                await connection.abort()
                 return
             }
         }
@@ -468,12 +485,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.pending.removeValue(forKey: id)?.complete(.failure(error))
     }
 
-    func failPending(_ error: XMPPSessionError) {
+    func failPending(_ error: XMPPSessionError, keepAcknowledgements: Bool = false) {
         let waiting = self.pending
         self.pending.removeAll()
         for waiter in waiting.values {
             waiter.complete(.failure(error))
         }
+        guard !keepAcknowledgements else { return }
         let acknowledgements = self.acknowledgementWaiters
         self.acknowledgementWaiters.removeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(error)) }

@@ -120,8 +120,26 @@ public struct StreamManagementStateMachine: Sendable {
 
     /// What to store to resume later; nil unless resumable.
     public var resumption: Resumption? {
-        guard case .active(let id?, let location) = self.state else { return nil }
-        return Resumption(id: id, location: location, handled: self.handled, acknowledged: self.acknowledged, unacknowledged: self.unacknowledged)
+        switch self.state {
+        case .active(let id?, let location):
+            return Resumption(id: id, location: location, handled: self.handled, acknowledged: self.acknowledged, unacknowledged: self.unacknowledged)
+        case .resuming(let id):
+            return Resumption(id: id, location: nil, handled: self.handled, acknowledged: self.acknowledged, unacknowledged: self.unacknowledged)
+        case .inactive, .enabling, .active(nil, _):
+            return nil
+        }
+    }
+
+    /// The negotiation sent `<resume/>` for this session (the counters stay as they are);
+    /// false when there is nothing to resume.
+    public mutating func resumeSent() -> Bool {
+        switch self.state {
+        case .active(let id?, _), .resuming(let id):
+            self.state = .resuming(id: id)
+            return true
+        case .inactive, .enabling, .active(nil, _):
+            return false
+        }
     }
 
     // MARK: Inbound
@@ -181,7 +199,7 @@ public struct StreamManagementStateMachine: Sendable {
         case "a":
             guard self.isCounting, let h = element[attribute: "h"].flatMap({ UInt32($0) }) else { return [] }
             guard let release = self.release(through: h) else { return [.protocolError("handled-count-too-high")] }
-            if case .acknowledged(_, 0) = release { return [] }
+            // Even an ack that releases nothing answers a waiting `<r/>`.
             return [release]
         default:
             return []
