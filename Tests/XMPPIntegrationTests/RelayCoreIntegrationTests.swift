@@ -336,7 +336,7 @@ struct RelayCoreIntegrationTests {
         await bob.stop()
     }
 
-    @Test("kill -9 of the bridge mid inbound burst (alice → work → home → bob), stream management on: nothing the server handed over is lost")
+    @Test("kill -9 of the bridge mid inbound burst (alice → work → home → bob): the restarted bridge resumes both sessions; 0 lost, 0 duplicated")
     func killDuringXMPPIntake() async throws {
         let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
@@ -365,6 +365,7 @@ struct RelayCoreIntegrationTests {
         _ = await Received.bodies(bob.log, count: 50, timeout: .seconds(30))
         first.run.process.signal(SIGKILL)
         #expect(first.run.finish(timeout: 10) != 0)
+        let atKill = await Received.bodies(bob.log).count
 
         let second = try BridgeDaemon.start(config: config, in: server.directory)
         defer { second.terminate() }
@@ -376,8 +377,11 @@ struct RelayCoreIntegrationTests {
         let received = await Received.bodies(bob.log).filter { $0 != "marker" }
         let lost = sent.filter { !received.contains($0) }
         let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
-        print("kill -9 during XMPP intake: sent \(sent.count), received \(Set(received).count) distinct, lost \(lost.count), duplicated \(duplicated)")
+        print("kill -9 during XMPP intake: bob had \(atKill) at the kill; sent \(sent.count), received \(Set(received).count) distinct, lost \(lost.count), duplicated \(duplicated)")
         #expect(lost.isEmpty, "lost: \(lost.prefix(20))… stderr: \(second.run.errors.suffix(2000))")
+        #expect(duplicated == 0, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(received == sent, "out of order")
+        #expect(second.logLines.contains { $0.contains("stream resumed") && $0.contains("after restart=true") }, "stderr: \(second.run.errors.suffix(2000))")
         #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
         await alice.stop()
         await bob.stop()

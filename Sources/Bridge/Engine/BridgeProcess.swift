@@ -45,7 +45,8 @@ struct BridgeProcess {
             factory: TransportFactory(
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
-                eventBuffer: configuration.settings.eventBuffer, logger: logger
+                eventBuffer: configuration.settings.eventBuffer,
+                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )

@@ -11,6 +11,9 @@ struct TransportFactory: Sendable {
     var deliveryTimeout: Duration = .seconds(30)
     /// Events a session holds for the bridge before it stops reading its socket.
     var eventBuffer: Int = 256
+    /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
+    var journal: Journal?
+    var storedSessions: @Sendable () -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -18,6 +21,12 @@ struct TransportFactory: Sendable {
         var random = SystemRandomNumberGenerator()
         var logger = self.logger
         logger[metadataKey: "account"] = "\(account.name)"
+        let name = account.name
+        var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
+        if let journal = self.journal {
+            stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
+        }
+        let stored = self.journal == nil ? nil : self.storedSessions()[name]
         let session = XMPPSession(
             configuration: .init(
                 client: account.client,
@@ -28,7 +37,9 @@ struct TransportFactory: Sendable {
                 waitsForEventConsumer: true,
                 streamManagement: account.streamManagement,
                 // The server hears a message is handled only once it is committed.
-                acknowledgesAfterConsumer: true
+                acknowledgesAfterConsumer: true,
+                storedSession: stored,
+                sessionStateChanged: stateChanged
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: self.group, logger: logger),

@@ -199,6 +199,23 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         return outcome
     }
 
+    /// Deliveries the target took before a restart (learnt on resuming its session): they
+    /// are done; an answer still in flight for one of them is ignored.
+    mutating func confirmed(relayIDs: Set<String>) -> Outcome {
+        var outcome = Outcome()
+        var index = self.items.startIndex
+        while index != self.items.endIndex {
+            if !self.items[index].done, relayIDs.contains(self.items[index].delivery.relayID) {
+                self.markDone(at: index)
+                outcome.entries.append(.complete(sequence: self.items[index].delivery.sequence))
+                outcome.delivered += 1
+            }
+            index = self.items.index(after: index)
+        }
+        self.trimFront()
+        return outcome
+    }
+
     // MARK: Operator actions
 
     /// Makes a waiting delivery eligible now. False if it is not queued.

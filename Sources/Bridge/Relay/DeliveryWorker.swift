@@ -93,6 +93,14 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         return outcome
     }
 
+    /// Deliveries the target took before a restart; returns how many were still queued.
+    func confirmed(relayIDs: [String]) -> Int {
+        let outcome = self.queue.withLockedValue { $0.confirmed(relayIDs: Set(relayIDs)) }
+        self.journal.record(outcome.entries)
+        if outcome.delivered > 0 { self.signalProgress() }
+        return outcome.delivered
+    }
+
     /// Operator actions (`xmpp-bridge queue retry|drop`).
     func retryNow(_ sequence: Int64) -> Bool {
         let found = self.queue.withLockedValue { $0.retryNow(sequence) }

@@ -152,9 +152,14 @@ final class Journal: Sendable {
         for waiter in waiters { waiter(.failure(error)) }
     }
 
-    /// One transaction's statements, prepared once per connection and reused.
+    /// One transaction's statements, prepared once per connection and reused. Of several
+    /// session states for one account in a group, only the last is written.
     private static func apply(_ entries: [JournalEntry], in db: Database) throws {
-        for entry in entries {
+        var lastSession: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            if case .streamSession(let transport, _) = entry { lastSession[transport] = index }
+        }
+        for (index, entry) in entries.enumerated() {
             switch entry {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
                 try db.cachedStatement(sql: """
@@ -184,6 +189,12 @@ final class Journal: Sendable {
                     .insert(db, onConflict: .replace)
             case .removeDeadLetter(let sequence):
                 try db.cachedStatement(sql: "DELETE FROM dead_letters WHERE sequence = ?").execute(arguments: [sequence])
+            case .streamSession(let transport, let session):
+                guard lastSession[transport] == index else { continue }
+                try StreamSessionRecord.save(session, transport: transport, in: db)
+            case .sourcePosition(let transport, let sequence):
+                try db.cachedStatement(sql: "UPDATE stream_sessions SET handled = ? WHERE transport = ? AND handled < ?")
+                    .execute(arguments: [Int64(sequence), transport, Int64(sequence)])
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Transports
+import XMPP
 
 /// One change to the relay's durable state, written by the ``Journal`` in a group commit.
 enum JournalEntry: Sendable {
@@ -13,4 +14,8 @@ enum JournalEntry: Sendable {
     case deadLetter(Delivery, enqueuedAt: Date, attempts: Int, reason: String)
     /// A dead letter is forgotten (dropped, or queued anew by a retry).
     case removeDeadLetter(sequence: Int64)
+    /// An account's resumable stream management session as it is now; nil: none.
+    case streamSession(transport: String, StreamManagementStateMachine.StoredSession?)
+    /// The account's inbound count went this far with the messages of this commit.
+    case sourcePosition(transport: String, sequence: UInt32)
 }

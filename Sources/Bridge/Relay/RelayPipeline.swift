@@ -170,6 +170,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.notify(event, from: transport)
         case .bounced(let relayID, let reason, let permanent):
             self.bounced(relayID: relayID, reason: reason, permanent: permanent, from: transport)
+        case .confirmed(let relayIDs):
+            let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
+            self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
         }
         return .accepted
     }
@@ -225,11 +228,14 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         }
         let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
         let targets = self.targets(for: entries)
+        var journal: [JournalEntry] = entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) }
+        // The source's count moves in the same commit (a resumed stream then resends only the rest).
+        if let sequence = message.sourceSequence { journal.append(.sourcePosition(transport: message.source.transport, sequence: sequence)) }
         let logger = self.logger
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
-            self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) }) { result in
+            self.journal.append(journal) { result in
                 if case .failure(let error) = result {
                     // Still delivered from memory: better late durability than a lost message.
                     logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
@@ -239,7 +245,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             return .accepted
         }
         do {
-            try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) })
+            try await self.journal.commit(journal)
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             return .dropped("state database error")

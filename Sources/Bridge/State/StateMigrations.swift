@@ -10,6 +10,7 @@ enum StateMigrations {
         migrator.registerMigration("v1-create-routes-relays-queue", migrate: createTables)
         migrator.registerMigration("v2-roster-mirror", migrate: createRosterMirrorSnapshots)
         migrator.registerMigration("v3-attempts-dead-letters", migrate: addAttemptsAndDeadLetters)
+        migrator.registerMigration("v4-stream-sessions", migrate: createStreamSessions)
         return migrator
     }
 
@@ -109,5 +110,20 @@ enum StateMigrations {
             t.column("dead_at", .datetime).notNull()
         }
         try db.create(index: "dead_letters_transport", on: DeadLetterRecord.databaseTableName, columns: ["target_transport", "sequence"])
+    }
+
+    /// v4 (issue 9): each account's resumable stream management session (XEP-0198), so a
+    /// restarted bridge resumes it: the server then resends only what was not committed,
+    /// and says which of our deliveries it had taken.
+    private static func createStreamSessions(_ db: Database) throws {
+        try db.create(table: StreamSessionRecord.databaseTableName) { t in
+            t.primaryKey("transport", .text)
+            t.column("session_id", .text).notNull()
+            t.column("location", .text)
+            t.column("jid", .text)
+            t.column("handled", .integer).notNull()
+            t.column("acknowledged", .integer).notNull()
+            t.column("unacknowledged_ids", .text).notNull()
+        }
     }
 }

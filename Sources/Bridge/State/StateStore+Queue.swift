@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import XMPP
 import Transports
 
 /// The durable outbound queue: a delivery is written before it is attempted and removed
@@ -92,6 +93,17 @@ extension StateStore {
     func oldestPending(transport: String) throws(StateStoreError) -> Date? {
         try self.read(.readQueue) { db in
             try Date.fetchOne(db, sql: "SELECT enqueued_at FROM queue WHERE target_transport = ? ORDER BY sequence LIMIT 1", arguments: [transport])
+        }
+    }
+}
+
+extension StateStore {
+    /// Every account's stored stream management session, by account name.
+    func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession] {
+        try self.read(.readQueue) { db in
+            var sessions: [String: StreamManagementStateMachine.StoredSession] = [:]
+            for record in try StreamSessionRecord.fetchAll(db) { sessions[record.transport] = record.session }
+            return sessions
         }
     }
 }

@@ -24,11 +24,14 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// one to answer (XMPP without stream management) sets false: the message is committed
     /// in the next group while the source reads on.
     public var awaitsCommit: Bool
+    /// The source's own count for this message (XMPP stream management's inbound `h`),
+    /// stored in the same commit as the message so a resumed source does not send it again.
+    public var sourceSequence: UInt32?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
-        deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true
+        deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil
     ) {
         self.source = source
         self.sender = sender
@@ -41,5 +44,6 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.requestedType = requestedType
         self.deliverToSourceTransport = deliverToSourceTransport
         self.awaitsCommit = awaitsCommit
+        self.sourceSequence = sourceSequence
     }
 }

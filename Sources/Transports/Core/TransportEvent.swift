@@ -25,4 +25,8 @@ public enum TransportEvent: Sendable {
     /// message carrying one of our relay ids, RFC 6120 §8.3): `permanent` ones will not
     /// succeed on another try.
     case bounced(relayID: String, reason: String, permanent: Bool)
+    /// Deliveries the other side took before this process ended, learnt only now (XMPP
+    /// stream resumption after a restart, XEP-0198 §5): they are delivered, not to be sent
+    /// again.
+    case confirmed(relayIDs: [String])
 }

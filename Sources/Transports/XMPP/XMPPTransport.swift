@@ -269,6 +269,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             await self.handler.handle(.rosterChanged, from: self.name)
         case .subscriptionRequest, .subscriptionChanged:
             return
+        case .resumedAfterRestart(let handledIDs):
+            self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
+            await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
         }
     }
 
@@ -295,8 +298,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             body: message.body,
             subject: message.subject,
             relayedBy: RelayMarker.relayedBy(message),
-            // Nobody to answer yet (no stream management): read on while it is committed.
-            awaitsCommit: false
+            // The server hears of it (stream management) only after the commit, at the end
+            // of the burst: read on while it is committed.
+            awaitsCommit: false,
+            sourceSequence: message.streamNumber
         )
     }
 }

@@ -7,10 +7,20 @@ extension XMPPSession {
     /// Writes stanzas (and SM elements) in order with one flush, numbering the stanzas
     /// while stream management counts.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
+        var numbered = false
         for element in elements where Self.isStanza(element) {
-            _ = self.streamManagement.stanzaSent(element)
+            numbered = self.streamManagement.stanzaSent(element) != nil || numbered
         }
+        if numbered { self.publishSessionState() }
         try await connection.send(elements)
+    }
+
+    /// Hands the resumable session's state to whoever persists it.
+    func publishSessionState() {
+        guard let changed = self.configuration.sessionStateChanged else { return }
+        var stored = self.streamManagement.storedSession
+        stored?.jid = self.machine.ownJID.description
+        changed(stored)
     }
 
     static func isStanza(_ element: XMLElement) -> Bool {
@@ -39,6 +49,10 @@ extension XMPPSession {
     /// Feeds the server's answer to `<resume/>` to the SM machine; true when the stream
     /// continues the old session (its unacknowledged stanzas are sent again, in order).
     func applyResumeAnswer(on connection: XMPPConnection) async -> Bool {
+        let restored = self.restoredSession
+        self.restoredSession = false
+        let pendingIDs = self.streamManagement.pending.map { $0[attribute: "id"] ?? "" }
+        defer { self.publishSessionState() }
         guard let answer = connection.resumeAnswer, self.streamManagement.resumeSent(), let actions = self.streamManagement.received(answer) else {
             if self.streamManagement.resumption != nil {
                 // We had a session to resume but the server did not offer stream management.
@@ -49,12 +63,17 @@ extension XMPPSession {
         var resumed = false
         for action in actions {
             switch action {
-            case .acknowledged(let through, _):
+            case .acknowledged(let through, let count):
                 self.releaseAcknowledgementWaiters(through: through)
+                if restored, count > 0 {
+                    // What the server took before the earlier process ended.
+                    await self.emit(.resumedAfterRestart(handledIDs: Array(pendingIDs.prefix(count))))
+                }
             case .resumed(let resend):
                 resumed = true
-                self.logger.info("stream resumed", metadata: ["resent": "\(resend.count)"])
-                try? await self.transmit(resend, on: connection)
+                self.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
+                // After a restart only ids are known: the owner sends what was not counted.
+                if !restored { try? await self.transmit(resend, on: connection) }
             case .resumeFailed(let condition, _):
                 self.logger.notice("stream resumption failed; a new session", metadata: ["condition": "\(condition)"])
                 self.abandonResumption()
@@ -68,6 +87,7 @@ extension XMPPSession {
     /// The old session is gone: its numbered stanzas' senders are told to try again.
     func abandonResumption() {
         self.streamManagement = StreamManagementStateMachine()
+        self.publishSessionState()
         let acknowledgements = self.acknowledgementWaiters
         self.acknowledgementWaiters.removeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
@@ -79,12 +99,14 @@ extension XMPPSession {
             switch action {
             case .enabled(let id, _, let max):
                 self.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
+                self.publishSessionState()
             case .enableFailed(let condition):
                 self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
                 // No acknowledgement will come for what was numbered: its senders try again.
                 self.abandonResumption()
             case .acknowledged(let through, _):
                 self.releaseAcknowledgementWaiters(through: through)
+                self.publishSessionState()
             case .resumed, .resumeFailed:
                 // Resumption happens during negotiation, not on an established stream.
                 self.logger.warning("unexpected stream resumption answer ignored")

@@ -39,6 +39,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         /// Ask for a resumable stream management session and resume it after a lost
         /// connection (XEP-0198 §5), so nothing is sent or received twice.
         public var resumesStreams: Bool
+        /// A stream management session stored by an earlier process, resumed on the first
+        /// connect (XEP-0198 §5).
+        public var storedSession: StreamManagementStateMachine.StoredSession?
+        /// Told the resumable session's state whenever it changes (to persist it), or nil
+        /// when there is none any more.
+        public var sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
 
         public init(
             client: XMPPClientConfiguration,
@@ -55,7 +61,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             waitsForEventConsumer: Bool = false,
             streamManagement: Bool = true,
             acknowledgesAfterConsumer: Bool = false,
-            resumesStreams: Bool = true
+            resumesStreams: Bool = true,
+            storedSession: StreamManagementStateMachine.StoredSession? = nil,
+            sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -72,6 +80,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.streamManagement = streamManagement
             self.acknowledgesAfterConsumer = acknowledgesAfterConsumer
             self.resumesStreams = resumesStreams
+            self.storedSession = storedSession
+            self.sessionStateChanged = sessionStateChanged
         }
     }
 
@@ -88,6 +98,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var streamManagement = StreamManagementStateMachine()
     /// Callers waiting for the server to acknowledge an outbound stanza number.
     var acknowledgementWaiters: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
+    /// The SM session came from storage (an earlier process): its unacknowledged stanzas
+    /// are ids only, never sent again by the session.
+    var restoredSession = false
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     private var pending: [String: OneShotWaiter<IQ>] = [:]
@@ -120,6 +133,16 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
+        if let stored = configuration.storedSession, configuration.streamManagement {
+            self.streamManagement = StreamManagementStateMachine(restoring: stored)
+            self.restoredSession = true
+            if let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == configuration.client.jid.bare, jid.resourcepart != nil {
+                self.machine.bound(as: jid)
+            } else {
+                self.streamManagement = StreamManagementStateMachine()
+                self.restoredSession = false
+            }
+        }
     }
 
     // MARK: - Running
@@ -205,6 +228,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         guard !self.isStopping else { return }
         self.isStopping = true
         self.backoff?.cancel()
+        defer {
+            // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
+            self.streamManagement = StreamManagementStateMachine()
+            self.publishSessionState()
+        }
         if let connection = self.connection {
             if self.presence != nil {
                 try? await self.transmit([Presence(type: .unavailable).element], on: connection)
@@ -219,7 +247,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.events.finish()
     }
 
-    private func emit(_ event: XMPPSessionEvent) async {
+    func emit(_ event: XMPPSessionEvent) async {
         if await !self.events.send(event) {
             self.logger.error("event dropped: the consumer is more than \(self.configuration.maximumBufferedEvents) events behind")
         }
@@ -251,7 +279,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func connectionEnded() {
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
-        if self.streamManagement.resumption == nil { self.streamManagement = StreamManagementStateMachine() }
+        if self.streamManagement.resumption == nil {
+            self.streamManagement = StreamManagementStateMachine()
+            self.publishSessionState()
+        }
     }
 
     private func read(_ connection: XMPPConnection) async {

@@ -14,6 +14,10 @@ public enum XMPPSessionEvent: Sendable {
     case subscriptionChanged(Presence)
     /// The roster changed by a push (RFC 6121 §2.1.6).
     case rosterChanged(Roster.PushOutcome)
+    /// A session stored before a restart was resumed (XEP-0198 §5): the server had handled
+    /// the stanzas with these ids before the process ended. Stanzas of the old session it
+    /// did not count are not sent again by the session: their owner sends them anew.
+    case resumedAfterRestart(handledIDs: [String])
     /// The session ended for good: stopped (nil) or a permanent failure.
     case stopped(XMPPClientError?)
 }

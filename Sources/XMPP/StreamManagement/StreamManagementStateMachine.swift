@@ -92,6 +92,53 @@ public struct StreamManagementStateMachine: Sendable {
 
     // MARK: Starting
 
+    /// A session stored by an earlier process, to resume after a restart: counters as they
+    /// were, and the ids of the stanzas the server had not acknowledged, in order (the
+    /// stanzas themselves are not kept; after `<resumed h>` the ids the server counted are
+    /// known delivered, and the rest are the owner's to send again).
+    public init(restoring stored: StoredSession) {
+        self.state = .active(id: stored.id, location: stored.location)
+        self.received = stored.handled
+        self.handled = stored.handled
+        self.acknowledged = stored.acknowledged
+        self.sent = stored.acknowledged &+ UInt32(truncatingIfNeeded: stored.unacknowledgedIDs.count)
+        self.unacknowledged = stored.unacknowledgedIDs.map { id in
+            var placeholder = XMLElement(name: "message", namespace: XMPPNamespace.client)
+            placeholder[attribute: "id"] = id
+            return placeholder
+        }
+    }
+
+    /// The persisted form of a resumable session (ids instead of stanzas).
+    public struct StoredSession: Hashable, Sendable, Codable {
+        public var id: String
+        public var location: String?
+        public var handled: UInt32
+        public var acknowledged: UInt32
+        public var unacknowledgedIDs: [String]
+        /// The full JID the session was bound to (a resumed stream keeps it); set by the owner.
+        public var jid: String?
+
+        public init(id: String, location: String?, handled: UInt32, acknowledged: UInt32, unacknowledgedIDs: [String], jid: String? = nil) {
+            self.jid = jid
+            self.id = id
+            self.location = location
+            self.handled = handled
+            self.acknowledged = acknowledged
+            self.unacknowledgedIDs = unacknowledgedIDs
+        }
+    }
+
+    /// What to persist now; nil when there is no resumable session.
+    public var storedSession: StoredSession? {
+        self.resumption.map {
+            StoredSession(
+                id: $0.id, location: $0.location, handled: $0.handled, acknowledged: $0.acknowledged,
+                unacknowledgedIDs: $0.unacknowledged.map { $0[attribute: "id"] ?? "" }
+            )
+        }
+    }
+
     /// `<enable resume='true'/>` (§3): outbound counting starts now.
     public mutating func enable(resume: Bool) -> XMLElement {
         self.state = .enabling
