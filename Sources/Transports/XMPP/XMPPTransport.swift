@@ -177,6 +177,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
             var message = Message(type: type, to: jid, id: delivery.relayID, body: delivery.body, subject: delivery.subject)
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
+            // Sent again after a failure with the same id and origin-id (XEP-0359), so a
+            // receiver can tell a repeat from a new message.
+            message.extensions.append(OriginID.element(delivery.relayID))
             messages.append(message)
             indices.append(index)
         }
