@@ -107,3 +107,21 @@ public final class ManualClock: Clock, @unchecked Sendable {
         }
     }
 }
+
+extension ManualClock {
+    /// Returns once at least `count` tasks sleep on this clock (a timer was armed), yielding
+    /// to the scheduler in between: tests wait on that event, not on time.
+    public func waitForSleepers(_ count: Int = 1) async {
+        while self.sleeperCount < count { await Task.yield() }
+    }
+}
+
+/// Yields until `condition` holds (bounded); for state other tasks reach without an event
+/// to wait on. False if it never did.
+public func untilTrue(_ condition: () async throws -> Bool) async rethrows -> Bool {
+    for _ in 0..<100_000 {
+        if try await condition() { return true }
+        await Task.yield()
+    }
+    return false
+}

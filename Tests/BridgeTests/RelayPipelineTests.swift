@@ -264,15 +264,11 @@ struct RelayPipelineTests {
 
     /// Returns once some task sleeps on the manual clock (a worker armed its backoff timer).
     static func untilSleeping(_ clock: ManualClock) async {
-        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.waitForSleepers()
     }
 
     /// Polls `condition` between scheduler turns (bounded); for state reached by other tasks.
     static func until(_ condition: () async throws -> Bool) async throws {
-        for _ in 0..<100_000 {
-            if try await condition() { return }
-            await Task.yield()
-        }
-        Issue.record("condition not reached")
+        if try await !untilTrue(condition) { Issue.record("condition not reached") }
     }
 }

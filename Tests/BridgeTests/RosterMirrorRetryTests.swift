@@ -83,7 +83,7 @@ struct RosterMirrorRetryTests {
             mirrors: mirrors, store: try StateStore.inMemory(), transport: { accounts[$0] }, clock: clock, logger: Logger(label: "mirror-test")
         )
         // Coming online reconciles both mirrors; both fail.
-        for name in ["a", "b", "x", "y"] { await coordinator.handle(.available, from: name) }
+        for name in ["a", "b", "x", "y"] { _ = await coordinator.handle(.available, from: name) }
         try await Self.until { await coordinator.pendingRetries == 2 }
         await Self.untilSleeping(clock)
         let base = targets.map(\.attemptCount)
@@ -106,14 +106,10 @@ struct RosterMirrorRetryTests {
     }
 
     static func untilSleeping(_ clock: ManualClock) async {
-        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.waitForSleepers()
     }
 
     static func until(_ condition: () async throws -> Bool) async throws {
-        for _ in 0..<100_000 {
-            if try await condition() { return }
-            await Task.yield()
-        }
-        Issue.record("condition not reached")
+        if try await !untilTrue(condition) { Issue.record("condition not reached") }
     }
 }

@@ -39,9 +39,8 @@ struct QueueCommand: AsyncParsableCommand {
         }
     }
 
-    struct Retry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Queue dead letters anew (or try waiting deliveries now): SEQUENCE… or --all-dead.")
-        @OptionGroup var common: Common
+    /// Which deliveries a retry or drop names: sequences, or every dead letter.
+    struct Selection: ParsableArguments {
         @Argument(help: "Sequences as `queue list` shows them.") var sequences: [Int64] = []
         @Flag(help: "Every dead letter.") var allDead = false
 
@@ -49,29 +48,30 @@ struct QueueCommand: AsyncParsableCommand {
             if self.sequences.isEmpty == !self.allDead { throw ValidationError("name sequences, or --all-dead") }
         }
 
+        /// Sends `op` for the selection; how many deliveries it acted on.
+        func apply(_ op: ControlRequest.Operation, config: String?) async throws -> Int {
+            let response = try await RouteCommand.send(ControlRequest(op: op, sequences: self.allDead ? nil : self.sequences), config: config)
+            return response.count ?? 0
+        }
+    }
+
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Queue dead letters anew (or try waiting deliveries now): SEQUENCE… or --all-dead.")
+        @OptionGroup var common: Common
+        @OptionGroup var selection: Selection
+
         func run() async throws {
-            let response = try await RouteCommand.send(
-                ControlRequest(op: .queueRetry, sequences: self.allDead ? nil : self.sequences), config: self.common.config
-            )
-            CommandLineOutput.line("retrying \(response.count ?? 0)")
+            CommandLineOutput.line("retrying \(try await self.selection.apply(.queueRetry, config: self.common.config))")
         }
     }
 
     struct Drop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Forget queued deliveries or dead letters: SEQUENCE… or --all-dead.")
         @OptionGroup var common: Common
-        @Argument(help: "Sequences as `queue list` shows them.") var sequences: [Int64] = []
-        @Flag(help: "Every dead letter.") var allDead = false
-
-        func validate() throws {
-            if self.sequences.isEmpty == !self.allDead { throw ValidationError("name sequences, or --all-dead") }
-        }
+        @OptionGroup var selection: Selection
 
         func run() async throws {
-            let response = try await RouteCommand.send(
-                ControlRequest(op: .queueDrop, sequences: self.allDead ? nil : self.sequences), config: self.common.config
-            )
-            CommandLineOutput.line("dropped \(response.count ?? 0)")
+            CommandLineOutput.line("dropped \(try await self.selection.apply(.queueDrop, config: self.common.config))")
         }
     }
 }

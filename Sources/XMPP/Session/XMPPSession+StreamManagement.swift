@@ -121,6 +121,9 @@ extension XMPPSession {
     /// Sends `<a h/>` if one is owed.
     func sendAcknowledgement(on connection: XMPPConnection) async {
         guard let ack = self.streamManagement.takeAck() else { return }
+        // Persisted with the count we tell the server: a resumed session must never report
+        // less than the server already heard (Prosody closes it then).
+        self.publishSessionState()
         try? await connection.send([ack])
     }
 
