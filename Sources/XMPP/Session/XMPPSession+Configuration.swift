@@ -1,0 +1,78 @@
+extension XMPPSession {
+    /// What the session connects to and how it behaves (RFC 6121 session set-up; XEP-0199 liveness).
+    public struct Configuration: Sendable {
+        public var client: XMPPClientConfiguration
+        /// Sent after every (re)connect; nil sends no presence (a send-only client).
+        public var initialPresence: Presence?
+        public var fetchRoster: Bool
+        public var enableCarbons: Bool
+        public var session: SessionStateMachine<C.Instant>.Configuration
+        public var reconnect: ReconnectStateMachine<C>.Configuration
+        /// Whether to reconnect after a loss at all.
+        public var reconnects: Bool
+        public var requestTimeout: Duration
+        /// With no traffic for this long, ping the server (XEP-0199 §4.2)…
+        public var idlePingInterval: Duration
+        /// …and treat the connection as dead when the ping is not answered in this time.
+        public var pingTimeout: Duration
+        /// Events kept for a consumer that falls behind.
+        public var maximumBufferedEvents: Int
+        /// Beyond `maximumBufferedEvents`: wait for the consumer, so the connection stops
+        /// reading (true: nothing is lost; the bridge), or drop new events and log them as
+        /// errors (false: commands that read few events).
+        public var waitsForEventConsumer: Bool
+        /// Enable stream management (XEP-0198) when the server offers it.
+        public var streamManagement: Bool
+        /// With stream management, messages count as handled only when the consumer says
+        /// so (``XMPPSession/handled(_:)``, the bridge: after its durable commit); otherwise
+        /// as soon as they are handed to the consumer.
+        public var acknowledgesAfterConsumer: Bool
+        /// Ask for a resumable stream management session and resume it after a lost
+        /// connection (XEP-0198 §5), so nothing is sent or received twice.
+        public var resumesStreams: Bool
+        /// A stream management session stored by an earlier process, resumed on the first
+        /// connect (XEP-0198 §5).
+        public var storedSession: StreamManagementStateMachine.StoredSession?
+        /// Told the resumable session's state whenever it changes (to persist it), or nil
+        /// when there is none any more.
+        public var sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
+
+        public init(
+            client: XMPPClientConfiguration,
+            initialPresence: Presence? = Presence(),
+            fetchRoster: Bool = true,
+            enableCarbons: Bool = true,
+            session: SessionStateMachine<C.Instant>.Configuration = .init(),
+            reconnect: ReconnectStateMachine<C>.Configuration = .init(),
+            reconnects: Bool = true,
+            requestTimeout: Duration = .seconds(30),
+            idlePingInterval: Duration = .seconds(60),
+            pingTimeout: Duration = .seconds(20),
+            maximumBufferedEvents: Int = 10_000,
+            waitsForEventConsumer: Bool = false,
+            streamManagement: Bool = true,
+            acknowledgesAfterConsumer: Bool = false,
+            resumesStreams: Bool = true,
+            storedSession: StreamManagementStateMachine.StoredSession? = nil,
+            sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil
+        ) {
+            self.client = client
+            self.initialPresence = initialPresence
+            self.fetchRoster = fetchRoster
+            self.enableCarbons = enableCarbons
+            self.session = session
+            self.reconnect = reconnect
+            self.reconnects = reconnects
+            self.requestTimeout = requestTimeout
+            self.idlePingInterval = idlePingInterval
+            self.pingTimeout = pingTimeout
+            self.maximumBufferedEvents = maximumBufferedEvents
+            self.waitsForEventConsumer = waitsForEventConsumer
+            self.streamManagement = streamManagement
+            self.acknowledgesAfterConsumer = acknowledgesAfterConsumer
+            self.resumesStreams = resumesStreams
+            self.storedSession = storedSession
+            self.sessionStateChanged = sessionStateChanged
+        }
+    }
+}
