@@ -23,6 +23,8 @@
 #   RELAY_BENCH_REPEAT throughput runs per path (default 3; the report shows the median and range)
 #   RELAY_BENCH_ONLY   space-separated subset of paths, e.g. "direct bridge"
 #   RELAY_BENCH_MAM    space-separated subset of "off on"
+#   RELAY_BENCH_ROUTES extra channels in the bridge's routing table (two idle contacts
+#                      each), to measure the cost of a large table (default 0)
 #
 # Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
 set -euo pipefail
@@ -153,6 +155,11 @@ members = [
   { account = "relay", jid = "receiver@$XMPP_DOMAIN", direction = "out" },
 ]
 TOML
+  local k
+  for k in $(seq 1 "${RELAY_BENCH_ROUTES:-0}"); do
+    printf '\n[channels.idle%s]\nmembers = [\n  { account = "relay", jid = "u%s@%s" },\n  { account = "relay", jid = "v%s@%s" },\n]\n' \
+      "$k" "$k" "$XMPP_DOMAIN" "$k" "$XMPP_DOMAIN"
+  done >> "$1"
 }
 
 run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT]

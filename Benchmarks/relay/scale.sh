@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Many accounts in one bridge (issue 8, "Measure", scale): one Prosody on 127.0.0.1 with
+# ACCOUNTS accounts (prosodyctl), one bridge with all of them; reports how long until every
+# account is online and the bridge's RSS then. Goals: all online within 60 s, RSS <= 300 MB.
+# The routing-table part (CPU per message with 10,000 routes vs 10) is
+#   RELAY_BENCH_ONLY=bridge RELAY_BENCH_MAM=off RELAY_BENCH_ROUTES=10000 Benchmarks/relay/run.sh
+# against the same run with RELAY_BENCH_ROUTES=10.
+#
+# usage: Benchmarks/relay/scale.sh [ACCOUNTS=1000]
+# environment: RELAY_BENCH_BIN (default .build/release/xmpp-bridge, built if missing)
+# Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
+set -euo pipefail
+ACCOUNTS=${1:-1000}
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+ROOT=$(cd "$HERE/../.." && pwd -P)
+cd "$ROOT"
+# shellcheck source=prosody.sh
+. "$HERE/prosody.sh"
+say() { printf '%s\n' "$*" >&2; }
+
+BIN=${RELAY_BENCH_BIN:-$ROOT/.build/release/xmpp-bridge}
+[ -x "$BIN" ] || swift build -c release --product xmpp-bridge >&2
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+WORK=$(mktemp -d /tmp/relay-scale.XXXXXX)
+BRIDGE_PID=
+cleanup() {
+  [ -n "$BRIDGE_PID" ] && kill "$BRIDGE_PID" 2>/dev/null && wait "$BRIDGE_PID" 2>/dev/null || true
+  prosody_stop || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+prosody_start "$WORK/server" 0 >&2
+CFG_LUA=$WORK/server/prosody.cfg.lua
+say "registering $ACCOUNTS accounts (prosodyctl, 4 at a time)"
+started=$(date +%s)
+seq 1 "$ACCOUNTS" | xargs -P 4 -I{} prosodyctl --config "$CFG_LUA" register "s{}" "$XMPP_DOMAIN" pw >/dev/null
+say "registered in $(( $(date +%s) - started )) s"
+printf 'pw\n' > "$WORK/pw"
+CFG=$WORK/bridge.toml
+{
+  printf '[bridge]\nstate = "%s"\ncontrol_socket = "%s"\n' "$WORK/bridge.sqlite" "$WORK/bridge.control"
+  for i in $(seq 1 "$ACCOUNTS"); do
+    printf '\n[accounts.s%s]\njid = "s%s@%s"\nresource = "bridge"\npassword_file = "%s"\nhost = "127.0.0.1"\nport = %s\nca_file = "%s"\n' \
+      "$i" "$i" "$XMPP_DOMAIN" "$WORK/pw" "$C2S_PORT" "$CA_FILE"
+  done
+  printf '\n[channels.link]\nmembers = [\n  { account = "s1", jid = "x@%s" },\n  { account = "s2", jid = "y@%s" },\n]\n' "$XMPP_DOMAIN" "$XMPP_DOMAIN"
+} > "$CFG"
+start_ns=$(date +%s%N)
+"$BIN" run --config "$CFG" --log-level warning > "$WORK/bridge.log" 2>&1 &
+BRIDGE_PID=$!
+online=0
+while :; do
+  online=$("$BIN" status --config "$CFG" --json 2>/dev/null | python3 -c 'import json,sys
+try: print(sum(1 for x in json.load(sys.stdin) if x["connected"]))
+except Exception: print(0)')
+  elapsed_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+  [ "$online" -ge "$ACCOUNTS" ] && break
+  [ "$elapsed_ms" -lt 300000 ] || break
+  kill -0 "$BRIDGE_PID" 2>/dev/null || { say "bridge exited"; tail "$WORK/bridge.log" >&2; exit 1; }
+  sleep 1
+done
+rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
+threads=$(ls /proc/"$BRIDGE_PID"/task | wc -l)
+printf 'scale: %s accounts in one bridge (%s threads)\n' "$ACCOUNTS" "$threads"
+printf '  online        %s of %s after %.1f s   goal all within 60 s: %s\n' "$online" "$ACCOUNTS" "$(awk -v m="$elapsed_ms" 'BEGIN {print m / 1000}')" \
+  "$(awk -v m="$elapsed_ms" -v o="$online" -v n="$ACCOUNTS" 'BEGIN {print (o >= n && m <= 60000) ? "met" : "NOT met"}')"
+printf '  RSS           %s MB   goal <= 300 MB: %s\n' "$rss" "$(awk -v r="$rss" 'BEGIN {print (r <= 300) ? "met" : "NOT met"}')"
+printf '  log lines at warning or above: %s\n' "$(grep -c -E 'warning|error|critical' "$WORK/bridge.log" || true)"
