@@ -50,7 +50,7 @@ struct ListenCommand: AsyncParsableCommand {
                     throw ExitStatus(error).exitCode
                 }
                 return
-            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart:
+            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved:
                 continue
             }
         }

@@ -13,9 +13,16 @@ struct AccountConfiguration: Sendable {
     /// by the server's acknowledgements, and received messages are acknowledged only once
     /// they are committed (default true).
     var streamManagement: Bool = true
+    /// After a gap in the stream (restart, a session that could not be resumed), fetch
+    /// what was missed from the account's message archive (XEP-0313); default true
+    /// (`catch_up = "mam"`), a no-op where the server keeps no archive.
+    var catchUp: Bool = true
+    /// Archived messages older than this are not relayed by a catch-up; nil: no limit.
+    var catchUpMaxAge: Duration? = .seconds(7 * 86_400)
 
     static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
+        "catch_up", "catch_up_max_age",
     ]
 }

@@ -65,6 +65,15 @@ extension ConfigurationLoader {
         }
         let streamManagement = self.flag(table, "stream_management", path)
         let maxStanzaBytes = self.integer(table, "max_stanza_bytes", path, in: 4_096...16_777_216, hint: "the server's stanza size limit in bytes, e.g. 65536")
+        var catchUp: Bool?
+        if let text = self.string(table, "catch_up", path) {
+            switch text {
+            case "mam": catchUp = true
+            case "off": catchUp = false
+            default: self.problem("\(path).catch_up", "unknown catch-up '\(text)'", "one of: mam, off")
+            }
+        }
+        let maxAge = self.age(table, "catch_up_max_age", path)
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -74,7 +83,21 @@ extension ConfigurationLoader {
         var account = AccountConfiguration(name: name, client: client, password: source, subscriptionPolicy: policy)
         if let maxStanzaBytes { account.maxStanzaBytes = maxStanzaBytes }
         if let streamManagement { account.streamManagement = streamManagement }
+        if let catchUp { account.catchUp = catchUp }
+        if let maxAge { account.catchUpMaxAge = maxAge == .zero ? nil : maxAge }
         return account
+    }
+
+    /// A period such as "90s", "30m", "12h" or "7d"; "unlimited" reads as zero.
+    private mutating func age(_ table: TOMLTable, _ key: String, _ path: String) -> Duration? {
+        guard let text = self.string(table, key, path) else { return nil }
+        if text == "unlimited" { return .zero }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0, count <= 36_500 * 86_400 / unit else {
+            self.problem("\(path).\(key)", "'\(text)' is not a period", "a number with s, m, h or d, e.g. \"7d\", or \"unlimited\"")
+            return nil
+        }
+        return .seconds(count * unit)
     }
 
     /// The account JID with the `resource` key's resourcepart (RFC 7622 §3.4), which must

@@ -46,7 +46,8 @@ struct BridgeProcess {
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
-                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, logger: logger
+                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] },
+                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )

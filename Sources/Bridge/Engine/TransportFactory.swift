@@ -14,6 +14,8 @@ struct TransportFactory: Sendable {
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     var journal: Journal?
     var storedSessions: @Sendable () -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
+    /// Each account's stored archive cursor (``TransportEvent/checkpoint(_:)``).
+    var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -23,9 +25,12 @@ struct TransportFactory: Sendable {
         logger[metadataKey: "account"] = "\(account.name)"
         let name = account.name
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
+        var persist: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)?
         if let journal = self.journal {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
+            persist = { session in try? await journal.commit([.streamSession(transport: name, session)]) }
         }
+        let cursor = self.journal == nil ? nil : self.storedCheckpoints()[name].flatMap(ArchiveCursor.init)
         let stored = self.journal == nil ? nil : self.storedSessions()[name]
         let session = XMPPSession(
             configuration: .init(
@@ -39,7 +44,10 @@ struct TransportFactory: Sendable {
                 // The server hears a message is handled only once it is committed.
                 acknowledgesAfterConsumer: true,
                 storedSession: stored,
-                sessionStateChanged: stateChanged
+                sessionStateChanged: stateChanged,
+                persistSessionState: persist,
+                catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
+                archiveCursor: cursor
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: self.group, logger: logger),

@@ -53,7 +53,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
             await self.run(self.relay.accountOnline(account: transport, now: now))
         case .unavailable where self.accounts.contains(transport):
             await self.run(self.relay.accountOffline(account: transport, now: now))
-        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .confirmed:
+        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .confirmed, .checkpoint:
             return
         }
     }

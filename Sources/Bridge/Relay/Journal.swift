@@ -195,6 +195,17 @@ final class Journal: Sendable {
             case .sourcePosition(let transport, let sequence):
                 try db.cachedStatement(sql: "UPDATE stream_sessions SET handled = ? WHERE transport = ? AND handled < ?")
                     .execute(arguments: [Int64(sequence), transport, Int64(sequence)])
+            case .seen(let transport, let uniqueID):
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO seen_unique_ids (transport, unique_id) VALUES (?, ?)")
+                    .execute(arguments: [transport, uniqueID])
+            case .checkpoint(let transport, let checkpoint):
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints (transport, checkpoint) VALUES (?, ?)")
+                    .execute(arguments: [transport, checkpoint])
+            case .trimSeen(let transport, let keep):
+                try db.cachedStatement(sql: """
+                    DELETE FROM seen_unique_ids WHERE transport = ? AND position <= (
+                      SELECT position FROM seen_unique_ids WHERE transport = ? ORDER BY position DESC LIMIT 1 OFFSET ?)
+                    """).execute(arguments: [transport, transport, keep])
             }
         }
     }

@@ -18,4 +18,10 @@ enum JournalEntry: Sendable {
     case streamSession(transport: String, StreamManagementStateMachine.StoredSession?)
     /// The account's inbound count went this far with the messages of this commit.
     case sourcePosition(transport: String, sequence: UInt32)
+    /// A message with this unique id was handled (relayed or deliberately not): never again.
+    case seen(transport: String, uniqueID: String)
+    /// The transport's resume point in its source's history.
+    case checkpoint(transport: String, String)
+    /// Only the newest `keep` unique ids of the transport are remembered.
+    case trimSeen(transport: String, keep: Int)
 }

@@ -11,6 +11,7 @@ enum StateMigrations {
         migrator.registerMigration("v2-roster-mirror", migrate: createRosterMirrorSnapshots)
         migrator.registerMigration("v3-attempts-dead-letters", migrate: addAttemptsAndDeadLetters)
         migrator.registerMigration("v4-stream-sessions", migrate: createStreamSessions)
+        migrator.registerMigration("v5-source-checkpoints", migrate: createSourceCheckpoints)
         return migrator
     }
 
@@ -124,6 +125,22 @@ enum StateMigrations {
             t.column("handled", .integer).notNull()
             t.column("acknowledged", .integer).notNull()
             t.column("unacknowledged_ids", .text).notNull()
+        }
+    }
+
+    /// v5: each transport's resume point in its source's history (an XMPP account's archive
+    /// cursor, XEP-0313) and the unique ids of the messages it relayed lately (XEP-0359
+    /// `stanza-id`), so a message handed over twice is relayed once.
+    private static func createSourceCheckpoints(_ db: Database) throws {
+        try db.create(table: "source_checkpoints") { t in
+            t.primaryKey("transport", .text)
+            t.column("checkpoint", .text).notNull()
+        }
+        try db.create(table: "seen_unique_ids") { t in
+            t.autoIncrementedPrimaryKey("position")
+            t.column("transport", .text).notNull()
+            t.column("unique_id", .text).notNull()
+            t.uniqueKey(["transport", "unique_id"])
         }
     }
 }

@@ -106,4 +106,29 @@ extension StateStore {
             return sessions
         }
     }
+
+    /// Every transport's stored resume point (``TransportEvent/checkpoint(_:)``), by name.
+    func sourceCheckpoints() throws(StateStoreError) -> [String: String] {
+        try self.read(.readQueue) { db in
+            var checkpoints: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT transport, checkpoint FROM source_checkpoints") {
+                checkpoints[row["transport"]] = row["checkpoint"]
+            }
+            return checkpoints
+        }
+    }
+
+    /// The newest `limit` unique ids each transport handled, oldest first.
+    func seenUniqueIDs(limit: Int) throws(StateStoreError) -> [String: [String]] {
+        try self.read(.readQueue) { db in
+            var seen: [String: [String]] = [:]
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT transport, unique_id FROM (
+                  SELECT transport, unique_id, position, ROW_NUMBER() OVER (PARTITION BY transport ORDER BY position DESC) AS age
+                  FROM seen_unique_ids) WHERE age <= ? ORDER BY position
+                """, arguments: [limit])
+            for row in rows { seen[row["transport"], default: []].append(row["unique_id"]) }
+            return seen
+        }
+    }
 }

@@ -27,11 +27,18 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// The source's own count for this message (XMPP stream management's inbound `h`),
     /// stored in the same commit as the message so a resumed source does not send it again.
     public var sourceSequence: UInt32?
+    /// An id the source guarantees unique and stable for this message (XMPP: our server's
+    /// archive id, XEP-0359 `stanza-id`); the bridge relays a message with the same one once,
+    /// however often the source hands it over (live, then again from the archive).
+    public var uniqueID: String?
+    /// The source's resume point once this message is committed (``TransportEvent/checkpoint(_:)``).
+    public var checkpoint: String?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
-        deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil
+        deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil,
+        uniqueID: String? = nil, checkpoint: String? = nil
     ) {
         self.source = source
         self.sender = sender
@@ -45,5 +52,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.deliverToSourceTransport = deliverToSourceTransport
         self.awaitsCommit = awaitsCommit
         self.sourceSequence = sourceSequence
+        self.uniqueID = uniqueID
+        self.checkpoint = checkpoint
     }
 }

@@ -272,6 +272,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             await self.handler.handle(.rosterChanged, from: self.name)
         case .subscriptionRequest, .subscriptionChanged:
             return
+        case .archiveCursorMoved(let cursor):
+            await self.handler.handle(.checkpoint(cursor.description), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
@@ -304,7 +306,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             // The server hears of it (stream management) only after the commit, at the end
             // of the burst: read on while it is committed.
             awaitsCommit: false,
-            sourceSequence: message.streamNumber
+            sourceSequence: message.streamNumber,
+            uniqueID: message.archiveID,
+            checkpoint: message.archiveCursor?.description
         )
     }
 }

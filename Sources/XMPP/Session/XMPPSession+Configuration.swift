@@ -36,6 +36,14 @@ extension XMPPSession {
         /// Told the resumable session's state whenever it changes (to persist it), or nil
         /// when there is none any more.
         public var sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
+        /// Made durable before each acknowledgement is sent, so a session resumed after a
+        /// restart never reports fewer handled stanzas than the server already heard.
+        public var persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)?
+        /// Catch up from the account's message archive (XEP-0313) after every gap in the
+        /// stream; nil: never.
+        public var catchUp: ArchiveCatchUpStateMachine.Configuration?
+        /// The archive cursor stored by an earlier run.
+        public var archiveCursor: ArchiveCursor?
 
         public init(
             client: XMPPClientConfiguration,
@@ -54,7 +62,10 @@ extension XMPPSession {
             acknowledgesAfterConsumer: Bool = false,
             resumesStreams: Bool = true,
             storedSession: StreamManagementStateMachine.StoredSession? = nil,
-            sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil
+            sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil,
+            persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)? = nil,
+            catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
+            archiveCursor: ArchiveCursor? = nil
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -73,6 +84,9 @@ extension XMPPSession {
             self.resumesStreams = resumesStreams
             self.storedSession = storedSession
             self.sessionStateChanged = sessionStateChanged
+            self.persistSessionState = persistSessionState
+            self.catchUp = catchUp
+            self.archiveCursor = archiveCursor
         }
     }
 }

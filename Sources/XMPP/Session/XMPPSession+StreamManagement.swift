@@ -118,13 +118,23 @@ extension XMPPSession {
         await self.sendAcknowledgement(on: connection)
     }
 
-    /// Sends `<a h/>` if one is owed.
+    /// Sends `<a h/>` if one is owed. The count is made durable first (when the owner
+    /// persists sessions): a session resumed after a restart must never report fewer
+    /// handled stanzas than the server already heard (Prosody then closes the stream).
+    /// One acknowledgement at a time, so they reach the server in increasing order.
     func sendAcknowledgement(on connection: XMPPConnection) async {
-        guard let ack = self.streamManagement.takeAck() else { return }
-        // Persisted with the count we tell the server: a resumed session must never report
-        // less than the server already heard (Prosody closes it then).
-        self.publishSessionState()
-        try? await connection.send([ack])
+        guard !self.acknowledging else { return }  // the one under way sends what is owed after it
+        self.acknowledging = true
+        defer { self.acknowledging = false }
+        while let ack = self.streamManagement.takeAck() {
+            self.publishSessionState()
+            if let persist = self.configuration.persistSessionState {
+                var stored = self.streamManagement.storedSession
+                stored?.jid = self.machine.ownJID.description
+                await persist(stored)
+            }
+            try? await connection.send([ack])
+        }
     }
 
     /// The consumer is done with these inbound messages (``Message/streamNumber``); with

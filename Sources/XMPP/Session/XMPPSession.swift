@@ -24,6 +24,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
+    /// An acknowledgement is being made durable and sent; later ones wait their turn.
+    var acknowledging = false
+    /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
+    var archive: ArchiveCatchUpStateMachine?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     private var pending: [String: OneShotWaiter<IQ>] = [:]
@@ -55,6 +59,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.keepalive = KeepaliveStateMachine(
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
+        self.archive = configuration.catchUp.map {
+            ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
+        }
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
         if let stored = configuration.storedSession, configuration.streamManagement {
             self.streamManagement = StreamManagementStateMachine(restoring: stored)
@@ -179,8 +186,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
         self.connection = connection
+        let restored = self.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
         if !resumed { self.machine.bound(as: connection.jid) }
+        // Only a stream resumed within this process has missed nothing.
+        self.archive?.streamStarted(continuesLast: resumed && !restored)
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
@@ -217,7 +227,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             }
             let number = self.streamManagement.stanzaReceived()
             var deferred = false
-            for action in self.machine.received(element) {
+            for action in self.actions(for: element) {
                 if case .deliverMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
                     // Handled when the consumer says so (after its durable commit).
                     message.streamNumber = number
@@ -267,6 +277,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         guard self.connection != nil else { return }
         await self.emit(.online(connection.jid))
+        await self.catchUpFromArchive()
     }
 
     /// Runs the ``KeepaliveStateMachine``: a ping after `idlePingInterval` without traffic;

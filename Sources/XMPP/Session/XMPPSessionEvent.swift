@@ -18,6 +18,9 @@ public enum XMPPSessionEvent: Sendable {
     /// the stanzas with these ids before the process ended. Stanzas of the old session it
     /// did not count are not sent again by the session: their owner sends them anew.
     case resumedAfterRestart(handledIDs: [String])
+    /// A catch-up from the account's archive (XEP-0313) finished: the archive cursor now
+    /// stands here, after every message event before this one.
+    case archiveCursorMoved(ArchiveCursor)
     /// The session ended for good: stopped (nil) or a permanent failure.
     case stopped(XMPPClientError?)
 }

@@ -24,6 +24,12 @@ public struct Message: Stanza {
     /// The inbound stream management number the session gave this message (XEP-0198),
     /// when its consumer acknowledges it with ``XMPPSession/handled(_:)``; not part of the XML.
     public var streamNumber: UInt32?
+    /// The id our server's archive gave this message (XEP-0359 `stanza-id`, or the XEP-0313
+    /// result id of an archived copy), set by the session; not part of the XML.
+    public var archiveID: String?
+    /// Where the account's archive cursor stands once this message is handled (set by the
+    /// session while it tracks the archive); not part of the XML.
+    public var archiveCursor: ArchiveCursor?
 
     public init(type: Kind = .chat, to: JID? = nil, id: String? = nil, body: String? = nil, subject: String? = nil) {
         self.header = StanzaHeader(to: to, id: id)
