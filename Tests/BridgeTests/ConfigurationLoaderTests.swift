@@ -104,6 +104,23 @@ struct ConfigurationLoaderTests {
         )
     }
 
+    @Test("catch_up and catch_up_max_age: defaults mam and 7 days; off, periods and unlimited read; anything else is a problem")
+    func catchUp() throws {
+        func account(_ extra: String) throws -> AccountConfiguration? {
+            var loader = ConfigurationLoader(file: try Self.write("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\n\(extra)\n"))
+            return try loader.load()["a"]
+        }
+        let defaults = try #require(try account(""))
+        #expect(defaults.catchUp && defaults.catchUpMaxAge == .seconds(7 * 86_400))
+        let off = try #require(try account("catch_up = \"off\"\ncatch_up_max_age = \"12h\""))
+        #expect(!off.catchUp && off.catchUpMaxAge == .seconds(12 * 3_600))
+        #expect(try account("catch_up_max_age = \"unlimited\"")?.catchUpMaxAge == nil)
+        #expect(try account("catch_up_max_age = \"90s\"")?.catchUpMaxAge == .seconds(90))
+        let problems = try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\ncatch_up = \"always\"\ncatch_up_max_age = \"7 days\"\n")
+        #expect(problems == ["accounts.a.catch_up: unknown catch-up 'always'", "accounts.a.catch_up_max_age: '7 days' is not a period"])
+        #expect(try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\ncatch_up_max_age = \"0d\"\n").count == 1)
+    }
+
     @Test("invalid TOML names the line")
     func invalidTOML() throws {
         let problems = try Self.problems("[accounts.work\njid = 1\n")

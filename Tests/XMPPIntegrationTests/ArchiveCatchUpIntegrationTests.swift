@@ -1,0 +1,207 @@
+import EmbeddedProsody
+import Foundation
+import Testing
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Gaps that stream resumption cannot fill, filled from the account's message archive
+/// (XEP-0313; issue 9), with the real daemon and a Prosody that archives (mod_mam):
+/// alice → work (bridge account) → home (bridge account) → bob.
+@Suite("archive catch-up against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+struct ArchiveCatchUpIntegrationTests {
+    static let link = """
+        [channels.link]
+        format = "{body}"
+        members = [
+          { account = "work", jid = "alice@example.test", direction = "in" },
+          { account = "home", jid = "bob@example.test", direction = "out" },
+        ]
+        """
+
+    static func server(hibernationSeconds: Int? = nil, adminShell: Bool = false) throws -> ProsodyServer {
+        var options = ProsodyServer.Options()
+        options.archive = true
+        options.hibernationSeconds = hibernationSeconds
+        options.adminShell = adminShell
+        options.logLevel = "debug"
+        return try ProsodyServer.start(options, accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
+    }
+
+    /// Sends `marker` from alice and waits until bob has it; then counts what bob got
+    /// besides markers: (lost, duplicated) against `sent`.
+    static func count(
+        _ sent: [String], alice: TestSession, bob: TestSession, marker: String, bridge: BridgeDaemon
+    ) async throws -> (received: [String], lost: [String], duplicated: Int) {
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: marker))
+        #expect(await Received.message(bob.log, body: marker, timeout: .seconds(60)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let received = await Received.bodies(bob.log).filter { !$0.hasPrefix("marker") }
+        let lost = sent.filter { !received.contains($0) }
+        let duplicated = Dictionary(grouping: received, by: { $0 }).values.reduce(0) { $0 + $1.count - 1 }
+        return (received, lost, duplicated)
+    }
+
+    @Test("bridge stopped while the account's other client is online and takes 20 messages: started again, the bridge relays all 20 once from the archive")
+    func otherResourceWhileDown() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let work = try JID("work@example.test")
+
+        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { first.terminate() }
+        try await first.waitOnline(["work", "home"])
+        #expect(await first.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
+        try await alice.session.send(Message(type: .chat, to: work, body: "before"))
+        #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
+        #expect(first.stop() == 0, "stderr: \(first.run.errors.suffix(2000))")
+
+        // The user's phone is online on the same account (priority 0) and takes the messages.
+        let phone = try await TestSession.start("work", on: server, resource: "phone")
+        let sent = (1...20).map { String(format: "while down %02d", $0) }
+        try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
+        #expect(await Received.bodies(phone.log, count: 20, timeout: .seconds(30)).count >= 20)
+
+        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { second.terminate() }
+        try await second.waitOnline(["work", "home"])
+        let caughtUp = await second.waitForLog(timeout: .seconds(30)) { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") }
+        #expect(caughtUp, "stderr: \(second.run.errors.suffix(3000))")
+        _ = await Received.bodies(bob.log, count: 21, timeout: .seconds(30))
+        let (received, lost, duplicated) = try await Self.count(sent + ["before"], alice: alice, bob: bob, marker: "marker", bridge: second)
+        print("other client took 20 while the bridge was down: bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty, "lost: \(lost) stderr: \(second.run.errors.suffix(2000))")
+        #expect(duplicated == 0, "received: \(received)")
+        #expect(second.logLines.contains { $0.contains("archived messages=20") }, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
+        await phone.stop()
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("bridge killed and down past the hibernation time while 30 messages arrive: the restarted bridge cannot resume, catches up from the archive, and relays each once")
+    func pastHibernation() async throws {
+        let server = try Self.server(hibernationSeconds: 1)
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let work = try JID("work@example.test")
+
+        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { first.terminate() }
+        try await first.waitOnline(["work", "home"])
+        #expect(await first.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
+        try await alice.session.send(Message(type: .chat, to: work, body: "before"))
+        #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
+        first.run.process.signal(SIGKILL)
+        #expect(first.run.finish(timeout: 10) != 0)
+
+        let sent = (1...30).map { String(format: "while dead %02d", $0) }
+        try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
+        // The server gives the dead session up (it logs that at debug level).
+        let expired = await eventually(timeout: .seconds(30)) { server.logContains("Destroying session for hibernating too long") }
+        #expect(expired, "prosody log: \(server.logTail())")
+
+        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { second.terminate() }
+        try await second.waitOnline(["work", "home"])
+        _ = await Received.bodies(bob.log, count: 31, timeout: .seconds(30))
+        let (received, lost, duplicated) = try await Self.count(sent + ["before"], alice: alice, bob: bob, marker: "marker", bridge: second)
+        print("down past hibernation: bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty, "lost: \(lost) stderr: \(second.run.errors.suffix(2000))")
+        #expect(duplicated == 0, "received: \(received)")
+        #expect(second.logLines.contains { $0.contains("stream resumption failed") }, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(second.logLines.contains { $0.contains("caught up from the message archive") && $0.contains("archived messages=30") }, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("the server closes the bridge's connection mid burst (admin console c2s:close): after reconnecting, bob has all 300 once")
+    func serverClosesMidBurst() async throws {
+        let server = try Self.server(adminShell: true)
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let work = try JID("work@example.test")
+
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        #expect(await bridge.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
+        let sent = (1...300).map { String(format: "burst %03d", $0) }
+        try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
+        _ = await Received.bodies(bob.log, count: 30, timeout: .seconds(30))
+        let output = try server.shell(["c2s", "close", "work@example.test/bridge"])
+        let atClose = await Received.bodies(bob.log).count
+        #expect(output.contains("1 sessions closed"), "prosodyctl shell: \(output)")
+        #expect(await bridge.waitForLog { $0.contains("transport=work") && $0.contains("offline") }, "stderr: \(bridge.run.errors.suffix(2000))")
+        _ = await Received.bodies(bob.log, count: 300, timeout: .seconds(30))
+        let (received, lost, duplicated) = try await Self.count(sent, alice: alice, bob: bob, marker: "marker", bridge: bridge)
+        print("server closed the connection mid burst: bob had \(atClose) at the close; received \(received.count), lost \(lost.count), duplicated \(duplicated), in order \(received == sent)")
+        #expect(lost.isEmpty, "lost: \(lost.prefix(20)) stderr: \(bridge.run.errors.suffix(2000))")
+        #expect(duplicated == 0)
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("Prosody killed (SIGKILL) and restarted mid burst: every message the server confirmed to alice reaches bob; duplicates are counted")
+    func serverKilledMidBurst() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let work = try JID("work@example.test")
+
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        #expect(await bridge.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
+        let sent = (1...300).map { String(format: "crash %03d", $0) }
+        // Alice sends in batches the server confirms (XEP-0198 acks): a confirmed message
+        // is in the server's hands (and archive) and must reach bob.
+        let session = alice.session
+        let sender = Task { () -> Int in
+            var confirmed = 0
+            for start in stride(from: 0, to: sent.count, by: 10) {
+                let batch = sent[start..<min(start + 10, sent.count)].map { Message(type: .chat, to: work, body: $0) }
+                do {
+                    try await session.sendConfirmed(batch)
+                } catch {
+                    break
+                }
+                confirmed += batch.count
+            }
+            return confirmed
+        }
+        _ = await Received.bodies(bob.log, count: 30, timeout: .seconds(30))
+        server.kill()
+        let atKill = await Received.bodies(bob.log).count
+        try server.restart()
+        let confirmedBeforeCrash = await sender.value
+        // Alice sends again what the server did not confirm, once she is back online.
+        var aliceBack = false
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !aliceBack, ContinuousClock.now < deadline {
+            aliceBack = await alice.log.events.filter { if case .online = $0 { true } else { false } }.count >= 2
+            if !aliceBack { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(aliceBack)
+        try await alice.session.sendConfirmed(sent.dropFirst(confirmedBeforeCrash).map { Message(type: .chat, to: work, body: $0) })
+        _ = await Received.bodies(bob.log, count: 300, timeout: .seconds(60))
+        let (received, lost, duplicated) = try await Self.count(sent, alice: alice, bob: bob, marker: "marker", bridge: bridge)
+        print("Prosody killed mid burst: bob had \(atKill) at the kill, alice had \(confirmedBeforeCrash) confirmed; bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty, "lost: \(lost.prefix(20)) stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await alice.stop()
+        await bob.stop()
+    }
+}
