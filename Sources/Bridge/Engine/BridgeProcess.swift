@@ -22,13 +22,14 @@ struct BridgeProcess {
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
         let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
         let lock = inMemory ? nil : try InstanceLock(path: configuration.settings.statePath + ".lock")
-        let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath)
+        let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath, manualCheckpoints: true)
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let groupBox = GroupBox()
         var random = SystemRandomNumberGenerator()
-        let journal = try Journal(store: store, logger: logger)
+        let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
+        let journal = try Journal(store: store, checkpointer: checkpointer, logger: logger)
         let pipeline = RelayPipeline(
             router: BridgeRuntime.router(channels: [], configuration: configuration),
             journal: journal,

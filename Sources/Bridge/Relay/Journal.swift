@@ -34,8 +34,12 @@ final class Journal: Sendable {
     private let pending: NIOLockedValueBox<Pending>
     private let logger: Logger
 
-    init(store: StateStore, logger: Logger) throws(StateStoreError) {
+    /// Checkpoints the WAL off this thread (nil: SQLite's automatic checkpoints, in memory).
+    private let checkpointer: WALCheckpointer?
+
+    init(store: StateStore, checkpointer: WALCheckpointer? = nil, logger: Logger) throws(StateStoreError) {
         self.store = store
+        self.checkpointer = checkpointer
         self.logger = logger
         self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
         self.thread = NIOThreadPool(numberOfThreads: 1)
@@ -46,6 +50,7 @@ final class Journal: Sendable {
     func shutdown() async {
         await self.flushed()
         try? await self.thread.shutdownGracefully()
+        await self.checkpointer?.shutdown()
     }
 
     /// The next `count` queue sequences, increasing and never reused.
@@ -130,6 +135,7 @@ final class Journal: Sendable {
                 do {
                     try self.store.write(.enqueue) { db in try Self.apply(entries, in: db) }
                     self.pending.withLockedValue { $0.commits += 1 }
+                    self.checkpointer?.commitsHappened(1)
                 } catch {
                     self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(entries.count)"])
                     failure = error

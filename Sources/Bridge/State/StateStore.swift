@@ -29,7 +29,9 @@ final class StateStore: Sendable {
     static let busyTimeout: TimeInterval = 5
 
     /// Opens (creating if needed) the database at `path` and applies missing migrations.
-    init(path: String, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
+    /// - Parameter manualCheckpoints: no automatic WAL checkpoints on commit (a
+    ///   ``WALCheckpointer`` runs them instead; the daemon).
+    init(path: String, manualCheckpoints: Bool = false, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
         self.location = path
         self.now = now
         do {
@@ -42,6 +44,7 @@ final class StateStore: Sendable {
             // only a power loss can take the last commits back.
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                if manualCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
             }
             self.writer = try DatabasePool(path: path, configuration: configuration)
         } catch {

@@ -43,15 +43,21 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
                 var handled: [UInt32] = []
+                // The highest of them committed with its number (went to the pipeline).
+                var committed: UInt32?
                 for await event in session.events {
-                    if case .message(let message, _) = event, let number = message.streamNumber { handled.append(number) }
-                    await self.forward(event)
+                    let intake = await self.forward(event)
+                    if case .message(let message, _) = event, let number = message.streamNumber {
+                        handled.append(number)
+                        if intake { committed = number }
+                    }
                     // At the end of a burst (or every 64 messages of a long one): once its
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
                         await self.handler.barrier()
-                        await session.handled(handled)
+                        await session.handled(handled, committed: committed)
                         handled.removeAll(keepingCapacity: true)
+                        committed = nil
                     }
                 }
                 await group.waitForAll()
@@ -224,7 +230,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         }
     }
 
-    private func forward(_ event: XMPPSessionEvent) async {
+    /// Hands `event` to the bridge; true when it was a message for the pipeline (which
+    /// commits its stream number with it).
+    @discardableResult
+    private func forward(_ event: XMPPSessionEvent) async -> Bool {
         switch event {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
@@ -242,10 +251,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             if carbon == nil, message.type == .error, let id = message.id, let error = message.error {
                 // A bounce: the server (or the recipient's) refused a message we sent.
                 await self.handler.handle(.bounced(relayID: id, reason: error.description, permanent: !error.isTransient), from: self.name)
-                return
+                return false
             }
-            guard carbon == nil, let inbound = await self.inbound(message) else { return }
+            guard carbon == nil, let inbound = await self.inbound(message) else { return false }
             await self.handler.handle(.message(inbound), from: self.name)
+            return true
         case .stopped(let error):
             if let error {
                 self.logger.error("account stopped", metadata: ["error": "\(error)"])
@@ -254,13 +264,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 await self.handler.handle(.unavailable(reason: "stopped"), from: self.name)
             }
         case .presence(let presence, let best):
-            guard let from = presence.from else { return }
+            guard let from = presence.from else { return false }
             let own = await self.session.boundJID
             if let own, from.bare == own.bare {
                 // The user's other clients; our own resource does not count.
                 let others = await self.session.resources(of: own).filter { $0.from != own }
                 await self.handler.handle(.ownPresence(Self.state(others.first)), from: self.name)
-                return
+                return false
             }
             let rosterName = await self.session.roster.items[from.bare]?.name
             let nick = rosterName ?? from.localpart ?? from.domainpart
@@ -271,13 +281,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         case .rosterChanged:
             await self.handler.handle(.rosterChanged, from: self.name)
         case .subscriptionRequest, .subscriptionChanged:
-            return
+            return false
         case .archiveCursorMoved(let cursor):
             await self.handler.handle(.checkpoint(cursor.description), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
         }
+        return false
     }
 
     /// The router's view of a message; nil for errors and messages without a sender.

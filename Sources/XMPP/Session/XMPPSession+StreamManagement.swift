@@ -128,19 +128,33 @@ extension XMPPSession {
         defer { self.acknowledging = false }
         while let ack = self.streamManagement.takeAck() {
             self.publishSessionState()
-            if let persist = self.configuration.persistSessionState {
-                var stored = self.streamManagement.storedSession
-                stored?.jid = self.machine.ownJID.description
+            if let persist = self.configuration.persistSessionState, var stored = self.streamManagement.storedSession,
+                !self.isDurable(handled: stored.handled, session: stored.id)
+            {
+                stored.jid = self.machine.ownJID.description
                 await persist(stored)
+                self.durableHandled = (stored.id, stored.handled)
             }
             try? await connection.send([ack])
         }
     }
 
+    /// Whether the owner already holds `handled` (or more) for this session durably: the
+    /// messages it confirmed through ``handled(_:)`` were committed with their numbers.
+    func isDurable(handled: UInt32, session: String) -> Bool {
+        guard let durable = self.durableHandled, durable.session == session else { return false }
+        return durable.handled &- handled < UInt32(1) << 31
+    }
+
     /// The consumer is done with these inbound messages (``Message/streamNumber``); with
-    /// stream management the server is told, once for all of them.
-    public func handled(_ numbers: [UInt32]) async {
+    /// stream management the server is told, once for all of them. `committed`: the
+    /// highest of them whose number the owner stored durably with the message (then the
+    /// acknowledgement needs no extra commit when it reports no more than that).
+    public func handled(_ numbers: [UInt32], committed: UInt32? = nil) async {
         for number in numbers { self.streamManagement.handled(number) }
+        if let committed, let session = self.streamManagement.resumption?.id, !self.isDurable(handled: committed, session: session) {
+            self.durableHandled = (session, committed)
+        }
         guard let connection = self.connection else { return }
         await self.sendAcknowledgement(on: connection)
     }

@@ -26,6 +26,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var restoredSession = false
     /// An acknowledgement is being made durable and sent; later ones wait their turn.
     var acknowledging = false
+    /// The inbound count the owner holds durably for this SM session (``handled(_:)``).
+    var durableHandled: (session: String, handled: UInt32)?
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
