@@ -30,6 +30,37 @@ struct ArchiveCatchUpIntegrationTests {
         return try ProsodyServer.start(options, accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
     }
 
+    /// The link's accounts and the test's own clients on a fresh archiving server.
+    struct Link {
+        let server: ProsodyServer
+        let config: String
+        let alice: TestSession
+        let bob: TestSession
+        let work: JID
+
+        static func start(_ server: ProsodyServer) async throws -> Link {
+            let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: ArchiveCatchUpIntegrationTests.link)
+            return Link(
+                server: server, config: config, alice: try await TestSession.start("alice", on: server), bob: try await TestSession.start("bob", on: server),
+                work: try JID("work@example.test")
+            )
+        }
+
+        /// Starts the bridge and waits until both accounts are online and `work` caught up.
+        func startBridge() async throws -> BridgeDaemon {
+            let bridge = try BridgeDaemon.start(config: self.config, in: self.server.directory)
+            try await bridge.waitOnline(["work", "home"])
+            let caughtUp = await bridge.waitForLog(timeout: .seconds(30)) { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") }
+            #expect(caughtUp, "stderr: \(bridge.run.errors.suffix(3000))")
+            return bridge
+        }
+
+        func stop() async {
+            await self.alice.stop()
+            await self.bob.stop()
+        }
+    }
+
     /// Sends `marker` from alice and waits until bob has it; then counts what bob got
     /// besides markers: (lost, duplicated) against `sent`.
     static func count(
@@ -47,15 +78,10 @@ struct ArchiveCatchUpIntegrationTests {
     func otherResourceWhileDown() async throws {
         let server = try Self.server()
         defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let work = try JID("work@example.test")
-
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        let link = try await Link.start(server)
+        let (alice, bob, work) = (link.alice, link.bob, link.work)
+        let first = try await link.startBridge()
         defer { first.terminate() }
-        try await first.waitOnline(["work", "home"])
-        #expect(await first.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
         try await alice.session.send(Message(type: .chat, to: work, body: "before"))
         #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
         #expect(first.stop() == 0, "stderr: \(first.run.errors.suffix(2000))")
@@ -66,11 +92,8 @@ struct ArchiveCatchUpIntegrationTests {
         try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
         #expect(await Received.bodies(phone.log, count: 20, timeout: .seconds(30)).count >= 20)
 
-        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        let second = try await link.startBridge()
         defer { second.terminate() }
-        try await second.waitOnline(["work", "home"])
-        let caughtUp = await second.waitForLog(timeout: .seconds(30)) { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") }
-        #expect(caughtUp, "stderr: \(second.run.errors.suffix(3000))")
         _ = await Received.bodies(bob.log, count: 21, timeout: .seconds(30))
         let (received, lost, duplicated) = try await Self.count(sent + ["before"], alice: alice, bob: bob, marker: "marker", bridge: second)
         print("other client took 20 while the bridge was down: bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
@@ -79,23 +102,17 @@ struct ArchiveCatchUpIntegrationTests {
         #expect(second.logLines.contains { $0.contains("archived messages=20") }, "stderr: \(second.run.errors.suffix(2000))")
         #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
         await phone.stop()
-        await alice.stop()
-        await bob.stop()
+        await link.stop()
     }
 
     @Test("bridge killed and down past the hibernation time while 30 messages arrive: the restarted bridge cannot resume, catches up from the archive, and relays each once")
     func pastHibernation() async throws {
         let server = try Self.server(hibernationSeconds: 1)
         defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let work = try JID("work@example.test")
-
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        let link = try await Link.start(server)
+        let (alice, bob, work) = (link.alice, link.bob, link.work)
+        let first = try await link.startBridge()
         defer { first.terminate() }
-        try await first.waitOnline(["work", "home"])
-        #expect(await first.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
         try await alice.session.send(Message(type: .chat, to: work, body: "before"))
         #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
         first.run.process.signal(SIGKILL)
@@ -107,9 +124,8 @@ struct ArchiveCatchUpIntegrationTests {
         let expired = await eventually(timeout: .seconds(30)) { server.logContains("Destroying session for hibernating too long") }
         #expect(expired, "prosody log: \(server.logTail())")
 
-        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        let second = try await link.startBridge()
         defer { second.terminate() }
-        try await second.waitOnline(["work", "home"])
         _ = await Received.bodies(bob.log, count: 31, timeout: .seconds(30))
         let (received, lost, duplicated) = try await Self.count(sent + ["before"], alice: alice, bob: bob, marker: "marker", bridge: second)
         print("down past hibernation: bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
@@ -118,23 +134,17 @@ struct ArchiveCatchUpIntegrationTests {
         #expect(second.logLines.contains { $0.contains("stream resumption failed") }, "stderr: \(second.run.errors.suffix(2000))")
         #expect(second.logLines.contains { $0.contains("caught up from the message archive") && $0.contains("archived messages=30") }, "stderr: \(second.run.errors.suffix(2000))")
         #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
-        await alice.stop()
-        await bob.stop()
+        await link.stop()
     }
 
     @Test("the server closes the bridge's connection mid burst (admin console c2s:close): after reconnecting, bob has all 300 once")
     func serverClosesMidBurst() async throws {
         let server = try Self.server(adminShell: true)
         defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let work = try JID("work@example.test")
-
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        let link = try await Link.start(server)
+        let (alice, bob, work) = (link.alice, link.bob, link.work)
+        let bridge = try await link.startBridge()
         defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        #expect(await bridge.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
         let sent = (1...300).map { String(format: "burst %03d", $0) }
         try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
         _ = await Received.bodies(bob.log, count: 30, timeout: .seconds(30))
@@ -148,23 +158,17 @@ struct ArchiveCatchUpIntegrationTests {
         #expect(lost.isEmpty, "lost: \(lost.prefix(20)) stderr: \(bridge.run.errors.suffix(2000))")
         #expect(duplicated == 0)
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
-        await alice.stop()
-        await bob.stop()
+        await link.stop()
     }
 
     @Test("Prosody killed (SIGKILL) and restarted mid burst: every message the server confirmed to alice reaches bob; duplicates are counted")
     func serverKilledMidBurst() async throws {
         let server = try Self.server()
         defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let work = try JID("work@example.test")
-
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        let link = try await Link.start(server)
+        let (alice, bob, work) = (link.alice, link.bob, link.work)
+        let bridge = try await link.startBridge()
         defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        #expect(await bridge.waitForLog { $0.contains("account=work@example.test") && $0.contains("caught up from the message archive") })
         let sent = (1...300).map { String(format: "crash %03d", $0) }
         // Alice sends in batches the server confirms (XEP-0198 acks): a confirmed message
         // is in the server's hands (and archive) and must reach bob.
@@ -201,7 +205,6 @@ struct ArchiveCatchUpIntegrationTests {
         print("Prosody killed mid burst: bob had \(atKill) at the kill, alice had \(confirmedBeforeCrash) confirmed; bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
         #expect(lost.isEmpty, "lost: \(lost.prefix(20)) stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
-        await alice.stop()
-        await bob.stop()
+        await link.stop()
     }
 }

@@ -159,11 +159,16 @@ final class Journal: Sendable {
     }
 
     /// One transaction's statements, prepared once per connection and reused. Of several
-    /// session states for one account in a group, only the last is written.
+    /// session states or checkpoints for one account in a group, only the last is written.
     private static func apply(_ entries: [JournalEntry], in db: Database) throws {
         var lastSession: [String: Int] = [:]
+        var lastCheckpoint: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
-            if case .streamSession(let transport, _) = entry { lastSession[transport] = index }
+            switch entry {
+            case .streamSession(let transport, _): lastSession[transport] = index
+            case .checkpoint(let transport, _): lastCheckpoint[transport] = index
+            default: break
+            }
         }
         for (index, entry) in entries.enumerated() {
             switch entry {
@@ -205,6 +210,7 @@ final class Journal: Sendable {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO seen_unique_ids (transport, unique_id) VALUES (?, ?)")
                     .execute(arguments: [transport, uniqueID])
             case .checkpoint(let transport, let checkpoint):
+                guard lastCheckpoint[transport] == index else { continue }
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints (transport, checkpoint) VALUES (?, ?)")
                     .execute(arguments: [transport, checkpoint])
             case .trimSeen(let transport, let keep):
