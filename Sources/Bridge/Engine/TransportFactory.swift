@@ -25,10 +25,10 @@ struct TransportFactory: Sendable {
         logger[metadataKey: "account"] = "\(account.name)"
         let name = account.name
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
-        var persist: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)?
+        var persist: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)?
         if let journal = self.journal {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
-            persist = { session in try? await journal.commit([.streamSession(transport: name, session)]) }
+            persist = { session in (try? await journal.commit([.streamSession(transport: name, session)])) != nil }
         }
         let cursor = self.journal == nil ? nil : self.storedCheckpoints()[name].flatMap(ArchiveCursor.init)
         let stored = self.journal == nil ? nil : self.storedSessions()[name]

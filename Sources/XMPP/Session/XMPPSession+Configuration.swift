@@ -37,8 +37,9 @@ extension XMPPSession {
         /// when there is none any more.
         public var sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
         /// Made durable before each acknowledgement is sent, so a session resumed after a
-        /// restart never reports fewer handled stanzas than the server already heard.
-        public var persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)?
+        /// restart never reports fewer handled stanzas than the server already heard; false:
+        /// it could not be stored, and the acknowledgement is not sent (the server asks again).
+        public var persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)?
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
         /// stream; nil: never.
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?
@@ -63,7 +64,7 @@ extension XMPPSession {
             resumesStreams: Bool = true,
             storedSession: StreamManagementStateMachine.StoredSession? = nil,
             sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil,
-            persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Void)? = nil,
+            persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)? = nil,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil
         ) {

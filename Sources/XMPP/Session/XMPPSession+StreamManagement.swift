@@ -132,7 +132,10 @@ extension XMPPSession {
                 !self.isDurable(handled: stored.handled, session: stored.id)
             {
                 stored.jid = self.machine.ownJID.description
-                await persist(stored)
+                guard await persist(stored) else {
+                    self.logger.error("cannot store the stream management state; the server's request for an acknowledgement stays unanswered")
+                    return
+                }
                 self.durableHandled = (stored.id, stored.handled)
             }
             try? await connection.send([ack])
