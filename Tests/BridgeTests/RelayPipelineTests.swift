@@ -300,6 +300,25 @@ struct RelayPipelineTests {
         #expect(try running.store.pending(transport: "home", limit: 10).map(\.originalBody) == ["once", "new"])
     }
 
+    @Test("a stream management state that counts deliveries as acknowledged removes them from the queue in the same write")
+    func acknowledgedLeaveTheQueue() async throws {
+        let running = try await self.start()
+        defer { running.cancel() }
+        for index in 1...3 {
+            _ = await running.pipeline.handle(.message(Self.message("m\(index)", id: "src-\(index)")), from: "work")
+        }
+        let queued = try running.store.pending(transport: "home", limit: 10)
+        #expect(queued.count == 3)
+        var state = StreamManagementStateMachine.StoredSession(
+            id: "sm-1", location: nil, handled: 0, acknowledged: 2, unacknowledgedIDs: [queued[2].relayID]
+        )
+        state.acknowledgedIDs = [queued[0].relayID, queued[1].relayID]
+        running.journal.record([.streamSession(transport: "home", state)])
+        await running.journal.flushed()
+        #expect(try running.store.pending(transport: "home", limit: 10).map(\.originalBody) == ["m3"])
+        #expect(try running.store.streamSessions()["home"]?.unacknowledgedIDs == [queued[2].relayID])
+    }
+
     // MARK: - Waiting on events
 
     /// Returns once some task sleeps on the manual clock (a worker armed its backoff timer).

@@ -201,6 +201,11 @@ final class Journal: Sendable {
             case .removeDeadLetter(let sequence):
                 try db.cachedStatement(sql: "DELETE FROM dead_letters WHERE sequence = ?").execute(arguments: [sequence])
             case .streamSession(let transport, let session):
+                // What the server acknowledged leaves the queue in the same transaction as the
+                // session state that counts it, so a restart never sends it again.
+                for id in session?.acknowledgedIDs ?? [] {
+                    try db.cachedStatement(sql: "DELETE FROM queue WHERE target_transport = ? AND relay_id = ?").execute(arguments: [transport, id])
+                }
                 guard lastSession[transport] == index else { continue }
                 try StreamSessionRecord.save(session, transport: transport, in: db)
             case .sourcePosition(let transport, let sequence):

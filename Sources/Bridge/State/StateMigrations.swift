@@ -142,5 +142,7 @@ enum StateMigrations {
             t.column("unique_id", .text).notNull()
             t.uniqueKey(["transport", "unique_id"])
         }
+        // Acknowledged deliveries leave the queue by relay id (stream management).
+        try db.create(index: "queue_by_relay_id", on: "queue", columns: ["target_transport", "relay_id"])
     }
 }

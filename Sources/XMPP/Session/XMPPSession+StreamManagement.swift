@@ -15,12 +15,18 @@ extension XMPPSession {
         try await connection.send(elements)
     }
 
-    /// Hands the resumable session's state to whoever persists it.
-    func publishSessionState() {
+    /// Hands the resumable session's state to whoever persists it, with the ids of the
+    /// stanzas the server acknowledged since the last time.
+    func publishSessionState(acknowledgedIDs: [String] = []) {
         guard let changed = self.configuration.sessionStateChanged else { return }
         var stored = self.streamManagement.storedSession
         stored?.jid = self.machine.ownJID.description
+        stored?.acknowledgedIDs = acknowledgedIDs
         changed(stored)
+    }
+
+    static func ids(_ elements: ArraySlice<XMLElement>) -> [String] {
+        elements.compactMap { $0[attribute: "id"] }
     }
 
     static func isStanza(_ element: XMLElement) -> Bool {
@@ -52,7 +58,8 @@ extension XMPPSession {
         let restored = self.restoredSession
         self.restoredSession = false
         let pendingIDs = self.streamManagement.pending.map { $0[attribute: "id"] ?? "" }
-        defer { self.publishSessionState() }
+        var released: [String] = []
+        defer { self.publishSessionState(acknowledgedIDs: released) }
         guard let answer = connection.resumeAnswer, self.streamManagement.resumeSent(), let actions = self.streamManagement.received(answer) else {
             if self.streamManagement.resumption != nil {
                 // We had a session to resume but the server did not offer stream management.
@@ -64,6 +71,7 @@ extension XMPPSession {
         for action in actions {
             switch action {
             case .acknowledged(let through, let count):
+                released = Array(pendingIDs.prefix(count)).filter { !$0.isEmpty }
                 self.releaseAcknowledgementWaiters(through: through)
                 if restored, count > 0 {
                     // What the server took before the earlier process ended.
@@ -93,8 +101,9 @@ extension XMPPSession {
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
     }
 
-    /// Carries out what the SM machine decided for an element in its namespace.
-    func perform(_ actions: [StreamManagementStateMachine.Action], on connection: XMPPConnection) async {
+    /// Carries out what the SM machine decided for an element in its namespace;
+    /// `released`: the stanzas unacknowledged before it.
+    func perform(_ actions: [StreamManagementStateMachine.Action], released: [XMLElement], on connection: XMPPConnection) async {
         for action in actions {
             switch action {
             case .enabled(let id, _, let max):
@@ -104,9 +113,9 @@ extension XMPPSession {
                 self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
                 // No acknowledgement will come for what was numbered: its senders try again.
                 self.abandonResumption()
-            case .acknowledged(let through, _):
+            case .acknowledged(let through, let count):
                 self.releaseAcknowledgementWaiters(through: through)
-                self.publishSessionState()
+                self.publishSessionState(acknowledgedIDs: Self.ids(released.prefix(count)))
             case .resumed, .resumeFailed:
                 // Resumption happens during negotiation, not on an established stream.
                 self.logger.warning("unexpected stream resumption answer ignored")

@@ -223,8 +223,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
             self.keepalive.trafficReceived(now: self.clock.now)
+            let unacknowledged = element.namespace == StreamManagementStateMachine.namespace ? self.streamManagement.pending : []
             if let actions = self.streamManagement.received(element) {
-                await self.perform(actions, on: connection)
+                await self.perform(actions, released: unacknowledged, on: connection)
                 continue
             }
             let number = self.streamManagement.stanzaReceived()

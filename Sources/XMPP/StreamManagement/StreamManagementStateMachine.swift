@@ -118,6 +118,10 @@ public struct StreamManagementStateMachine: Sendable {
         public var unacknowledgedIDs: [String]
         /// The full JID the session was bound to (a resumed stream keeps it); set by the owner.
         public var jid: String?
+        /// Ids the server acknowledged since the state was last handed out (not part of the
+        /// stored form): the owner marks them done in the same write, so the stored session
+        /// never counts as acknowledged what its queue would send again.
+        public var acknowledgedIDs: [String] = []
 
         public init(id: String, location: String?, handled: UInt32, acknowledged: UInt32, unacknowledgedIDs: [String], jid: String? = nil) {
             self.jid = jid
