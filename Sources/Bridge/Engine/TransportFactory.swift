@@ -16,6 +16,8 @@ struct TransportFactory: Sendable {
     var storedSessions: @Sendable () -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
     /// Each account's stored archive cursor (``TransportEvent/checkpoint(_:)``).
     var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
+    /// One TLS context per distinct TLS setting, shared by every account's connections.
+    var tlsContexts = TLSContextCache()
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -50,7 +52,7 @@ struct TransportFactory: Sendable {
                 archiveCursor: cursor
             ),
             password: password,
-            client: XMPPClient(eventLoopGroup: self.group, logger: logger),
+            client: XMPPClient(eventLoopGroup: self.group, tlsContexts: self.tlsContexts, logger: logger),
             clock: ContinuousClock(),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger

@@ -8,15 +8,20 @@ import NIOPosix
 public struct XMPPClient: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let resolver: DNSSRVResolver
+    private let tlsContexts: TLSContextCache
     private let logger: Logger
 
+    /// - Parameter tlsContexts: TLS contexts shared by this client's connections; pass one
+    ///   cache to many clients (the bridge's accounts) to share them wider.
     public init(
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         resolver: DNSSRVResolver = DNSSRVResolver(),
+        tlsContexts: TLSContextCache = TLSContextCache(),
         logger: Logger
     ) {
         self.eventLoopGroup = eventLoopGroup
         self.resolver = resolver
+        self.tlsContexts = tlsContexts
         self.logger = logger
     }
 
@@ -101,7 +106,7 @@ public struct XMPPClient: Sendable {
     ) async throws(XMPPClientError) -> XMPPConnection {
         let tlsContext: TLSContext
         do {
-            tlsContext = try TLSContext(configuration: configuration.tls)
+            tlsContext = try self.tlsContexts.context(for: configuration.tls)
         } catch {
             throw .tls(error)
         }
