@@ -32,6 +32,8 @@ struct TransportFactory: Sendable {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
             persist = { session in (try? await journal.commit([.streamSession(transport: name, session)])) != nil }
         }
+        // One event loop per account for all its connections; the account's tasks prefer it.
+        let loop = self.group.next()
         let cursor = self.journal == nil ? nil : self.storedCheckpoints()[name].flatMap(ArchiveCursor.init)
         let stored = self.journal == nil ? nil : self.storedSessions()[name]
         let session = XMPPSession(
@@ -52,13 +54,14 @@ struct TransportFactory: Sendable {
                 archiveCursor: cursor
             ),
             password: password,
-            client: XMPPClient(eventLoopGroup: self.group, tlsContexts: self.tlsContexts, logger: logger),
+            client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, logger: logger),
             clock: ContinuousClock(),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger
         )
         return XMPPTransport(
-            name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout, logger: logger
+            name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
+            executor: EventLoopTaskExecutor(loop), logger: logger
         )
     }
 

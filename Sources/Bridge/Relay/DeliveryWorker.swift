@@ -155,6 +155,14 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     // MARK: Running
 
     func run() async throws {
+        // On the target's event loop where it has one: the journal's thread wakes this task
+        // there (the second and last thread hop), and the batch reaches the socket from it.
+        await withTaskExecutorPreference(self.transport.executor) {
+            await self.serve()
+        }
+    }
+
+    private func serve() async {
         self.wakeup.yield()  // whatever the journal held at start
         // On graceful shutdown the batch in flight finishes (so it is not sent twice after a
         // restart); no new batch starts.

@@ -16,11 +16,19 @@ import XMPP
 /// 7. **queue**: the committed deliveries join each target's in-memory ``DeliveryQueue``,
 ///    whose ``DeliveryWorker`` hands them to the target transport.
 ///
-/// Thread hops from a socket read to a socket write: the event loop reads and decodes; the
-/// transport's task (Swift's cooperative pool) runs stages 1–5; the journal's own thread
-/// commits (stage 6) and resumes the task on the pool; the worker's task hands the batch to
-/// the target's event loop. Observers (presence relay, roster mirrors) get their events
-/// through mailboxes and are never awaited here.
+/// Thread hops from a socket read to a socket write, for an XMPP source and target: two.
+/// Each account's session, its event intake and its delivery worker prefer the account's
+/// event loop (``EventLoopTaskExecutor``), and this actor is a default actor, so it runs
+/// stages 1–5 on the thread of the task that calls it:
+/// - source loop: the socket read, decoding, the session's machines, stages 1–5;
+/// - hop 1, the journal's thread: the group commit (6), which hands the committed
+///   deliveries to each target's queue (7) and wakes its worker;
+/// - hop 2, the target's loop: the worker takes the batch, the target session numbers it
+///   and writes it to the socket.
+/// An event that finds this actor busy with another account's event (on the other loop)
+/// continues where that one runs: one more hop, only under contention. Local sources
+/// without an event loop (stdin, FIFO) start on Swift's global pool. Observers (presence
+/// relay, roster mirrors) get their events through mailboxes and are never awaited here.
 actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     typealias Worker = DeliveryWorker<C>
 

@@ -17,4 +17,13 @@ public protocol Transport: Service {
 
     /// Ends `run()` soon (used when a reload removes or replaces this transport).
     func stop() async
+
+    /// Where this transport's work prefers to run (SE-0417): its connection's event loop,
+    /// so the bridge's tasks for it (its delivery worker) do not cross threads to reach
+    /// its socket. Nil: Swift's global pool.
+    var executor: (any TaskExecutor)? { get }
+}
+
+extension Transport {
+    public var executor: (any TaskExecutor)? { nil }
 }

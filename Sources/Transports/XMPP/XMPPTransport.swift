@@ -14,6 +14,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     private let bridgeID: String
     private let deliveryTimeout: Duration
     private let logger: Logger
+    /// The event loop the session's connections use, as a task executor: the session, this
+    /// transport's event intake and its delivery worker all run there (see ``RelayPipeline``
+    /// for the thread hops this saves).
+    public let executor: (any TaskExecutor)?
 
     /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -24,9 +28,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         handler: any TransportEventHandler,
         bridgeID: String,
         deliveryTimeout: Duration = .seconds(30),
+        executor: (any TaskExecutor)? = nil,
         logger: Logger
     ) {
         self.name = name
+        self.executor = executor
         self.session = session
         self.handler = handler
         self.bridgeID = bridgeID
@@ -37,6 +43,12 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     }
 
     public func run() async throws {
+        await withTaskExecutorPreference(self.executor) {
+            await self.runSession()
+        }
+    }
+
+    private func runSession() async {
         let session = self.session
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
         await withGracefulShutdownHandler {
@@ -63,7 +75,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 await group.waitForAll()
             }
         } onGracefulShutdown: {
-            stopping.withLockedValue { $0 = Task { await session.stop() } }
+            stopping.withLockedValue { $0 = Task(executorPreference: self.executor) { await session.stop() } }
         }
         // The session can end (server closed the stream) while stop() is still closing the
         // connection; returning before it finishes lets the event loops shut down under it.
