@@ -44,6 +44,35 @@ final class FakeTransport: Transport, Sendable {
     }
 }
 
+/// A transport whose deliveries wait until the test answers them: each batch is announced
+/// on `entered`, then held until ``release(_:)``.
+final class HeldTransport: Transport, Sendable {
+    let name: String
+    let entered: AsyncStream<[Delivery]>
+    private let enteredSink: AsyncStream<[Delivery]>.Continuation
+    private let answers: AsyncStream<DeliveryResult>
+    private let answerSink: AsyncStream<DeliveryResult>.Continuation
+
+    init(name: String) {
+        self.name = name
+        (self.entered, self.enteredSink) = AsyncStream.makeStream(of: [Delivery].self)
+        (self.answers, self.answerSink) = AsyncStream.makeStream(of: DeliveryResult.self)
+    }
+
+    func release(_ result: DeliveryResult) { self.answerSink.yield(result) }
+
+    func run() async throws { try? await gracefulShutdown() }
+
+    func stop() async {}
+
+    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        self.enteredSink.yield(deliveries)
+        var answers = self.answers.makeAsyncIterator()
+        let answer = await answers.next() ?? .retryLater("stopped")
+        return deliveries.map { _ in answer }
+    }
+}
+
 /// The relay path without sockets (issue 8): pipeline → router → split → journal →
 /// in-memory queue → worker → transport, with a manual clock.
 @Suite("Relay pipeline and delivery workers")
@@ -317,6 +346,38 @@ struct RelayPipelineTests {
         await running.journal.flushed()
         #expect(try running.store.pending(transport: "home", limit: 10).map(\.originalBody) == ["m3"])
         #expect(try running.store.streamSessions()["home"]?.unacknowledgedIDs == [queued[2].relayID])
+    }
+
+    @Test("a transport removed while its batch is in flight parks only what it did not deliver (a reload sends nothing twice)")
+    func removeWaitsForTheBatchInFlight() async throws {
+        let running = try await self.start()
+        defer { running.cancel() }
+        let held = HeldTransport(name: "held")
+        let worker = running.pipeline.makeWorker(for: held, configuration: .init(batchSize: 1, maxAttempts: 3))
+        await running.pipeline.add(worker)
+        let task = Task { try await worker.run() }
+        defer { task.cancel() }
+        let channel = RelayChannel(
+            name: "link",
+            members: [
+                ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@a.example"), direction: .in),
+                ChannelMember(endpoint: Endpoint(transport: "held", address: "carol@c.example"), direction: .out),
+            ]
+        )
+        await running.pipeline.update(router: Router(channels: [channel], ownJIDs: []))
+        for index in 1...2 {
+            _ = await running.pipeline.handle(.message(Self.message("m\(index)", id: "src-\(index)")), from: "work")
+        }
+        _ = await running.pipeline.handle(.available, from: "held")
+        // The first batch (m1) is with the transport; the reload removes it now.
+        var entered = held.entered.makeAsyncIterator()
+        #expect(await entered.next()?.map(\.originalBody) == ["m1"])
+        let removal = Task { await running.pipeline.remove(transport: "held") }
+        held.release(.delivered)
+        await removal.value
+        // m1 was delivered by the old transport: only m2 waits for its successor.
+        let parked = try await running.pipeline.queueEntries(transport: "held")
+        #expect(parked.map(\.delivery.originalBody) == ["m2"])
     }
 
     // MARK: - Waiting on events

@@ -16,6 +16,9 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     private struct Waiters {
         var room: [CheckedContinuation<Void, Never>] = []
         var empty: [CheckedContinuation<Void, Never>] = []
+        /// Waiting for the batch in flight to be answered (``settled()``).
+        var settled: [CheckedContinuation<Void, Never>] = []
+        var delivering = false
         var timer: Task<Void, Never>?
         var stopped = false
     }
@@ -136,6 +139,20 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         }
     }
 
+    /// Returns once no batch is in flight: the one being delivered, if any, was answered
+    /// and its outcome applied to the queue. After ``stop()``, no new batch starts, so the
+    /// queue's ``snapshot()`` then holds only what was not delivered.
+    func settled() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
+                if !waiters.delivering { return true }
+                waiters.settled.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
     /// Ends `run()` (the transport was removed by a reload).
     func stop() {
         let waiting = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
@@ -185,10 +202,17 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
                 self.wake(at: until)
                 return
             case .deliver(let batch):
+                self.waiters.withLockedValue { $0.delivering = true }
                 let results = await self.transport.deliver(batch)
                 let later = self.clock.now
                 let outcome = self.queue.withLockedValue { $0.finished(batch, results: results, now: later) }
                 self.journal.record(outcome.entries)
+                let settled = self.waiters.withLockedValue { waiters in
+                    waiters.delivering = false
+                    defer { waiters.settled.removeAll() }
+                    return waiters.settled
+                }
+                for waiter in settled { waiter.resume() }
                 for letter in outcome.deadLetters { self.report(letter) }
                 if outcome.retried > 0 {
                     self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])

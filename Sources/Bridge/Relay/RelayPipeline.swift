@@ -118,12 +118,18 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         if let waiting = self.parked.removeValue(forKey: name) { worker.append(waiting) }
     }
 
-    func remove(transport name: String) {
+    /// Stops `name`'s worker and parks what it still holds for a successor. A batch in
+    /// flight is waited for first: what the old transport delivered must not be handed to
+    /// the new one (a reload would send it twice).
+    func remove(transport name: String) async {
         self.availability.removeValue(forKey: name)
         guard let worker = self.workers.removeValue(forKey: name) else { return }
         worker.stop()
         self.instances.removeValue(forKey: name)
-        self.parked[name] = worker.snapshot().pending.map { ($0.delivery, $0.enqueuedAt, $0.attempts) }
+        await worker.settled()
+        // Deliveries committed while we waited were parked already; order by sequence.
+        let pending = worker.snapshot().pending.map { (delivery: $0.delivery, enqueuedAt: $0.enqueuedAt, attempts: $0.attempts) }
+        self.parked[name] = (pending + (self.parked[name] ?? [])).sorted { $0.delivery.sequence < $1.delivery.sequence }
     }
 
     /// Each transport's queue for `status`: depth, oldest item, dead letters.

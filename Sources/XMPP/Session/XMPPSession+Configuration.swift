@@ -45,6 +45,9 @@ extension XMPPSession {
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?
         /// The archive cursor stored by an earlier run.
         public var archiveCursor: ArchiveCursor?
+        /// On ``XMPPSession/stop()``, how long to wait for the server to acknowledge what is
+        /// still unconfirmed (XEP-0198) before closing the stream.
+        public var stopAcknowledgementTimeout: Duration
 
         public init(
             client: XMPPClientConfiguration,
@@ -66,7 +69,8 @@ extension XMPPSession {
             sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil,
             persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)? = nil,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
-            archiveCursor: ArchiveCursor? = nil
+            archiveCursor: ArchiveCursor? = nil,
+            stopAcknowledgementTimeout: Duration = .seconds(2)
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -88,6 +92,7 @@ extension XMPPSession {
             self.persistSessionState = persistSessionState
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
+            self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
         }
     }
 }

@@ -36,15 +36,6 @@ extension XMPPSession {
         }
     }
 
-    /// Sends `<enable/>` right after binding when the server offers `urn:xmpp:sm:3`.
-    func enableStreamManagement(on connection: XMPPConnection) async {
-        guard self.configuration.streamManagement,
-            connection.features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
-        else { return }
-        let enable = self.streamManagement.enable(resume: self.configuration.resumesStreams)
-        try? await self.transmit([enable], on: connection)
-    }
-
     /// What to ask the server to resume, when the last stream can be (XEP-0198 §5).
     func resumeRequest() -> StreamNegotiationStateMachine.ResumeRequest? {
         let jid = self.machine.ownJID
@@ -220,6 +211,21 @@ extension XMPPSession {
             try await waiter.value()
         } onCancel: {
             waiter.complete(.failure(XMPPSessionError.stopped))
+        }
+    }
+
+    /// Before a clean close: waits, at most `stopAcknowledgementTimeout`, for the server to
+    /// acknowledge what is still unconfirmed, so a batch in flight ends delivered instead of
+    /// being sent again by whoever takes over the queue (a reload's new session).
+    func settleAcknowledgements() async {
+        guard self.streamManagement.isCounting, !self.acknowledgementWaiters.isEmpty else { return }
+        let clock = self.clock
+        let deadline = clock.now.advanced(by: self.configuration.stopAcknowledgementTimeout)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.confirmAllSent() }
+            group.addTask { _ = try? await clock.sleep(until: deadline, tolerance: nil) }
+            await group.next()
+            group.cancelAll()
         }
     }
 

@@ -12,7 +12,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     let configuration: Configuration
     private let password: String
     private let client: XMPPClient
-    private let clock: C
+    let clock: C
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
@@ -166,6 +166,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.publishSessionState()
         }
         if let connection = self.connection {
+            await self.settleAcknowledgements()
             if self.presence != nil {
                 try? await self.transmit([Presence(type: .unavailable).element], on: connection)
             }
@@ -250,37 +251,62 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
     }
 
-    /// After a (re)connect: stream management, carbons, roster, presence (RFC 6121 §2.2,
-    /// §4.2; XEP-0280 §4). A resumed stream (XEP-0198 §5) kept all of that on the server;
-    /// only the roster is fetched again, to be sure of our copy.
+    /// After a (re)connect: runs the steps ``SessionRestoreStateMachine`` picks (stream
+    /// management, carbons, roster, presence, online, archive catch-up) until it is done or
+    /// the connection is gone.
     private func restore(_ connection: XMPPConnection, resumed: Bool) async {
-        if !resumed { await self.enableStreamManagement(on: connection) }
-        if self.configuration.enableCarbons, !resumed {
-            let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
-            if let info = try? await self.request(disco),
-                info.payload?.elements.contains(where: { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature }) == true
-            {
-                _ = try? await self.request(IQ(type: .set, id: self.ids.next(), payload: CarbonFilter.enableRequest()))
-            }
+        var restore = SessionRestoreStateMachine(
+            configuration: .init(
+                streamManagement: self.configuration.streamManagement, carbons: self.configuration.enableCarbons,
+                roster: self.configuration.fetchRoster, presence: self.presence != nil
+            )
+        )
+        let offersStreamManagement = connection.features.elements.contains {
+            $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace
         }
-        if self.configuration.fetchRoster {
+        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement)
+        while case .run(let step) = action {
+            let outcome = await self.run(step, on: connection)
+            action = self.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
+        }
+    }
+
+    /// Carries out one restore step.
+    private func run(_ step: SessionRestoreStateMachine.Step, on connection: XMPPConnection) async -> SessionRestoreStateMachine.Outcome {
+        switch step {
+        case .enableStreamManagement:
+            let enable = self.streamManagement.enable(resume: self.configuration.resumesStreams)
+            return (try? await self.transmit([enable], on: connection)) == nil ? .failed : .done
+        case .discoverCarbons:
+            let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
+            guard let info = try? await self.request(disco) else { return .failed }
+            let offered = info.payload?.elements.contains { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature } == true
+            return offered ? .carbonsOffered : .done
+        case .enableCarbons:
+            return (try? await self.request(IQ(type: .set, id: self.ids.next(), payload: CarbonFilter.enableRequest()))) == nil ? .failed : .done
+        case .fetchRoster:
             let versioning = connection.features.elements.contains { $0.namespace == Roster.versioningFeature }
             let query = Roster.query(version: self.machine.roster.version, versioning: versioning)
+            // The machine applies the result when it arrives, in stream order with pushes.
+            let fetch = IQ(type: .get, id: self.ids.next(), payload: query)
+            self.machine.rosterFetchSent(id: fetch.id)
             do {
-                // The machine applies the result when it arrives, in stream order with pushes.
-                let fetch = IQ(type: .get, id: self.ids.next(), payload: query)
-                self.machine.rosterFetchSent(id: fetch.id)
                 _ = try await self.request(fetch)
+                return .done
             } catch {
                 self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
+                return .failed
             }
+        case .announcePresence:
+            guard let presence = self.presence else { return .done }
+            return (try? await self.announce(presence)) == nil ? .failed : .done
+        case .reportOnline:
+            await self.emit(.online(connection.jid))
+            return .done
+        case .catchUp:
+            await self.catchUpFromArchive()
+            return .done
         }
-        if let presence = self.presence, !resumed {
-            try? await self.announce(presence)
-        }
-        guard self.connection != nil else { return }
-        await self.emit(.online(connection.jid))
-        await self.catchUpFromArchive()
     }
 
     /// Runs the ``KeepaliveStateMachine``: a ping after `idlePingInterval` without traffic;

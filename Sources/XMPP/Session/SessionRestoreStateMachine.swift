@@ -1,0 +1,122 @@
+/// What a session does after each (re)connect, one step at a time, before and right after
+/// it reports itself online: enable stream management (XEP-0198 §3), enable carbons if the
+/// server offers them (XEP-0280 §4, found by disco XEP-0030), fetch the roster (RFC 6121
+/// §2.2), send initial presence (RFC 6121 §4.2), report online, catch up from the archive
+/// (XEP-0313).
+///
+/// A resumed stream (XEP-0198 §5) kept stream management, carbons and presence on the
+/// server: only the roster is fetched again (to be sure of our copy), and the archive
+/// machine decides whether anything was missed.
+///
+/// It does no I/O: the session runs each ``Action/run(_:)`` step and reports how it went
+/// with ``stepFinished(_:)``; a lost connection ends the sequence (``connectionLost()``).
+public struct SessionRestoreStateMachine: Sendable {
+    /// What the account wants restored.
+    public struct Configuration: Hashable, Sendable {
+        public var streamManagement: Bool
+        public var carbons: Bool
+        public var roster: Bool
+        /// Whether the session announces a presence (a `send` session does not).
+        public var presence: Bool
+
+        public init(streamManagement: Bool, carbons: Bool, roster: Bool, presence: Bool) {
+            self.streamManagement = streamManagement
+            self.carbons = carbons
+            self.roster = roster
+            self.presence = presence
+        }
+    }
+
+    /// One thing to do on the connection.
+    public enum Step: Hashable, Sendable {
+        /// Send `<enable/>` (the answer arrives through the read loop).
+        case enableStreamManagement
+        /// Ask the server's disco#info whether it offers carbons.
+        case discoverCarbons
+        /// Ask the server to send carbons.
+        case enableCarbons
+        /// Fetch the roster (versioned where offered).
+        case fetchRoster
+        /// Send our presence with caps.
+        case announcePresence
+        /// Tell the owner the session is online.
+        case reportOnline
+        /// Run the archive catch-up.
+        case catchUp
+    }
+
+    /// How a step went, as far as the sequence cares.
+    public enum Outcome: Hashable, Sendable {
+        case done
+        /// ``Step/discoverCarbons`` found the carbons feature.
+        case carbonsOffered
+        /// The step failed; the sequence goes on (the reason is the runner's to log).
+        case failed
+    }
+
+    public enum Action: Hashable, Sendable {
+        case run(Step)
+        /// Nothing more to do on this connection.
+        case finished
+    }
+
+    public enum State: Hashable, Sendable {
+        /// No connection yet.
+        case idle
+        /// `current` is under way; `remaining` follow.
+        case running(current: Step, remaining: [Step])
+        /// Over: every step ran (`completed`), or the connection was lost first.
+        case finished(completed: Bool)
+    }
+
+    public let configuration: Configuration
+    public private(set) var state: State = .idle
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// A connection is ready (bound or resumed). `offersStreamManagement`: the server
+    /// advertised `urn:xmpp:sm:3` in its features.
+    public mutating func connected(resumed: Bool, offersStreamManagement: Bool) -> Action {
+        var steps: [Step] = []
+        if !resumed, self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
+        if !resumed, self.configuration.carbons { steps.append(.discoverCarbons) }
+        if self.configuration.roster { steps.append(.fetchRoster) }
+        if !resumed, self.configuration.presence { steps.append(.announcePresence) }
+        steps += [.reportOnline, .catchUp]
+        return self.advance(steps)
+    }
+
+    /// The step under way ended with `outcome`.
+    public mutating func stepFinished(_ outcome: Outcome) -> Action {
+        switch self.state {
+        case .running(let current, var remaining):
+            if current == .discoverCarbons, outcome == .carbonsOffered { remaining.insert(.enableCarbons, at: 0) }
+            return self.advance(remaining)
+        case .idle, .finished:
+            // Nothing was under way.
+            return .finished
+        }
+    }
+
+    /// The connection closed while restoring: no further step, and never "online".
+    public mutating func connectionLost() -> Action {
+        switch self.state {
+        case .running, .idle:
+            self.state = .finished(completed: false)
+        case .finished:
+            break
+        }
+        return .finished
+    }
+
+    private mutating func advance(_ steps: [Step]) -> Action {
+        guard let next = steps.first else {
+            self.state = .finished(completed: true)
+            return .finished
+        }
+        self.state = .running(current: next, remaining: Array(steps.dropFirst()))
+        return .run(next)
+    }
+}
