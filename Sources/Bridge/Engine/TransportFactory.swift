@@ -61,7 +61,7 @@ struct TransportFactory: Sendable {
         )
         return XMPPTransport(
             name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
-            executor: EventLoopTaskExecutor(loop), logger: logger
+            eventLoop: loop, logger: logger
         )
     }
 

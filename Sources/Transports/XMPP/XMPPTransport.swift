@@ -1,5 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import ServiceLifecycle
 import XMPP
 
@@ -14,9 +15,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     private let bridgeID: String
     private let deliveryTimeout: Duration
     private let logger: Logger
-    /// The event loop the session's connections use, as a task executor: the session, this
-    /// transport's event intake and its delivery worker all run there (see ``RelayPipeline``
-    /// for the thread hops this saves).
+    /// The event loop the session's connections use; as a task executor, the session, this
+    /// transport's event intake and its delivery worker all run there (see the bridge's
+    /// `RelayPipeline` for the thread hops this saves).
+    private let eventLoop: any EventLoop
     public let executor: (any TaskExecutor)?
 
     /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
@@ -28,11 +30,12 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         handler: any TransportEventHandler,
         bridgeID: String,
         deliveryTimeout: Duration = .seconds(30),
-        executor: (any TaskExecutor)? = nil,
+        eventLoop: any EventLoop,
         logger: Logger
     ) {
         self.name = name
-        self.executor = executor
+        self.eventLoop = eventLoop
+        self.executor = EventLoopTaskExecutor(eventLoop)
         self.session = session
         self.handler = handler
         self.bridgeID = bridgeID
@@ -214,31 +217,22 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     /// "retry later" when the connection's requests fail.
     private func confirm(_ messages: [Message]) async -> DeliveryResult {
         let session = self.session
-        let timeout = self.deliveryTimeout
         let logger = self.logger
-        return await withTaskGroup(of: DeliveryResult?.self) { group in
-            group.addTask {
-                do {
-                    // Confirmed by the server's stream management acknowledgement, or by a
-                    // ping round trip where it has none (a stream is handled in order).
-                    try await session.sendConfirmed(messages)
-                    return .delivered
-                } catch {
-                    return .retryLater("\(error)")
-                }
-            }
-            group.addTask {
-                guard (try? await Task.sleep(for: timeout)) != nil else { return nil }
-                logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
-                await session.dropConnection()
-                return nil
-            }
-            while let result = await group.next() {
-                guard let result else { continue }
-                group.cancelAll()
-                return result
-            }
-            return .retryLater("cancelled")
+        let executor = self.executor
+        let timeout = self.deliveryTimeout
+        // One timer on the loop, removed (no wakeup) when the answer comes first.
+        let deadline = self.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
+            Task(executorPreference: executor) { await session.dropConnection() }
+        }
+        defer { deadline.cancel() }
+        do {
+            // Confirmed by the server's stream management acknowledgement, or by a ping
+            // round trip where it has none (a stream is handled in order).
+            try await session.sendConfirmed(messages)
+            return .delivered
+        } catch {
+            return .retryLater("\(error)")
         }
     }
 
