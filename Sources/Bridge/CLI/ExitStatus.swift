@@ -11,6 +11,8 @@ enum ExitStatus: Int32, CaseIterable {
     case invalidRecipient = 6
     case protocolError = 7
     case notDelivered = 8
+    /// The bridge is starting (its state database is locked, its socket not up yet).
+    case temporarilyUnavailable = 75
 
     static let helpText = """
         Exit status:
@@ -23,6 +25,7 @@ enum ExitStatus: Int32, CaseIterable {
           7  protocol error (stream error, binding refused, invalid server XML)
           8  not confirmed: some message could not be sent, or the server refused it
          64  bad command-line usage
+         75  the bridge is starting: try again (status, route, queue)
         """
 
     init(_ error: XMPPClientError) {

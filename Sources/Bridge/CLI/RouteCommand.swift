@@ -81,7 +81,8 @@ struct RouteCommand: AsyncParsableCommand {
         return (String(member[..<colon]), String(member[member.index(after: colon)...]))
     }
 
-    /// Through the daemon if it runs, else on the database; a refusal exits 2 with the reason.
+    /// Through the daemon if it runs, else on the database (``OfflineStateAccess``); a refusal
+    /// exits 2 with the reason, a daemon that is starting 75.
     static func send(_ request: ControlRequest, config: String?) async throws -> ControlResponse {
         let configuration = try RunCommand.load(config ?? ConfigurationLoader.defaultFile())
         let path = configuration.settings.controlSocketPath
@@ -89,17 +90,14 @@ struct RouteCommand: AsyncParsableCommand {
         if UnixLineServer.someoneListens(at: path), let answer = ControlClient.exchange(request, path: path) {
             response = answer
         } else {
-            let store: StateStore
-            do {
-                store = try StateStore(path: configuration.settings.statePath)
-            } catch {
-                CommandLineOutput.error("\(error)")
-                throw ExitStatus.configuration.exitCode
-            }
-            response = RouteEditor(configuration: configuration, store: store).apply(request)
+            response = OfflineStateAccess(configuration: configuration).apply(request)
             if request.op == .add || request.op == .remove, response.ok {
                 CommandLineOutput.error("no running bridge; changed the state database (effective at the next start)")
             }
+        }
+        if !response.ok, response.error == OfflineStateAccess.starting {
+            CommandLineOutput.error(OfflineStateAccess.starting)
+            throw ExitStatus.temporarilyUnavailable.exitCode
         }
         guard response.ok else {
             CommandLineOutput.error(response.error ?? "refused")

@@ -21,7 +21,8 @@ struct BridgeProcess {
     static func make(configuration: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
         let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
-        let lock = inMemory ? nil : try InstanceLock(path: configuration.settings.statePath + ".lock")
+        // Waits briefly for a command that reads or edits the database without a daemon.
+        let lock = inMemory ? nil : try await InstanceLock.acquire(path: configuration.settings.statePath + ".lock", wait: .seconds(3))
         let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath, manualCheckpoints: true)
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))

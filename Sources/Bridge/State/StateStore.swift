@@ -53,6 +53,36 @@ final class StateStore: Sendable {
         try self.migrate()
     }
 
+    /// Opens the database at `path` read-only, for inspection by a command while no daemon
+    /// runs: nothing is created, migrated or written. A database an older build wrote (with
+    /// migrations missing) is refused with a hint; the next `run` migrates it.
+    init(readingAt path: String, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
+        self.location = path
+        self.now = now
+        do {
+            var configuration = Configuration()
+            configuration.label = "StateStore"
+            configuration.readonly = true
+            configuration.busyMode = .timeout(Self.busyTimeout)
+            self.writer = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw StateStoreError(operation: .open, location: path, error: error)
+        }
+        let migrator = StateMigrations.migrator
+        let current: Bool
+        do {
+            current = try self.writer.read { db in try migrator.hasCompletedMigrations(db) && !migrator.hasBeenSuperseded(db) }
+        } catch {
+            throw StateStoreError(operation: .inspect, location: path, error: error)
+        }
+        guard current else {
+            throw StateStoreError(
+                operation: .inspect, location: path,
+                underlying: "written by another version of xmpp-bridge; `xmpp-bridge run` migrates it (this command does not)"
+            )
+        }
+    }
+
     /// A store that lives in memory only: for tests, and for measuring the durable queue
     /// against an in-memory run.
     static func inMemory(now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) -> StateStore {

@@ -1,0 +1,50 @@
+import Foundation
+
+/// How a command (`status`, `route`, `queue`) works on the state database when no daemon
+/// answers on the control socket. It never races a daemon that is starting: reads take the
+/// instance lock shared and open the database read-only (no migration, nothing created);
+/// writes take it exclusively and only then open (and migrate) the database. A lock held by
+/// a daemon gets a clear "starting" answer instead.
+struct OfflineStateAccess {
+    let configuration: BridgeConfiguration
+
+    /// What a command says while a daemon holds the lock but does not answer yet.
+    static let starting = "the bridge is starting (or not answering on its control socket): its state database is locked; try again in a moment"
+
+    func apply(_ request: ControlRequest) -> ControlResponse {
+        let path = self.configuration.settings.statePath
+        let lockPath = path + ".lock"
+        let writes = Self.writes(request.op)
+        let lock: InstanceLock
+        do {
+            lock = try InstanceLock(path: lockPath, mode: writes ? .exclusive : .shared)
+        } catch .held {
+            return RouteEditor.failure(Self.starting)
+        } catch {
+            return RouteEditor.failure("\(error)")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let store: StateStore
+        do {
+            if writes {
+                store = try StateStore(path: path)
+            } else if FileManager.default.fileExists(atPath: path) {
+                store = try StateStore(readingAt: path)
+            } else {
+                // No database yet: nothing is queued, no route was changed; create nothing.
+                store = try StateStore.inMemory()
+            }
+        } catch {
+            return RouteEditor.failure("\(error)")
+        }
+        return RouteEditor(configuration: self.configuration, store: store).apply(request)
+    }
+
+    /// Whether `operation` changes the database.
+    static func writes(_ operation: ControlRequest.Operation) -> Bool {
+        switch operation {
+        case .add, .remove, .queueRetry, .queueDrop: true
+        case .list, .status, .queueList, .roster, .reconnect: false
+        }
+    }
+}
