@@ -37,30 +37,60 @@ public final class FIFOTransport: Transport {
     }
 
     /// Creates the FIFO if needed and opens it without following links; throws if the path
-    /// is something else. The mode is set on the open descriptor (no path race).
+    /// is something else, belongs to another user, or grants more than the configured mode
+    /// (whoever could open it may already hold it open, to inject messages later). The
+    /// mode is set on the open descriptor (no path race).
     func open() throws -> Int32 {
         var status = stat()
+        var created = false
         if lstat(self.path, &status) != 0 {
             let directory = (self.path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
-            guard mkfifo(self.path, self.mode) == 0 || errno == EEXIST else {
+            // 0600 at most while it is being made: no one else can open it before the
+            // descriptor below is ours.
+            guard mkfifo(self.path, self.mode & 0o600) == 0 else {
                 throw SetupError(description: "cannot create FIFO \(self.path): \(String(cString: strerror(errno)))")
             }
+            created = true
         }
         let descriptor = Glibc.open(self.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw SetupError(description: "cannot open FIFO \(self.path): \(String(cString: strerror(errno)))")
         }
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else {
+        do {
+            try self.check(descriptor, created: created)
+        } catch {
             close(descriptor)
-            throw SetupError(description: "\(self.path) exists and is not a FIFO")
+            throw error
         }
-        fchmod(descriptor, self.mode)
         // Blocking reads from here on (the reader has its own thread).
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         return descriptor
+    }
+
+    /// The open FIFO is ours and no wider than configured; then it gets the configured mode.
+    private func check(_ descriptor: Int32, created: Bool) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else {
+            throw SetupError(description: "\(self.path) exists and is not a FIFO")
+        }
+        let owner = geteuid()
+        guard status.st_uid == owner else {
+            throw SetupError(
+                description: "FIFO \(self.path) belongs to uid \(status.st_uid), not to this process (uid \(owner)): its owner could let anyone write messages into it; remove it and xmpp-bridge makes its own"
+            )
+        }
+        let mode = status.st_mode & 0o7777
+        guard created || mode & ~self.mode == 0 else {
+            throw SetupError(
+                description: "FIFO \(self.path) has mode \(String(mode, radix: 8)), wider than the configured \(String(self.mode, radix: 8)): whoever could open it may hold it open to inject messages; remove it (xmpp-bridge makes it anew) or configure its mode"
+            )
+        }
+        guard fchmod(descriptor, self.mode) == 0 else {
+            throw SetupError(description: "cannot set the mode of FIFO \(self.path): \(String(cString: strerror(errno)))")
+        }
     }
 
     public func run() async throws {

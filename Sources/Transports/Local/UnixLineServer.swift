@@ -39,16 +39,35 @@ public struct UnixLineServer: Sendable {
     ) async throws {
         try self.prepare()
         let splitter = self.splitter
-        let server = try await ServerBootstrap(group: group)
-            .bind(unixDomainSocketPath: self.path, cleanupExistingSocketFile: false) { channel in
+        // Bound in a private (0700) folder beside the path, given its mode there, then
+        // moved into place: at no moment can anyone else connect to a socket with a wider
+        // mode, whatever the process's umask.
+        let staging = try self.makeStagingFolder()
+        let stagedPath = staging + "/s"
+        let bound: NIOAsyncChannel<Client, Never>
+        do {
+            bound = try await ServerBootstrap(group: group)
+            .bind(unixDomainSocketPath: stagedPath, cleanupExistingSocketFile: false) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
                     return try Client(wrappingChannelSynchronously: channel)
                 }
             }
-        chmod(self.path, mode_t(self.mode))
-        var bound = stat()
-        let inode = lstat(self.path, &bound) == 0 ? bound.st_ino : 0
+        } catch {
+            rmdir(staging)
+            throw error
+        }
+        let server = bound
+        guard chmod(stagedPath, mode_t(self.mode)) == 0, rename(stagedPath, self.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(stagedPath)
+            rmdir(staging)
+            try? await server.channel.close()
+            throw SetupError(description: "cannot put the socket in place at \(self.path) with mode \(String(self.mode, radix: 8)): \(reason)")
+        }
+        rmdir(staging)
+        var placed = stat()
+        let inode = lstat(self.path, &placed) == 0 ? placed.st_ino : 0
         if let stop {
             Task {
                 await stop.wait()
@@ -83,6 +102,18 @@ public struct UnixLineServer: Sendable {
         if lstat(self.path, &current) == 0, current.st_ino == inode {
             unlink(self.path)
         }
+    }
+
+    /// A new folder only we can enter, beside the socket path (so a rename moves the socket
+    /// into place on the same file system).
+    func makeStagingFolder() throws -> String {
+        let directory = (self.path as NSString).deletingLastPathComponent
+        var template = Array(((directory.isEmpty ? "." : directory) + "/.xb-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else {
+            throw SetupError(description: "cannot make a private folder beside \(self.path): \(String(cString: strerror(errno)))")
+        }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Makes the path bindable: creates its folder, replaces a stale socket, refuses a live one.
