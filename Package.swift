@@ -136,7 +136,14 @@ let package = Package(
         ),
         .testTarget(
             name: "TransportsTests",
-            dependencies: ["Transports"]
+            dependencies: [
+                "Transports",
+                "XMPP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "XMPPIntegrationTests",

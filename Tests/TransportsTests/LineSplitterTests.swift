@@ -159,8 +159,8 @@ struct LineSplitterTests {
     )
     func invalidReplaced(bytes: [UInt8], expected: String) {
         let input = bytes + Array("\nnext\n".utf8)
-        #expect(Self.split(input, invalidUTF8: .replace) == [.text(expected), .text("next")])
-        #expect(Self.split(input, chunkSize: 1, invalidUTF8: .replace) == [.text(expected), .text("next")])
+        #expect(Self.split(input, invalidUTF8: .replace) == [.repaired(expected), .text("next")])
+        #expect(Self.split(input, chunkSize: 1, invalidUTF8: .replace) == [.repaired(expected), .text("next")])
     }
 
     @Test(

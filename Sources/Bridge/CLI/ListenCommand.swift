@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Transports
 import XMPP
 
 /// `xmpp-bridge listen`: print incoming messages until interrupted.
@@ -83,17 +84,7 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     static func visible(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0A: result += "\\n"
-            case 0x0D: result += "\\r"
-            case 0x09: result.unicodeScalars.append(scalar)
-            case 0x00...0x1F, 0x7F...0x9F: result += String(format: "\\u{%X}", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        VisibleText.escaped(text)
     }
 
     /// The XEP-0203 delay stamp when our own server or account added it (offline storage),

@@ -71,6 +71,9 @@ struct SendCommand: AsyncParsableCommand {
                         switch line {
                         case .text(let text):
                             messages += await self.messages(text, to: targets, via: session, ids: &sent)
+                        case .repaired(let text):
+                            logger.warning("input line with invalid UTF-8; sent with U+FFFD in its place")
+                            messages += await self.messages(text, to: targets, via: session, ids: &sent)
                         case .tooLong(let bytes):
                             logger.error("input line of \(bytes) bytes is longer than --max-message-bytes; not sent")
                             failure = .notDelivered

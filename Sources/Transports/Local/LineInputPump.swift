@@ -27,21 +27,28 @@ struct LineInputPump: Sendable {
         for await batch in reader.batches {
             reader.consumed()
             for line in batch {
+                let body: String
                 switch line {
                 case .text(let text):
-                    counter += 1
-                    let message = InboundMessage(
-                        source: Endpoint(transport: self.transport), sender: self.options.nick, nick: self.options.nick,
-                        id: "\(prefix)-\(counter)", body: text
-                    )
-                    let outcome = await self.handler.handle(.message(message), from: self.transport)
-                    if case .dropped(let reason) = outcome {
-                        self.logger.debug("input line not relayed", metadata: ["reason": "\(reason)"])
-                    }
+                    body = text
+                case .repaired(let text):
+                    self.logger.warning("input line had invalid UTF-8; relayed with U+FFFD in its place", metadata: ["line": "\(counter + 1)"])
+                    body = text
                 case .tooLong(let bytes):
                     self.logger.warning("input line dropped: longer than the limit", metadata: ["bytes": "\(bytes)", "limit": "\(self.options.maxLineBytes)"])
+                    continue
                 case .invalidUTF8:
                     self.logger.warning("input line dropped: invalid UTF-8")
+                    continue
+                }
+                counter += 1
+                let message = InboundMessage(
+                    source: Endpoint(transport: self.transport), sender: self.options.nick, nick: self.options.nick,
+                    id: "\(prefix)-\(counter)", body: body
+                )
+                let outcome = await self.handler.handle(.message(message), from: self.transport)
+                if case .dropped(let reason) = outcome {
+                    self.logger.debug("input line not relayed", metadata: ["reason": "\(reason)"])
                 }
             }
         }

@@ -15,6 +15,9 @@ public struct LineSplitter: Sendable {
         case text(String)
         /// A line longer than the limit; its bytes were discarded up to the next newline.
         case tooLong(bytes: Int)
+        /// A line whose invalid UTF-8 was replaced with U+FFFD under
+        /// ``InvalidUTF8Policy/replace``; relayed, and the reader logs it.
+        case repaired(String)
         /// A line with invalid UTF-8 under ``InvalidUTF8Policy/reject``.
         case invalidUTF8
     }
@@ -75,12 +78,14 @@ public struct LineSplitter: Sendable {
         }
         if self.current.last == UInt8(ascii: "\r") { self.current.removeLast() }
         let text = String(decoding: self.current, as: UTF8.self)
-        switch self.invalidUTF8 {
-        case .replace:
+        // Decoding repaired something exactly when the bytes differ.
+        guard !text.utf8.elementsEqual(self.current) else {
             lines.append(.text(text))
-        case .reject:
-            // Decoding repaired something exactly when the bytes differ.
-            lines.append(text.utf8.elementsEqual(self.current) ? .text(text) : .invalidUTF8)
+            return
+        }
+        switch self.invalidUTF8 {
+        case .replace: lines.append(.repaired(text))
+        case .reject: lines.append(.invalidUTF8)
         }
     }
 }

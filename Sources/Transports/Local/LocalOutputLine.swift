@@ -1,4 +1,5 @@
 import Foundation
+import XMPP
 
 /// How relayed messages look on local outputs: `{sender}: {body}`, or one JSON object
 /// with channel, from, body, subject, type and id.
@@ -16,8 +17,9 @@ public enum LocalOutputLine {
     public static func render(_ delivery: Delivery, as format: StdioTransport.OutputFormat) -> String {
         switch format {
         case .text:
-            // One line per message: embedded newlines would split it for line-based readers.
-            return "\(delivery.nick): \(delivery.originalBody.replacingOccurrences(of: "\n", with: " ⏎ "))"
+            // One line per message (embedded newlines would split it for line-based
+            // readers), and no control character from a remote sender reaches the terminal.
+            return "\(VisibleText.escaped(delivery.nick, newline: " ")): \(VisibleText.escaped(delivery.originalBody, newline: " ⏎ "))"
         case .json:
             return self.json(delivery)
         }

@@ -149,6 +149,9 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         let text: String
         switch line {
         case .text(let value): text = value
+        case .repaired(let value):
+            self.logger.warning("client line had invalid UTF-8; taken with U+FFFD in its place", metadata: ["client": "\(client)"])
+            text = value
         case .tooLong(let bytes):
             self.logger.warning("client line over the limit", metadata: ["bytes": "\(bytes)"])
             return Self.error("line too long: \(bytes) bytes, limit \(self.options.maxLineBytes)")
