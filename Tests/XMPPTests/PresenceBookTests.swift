@@ -147,4 +147,41 @@ struct PresenceBookTests {
         let parsed = try presence("<presence from='romeo@example.net/a'><priority>\(text)</priority></presence>")
         #expect(parsed.priority == expected)
     }
+
+    @Test("the tracked count is kept as presences come and go, equal to a recount after every step")
+    func trackedCountIsIncremental() throws {
+        var book = PresenceBook()
+        var model: [String: Set<String>] = [:]  // bare → resources
+        var random = SplitMix(seed: 42)
+        for _ in 0..<5_000 {
+            let contact = "c\(random.next() % 20)@example.net"
+            let resource = "r\(random.next() % 5)"
+            switch random.next() % 4 {
+            case 0, 1:
+                _ = book.update(try presence("<presence from='\(contact)/\(resource)'/>"))
+                model[contact, default: []].insert(resource)
+            case 2:
+                _ = book.update(try presence("<presence type='unavailable' from='\(contact)/\(resource)'/>"))
+                model[contact]?.remove(resource)
+            default:
+                _ = book.update(try presence("<presence type='unavailable' from='\(contact)'/>"))
+                model[contact] = nil
+            }
+            #expect(book.trackedCount == model.values.reduce(0) { $0 + $1.count })
+            #expect(book.isTracking(try JID("\(contact)/\(resource)")) == (model[contact]?.contains(resource) ?? false))
+        }
+    }
+}
+
+/// A small deterministic generator for test sequences.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { self.state = seed }
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

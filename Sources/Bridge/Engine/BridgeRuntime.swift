@@ -157,12 +157,18 @@ actor BridgeRuntime {
 
     var relay: RelayPipeline<ContinuousClock> { self.pipeline }
 
+    /// What a reload compares: the account's settings and a hash of its secret as read now
+    /// (the same file, variable or command can give a new password). The hash is Swift's
+    /// per-process seeded `Hasher`: comparable within this process only, never logged.
     static func fingerprint(_ account: AccountConfiguration) -> String {
         let client = account.client
+        var secret = Hasher()
+        secret.combine((try? account.password.read()) ?? "")
         return [
             client.jid.description, client.host ?? "", client.port.map(String.init) ?? "", client.tlsMode.rawValue,
             client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
             account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)", "\(account.streamManagement)",
+            "\(account.catchUp)", "\(account.catchUpMaxAge.map { "\($0)" } ?? "unlimited")", "\(secret.finalize())",
         ].joined(separator: "|")
     }
 }

@@ -37,15 +37,20 @@ public struct PresenceBook: Sendable {
     /// bare JID → sender JID (full, or the bare JID itself) → latest presence.
     private var entries: [JID: [JID: Entry]]
 
-    /// How many full JIDs are tracked.
-    public var trackedCount: Int {
-        self.entries.values.reduce(0) { $0 + $1.count }
-    }
+    /// How many full JIDs are tracked; kept as presences come and go (a presence flood
+    /// must not cost a walk over every contact per stanza).
+    public private(set) var trackedCount: Int
     private var sequence: UInt64
 
     public init() {
         self.entries = [:]
         self.sequence = 0
+        self.trackedCount = 0
+    }
+
+    /// Whether a presence from exactly `from` is tracked.
+    public func isTracking(_ from: JID) -> Bool {
+        self.entries[from.bare]?[from] != nil
     }
 
     /// Records a presence received from a contact (RFC 6121 §4.2–§4.5).
@@ -61,12 +66,13 @@ public struct PresenceBook: Sendable {
         switch presence.type {
         case .available:
             self.sequence &+= 1
-            self.entries[bare, default: [:]][from] = Entry(presence: presence, sequence: self.sequence)
+            let replaced = self.entries[bare, default: [:]].updateValue(Entry(presence: presence, sequence: self.sequence), forKey: from)
+            if replaced == nil { self.trackedCount += 1 }
         case .unavailable:
             if from.isBare {
-                self.entries[bare] = nil
+                self.trackedCount -= self.entries.removeValue(forKey: bare)?.count ?? 0
             } else {
-                self.entries[bare]?[from] = nil
+                if self.entries[bare]?.removeValue(forKey: from) != nil { self.trackedCount -= 1 }
                 if self.entries[bare]?.isEmpty == true { self.entries[bare] = nil }
             }
         case .subscribe, .subscribed, .unsubscribe, .unsubscribed, .probe, .error:

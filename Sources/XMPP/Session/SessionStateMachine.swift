@@ -223,9 +223,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         guard let from = presence.from else { return [.ignored("presence without from")] }
         switch presence.type {
         case .available, .unavailable:
-            if presence.type == .available, self.presences.trackedCount >= Self.maximumTrackedPresences,
-                !self.presences.resources(of: from.bare).contains(where: { $0.from == from })
-            {
+            if presence.type == .available, self.presences.trackedCount >= Self.maximumTrackedPresences, !self.presences.isTracking(from) {
                 return [.ignored("presence from \(from): already tracking \(Self.maximumTrackedPresences)")]
             }
             guard let change = self.presences.update(presence) else { return [] }

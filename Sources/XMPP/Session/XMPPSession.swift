@@ -32,13 +32,15 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var archive: ArchiveCatchUpStateMachine?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
-    private var pending: [String: OneShotWaiter<IQ>] = [:]
+    var pending: [String: OneShotWaiter<IQ>] = [:]
     private var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
     private var keepalive: KeepaliveStateMachine<C.Instant>
     private var isStopping = false
     /// The backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: Task<Void, Never>?
     var presence: Presence?
+    /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
+    var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
 
     public init(
         configuration: Configuration,
@@ -331,33 +333,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await connection.abort()
                 return
             }
-        }
-    }
-
-    private func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
-        switch action {
-        case .send(let element):
-            try? await self.transmit([element], on: connection)
-        case .completeRequest(let id, let iq):
-            guard let waiter = self.pending.removeValue(forKey: id) else { return }
-            if iq.type == .error {
-                waiter.complete(.failure(XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition))))
-            } else {
-                waiter.complete(.success(iq))
-            }
-        case .deliverMessage(let message, let carbon):
-            await self.emit(.message(message, carbon: carbon))
-        case .presenceChanged(let presence, let best):
-            await self.emit(.presence(presence, best: best))
-        case .subscriptionRequested(let from, let presence):
-            await self.emit(.subscriptionRequest(from: from, presence))
-        case .subscriptionChanged(let presence):
-            await self.emit(.subscriptionChanged(presence))
-        case .rosterChanged(let outcome):
-            await self.emit(.rosterChanged(outcome))
-        case .ignored(let reason):
-            // Spoofed replies, forged carbons and strangers' roster pushes land here.
-            self.logger.warning("ignored stanza", metadata: ["reason": "\(reason)"])
         }
     }
 
