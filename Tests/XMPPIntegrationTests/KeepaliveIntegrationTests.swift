@@ -34,6 +34,9 @@ struct KeepaliveIntegrationTests {
         }
         defer { task.cancel() }
         #expect(await log.waitFor({ if case .online = $0 { true } else { false } }) != nil)
+        // The server's echo of our presence is the last traffic of the login; traffic that
+        // arrived after the clock moved would put the ping off by a minute.
+        #expect(await log.waitFor({ if case .presence = $0 { true } else { false } }) != nil)
 
         server.pause()
         // The keepalive sleeps on the manual clock: nothing happens until time moves.
