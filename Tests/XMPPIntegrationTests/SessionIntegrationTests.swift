@@ -12,6 +12,24 @@ struct SessionIntegrationTests {
         String(repeating: "0123456789<&>ü中", count: 100_000 / 16),
     ]
 
+    @Test("waitForRoster returns when a push (here from the account's other client) brings the roster there, and false after its timeout")
+    func waitForRosterPush() async throws {
+        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        defer { server.shutdown() }
+        let watcher = try await TestSession.start("alice", on: server, resource: "watcher")
+        let other = try await TestSession.start("alice", on: server, resource: "other")
+        let carol = try JID("carol@example.test")
+        #expect(await watcher.session.roster.items[carol] == nil)
+        // Registered before the change; only the push to this resource can satisfy it.
+        async let seen = watcher.session.waitForRoster(timeout: .seconds(10)) { $0.items[carol]?.name == "Carol" }
+        try await other.session.setContact(carol, name: "Carol")
+        #expect(await seen)
+        #expect(await watcher.session.roster.items[carol]?.name == "Carol")
+        #expect(await watcher.session.waitForRoster(timeout: .milliseconds(300)) { $0.items[carol]?.name == "Someone else" } == false)
+        await watcher.stop()
+        await other.stop()
+    }
+
     @Test("two accounts exchange chat, normal and headline messages, including a 100 kB body")
     func exchangeMessages() async throws {
         let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])

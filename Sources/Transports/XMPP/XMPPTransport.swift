@@ -149,13 +149,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     }
 
     /// Waits (at most 2 s) until our roster copy satisfies `condition`.
-    private func untilRoster(_ condition: (Roster) -> Bool) async {
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline {
-            if condition(await self.session.roster) { return }
-            try? await Task.sleep(for: .milliseconds(5))
+    private func untilRoster(_ condition: @escaping @Sendable (Roster) -> Bool) async {
+        if await !self.session.waitForRoster(timeout: .seconds(2), condition) {
+            self.logger.info("roster push for our own change did not arrive within 2 s")
         }
-        self.logger.info("roster push for our own change did not arrive within 2 s")
     }
 
     static func state(_ presence: Presence?) -> PresenceState {

@@ -6,6 +6,34 @@ extension XMPPSession {
     /// Whether the roster has been fetched on the current connection.
     public var rosterLoaded: Bool { self.machine.rosterLoaded }
 
+    /// Returns true once our roster copy satisfies `condition` (checked now and after every
+    /// stanza that changes it, e.g. the push for our own change, which may come after the
+    /// IQ result), or false after `timeout` on the session's clock.
+    public func waitForRoster(timeout: Duration, _ condition: @escaping @Sendable (Roster) -> Bool) async -> Bool {
+        if condition(self.machine.roster) { return true }
+        let waiter = OneShotWaiter<Bool>()
+        self.rosterWaiters.append((condition, waiter))
+        let clock = self.clock
+        let deadline = clock.now.advanced(by: timeout)
+        let timer = Task {
+            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
+            waiter.complete(.success(false))
+        }
+        defer {
+            timer.cancel()
+            self.rosterWaiters.removeAll { $0.waiter === waiter }
+        }
+        return (try? await waiter.value()) ?? false
+    }
+
+    /// Completes the roster waiters whose condition holds now.
+    func checkRosterWaiters() {
+        let roster = self.machine.roster
+        for entry in self.rosterWaiters where entry.condition(roster) {
+            entry.waiter.complete(.success(true))
+        }
+    }
+
     /// The full JID bound now, if connected.
     public var boundJID: JID? { self.connection?.jid }
 

@@ -39,6 +39,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: Task<Void, Never>?
     var presence: Presence?
+    /// Callers waiting for the roster to reach some state (``waitForRoster(timeout:_:)``).
+    var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
     var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
 
@@ -243,6 +245,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     await self.perform(action, on: connection)
                 }
             }
+            if !self.rosterWaiters.isEmpty { self.checkRosterWaiters() }
             if let number, !deferred { self.streamManagement.handled(number) }
             // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
             // handled(_:) answers, once for the whole burst.
