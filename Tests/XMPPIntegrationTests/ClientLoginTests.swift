@@ -25,6 +25,21 @@ struct ClientLoginTests {
         #expect(!connection.isActive)
     }
 
+    @Test("a reconnect of the same client derives no SCRAM key again; a wrong password still fails")
+    func reconnectSkipsPBKDF2() async throws {
+        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        defer { server.shutdown() }
+        let client = XMPPClient(logger: IntegrationEnvironment.logger("login-test"))
+        let configuration = try IntegrationEnvironment.configuration("alice", on: server)
+        for _ in 0..<3 {
+            let connection = try await client.connect(configuration: configuration, password: "pw")
+            await connection.close()
+        }
+        #expect(client.scramKeys.derivationCount == 1)
+        await #expect(throws: XMPPClientError.self) { _ = try await client.connect(configuration: configuration, password: "wrong") }
+        #expect(client.scramKeys.derivationCount == 2)
+    }
+
     @Test("Direct TLS (XEP-0368) login with a configured resource")
     func directTLSLogin() async throws {
         let server = try ProsodyServer.start(accounts: [("bob", "pw")])

@@ -9,6 +9,9 @@ public struct XMPPClient: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let resolver: DNSSRVResolver
     private let tlsContexts: TLSContextCache
+    /// SCRAM salted passwords from earlier connections: one client is one account's, so a
+    /// reconnect skips PBKDF2 (its most expensive step, on the event loop).
+    public let scramKeys = SCRAMKeyCache()
     private let logger: Logger
 
     /// - Parameter tlsContexts: TLS contexts shared by this client's connections; pass one
@@ -125,7 +128,8 @@ public struct XMPPClient: Sendable {
             configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose, resume: resume),
             password: password,
             clientNonce: nonce,
-            ids: StanzaIDGenerator(prefix: String(nonce.prefix(8)))
+            ids: StanzaIDGenerator(prefix: String(nonce.prefix(8))),
+            keyCache: self.scramKeys
         )
         let domain = configuration.jid.domainpart
         let loop = self.eventLoopGroup.next()

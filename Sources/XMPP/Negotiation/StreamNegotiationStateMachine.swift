@@ -115,16 +115,19 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// stream management machine; nil when no resumption was tried.
     public private(set) var resumeAnswer: XMLElement?
     /// SASL warnings (e.g. a low SCRAM iteration count) for the caller to log.
+    private let keyCache: SCRAMKeyCache?
     public private(set) var warnings: [String] = []
 
     /// - Parameters:
     ///   - password: used only to build SASL messages; never part of any description.
     ///   - clientNonce: fresh random SCRAM nonce (injected so tests are deterministic).
-    public init(configuration: Configuration, password: String, clientNonce: String, ids: StanzaIDGenerator) {
+    ///   - keyCache: SCRAM salted passwords derived on earlier connections of this account.
+    public init(configuration: Configuration, password: String, clientNonce: String, ids: StanzaIDGenerator, keyCache: SCRAMKeyCache? = nil) {
         self.configuration = configuration
         self.password = password
         self.clientNonce = clientNonce
         self.ids = ids
+        self.keyCache = keyCache
     }
 
     // MARK: - Events
@@ -374,7 +377,8 @@ public struct StreamNegotiationStateMachine: Sendable {
             username: self.configuration.jid.localpart ?? "",
             password: self.password,
             clientNonce: self.clientNonce,
-            configuration: self.configuration.sasl
+            configuration: self.configuration.sasl,
+            keyCache: self.keyCache
         )
         // Bind to the channel only where the server says it understands tls-exporter (XEP-0440).
         let binding = features.channelBindingTypes.contains("tls-exporter") ? self.channelBinding : nil

@@ -60,6 +60,7 @@ public struct SASLStateMachine: Sendable {
     private let username: String
     private let password: String
     private let clientNonce: String
+    private let keyCache: SCRAMKeyCache?
     private var phase: Phase = .idle
 
     private enum Phase: Sendable {
@@ -85,12 +86,14 @@ public struct SASLStateMachine: Sendable {
         username: String,
         password: String,
         clientNonce: String,
-        configuration: SASLConfiguration = SASLConfiguration()
+        configuration: SASLConfiguration = SASLConfiguration(),
+        keyCache: SCRAMKeyCache? = nil
     ) {
         self.username = username
         self.password = password
         self.clientNonce = clientNonce
         self.configuration = configuration
+        self.keyCache = keyCache
     }
 
     /// Progress of the negotiation.
@@ -219,7 +222,8 @@ public struct SASLStateMachine: Sendable {
                 password: self.password,
                 clientNonce: self.clientNonce,
                 channelBinding: binding,
-                maximumIterationCount: self.configuration.maximumIterationCount
+                maximumIterationCount: self.configuration.maximumIterationCount,
+                keyCache: self.keyCache
             )
             let clientFirst = scram.start()
             self.phase = .scram(mechanism, scram)

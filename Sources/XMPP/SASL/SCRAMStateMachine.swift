@@ -80,6 +80,8 @@ public struct SCRAMStateMachine: Sendable {
     private let preparedPassword: [UInt8]
     private let clientNonce: [UInt8]
     private let maximumIterationCount: Int
+    /// Salted passwords derived before for this account (a reconnect skips PBKDF2).
+    private let keyCache: SCRAMKeyCache?
     private var clientFirstMessageBare: [UInt8] = []
     private var expectedServerSignature: [UInt8] = []
 
@@ -106,7 +108,8 @@ public struct SCRAMStateMachine: Sendable {
         password: String,
         clientNonce: String,
         channelBinding: SCRAMChannelBinding = .none,
-        maximumIterationCount: Int = SCRAMStateMachine.defaultMaximumIterationCount
+        maximumIterationCount: Int = SCRAMStateMachine.defaultMaximumIterationCount,
+        keyCache: SCRAMKeyCache? = nil
     ) throws(SASLError) {
         let preparedUsername: String
         do throws(SASLPrep.Violation) {
@@ -131,6 +134,7 @@ public struct SCRAMStateMachine: Sendable {
         self.preparedPassword = Array(preparedPassword.utf8)
         self.clientNonce = nonce
         self.maximumIterationCount = min(max(maximumIterationCount, 1), Int(Int32.max))
+        self.keyCache = keyCache
     }
 
     /// A fresh client nonce: 24 random bytes (192 bits) as 32 base64 characters,
@@ -269,9 +273,12 @@ public struct SCRAMStateMachine: Sendable {
             + Array(",r=".utf8) + nonce
         let authMessage = self.clientFirstMessageBare + comma + message + comma + clientFinalWithoutProof
 
-        let saltedPassword = OpenSSLCrypto.pbkdf2(
-            self.algorithm, password: self.preparedPassword, salt: salt, iterations: iterations
-        )
+        let algorithm = self.algorithm
+        let password = self.preparedPassword
+        let derive = { OpenSSLCrypto.pbkdf2(algorithm, password: password, salt: salt, iterations: iterations) }
+        let saltedPassword =
+            self.keyCache?.saltedPassword(algorithm: algorithm, password: password, salt: salt, iterations: iterations, derive: derive)
+            ?? derive()
         let clientKey = OpenSSLCrypto.hmac(self.algorithm, key: saltedPassword, data: Array("Client Key".utf8))
         let storedKey = OpenSSLCrypto.digest(self.algorithm, clientKey)
         let clientSignature = OpenSSLCrypto.hmac(self.algorithm, key: storedKey, data: authMessage)
