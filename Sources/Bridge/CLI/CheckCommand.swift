@@ -31,6 +31,14 @@ struct CheckCommand: ParsableCommand {
             throw ExitStatus.configuration.exitCode
         }
         for line in Self.summary(configuration) { CommandLineOutput.line(line) }
+        for warning in Self.warnings(configuration) { CommandLineOutput.error("warning: \(warning)") }
+    }
+
+    /// What is valid but unsafe: password files other users can read.
+    static func warnings(_ configuration: BridgeConfiguration) -> [String] {
+        configuration.accounts.keys.sorted().compactMap { name in
+            configuration.accounts[name]?.password.exposure().map { "accounts.\(name): \($0)" }
+        }
     }
 
     /// What `check` prints for a valid file: the settings, then each account, local and

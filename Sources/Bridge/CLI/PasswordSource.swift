@@ -50,6 +50,17 @@ enum PasswordSource: Sendable, CustomStringConvertible {
         return password
     }
 
+    /// A warning when the secret is exposed to other users: a password file that its group
+    /// or others may read (or write). Nil when it is private or not a file.
+    func exposure() -> String? {
+        guard case .file(let path) = self else { return nil }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        let mode = status.st_mode & 0o777
+        guard mode & 0o077 != 0 else { return nil }
+        return "password file \(path) has mode \(String(mode, radix: 8)): other users can read it; chmod 600 it"
+    }
+
     /// Names the source, never the password.
     var description: String {
         switch self {

@@ -22,6 +22,9 @@ struct TransportFactory: Sendable {
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
         let password = try account.password.read()
+        if let exposure = account.password.exposure() {
+            self.logger.warning("\(exposure)", metadata: ["account": "\(account.name)"])
+        }
         var random = SystemRandomNumberGenerator()
         var logger = self.logger
         logger[metadataKey: "account"] = "\(account.name)"
