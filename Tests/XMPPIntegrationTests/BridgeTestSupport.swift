@@ -24,6 +24,7 @@ enum BridgeConfigFile {
             """
         for account in accounts {
             try "pw\n".write(toFile: "\(directory)/\(account).password", atomically: true, encoding: .utf8)
+            chmod("\(directory)/\(account).password", 0o600)
             text += """
 
                 [accounts.\(account)]

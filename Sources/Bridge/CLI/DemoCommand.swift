@@ -26,11 +26,25 @@ struct DemoCommand: AsyncParsableCommand {
             CommandLineOutput.error("demo needs \(missing.joined(separator: ", ")): apt-get install prosody openssl")
             throw ExitStatus.configuration.exitCode
         }
+        // Piped input (`echo hi | scripts/demo.sh`) is read here, before the bridge starts,
+        // and relayed line by line after the scripted one, each narrated in turn; the stdio
+        // transport then reads an empty standard input and only writes.
+        let interactive = isatty(0) == 1
+        var piped: [String] = []
+        if !interactive {
+            let input = FileHandle.standardInput.readDataToEndOfFile()
+            piped = String(decoding: input, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+            let empty = open("/dev/null", O_RDONLY)
+            if empty >= 0 {
+                dup2(empty, 0)
+                close(empty)
+            }
+        }
         let users = ["bridge-a", "bridge-b", "alice", "bob"]
         let server = try ProsodyServer.start(accounts: users.map { ($0, "\($0)-demo-pw") })
         defer { server.shutdown() }
         say("Prosody started on 127.0.0.1:\(server.c2sPort) (STARTTLS) in \(server.directory)")
-        let file = try Self.writeConfiguration(for: server)
+        let file = try Self.writeConfiguration(for: server, interactive: interactive)
         say("Bridge configuration: \(file)")
         say("Channel 'demo' joins: stdin ↔ alice@example.test (via account A) ↔ bob@example.test (via account B)\n")
 
@@ -42,21 +56,26 @@ struct DemoCommand: AsyncParsableCommand {
         let alice = try await Self.person("alice", server: server, logger: logger)
         let bob = try await Self.person("bob", server: server, logger: logger)
 
-        say("you (stdin) → \(self.message)")
-        _ = await process.pipeline.handle(
-            .message(InboundMessage(source: Endpoint(transport: "stdin"), sender: "you", nick: "you", id: "demo-1", body: self.message)),
-            from: "stdin"
-        )
-        if let received = await Self.next(bob.events) { say("bob's client received: \(received.body ?? "")") }
-        if let received = await Self.next(alice.events) { say("alice's client received: \(received.body ?? "")") }
+        for (index, line) in ([self.message] + piped).enumerated() {
+            say("you (stdin) → \(line)")
+            _ = await process.pipeline.handle(
+                .message(InboundMessage(source: Endpoint(transport: "stdin"), sender: "you", nick: "you", id: "demo-\(index + 1)", body: line)),
+                from: "stdin"
+            )
+            let relayed = "[demo] you: \(line)"
+            say("bob's client received: \(await Self.receive(bob.events, body: relayed) ?? "(nothing within 10 s)")")
+            say("alice's client received: \(await Self.receive(alice.events, body: relayed) ?? "(nothing within 10 s)")")
+        }
 
         let reply = "Got it, thanks! 👍"
         say("bob replies → \(reply)   (it should come back on stdout below, and reach alice)")
         try await bob.session.send(Message(type: .chat, to: try JID("bridge-b@example.test"), body: reply))
-        if let received = await Self.next(alice.events) { say("alice's client received: \(received.body ?? "")") }
+        say("alice's client received: \(await Self.receive(alice.events, body: "[demo] bob: \(reply)") ?? "(nothing within 10 s)")")
+        // Everything committed; give the stdout line a moment to be written before more narration.
+        await process.pipeline.barrier()
         try await Task.sleep(for: .milliseconds(300))
 
-        if isatty(0) == 1 {
+        if interactive {
             // The stdio transport reads the terminal; Ctrl-D ends input and the bridge stops.
             say("\nType lines to relay them to alice and bob (Ctrl-D to finish).")
             _ = try? await bridge.value
@@ -105,11 +124,13 @@ struct DemoCommand: AsyncParsableCommand {
         return Person(session: session, events: messages)
     }
 
-    static func next(_ stream: AsyncStream<Message>, timeout: Duration = .seconds(10)) async -> Message? {
-        await withTaskGroup(of: Message?.self) { group in
+    /// The body of the first message on `stream` whose body is `body` (others before it are
+    /// skipped), or nil after `timeout`.
+    static func receive(_ stream: AsyncStream<Message>, body: String, timeout: Duration = .seconds(10)) async -> String? {
+        await withTaskGroup(of: String?.self) { group in
             group.addTask {
-                var iterator = stream.makeAsyncIterator()
-                return await iterator.next()
+                for await message in stream where message.body == body { return message.body }
+                return nil
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
@@ -121,10 +142,12 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    static func writeConfiguration(for server: ProsodyServer) throws -> String {
+    static func writeConfiguration(for server: ProsodyServer, interactive: Bool) throws -> String {
         let directory = server.directory
         for account in ["a", "b"] {
-            try "bridge-\(account)-demo-pw\n".write(toFile: "\(directory)/\(account).password", atomically: true, encoding: .utf8)
+            let path = "\(directory)/\(account).password"
+            try "bridge-\(account)-demo-pw\n".write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o600)
         }
         let ca = server.certificate?.certificateFile ?? ""
         let text = """
@@ -147,7 +170,7 @@ struct DemoCommand: AsyncParsableCommand {
             [local.stdin]
             kind = "stdio"
             nick = "you"
-            exit_on_eof = \(isatty(0) == 1)
+            exit_on_eof = \(interactive)
 
             [channels.demo]
             format = "[{channel}] {nick}: {body}"
