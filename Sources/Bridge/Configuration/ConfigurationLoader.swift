@@ -99,6 +99,9 @@ struct ConfigurationLoader {
         guard let data = FileManager.default.contents(atPath: self.file) else {
             throw ConfigurationError(file: self.file, problems: [.init(path: "(file)", message: "cannot read the file", hint: "check the path and permissions")])
         }
+        if let problem = TOMLPrecheck.problem(in: Array(data)) {
+            throw ConfigurationError(file: self.file, problems: [problem])
+        }
         do {
             return try TOMLTable(string: String(decoding: data, as: UTF8.self))
         } catch let error as TOMLParseError {
