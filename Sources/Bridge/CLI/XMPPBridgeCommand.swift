@@ -1,7 +1,6 @@
 import ArgumentParser
 
 /// The `xmpp-bridge` command line.
-@main
 struct XMPPBridgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "xmpp-bridge",
@@ -11,3 +10,8 @@ struct XMPPBridgeCommand: AsyncParsableCommand {
         subcommands: [DemoCommand.self, RunCommand.self, RouteCommand.self, RosterCommand.self, StatusCommand.self, QueueCommand.self, ReconnectCommand.self, SendCommand.self, ListenCommand.self, LoginCommand.self, RegisterCommand.self, CheckCommand.self]
     )
 }
+
+// A fuzzing build (`scripts/fuzz.sh`) gets its entry point from libFuzzer instead.
+#if !FUZZING
+@main extension XMPPBridgeCommand {}
+#endif

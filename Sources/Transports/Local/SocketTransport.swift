@@ -162,10 +162,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         guard text.first == "{" else {
             return await self.submit(body: text, channel: nil, type: nil, subject: nil, id: messageID)
         }
-        let request: SocketClientRequest
-        do {
-            request = try JSONDecoder().decode(SocketClientRequest.self, from: Data(text.utf8))
-        } catch {
+        guard let request = SocketClientRequest.decode(text) else {
             self.logger.warning("client sent bad JSON")
             return Self.error("bad JSON")
         }
