@@ -94,6 +94,7 @@ let package = Package(
             dependencies: [
                 "XMPP",
                 "CXMLBaseline",
+                "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/XMLStreamBenchmark"

@@ -4,23 +4,12 @@
 import CXMLBaseline
 import Foundation
 import NIOCore
+import TestSupport
 import XMPP
 
 let stanzaCount = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 100_000 : 100_000
 let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 5 : 5
 let chunkSize = 16 * 1024
-
-/// Deterministic generator so every run measures the same capture.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func makeCapture() -> [UInt8] {
     var random = SplitMix64(state: 42)

@@ -37,6 +37,7 @@ users=()
 for i in $(seq 1 "$ACCOUNTS"); do
   for user in "a$i" "c$i"; do
     printf 'pw\n' > "$WORK/$user.password"
+    chmod 600 "$WORK/$user.password"
     users+=("$user:pw")
   done
 done

@@ -37,6 +37,7 @@ started=$(date +%s)
 seq 1 "$ACCOUNTS" | xargs -P 4 -I{} prosodyctl --config "$CFG_LUA" register "s{}" "$XMPP_DOMAIN" pw >/dev/null
 say "registered in $(( $(date +%s) - started )) s"
 printf 'pw\n' > "$WORK/pw"
+chmod 600 "$WORK/pw"
 CFG=$WORK/bridge.toml
 {
   printf '[bridge]\nstate = "%s"\ncontrol_socket = "%s"\n' "$WORK/bridge.sqlite" "$WORK/bridge.control"

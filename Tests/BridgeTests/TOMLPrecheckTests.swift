@@ -32,26 +32,18 @@ struct TOMLPrecheckTests {
         #expect(problem?.message == "the file is not valid UTF-8")
     }
 
-    @Test func theFuzzersCrashFileIsAProblemNow() throws {
-        let text = "[bridge]\nstate = \"bridge.sqlite\"\n[\u{FFFD}channels.alerts]\nmembers = []\n"
+    @Test(arguments: [
+        ("[bridge]\nstate = \"bridge.sqlite\"\n[\u{FFFD}channels.alerts]\nmembers = []\n", "(line 3, column 2)"),
+        ("# comment\n[# not a table name\nx = 1\n", "(line 2, column 2)"),
+    ])
+    func theFuzzersCrashFilesAreProblemsNow(text: String, position: String) throws {
         let file = try ConfigurationLoaderTests.write(text)
         var loader = ConfigurationLoader(file: file)
         do {
             _ = try loader.loadBridge()
             Issue.record("loaded")
         } catch {
-            #expect(error.problems.first?.path == "(line 3, column 2)")
-        }
-    }
-
-    @Test func theFuzzersSecondCrashFileIsAProblemNow() throws {
-        let file = try ConfigurationLoaderTests.write("# comment\n[# not a table name\nx = 1\n")
-        var loader = ConfigurationLoader(file: file)
-        do {
-            _ = try loader.loadBridge()
-            Issue.record("loaded")
-        } catch {
-            #expect(error.problems.first?.path == "(line 2, column 2)")
+            #expect(error.problems.first?.path == position)
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import XMPP
 
@@ -152,7 +153,7 @@ struct PresenceBookTests {
     func trackedCountIsIncremental() throws {
         var book = PresenceBook()
         var model: [String: Set<String>] = [:]  // bare → resources
-        var random = SplitMix(seed: 42)
+        var random = SplitMix64(state: 42)
         for _ in 0..<5_000 {
             let contact = "c\(random.next() % 20)@example.net"
             let resource = "r\(random.next() % 5)"
@@ -170,18 +171,5 @@ struct PresenceBookTests {
             #expect(book.trackedCount == model.values.reduce(0) { $0 + $1.count })
             #expect(book.isTracking(try JID("\(contact)/\(resource)")) == (model[contact]?.contains(resource) ?? false))
         }
-    }
-}
-
-/// A small deterministic generator for test sequences.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
