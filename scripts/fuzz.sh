@@ -27,6 +27,7 @@ for target in $targets; do
   mkdir -p "$found"
   log=.build-fuzz/$target.log
   limit=(-max_total_time="$seconds")
+  [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
   # bridge.toml goes through TOMLKit's C++ toml++ and Foundation's file reading, both of
   # which leak a little per parse (their allocations, not ours): leaks are not checked there.
   asan=${ASAN_OPTIONS:-}
@@ -34,7 +35,6 @@ for target in $targets; do
     limit+=(-detect_leaks=0)
     asan="detect_leaks=0${asan:+:$asan}"
   fi
-  [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
   if ASAN_OPTIONS=$asan XMPP_BRIDGE_FUZZ=$target "$binary" "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix=".build-fuzz/crashes/$target-" "$found" "Fuzz/corpus/$target" >"$log" 2>&1; then
     result=ok

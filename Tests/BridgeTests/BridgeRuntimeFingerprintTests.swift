@@ -43,3 +43,23 @@ struct BridgeRuntimeFingerprintTests {
         #expect(BridgeRuntime.fingerprint(account) != before)
     }
 }
+
+/// A reload while the password cannot be read keeps the running account (review finding).
+@Suite("Reload fingerprint when the secret cannot be read")
+struct BridgeRuntimeUnreadableSecretTests {
+    @Test func anUnreadablePasswordKeepsTheRunningFingerprint() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("password")
+        try "secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let account = try BridgeRuntimeFingerprintTests.account(passwordFile: path)
+        let running = BridgeRuntime.fingerprint(account)
+        try FileManager.default.removeItem(atPath: path)
+        let now = BridgeRuntime.fingerprint(account)
+        #expect(now.hasSuffix("|unreadable"))
+        #expect(BridgeRuntime.reloadFingerprint(now, running: running) == running)
+        // A changed setting still counts, readable or not.
+        var changed = account
+        changed.catchUp = false
+        #expect(BridgeRuntime.reloadFingerprint(BridgeRuntime.fingerprint(changed), running: running) != running)
+    }
+}

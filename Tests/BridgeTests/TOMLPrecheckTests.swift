@@ -7,7 +7,8 @@ import Testing
 /// `[é]` aborted `check` and a SIGHUP reload).
 @Suite("TOML precheck")
 struct TOMLPrecheckTests {
-    @Test(arguments: ["[é]", "[ é]", "[\té]", "[[é]]", "[[ é]]", "[\u{FFFD}channels.alerts]", "x = 1\n  [é.b]", "[# a comment?]", "[=]", "[]", "[[[[bpr s]}", "[ [x]]", "[[[x]]]"])
+    @Test(arguments: ["[é]", "[ é]", "[\té]", "[[é]]", "[[ é]]", "[\u{FFFD}channels.alerts]", "x = 1\n  [é.b]", "[# a comment?]", "[=]", "[]", "[[[[bpr s]}", "[ [x]]", "[[[x]]]",
+        "# x\r\n[é]", "[bridge]\r\nid = \"x\"\r\n[é]\r\n", "f = \"\"\"\n\\\"\"\" still inside\n\"\"\"\n[é]"])
     func tableNamesStartingWithAnythingElseAreProblems(text: String) throws {
         let problem = TOMLPrecheck.problem(in: Array(text.utf8))
         #expect(problem?.message == "a table name must start with a letter, digit, '_', '-' or a quote", "\(text)")

@@ -13,6 +13,11 @@ struct OfflineStateAccess {
 
     func apply(_ request: ControlRequest) -> ControlResponse {
         let path = self.configuration.settings.statePath
+        if (path as NSString).lastPathComponent == ":memory:" {
+            // Nothing is kept between runs: nothing to lock or read.
+            guard let store = try? StateStore.inMemory() else { return RouteEditor.failure("cannot open an in-memory state") }
+            return RouteEditor(configuration: self.configuration, store: store).apply(request)
+        }
         let lockPath = path + ".lock"
         let writes = Self.writes(request.op)
         let lock: InstanceLock

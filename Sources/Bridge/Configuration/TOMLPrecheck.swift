@@ -13,8 +13,11 @@ enum TOMLPrecheck {
             return ConfigurationProblem(path: "(line \(line), column \(column))", message: "the file is not valid UTF-8", hint: "save it as UTF-8 (TOML requires it)")
         }
         var scanner = Scanner()
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            guard let (column, problem) = scanner.problem(in: Array(line.unicodeScalars)) else { continue }
+        // Lines split on LF by scalars (a CR LF pair is one Character), each without its CR.
+        for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var scalars = Array(line)
+            if scalars.last == "\r" { scalars.removeLast() }
+            guard let (column, problem) = scanner.problem(in: scalars) else { continue }
             return ConfigurationProblem(path: "(line \(index + 1), column \(column))", message: problem.message, hint: problem.hint)
         }
         return nil
@@ -116,9 +119,15 @@ enum TOMLPrecheck {
             }
         }
 
+        /// Where `delimiter` closes a multi-line string on this line; in a basic string
+        /// (`\"\"\"`) an escaped character is skipped.
         private static func find(_ delimiter: [Unicode.Scalar], in line: [Unicode.Scalar], from start: Int) -> Int? {
             var index = start
             while index + 2 < line.count {
+                if delimiter[0] == "\"", line[index] == "\\" {
+                    index += 2
+                    continue
+                }
                 if line[index] == delimiter[0], line[index + 1] == delimiter[1], line[index + 2] == delimiter[2] { return index }
                 index += 1
             }

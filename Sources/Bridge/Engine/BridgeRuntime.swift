@@ -88,9 +88,10 @@ actor BridgeRuntime {
         let names = Set(old.accounts.keys).union(old.locals.keys).union(new.accounts.keys).union(new.locals.keys)
         let availability = await self.pipeline.availability
         for name in names.sorted() {
-            let wanted: String? =
-                new.accounts[name].map(Self.fingerprint) ?? new.locals[name].map { "\($0)" }
             let running = self.transports[name]
+            let wanted: String? =
+                new.accounts[name].map { Self.reloadFingerprint(Self.fingerprint($0), running: running?.fingerprint) }
+                ?? new.locals[name].map { "\($0)" }
             // A transport that gave up (wrong password, rejected certificate) is tried again.
             if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
             await self.restart(name, wanted: wanted != nil)
@@ -103,6 +104,8 @@ actor BridgeRuntime {
     private func restart(_ name: String, wanted: Bool) async {
         if let running = self.transports[name] {
             self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
+            // No new batch on a connection about to close; the one in flight finishes.
+            await self.pipeline.quiesce(transport: name)
             await running.transport.stop()
             await self.pipeline.remove(transport: name)
             self.transports.removeValue(forKey: name)
@@ -163,12 +166,26 @@ actor BridgeRuntime {
     static func fingerprint(_ account: AccountConfiguration) -> String {
         let client = account.client
         var secret = Hasher()
-        secret.combine((try? account.password.read()) ?? "")
+        let password = try? account.password.read()
+        secret.combine(password ?? "")
         return [
             client.jid.description, client.host ?? "", client.port.map(String.init) ?? "", client.tlsMode.rawValue,
             client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
             account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)", "\(account.streamManagement)",
-            "\(account.catchUp)", "\(account.catchUpMaxAge.map { "\($0)" } ?? "unlimited")", "\(secret.finalize())",
+            "\(account.catchUp)", "\(account.catchUpMaxAge.map { "\($0)" } ?? "unlimited")",
+            password == nil ? Self.unreadableSecret : "\(secret.finalize())",
         ].joined(separator: "|")
+    }
+
+    /// The fingerprint's last part when the password cannot be read now.
+    static let unreadableSecret = "unreadable"
+
+    /// `wanted` for a reload: a password that cannot be read now (a failing command) keeps
+    /// the running session's, instead of restarting an account that works into a failure.
+    static func reloadFingerprint(_ wanted: String, running: String?) -> String {
+        guard wanted.hasSuffix("|" + Self.unreadableSecret), let running, let cut = running.lastIndex(of: "|"),
+            let wantedCut = wanted.lastIndex(of: "|"), wanted[..<wantedCut] == running[..<cut]
+        else { return wanted }
+        return running
     }
 }

@@ -73,7 +73,11 @@ final class InstanceLock: Sendable {
                 return try InstanceLock(path: path, mode: mode)
             } catch .held(let held) {
                 guard clock.now < deadline else { throw .held(path: held) }
-                try? await clock.sleep(for: interval)
+                do {
+                    try await clock.sleep(for: interval)
+                } catch {
+                    throw .held(path: held)  // cancelled: stop trying
+                }
             }
         }
     }

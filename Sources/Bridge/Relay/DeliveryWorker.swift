@@ -195,24 +195,23 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     private func drain() async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let now = self.clock.now
+            // Marked before the queue is asked, so settled() cannot slip in between the
+            // queue handing out a batch and the batch counting as in flight.
+            self.waiters.withLockedValue { $0.delivering = true }
             switch self.queue.withLockedValue({ $0.next(now: now) }) {
             case .idle:
+                self.batchSettled()
                 return
             case .wait(let until):
+                self.batchSettled()
                 self.wake(at: until)
                 return
             case .deliver(let batch):
-                self.waiters.withLockedValue { $0.delivering = true }
                 let results = await self.transport.deliver(batch)
                 let later = self.clock.now
                 let outcome = self.queue.withLockedValue { $0.finished(batch, results: results, now: later) }
                 self.journal.record(outcome.entries)
-                let settled = self.waiters.withLockedValue { waiters in
-                    waiters.delivering = false
-                    defer { waiters.settled.removeAll() }
-                    return waiters.settled
-                }
-                for waiter in settled { waiter.resume() }
+                self.batchSettled()
                 for letter in outcome.deadLetters { self.report(letter) }
                 if outcome.retried > 0 {
                     self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])
@@ -220,6 +219,16 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
                 self.signalProgress()
             }
         }
+    }
+
+    /// No batch is in flight any more: wakes ``settled()`` waiters.
+    private func batchSettled() {
+        let settled = self.waiters.withLockedValue { waiters in
+            waiters.delivering = false
+            defer { waiters.settled.removeAll() }
+            return waiters.settled
+        }
+        for waiter in settled { waiter.resume() }
     }
 
     private func report(_ letter: DeliveryQueue<C.Instant>.DeadLetter) {

@@ -118,18 +118,31 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         if let waiting = self.parked.removeValue(forKey: name) { worker.append(waiting) }
     }
 
+    /// Stops `name`'s worker from starting another batch (before its transport stops, so
+    /// nothing new goes out on a connection about to close).
+    func quiesce(transport name: String) {
+        self.workers[name]?.stop()
+    }
+
     /// Stops `name`'s worker and parks what it still holds for a successor. A batch in
     /// flight is waited for first: what the old transport delivered must not be handed to
-    /// the new one (a reload would send it twice).
+    /// the new one (a reload would send it twice). Commits under way are waited for too,
+    /// so none of them hands its deliveries to the stopped worker after the snapshot.
     func remove(transport name: String) async {
         self.availability.removeValue(forKey: name)
         guard let worker = self.workers.removeValue(forKey: name) else { return }
         worker.stop()
         self.instances.removeValue(forKey: name)
         await worker.settled()
-        // Deliveries committed while we waited were parked already; order by sequence.
+        await self.journal.flushed()
         let pending = worker.snapshot().pending.map { (delivery: $0.delivery, enqueuedAt: $0.enqueuedAt, attempts: $0.attempts) }
-        self.parked[name] = (pending + (self.parked[name] ?? [])).sorted { $0.delivery.sequence < $1.delivery.sequence }
+        if let successor = self.workers[name] {
+            // A new worker was added while we waited (reconnect and reload together).
+            successor.append(pending)
+        } else {
+            // Deliveries committed while we waited were parked already; order by sequence.
+            self.parked[name] = (pending + (self.parked[name] ?? [])).sorted { $0.delivery.sequence < $1.delivery.sequence }
+        }
     }
 
     /// Each transport's queue for `status`: depth, oldest item, dead letters.
@@ -270,7 +283,6 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.recentRelayIDs.insert(deliveries[offset].relayID)
         }
         let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
-        let targets = self.targets(for: entries)
         // The source's position moves in the same commit (a resumed stream then resends only
         // the rest; a repeat of this message is recognised).
         let journal: [JournalEntry] = entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping
@@ -278,6 +290,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
+            // The commit's completion hands them over on the journal's thread; a worker
+            // removed meanwhile has them collected by remove(transport:), which waits for it.
+            let targets = self.targets(for: entries)
             self.journal.append(journal) { result in
                 if case .failure(let error) = result {
                     // Still delivered from memory: better late durability than a lost message.
@@ -293,8 +308,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             return .dropped("state database error")
         }
-        // 7. Queue.
-        for (worker, group) in targets { worker.append(group) }
+        // 7. Queue, to the workers running now (one may have been replaced meanwhile).
+        self.enqueue(entries)
         return .accepted
     }
 

@@ -32,7 +32,7 @@ struct LineInputPump: Sendable {
                 case .text(let text):
                     body = text
                 case .repaired(let text):
-                    self.logger.warning("input line had invalid UTF-8; relayed with U+FFFD in its place", metadata: ["line": "\(counter + 1)"])
+                    self.logger.warning("input line had invalid UTF-8; relayed with U+FFFD in its place", metadata: ["message": "\(counter + 1)"])
                     body = text
                 case .tooLong(let bytes):
                     self.logger.warning("input line dropped: longer than the limit", metadata: ["bytes": "\(bytes)", "limit": "\(self.options.maxLineBytes)"])

@@ -58,13 +58,15 @@ public struct UnixLineServer: Sendable {
             throw error
         }
         let server = bound
-        guard chmod(stagedPath, mode_t(self.mode)) == 0, rename(stagedPath, self.path) == 0 else {
+        // link() fails if anything took the path since prepare(); rename() would replace it.
+        guard chmod(stagedPath, mode_t(self.mode)) == 0, link(stagedPath, self.path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(stagedPath)
             rmdir(staging)
             try? await server.channel.close()
             throw SetupError(description: "cannot put the socket in place at \(self.path) with mode \(String(self.mode, radix: 8)): \(reason)")
         }
+        unlink(stagedPath)
         rmdir(staging)
         var placed = stat()
         let inode = lstat(self.path, &placed) == 0 ? placed.st_ino : 0

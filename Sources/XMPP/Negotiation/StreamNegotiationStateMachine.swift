@@ -114,8 +114,8 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// The server's answer to `<resume/>` (`<resumed/>` or `<failed/>`), for the session's
     /// stream management machine; nil when no resumption was tried.
     public private(set) var resumeAnswer: XMLElement?
-    /// SASL warnings (e.g. a low SCRAM iteration count) for the caller to log.
     private let keyCache: SCRAMKeyCache?
+    /// SASL warnings (e.g. a low SCRAM iteration count) for the caller to log.
     public private(set) var warnings: [String] = []
 
     /// - Parameters:

@@ -166,6 +166,8 @@ extension XMPPSession {
     /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
     /// (the server handles a stream in order).
     public func sendConfirmed(_ messages: [Message]) async throws {
+        // A stopping session takes nothing new: it could not be confirmed before the close.
+        guard !self.isStopping else { throw XMPPSessionError.stopped }
         guard self.streamManagement.isCounting, let connection = self.connection else {
             try await self.send(messages)
             try await self.pingServer()

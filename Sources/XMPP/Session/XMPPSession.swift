@@ -35,7 +35,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var pending: [String: OneShotWaiter<IQ>] = [:]
     private var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
     private var keepalive: KeepaliveStateMachine<C.Instant>
-    private var isStopping = false
+    var isStopping = false
     /// The backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: Task<Void, Never>?
     var presence: Presence?
