@@ -80,6 +80,22 @@ struct TLSHandlerTests {
             }
         }
 
+        /// What each side still has unwritten after the test (closing both channels).
+        func leftovers() throws -> (client: [UInt8], server: [UInt8]) {
+            var client: [UInt8] = []
+            var server: [UInt8] = []
+            while var buffer = try self.client.readOutbound(as: ByteBuffer.self) { client += buffer.readBytes(length: buffer.readableBytes) ?? [] }
+            while var buffer = try self.server.readOutbound(as: ByteBuffer.self) { server += buffer.readBytes(length: buffer.readableBytes) ?? [] }
+            return (client, server)
+        }
+
+        /// Both channels closed with nothing left unread or unwritten.
+        func finishIsClean() throws -> Bool {
+            let client = try self.client.finish(acceptAlreadyClosed: true).isClean
+            let server = try self.server.finish(acceptAlreadyClosed: true).isClean
+            return client && server
+        }
+
         func readAll(_ channel: EmbeddedChannel) throws -> [UInt8] {
             var bytes: [UInt8] = []
             while var buffer = try channel.readInbound(as: ByteBuffer.self) {
@@ -115,6 +131,16 @@ struct TLSHandlerTests {
         try pair.shuttle()
         #expect(try pair.readAll(pair.server) == Array("<early/>".utf8) + big)
         #expect(try pair.readAll(pair.client) == Array("pong".utf8))
+        let left = try pair.leftovers()
+        #expect(left.client.isEmpty && left.server.isEmpty, "\(left)")
+        // Closing sends close_notify: one alert, in TLS 1.3 inside an application-data record
+        // (type 23, 22 bytes with its tag), and nothing else.
+        try pair.client.close().wait()
+        try pair.server.close().wait()
+        let closing = try pair.leftovers()
+        #expect(closing.client.first == 23 && closing.client.count == 24)
+        #expect(closing.server.first == 23 && closing.server.count == 24)
+        #expect(try pair.finishIsClean())
     }
 
     @Test("a certificate for another name is rejected and the channel closed")
@@ -126,6 +152,10 @@ struct TLSHandlerTests {
         #expect(error.certificateVerification?.contains("mismatch") == true)
         #expect(!pair.client.isActive)
         #expect(pair.clientRecorder.events.isEmpty)
+        let left = try pair.leftovers()
+        // What the rejecting client still had for the server: at most a TLS alert record.
+        #expect(left.client.isEmpty || left.client.first == 0x15, "\(left.client.prefix(8))")
+        #expect(try pair.finishIsClean())
     }
 
     @Test("an untrusted certificate is rejected")
@@ -135,6 +165,9 @@ struct TLSHandlerTests {
         let error = try #require(pair.clientRecorder.errors.first as? TLSError)
         #expect(error.kind == .certificateRejected)
         #expect(!pair.client.isActive)
+        let left = try pair.leftovers()
+        #expect(left.client.isEmpty || left.client.first == 0x15, "\(left.client.prefix(8))")
+        #expect(try pair.finishIsClean())
     }
 
     @Test("plaintext garbage instead of a handshake is a handshake error, not a crash")
@@ -151,6 +184,9 @@ struct TLSHandlerTests {
         #expect(error.kind == .handshakeFailed)
         #expect(!error.openSSLErrors.isEmpty)
         #expect(!channel.isActive)
+        // At most an alert went back; nothing else is left over.
+        while let alert = try channel.readOutbound(as: ByteBuffer.self) { #expect(alert.getInteger(at: alert.readerIndex, as: UInt8.self) == 0x15) }
+        #expect(try channel.finish(acceptAlreadyClosed: true).isClean)
     }
 
     @Test("a missing CA file is a configuration error naming the file")

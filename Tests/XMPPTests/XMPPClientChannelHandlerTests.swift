@@ -68,6 +68,12 @@ struct XMPPClientChannelHandlerTests {
             try self.serverSends("<iq type='result' id='t-1'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><jid>alice@example.test/r1</jid></bind></iq>")
         }
 
+        /// Closes the channel (if still open) and says whether nothing was left unread or
+        /// unwritten: every test ends with it, so no unexpected output goes unnoticed.
+        func finishIsClean() throws -> Bool {
+            try self.channel.finish(acceptAlreadyClosed: true).isClean
+        }
+
         func failure() -> XMPPClientError? {
             // EmbeddedEventLoop runs the callback at once if the future has failed.
             let result = NIOLockedValueBox<XMPPClientError?>(nil)
@@ -106,6 +112,7 @@ struct XMPPClientChannelHandlerTests {
         try harness.serverSends("</stream:stream>")
         #expect(try harness.written() == "</stream:stream>")
         #expect(!harness.channel.isActive)
+        #expect(try harness.finishIsClean())
     }
 
     @Test("restricted XML from the server: restricted-xml stream error, then close")
@@ -121,6 +128,7 @@ struct XMPPClientChannelHandlerTests {
             return
         }
         #expect(error.condition == .restrictedXML)
+        #expect(try harness.finishIsClean())
     }
 
     @Test("an oversize stanza after negotiation: policy-violation, then close")
@@ -133,6 +141,7 @@ struct XMPPClientChannelHandlerTests {
         #expect(try harness.written().contains("<policy-violation"))
         #expect(!harness.channel.isActive)
         #expect(try harness.channel.readInbound(as: XMLElement.self) == nil)
+        #expect(try harness.finishIsClean())
     }
 
     @Test("plaintext after <proceed/> is fatal and TLS is never started", arguments: [
@@ -151,6 +160,9 @@ struct XMPPClientChannelHandlerTests {
         #expect(error.kind == .unencryptedDataAfterProceed)
         #expect(!harness.channel.isActive)
         #expect((try? harness.channel.pipeline.syncOperations.handler(type: TLSHandler.self)) == nil)
+        // The client closes its side of the stream after the fatal error (RFC 6120 §4.9.1).
+        #expect(try harness.written() == "</stream:stream>")
+        #expect(try harness.finishIsClean())
     }
 
     @Test("after negotiation, why the connection ended is reported as a typed error")
@@ -161,6 +173,9 @@ struct XMPPClientChannelHandlerTests {
         try harness.serverSends("<stream:error><conflict xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error>")
         #expect(!harness.channel.isActive)
         #expect(try harness.terminated.futureResult.wait() == .streamError(condition: .conflict, text: nil))
+        // The client closes its side of the stream after the fatal error (RFC 6120 §4.9.1).
+        #expect(try harness.written() == "</stream:stream>")
+        #expect(try harness.finishIsClean())
     }
 
     @Test("a clean close we start ends with no error")
@@ -174,6 +189,7 @@ struct XMPPClientChannelHandlerTests {
         try harness.serverSends("</stream:stream>")
         #expect(!harness.channel.isActive)
         #expect(try harness.terminated.futureResult.wait() == nil)
+        #expect(try harness.finishIsClean())
     }
 
     @Test("a stream error from the server surfaces as a typed error")
@@ -186,6 +202,9 @@ struct XMPPClientChannelHandlerTests {
         )
         #expect(harness.failure() == .streamError(condition: .hostUnknown, text: "no such host"))
         #expect(!harness.channel.isActive)
+        // The client closes its side of the stream after the fatal error (RFC 6120 §4.9.1).
+        #expect(try harness.written() == "</stream:stream>")
+        #expect(try harness.finishIsClean())
     }
 
     @Test("negotiation that stalls hits the deadline: connection-timeout")
@@ -197,6 +216,7 @@ struct XMPPClientChannelHandlerTests {
         #expect(harness.failure() == .timedOut("stream negotiation"))
         #expect(try harness.written().contains("<connection-timeout"))
         #expect(!harness.channel.isActive)
+        #expect(try harness.finishIsClean())
     }
 
     @Test("the server closing the connection early fails negotiation")
@@ -205,5 +225,6 @@ struct XMPPClientChannelHandlerTests {
         _ = try harness.written()
         try harness.channel.close().wait()
         #expect(harness.failure() == .closedByServer)
+        #expect(try harness.finishIsClean())
     }
 }
