@@ -79,12 +79,8 @@ struct ListenCommand: AsyncParsableCommand {
     /// and line breaks from the sender are shown escaped, so a message can neither drive
     /// the terminal nor fake a line from someone else.
     static func plainLine(_ message: Message) -> String {
-        let subject = message.subject.map { "[\(Self.visible($0))] " } ?? ""
-        return "\(message.from?.description ?? "?"): \(subject)\(Self.visible(message.body ?? ""))"
-    }
-
-    static func visible(_ text: String) -> String {
-        VisibleText.escaped(text)
+        let subject = message.subject.map { "[\(VisibleText.escaped($0))] " } ?? ""
+        return "\(message.from?.description ?? "?"): \(subject)\(VisibleText.escaped(message.body ?? ""))"
     }
 
     /// The XEP-0203 delay stamp when our own server or account added it (offline storage),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import XMPP
 
 /// `xmpp-bridge queue list|retry|drop`: queued deliveries and dead letters (issue 8),
 /// through the running daemon's control socket, or on the state database when none runs.
@@ -32,8 +33,8 @@ struct QueueCommand: AsyncParsableCommand {
             }
             if entries.isEmpty { CommandLineOutput.line("nothing queued, no dead letters") }
             for entry in entries {
-                let reason = entry.reason.map { "  (\(ListenCommand.visible($0)))" } ?? ""
-                let preview = ListenCommand.visible(String(entry.body.prefix(60)))
+                let reason = entry.reason.map { "  (\(VisibleText.escaped($0)))" } ?? ""
+                let preview = VisibleText.escaped(String(entry.body.prefix(60)))
                 CommandLineOutput.line("\(entry.sequence)  \(entry.state)  \(entry.target)  attempts \(entry.attempts)\(reason)  \(preview)")
             }
         }

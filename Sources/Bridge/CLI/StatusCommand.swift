@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import XMPP
 
 /// `xmpp-bridge status`: each account's and local transport's connection state, queue
 /// depth and last error (from the running daemon; without one, the queue depths).
@@ -23,7 +24,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         for transport in response.transports ?? [] {
             let state = transport.connected ? "connected" : transport.stopped ? "stopped" : "not connected"
-            let error = transport.lastError.map { "  (\(ListenCommand.visible($0)))" } ?? ""
+            let error = transport.lastError.map { "  (\(VisibleText.escaped($0)))" } ?? ""
             let age = transport.oldestAgeSeconds.map { String(format: "  oldest %.0fs", $0) } ?? ""
             CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(age)  dead \(transport.dead)\(error)")
         }

@@ -346,13 +346,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     }
 
     private func enqueue(_ entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) {
-        for (transport, group) in Dictionary(grouping: entries, by: \.delivery.target.transport) {
-            if let worker = self.workers[transport] {
-                worker.append(group)
-            } else {
-                self.parked[transport, default: []] += group
-            }
-        }
+        for (worker, group) in self.targets(for: entries) { worker.append(group) }
     }
 
     private func isEcho(_ id: String) -> Bool {

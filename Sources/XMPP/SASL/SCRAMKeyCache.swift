@@ -16,8 +16,7 @@ public final class SCRAMKeyCache: Sendable {
         var iterations: Int
     }
 
-    private let entries = NIOLockedValueBox<[Key: [UInt8]]>([:])
-    private let derivations = NIOLockedValueBox(0)
+    private let state = NIOLockedValueBox<(entries: [Key: [UInt8]], derivations: Int)>(([:], 0))
     /// Entries kept at most (different servers or mechanisms of one account).
     public let capacity: Int
 
@@ -26,19 +25,19 @@ public final class SCRAMKeyCache: Sendable {
     }
 
     /// How many salted passwords were derived (cache misses) so far.
-    public var derivationCount: Int { self.derivations.withLockedValue { $0 } }
+    public var derivationCount: Int { self.state.withLockedValue { $0.derivations } }
 
     /// The salted password for these inputs: from the cache, or derived with `derive` and kept.
     func saltedPassword(
         algorithm: HashAlgorithm, password: [UInt8], salt: Data, iterations: Int, derive: () -> [UInt8]
     ) -> [UInt8] {
         let key = Key(algorithm: algorithm, password: OpenSSLCrypto.digest(.sha256, password), salt: salt, iterations: iterations)
-        if let known = self.entries.withLockedValue({ $0[key] }) { return known }
+        if let known = self.state.withLockedValue({ $0.entries[key] }) { return known }
         let derived = derive()
-        self.derivations.withLockedValue { $0 += 1 }
-        self.entries.withLockedValue { entries in
-            if entries.count >= self.capacity { entries.removeAll() }
-            entries[key] = derived
+        self.state.withLockedValue { state in
+            state.derivations += 1
+            if state.entries.count >= self.capacity { state.entries.removeAll() }
+            state.entries[key] = derived
         }
         return derived
     }

@@ -9,12 +9,14 @@ public enum VisibleText {
         var result = ""
         result.reserveCapacity(text.utf8.count + 8)
         for scalar in text.unicodeScalars {
+            guard Self.needsEscape(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
             switch scalar.value {
             case 0x0A: result += newline
             case 0x0D: result += "\\r"
-            case 0x09: result.unicodeScalars.append(scalar)
-            case 0x00...0x1F, 0x7F...0x9F: result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: result.unicodeScalars.append(scalar)
+            default: result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             }
         }
         return result
