@@ -74,7 +74,15 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         case forged(String)
     }
 
+    /// Whose archive is read: the account's own (its 1:1 messages), or a room's (XEP-0313
+    /// §5; `ownJID` is then the room's bare JID and only its groupchat messages count).
+    public enum Owner: Hashable, Sendable {
+        case account
+        case room
+    }
+
     public let configuration: Configuration
+    public let owner: Owner
     let ownJID: JID
     public private(set) var cursor: ArchiveCursor?
     private(set) var state: State = .gap
@@ -85,7 +93,8 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     private var relayed = 0
 
     /// - Parameter cursor: the cursor stored by an earlier run (nil on the first).
-    public init(ownJID: JID, cursor: ArchiveCursor?, configuration: Configuration = Configuration()) {
+    public init(ownJID: JID, cursor: ArchiveCursor?, configuration: Configuration = Configuration(), owner: Owner = .account) {
+        self.owner = owner
         self.ownJID = ownJID.bare
         self.cursor = cursor
         self.configuration = configuration
@@ -144,9 +153,11 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// Reads a received `<message/>` element.
     public mutating func received(_ element: XMLElement) -> Result {
         guard element.name == "message", let result = element.firstChild(named: "result", namespace: Self.namespace) else { return .notAResult }
-        if let from = element[attribute: "from"], (try? JID(from)) != self.ownJID {
-            return .forged("archive result from \(from), not from our own archive")
+        let from = element[attribute: "from"]
+        if let from, (try? JID(from)) != self.ownJID {
+            return .forged("archive result from \(from), not from \(self.owner == .room ? "the room's" : "our own") archive")
         }
+        if from == nil, self.owner == .room { return .forged("room archive result without a sender") }
         let queryID: String
         switch self.state {
         case .anchoring(let id, _), .querying(let id, _, _): queryID = id
@@ -158,11 +169,17 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         guard case .querying = self.state else { return .skipped }
         self.cursor = .after(id)
         guard let inner = result.firstChild(named: "forwarded", namespace: Self.forwardNamespace)?.firstChild(named: "message", namespace: XMPPNamespace.client),
-            let message = try? Message(element: inner), let sender = message.from, sender.bare != self.ownJID.bare
+            let message = try? Message(element: inner), let sender = message.from
         else { return .skipped }
-        switch message.type {
-        case .chat, .normal: break
-        case .groupchat, .headline, .error: return .skipped
+        switch (self.owner, message.type) {
+        case (.account, .chat), (.account, .normal):
+            // Our own outgoing messages are in our archive too.
+            guard sender.bare != self.ownJID.bare else { return .skipped }
+        case (.room, .groupchat):
+            // Every occupant writes from the room's JID; ours are told apart by id later.
+            break
+        case (.account, _), (.room, _):
+            return .skipped
         }
         self.relayed += 1
         return .archived(message, cursor: .after(id))

@@ -48,6 +48,11 @@ extension XMPPSession {
         /// On ``XMPPSession/stop()``, how long to wait for the server to acknowledge what is
         /// still unconfirmed (XEP-0198) before closing the stream.
         public var stopAcknowledgementTimeout: Duration
+        /// Rooms to join after connecting (XEP-0045); ``XMPPSession/setRooms(_:cursors:)`` changes them.
+        public var rooms: [RoomConfiguration]
+        public var roomTimings: RoomTimings
+        /// Each room's archive cursor stored by an earlier run.
+        public var roomCursors: [JID: ArchiveCursor]
 
         public init(
             client: XMPPClientConfiguration,
@@ -70,7 +75,10 @@ extension XMPPSession {
             persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)? = nil,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
-            stopAcknowledgementTimeout: Duration = .seconds(2)
+            stopAcknowledgementTimeout: Duration = .seconds(2),
+            rooms: [RoomConfiguration] = [],
+            roomTimings: RoomTimings = RoomTimings(),
+            roomCursors: [JID: ArchiveCursor] = [:]
         ) {
             self.client = client
             self.initialPresence = initialPresence
@@ -93,6 +101,9 @@ extension XMPPSession {
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
+            self.rooms = rooms
+            self.roomTimings = roomTimings
+            self.roomCursors = roomCursors
         }
     }
 }

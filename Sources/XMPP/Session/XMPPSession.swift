@@ -43,6 +43,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
     var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
+    /// The rooms we sit in (XEP-0045), and the one timer for their self-pings and rejoins.
+    var rooms = RoomTable<C.Instant>()
+    var roomTimer: (deadline: C.Instant, task: Task<Void, Never>)?
 
     public init(
         configuration: Configuration,
@@ -67,6 +70,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         )
         self.archive = configuration.catchUp.map {
             ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
+        }
+        for room in configuration.rooms {
+            self.rooms.entries[room.jid] = RoomTable.entry(
+                for: room, timings: configuration.roomTimings, catchUp: configuration.catchUp, cursor: configuration.roomCursors[room.jid]
+            )
         }
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
         if let stored = configuration.storedSession, configuration.streamManagement {
@@ -164,6 +172,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         guard !self.isStopping else { return }
         self.isStopping = true
         self.backoff?.cancel()
+        self.roomTimer?.task.cancel()
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
             self.streamManagement = StreamManagementStateMachine()
@@ -219,6 +228,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func connectionEnded() {
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
+        self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
             self.streamManagement = StreamManagementStateMachine()
             self.publishSessionState()
@@ -235,7 +245,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             }
             let number = self.streamManagement.stanzaReceived()
             var deferred = false
-            for action in self.actions(for: element) {
+            for action in await self.stanzaActions(for: element) {
                 if case .deliverMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
                     // Handled when the consumer says so (after its durable commit).
                     message.streamNumber = number
@@ -271,13 +281,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement)
         while case .run(let step) = action {
-            let outcome = await self.run(step, on: connection)
+            let outcome = await self.run(step, on: connection, resumed: resumed)
             action = self.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
         }
     }
 
     /// Carries out one restore step.
-    private func run(_ step: SessionRestoreStateMachine.Step, on connection: XMPPConnection) async -> SessionRestoreStateMachine.Outcome {
+    private func run(_ step: SessionRestoreStateMachine.Step, on connection: XMPPConnection, resumed: Bool) async -> SessionRestoreStateMachine.Outcome {
         switch step {
         case .enableStreamManagement:
             let enable = self.streamManagement.enable(resume: self.configuration.resumesStreams)
@@ -307,6 +317,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             return (try? await self.announce(presence)) == nil ? .failed : .done
         case .reportOnline:
             await self.emit(.online(connection.jid))
+            await self.joinRooms(resumed: resumed)
             return .done
         case .catchUp:
             await self.catchUpFromArchive()

@@ -21,6 +21,13 @@ public enum XMPPSessionEvent: Sendable {
     /// A catch-up from the account's archive (XEP-0313) finished: the archive cursor now
     /// stands here, after every message event before this one.
     case archiveCursorMoved(ArchiveCursor)
+    /// A room's state changed (joined, out for now, stopped), XEP-0045.
+    case roomChanged(RoomStatus)
+    /// Someone entered (`joined`) or left a room we are in.
+    case occupant(room: JID, nick: String, joined: Bool)
+    /// A catch-up from a room's archive finished: its cursor now stands here, after every
+    /// message event before this one.
+    case roomCursorMoved(room: JID, ArchiveCursor)
     /// The session ended for good: stopped (nil) or a permanent failure.
     case stopped(XMPPClientError?)
 }

@@ -1,0 +1,47 @@
+/// The rooms one session sits in: each room's ``RoomStateMachine`` and the machine that
+/// catches up from its archive (XEP-0313 on the room JID), by the room's bare JID.
+struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    struct Entry: Sendable {
+        var machine: RoomStateMachine<Instant>
+        var archive: ArchiveCatchUpStateMachine?
+        /// Why the room is out (waiting or stopped), for status.
+        var reason: String?
+    }
+
+    var entries: [JID: Entry] = [:]
+
+    /// A fresh entry for `room`, out of it until joined; its archive is read after `cursor`.
+    static func entry(
+        for room: RoomConfiguration, timings: RoomTimings, catchUp: ArchiveCatchUpStateMachine.Configuration?, cursor: ArchiveCursor?
+    ) -> Entry {
+        Entry(
+            machine: RoomStateMachine(configuration: room, timings: timings),
+            archive: catchUp.map { ArchiveCatchUpStateMachine(ownJID: room.jid, cursor: cursor, configuration: $0, owner: .room) }
+        )
+    }
+    /// Rooms are joined (or being joined) on the current connection.
+    var online = false
+
+    func contains(_ jid: JID?) -> Bool {
+        guard let jid else { return false }
+        return self.entries[jid.bare] != nil
+    }
+
+    /// The earliest moment some room's machine wants ``RoomStateMachine/timerFired(now:)``.
+    var nextDeadline: Instant? {
+        self.entries.values.compactMap(\.machine.nextDeadline).min()
+    }
+
+    func status(of jid: JID) -> RoomStatus? {
+        guard let entry = self.entries[jid] else { return nil }
+        let state: RoomStatus.State
+        switch entry.machine.state {
+        case .offline: state = .offline
+        case .joining: state = .joining
+        case .joined: state = .joined
+        case .waiting: state = .waiting
+        case .stopped: state = .stopped
+        }
+        return RoomStatus(jid: jid.description, nick: entry.machine.nick, state: state, reason: entry.reason, occupants: entry.machine.occupants.count)
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+
+/// Rooms (XEP-0045) in the session: each room's ``RoomStateMachine`` decides; this sends its
+/// presences and self-pings (XEP-0410), keeps one timer for all rooms, and catches up from
+/// each room's archive (XEP-0313) after every join.
+extension XMPPSession {
+    /// What a delivery to `jid` meets.
+    public enum RoomDeliveryCheck: Hashable, Sendable {
+        /// `jid` is no room of this session: a contact.
+        case notARoom
+        /// We are in the room; the message's id is remembered to recognise its reflection.
+        case joined
+        /// Not in the room now (joining, rejoining, stopped): the delivery waits.
+        case notJoined(String)
+    }
+
+    /// Sets the rooms to sit in: new ones are joined at once when online, removed ones left,
+    /// changed ones (nick, password) left and joined again. `cursors` are stored archive
+    /// positions for rooms new to this session.
+    public func setRooms(_ rooms: [RoomConfiguration], cursors: [JID: ArchiveCursor] = [:]) async {
+        let wanted = Dictionary(rooms.map { ($0.jid.bare, $0) }, uniquingKeysWith: { first, _ in first })
+        for (jid, entry) in self.rooms.entries where wanted[jid] != entry.machine.configuration {
+            var entry = entry
+            if let leave = entry.machine.leave(), let connection = self.connection { try? await self.transmit([leave], on: connection) }
+            self.rooms.entries.removeValue(forKey: jid)
+            self.logger.info("left room", metadata: ["room": "\(jid)"])
+        }
+        let now = self.clock.now
+        for (jid, room) in wanted where self.rooms.entries[jid] == nil {
+            var entry = RoomTable<C.Instant>.entry(
+                for: room, timings: self.configuration.roomTimings, catchUp: self.configuration.catchUp,
+                cursor: cursors[jid] ?? self.configuration.roomCursors[jid]
+            )
+            let actions = self.rooms.online ? entry.machine.connected(now: now) : []
+            self.rooms.entries[jid] = entry
+            await self.performRoom(actions, room: jid)
+        }
+        self.armRoomTimer()
+    }
+
+    /// Each room's state, by JID.
+    public var roomStatuses: [RoomStatus] {
+        self.rooms.entries.keys.sorted { $0.description < $1.description }.compactMap { self.rooms.status(of: $0) }
+    }
+
+    /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
+    /// reflection is recognised as ours (never by nick).
+    public func checkRoomDelivery(to jid: JID, id: String) -> RoomDeliveryCheck {
+        guard var entry = self.rooms.entries[jid.bare] else { return .notARoom }
+        guard entry.machine.isJoined else { return .notJoined(entry.reason ?? "not in the room yet") }
+        entry.machine.sending(id: id)
+        self.rooms.entries[jid.bare] = entry
+        return .joined
+    }
+
+    // MARK: - Connection
+
+    /// After a (re)connect, once online: join every room; after a resumed stream (XEP-0198)
+    /// the rooms we are in are kept.
+    func joinRooms(resumed: Bool) async {
+        self.rooms.online = true
+        let now = self.clock.now
+        for jid in self.rooms.entries.keys.sorted(by: { $0.description < $1.description }) {
+            guard var entry = self.rooms.entries[jid] else { continue }
+            if resumed, entry.machine.isJoined { continue }
+            _ = entry.machine.disconnected()
+            let actions = entry.machine.connected(now: now)
+            self.rooms.entries[jid] = entry
+            await self.performRoom(actions, room: jid)
+        }
+        self.armRoomTimer()
+    }
+
+    /// The connection is gone; with a resumable stream the rooms are kept for a resumption.
+    func roomsConnectionLost(resumable: Bool) {
+        self.rooms.online = false
+        self.roomTimer?.task.cancel()
+        self.roomTimer = nil
+        guard !resumable else { return }
+        for jid in self.rooms.entries.keys {
+            _ = self.rooms.entries[jid]?.machine.disconnected()
+        }
+    }
+
+    // MARK: - Stanzas
+
+    /// What the session does with `element`: a room's presence or message is read by its
+    /// room's machine; everything else by ``actions(for:)``.
+    func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
+        guard element.name == "presence" || element.name == "message", !self.rooms.entries.isEmpty,
+            let from = element[attribute: "from"].flatMap({ try? JID($0) }), var entry = self.rooms.entries[from.bare]
+        else {
+            if element.name == "message", element[attribute: "type"] == "groupchat" {
+                return [.ignored("groupchat message from \(element[attribute: "from"] ?? "nobody"), no room we are in")]
+            }
+            return self.actions(for: element)
+        }
+        let room = from.bare
+        let now = self.clock.now
+        if element.name == "presence" {
+            guard let presence = try? Presence(element: element) else { return [.ignored("unreadable presence from room \(room)")] }
+            let actions = entry.machine.received(presence, now: now)
+            self.rooms.entries[room] = entry
+            await self.performRoom(actions, room: room)
+            self.armRoomTimer()
+            return []
+        }
+        switch entry.archive?.received(element) {
+        case .archived(var message, let cursor):
+            let verdict = entry.machine.received(message, now: now)
+            self.rooms.entries[room] = entry
+            guard case .relay = verdict else { return [] }
+            if case .after(let id) = cursor { message.archiveID = id }
+            message.archiveCursor = cursor
+            return [.deliverMessage(message, carbon: nil)]
+        case .skipped:
+            self.rooms.entries[room] = entry
+            return []
+        case .forged(let reason):
+            return [.ignored(reason)]
+        case .notAResult, nil:
+            break
+        }
+        guard var message = try? Message(element: element) else { return [.ignored("unreadable message from room \(room)")] }
+        let verdict = entry.machine.received(message, now: now)
+        switch verdict {
+        case .relay:
+            message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
+            message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
+            self.rooms.entries[room] = entry
+            return [.deliverMessage(message, carbon: nil)]
+        case .echo:
+            self.rooms.entries[room] = entry
+            return []
+        case .ignored(let reason):
+            self.rooms.entries[room] = entry
+            // Errors still go to the owner: they are bounces of our deliveries.
+            if message.type == .error { return [.deliverMessage(message, carbon: nil)] }
+            self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
+            return []
+        case .notJoined(let actions):
+            self.rooms.entries[room] = entry
+            await self.performRoom(actions, room: room)
+            self.armRoomTimer()
+            // Refused because we were out of the room: sent again once we are back in.
+            message.error?.type = .wait
+            return [.deliverMessage(message, carbon: nil)]
+        }
+    }
+
+    // MARK: - Actions
+
+    func performRoom(_ actions: [RoomStateMachine<C.Instant>.Action], room: JID) async {
+        for action in actions {
+            switch action {
+            case .send(let element):
+                guard let connection = self.connection else { continue }
+                try? await self.transmit([element], on: connection)
+            case .joined(let nick):
+                self.rooms.entries[room]?.reason = nil
+                self.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
+                await self.emitRoomStatus(room)
+                if self.rooms.entries[room]?.archive != nil {
+                    self.rooms.entries[room]?.archive?.streamStarted(continuesLast: false)
+                    Task { await self.catchUpRoom(room) }
+                }
+            case .left(let reason):
+                self.rooms.entries[room]?.reason = reason
+                self.logger.notice("out of room; rejoining", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                await self.emitRoomStatus(room)
+            case .stopped(let reason):
+                self.rooms.entries[room]?.reason = reason
+                self.logger.error("room stopped; its deliveries wait until a reload", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                await self.emitRoomStatus(room)
+            case .occupant(let nick, let joined):
+                await self.emit(.occupant(room: room, nick: nick, joined: joined))
+            case .selfPing(let to):
+                let ping = IQ(type: .get, id: self.nextID(), to: to, payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+                let timeout = self.configuration.roomTimings.pingTimeout
+                Task {
+                    let outcome: RoomStateMachine<C.Instant>.SelfPingOutcome
+                    do {
+                        _ = try await self.request(ping, timeout: timeout)
+                        outcome = RoomStateMachine<C.Instant>.selfPingOutcome(answered: true, condition: nil)
+                    } catch XMPPSessionError.stanzaError(let error) {
+                        outcome = RoomStateMachine<C.Instant>.selfPingOutcome(answered: true, condition: error.condition)
+                    } catch {
+                        outcome = RoomStateMachine<C.Instant>.selfPingOutcome(answered: false, condition: nil)
+                    }
+                    await self.selfPingAnswered(outcome, room: room)
+                }
+            case .configureInstantRoom:
+                var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#owner")
+                query.append(XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")]))
+                let iq = IQ(type: .set, id: self.nextID(), to: room, payload: query)
+                Task {
+                    do {
+                        _ = try await self.request(iq)
+                        self.logger.info("created the room with its default configuration", metadata: ["room": "\(room)"])
+                    } catch {
+                        self.logger.warning("created the room but could not configure it", metadata: ["room": "\(room)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+
+    private func selfPingAnswered(_ outcome: RoomStateMachine<C.Instant>.SelfPingOutcome, room: JID) async {
+        guard var entry = self.rooms.entries[room] else { return }
+        let actions = entry.machine.selfPingAnswered(outcome, now: self.clock.now)
+        self.rooms.entries[room] = entry
+        if case .unreachable(let reason) = outcome { self.logger.notice("room self-ping inconclusive", metadata: ["room": "\(room)", "reason": "\(reason)"]) }
+        await self.performRoom(actions, room: room)
+        self.armRoomTimer()
+    }
+
+    private func emitRoomStatus(_ room: JID) async {
+        guard let status = self.rooms.status(of: room) else { return }
+        await self.emit(.roomChanged(status))
+    }
+
+    // MARK: - Timer
+
+    /// Keeps one timer, for the earliest deadline of any room.
+    func armRoomTimer() {
+        guard self.rooms.online, let next = self.rooms.nextDeadline else {
+            self.roomTimer?.task.cancel()
+            self.roomTimer = nil
+            return
+        }
+        if let armed = self.roomTimer, armed.deadline == next { return }
+        self.roomTimer?.task.cancel()
+        let clock = self.clock
+        self.roomTimer = (next, Task {
+            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
+            await self.roomTimerFired()
+        })
+    }
+
+    private func roomTimerFired() async {
+        self.roomTimer = nil
+        let now = self.clock.now
+        for jid in self.rooms.entries.keys {
+            guard var entry = self.rooms.entries[jid] else { continue }
+            let actions = entry.machine.timerFired(now: now)
+            self.rooms.entries[jid] = entry
+            await self.performRoom(actions, room: jid)
+        }
+        self.armRoomTimer()
+    }
+
+    // MARK: - Archive
+
+    /// After a join: reads the room's archive after the stored cursor (XEP-0313 §5), page by
+    /// page; the results arrive through the read loop, in order.
+    private func catchUpRoom(_ room: JID) async {
+        guard var action = self.rooms.entries[room]?.archive?.start(now: Date(), queryID: self.nextID()) else { return }
+        while true {
+            switch action {
+            case .query(var query):
+                query.to = room
+                let next: ArchiveCatchUpStateMachine.Action?
+                do {
+                    let answer = try await self.request(query)
+                    next = self.rooms.entries[room]?.archive?.answered(answer, now: Date(), nextQueryID: self.nextID())
+                } catch XMPPSessionError.stanzaError(let error) {
+                    next = self.rooms.entries[room]?.archive?.failed(error.condition, now: Date(), nextQueryID: self.nextID())
+                } catch {
+                    next = self.rooms.entries[room]?.archive?.failed(nil, now: Date(), nextQueryID: self.nextID())
+                }
+                guard let next else { return }
+                action = next
+            case .caughtUp(let cursor, let relayed, let pages):
+                self.logger.info("caught up from the room's archive", metadata: ["room": "\(room)", "archived messages": "\(relayed)", "pages": "\(pages)"])
+                if let cursor { await self.emit(.roomCursorMoved(room: room, cursor)) }
+                return
+            case .gaveUp(let reason):
+                self.logger.warning("room archive catch-up stopped; tried again after the next join", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                return
+            case .unavailable(let reason):
+                self.logger.notice("the room keeps no archive: messages missed while out of it are not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                return
+            }
+        }
+    }
+}
