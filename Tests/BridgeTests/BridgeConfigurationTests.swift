@@ -184,10 +184,10 @@ struct BridgeConfigurationTests {
             path = "x"
             size = 1
             [channels.c]
-            members = [ { local = "ops", nick = "o" } ]
+            members = [ { local = "ops", alias = "o" } ]
             topic = "t"
             """,
-            ["bridge.colour: unknown key", "local.x.size: unknown key", "channels.c.topic: unknown key", "channels.c.members[0].nick: unknown key"]
+            ["bridge.colour: unknown key", "local.x.size: unknown key", "channels.c.topic: unknown key", "channels.c.members[0].alias: unknown key"]
         ),
         Broken("a name that is not a bare key", "[channels.\"a b\"]\nmembers = [ { local = \"ops\" } ]", ["channels.\"a b\": 'a b' is not a valid name"]),
         Broken(
@@ -210,7 +210,7 @@ struct BridgeConfigurationTests {
     /// Stands for the temporary folder in expected messages.
     static let directoryPlaceholder = "$DIR"
 
-    @Test("a broken file reports exactly its problems", arguments: Self.broken)
+    @Test("a broken file reports exactly its problems", arguments: Self.broken + Self.brokenRooms)
     func brokenFile(_ case: Broken) throws {
         let file = try ConfigurationLoaderTests.write(`case`.toml)
         let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
@@ -325,6 +325,13 @@ struct BridgeConfigurationTests {
               { account = "work", jid = "alice@work.example" },
               { local = "console", direction = "inout" },
             ]
+
+            [channels.rooms]
+            members = [
+              { account = "work", room = "Dev@MUC.work.example", nick = "relay bot", password_env = "ROOM_PW", direction = "in" },
+              { account = "home", room = "ops@muc.home.example" },
+            ]
+            subject = true
             """,
             files: ["home.password": "pw\n"]
         )
@@ -372,6 +379,17 @@ struct BridgeConfigurationTests {
                     format: RelayChannel.defaultFormat, deliveryType: .chat
                 ),
                 RelayChannel(
+                    name: "rooms",
+                    members: [
+                        ChannelMember(
+                            endpoint: Endpoint(transport: "work", address: "dev@muc.work.example"), direction: .in,
+                            room: RoomMembership(nick: "relay bot", passwordEnvironment: "ROOM_PW")
+                        ),
+                        ChannelMember(endpoint: Endpoint(transport: "home", address: "ops@muc.home.example"), direction: .inout, room: RoomMembership()),
+                    ],
+                    format: RelayChannel.defaultFormat, deliveryType: .chat, relaysSubject: true
+                ),
+                RelayChannel(
                     name: "zeta",
                     members: [
                         ChannelMember(endpoint: Endpoint(transport: "work", address: "alice@work.example"), direction: .out),
@@ -382,6 +400,8 @@ struct BridgeConfigurationTests {
                 ),
             ]
         )
+        // Rooms have no presence to relay: a two-room channel is no 1:1 link.
+        #expect(!configuration.presenceChannels.contains("rooms"))
     }
 
     @Test("a file with only accounts loads with default settings, for load() and loadBridge()")

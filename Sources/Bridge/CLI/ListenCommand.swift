@@ -51,7 +51,8 @@ struct ListenCommand: AsyncParsableCommand {
                     throw ExitStatus(error).exitCode
                 }
                 return
-            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved:
+            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
+                .roomChanged, .occupant, .roomCursorMoved:
                 continue
             }
         }

@@ -49,7 +49,7 @@ struct OfflineStateAccess {
     static func writes(_ operation: ControlRequest.Operation) -> Bool {
         switch operation {
         case .add, .remove, .queueRetry, .queueDrop: true
-        case .list, .status, .queueList, .roster, .reconnect: false
+        case .list, .status, .queueList, .roster, .reconnect, .rooms: false
         }
     }
 }

@@ -36,24 +36,32 @@ struct RouteCommand: AsyncParsableCommand {
             for channel in response.channels ?? [] {
                 CommandLineOutput.line(channel.name)
                 for member in channel.members {
-                    CommandLineOutput.line("  \(member.direction.padding(toLength: 5, withPad: " ", startingAt: 0)) \(member.transport)\(member.address.map { ":\($0)" } ?? "")")
+                    let room = member.room == true ? " (room\(member.nick.map { ", nick \($0)" } ?? ""))" : ""
+                    CommandLineOutput.line("  \(member.direction.padding(toLength: 5, withPad: " ", startingAt: 0)) \(member.transport)\(member.address.map { ":\($0)" } ?? "")\(room)")
                 }
             }
         }
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a member: ACCOUNT:JID or LOCAL.")
+        static let configuration = CommandConfiguration(abstract: "Add a member: ACCOUNT:JID, ACCOUNT:ROOM --room, or LOCAL.")
         @OptionGroup var common: Common
         @Argument var channel: String
         @Argument var member: String
         @Option(help: "in, out or inout.")
         var direction = "inout"
+        @Flag(help: "The JID is a room (XEP-0045) the account joins.")
+        var room = false
+        @Option(help: "The room nick (default: the account's localpart).")
+        var nick: String?
 
         func run() async throws {
             let (transport, address) = RouteCommand.split(self.member)
             _ = try await RouteCommand.send(
-                ControlRequest(op: .add, channel: self.channel, transport: transport, address: address, direction: self.direction),
+                ControlRequest(
+                    op: .add, channel: self.channel, transport: transport, address: address, direction: self.direction,
+                    room: self.room ? true : nil, nick: self.nick
+                ),
                 config: self.common.config
             )
             CommandLineOutput.line("added \(self.member) to \(self.channel)")

@@ -19,7 +19,8 @@ struct SessionRunner {
                 let status = error.map(ExitStatus.init) ?? .connect
                 CommandLineOutput.error(error.map { "\($0)" } ?? "session stopped")
                 throw status.exitCode
-            case .offline, .message, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved:
+            case .offline, .message, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
+                .roomChanged, .occupant, .roomCursorMoved:
                 continue
             }
         }

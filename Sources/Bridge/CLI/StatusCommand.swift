@@ -27,6 +27,7 @@ struct StatusCommand: AsyncParsableCommand {
             let error = transport.lastError.map { "  (\(VisibleText.escaped($0)))" } ?? ""
             let age = transport.oldestAgeSeconds.map { String(format: "  oldest %.0fs", $0) } ?? ""
             CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(age)  dead \(transport.dead)\(error)")
+            for room in transport.rooms ?? [] { CommandLineOutput.line("  room " + RoomsCommand.line(room)) }
         }
     }
 }

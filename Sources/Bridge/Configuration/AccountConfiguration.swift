@@ -19,10 +19,13 @@ struct AccountConfiguration: Sendable {
     var catchUp: Bool = true
     /// Archived messages older than this are not relayed by a catch-up; nil: no limit.
     var catchUpMaxAge: Duration? = .seconds(7 * 86_400)
+    /// Self-ping a quiet room after `pingInterval` (`room_ping_interval`); rejoin after a
+    /// kick after `rejoinAfterKick` (`room_rejoin_delay`). XEP-0410, XEP-0045.
+    var roomTimings = RoomTimings()
 
     static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
-        "catch_up", "catch_up_max_age",
+        "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay",
     ]
 }

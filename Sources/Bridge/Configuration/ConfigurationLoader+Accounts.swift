@@ -74,6 +74,8 @@ extension ConfigurationLoader {
             }
         }
         let maxAge = self.age(table, "catch_up_max_age", path)
+        let roomPing = self.age(table, "room_ping_interval", path)
+        let roomRejoin = self.age(table, "room_rejoin_delay", path)
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -85,6 +87,8 @@ extension ConfigurationLoader {
         if let streamManagement { account.streamManagement = streamManagement }
         if let catchUp { account.catchUp = catchUp }
         if let maxAge { account.catchUpMaxAge = maxAge == .zero ? nil : maxAge }
+        if let roomPing, roomPing != .zero { account.roomTimings.pingInterval = roomPing }
+        if let roomRejoin, roomRejoin != .zero { account.roomTimings.rejoinAfterKick = roomRejoin }
         return account
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import TOMLKit
 import Transports
 import XMPP
@@ -14,8 +15,8 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence"]
-    static let memberKeys = ["account", "jid", "local", "direction"]
+    static let channelKeys = ["members", "format", "type", "presence", "subject"]
+    static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
     /// One `[channels.NAME]` table, or nil when it has a problem.
@@ -62,15 +63,16 @@ extension ConfigurationLoader {
                 valid = false
             }
         }
+        let subject = self.flag(table, "subject", path) ?? false
         guard valid else { return nil }
-        return RelayChannel(name: name, members: members, format: format, deliveryType: deliveryType)
+        return RelayChannel(name: name, members: members, format: format, deliveryType: deliveryType, relaysSubject: subject)
     }
 
     /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link
     /// (exactly two members, both accounts' contacts).
     mutating func relaysPresence(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
         if let explicit = self.flag(table, "presence", Self.path("channels", channel.name)) { return explicit }
-        return channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) }
+        return channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) && $0.room == nil }
     }
 
     /// One member: `{ account = "work", jid = "alice@example.org", direction = "inout" }` or
@@ -88,6 +90,7 @@ extension ConfigurationLoader {
         let direction: ChannelMember.Direction? = table["direction"] == nil ? .inout : self.choice(table, "direction", path, what: "direction")
 
         let endpoint: Endpoint?
+        var room: RoomMembership?
         switch (table["account"] != nil, table["local"] != nil) {
         case (true, true):
             self.problem(path, "has both account and local", "a member is either an account's contact { account = …, jid = … } or a local { local = … }")
@@ -95,11 +98,19 @@ extension ConfigurationLoader {
         case (false, false):
             self.problem(path, "has neither account nor local", "a member is either an account's contact { account = …, jid = … } or a local { local = … }")
             endpoint = nil
+        case (true, false) where table["room"] != nil:
+            if table["jid"] != nil {
+                self.problem(path, "has both jid and room", "a member is a contact { account = …, jid = … } or a room { account = …, room = … }")
+            }
+            (endpoint, room) = account.map { self.roomEndpoint(account: $0, table, at: path, references: references) } ?? (nil, nil)
         case (true, false):
+            for key in ["nick", "password_file", "password_env"] where table[key] != nil {
+                self.problem("\(path).\(key)", "applies only to a room member", "remove \(key), or name the room: room = \"dev@muc.example.org\"")
+            }
             endpoint = account.flatMap { self.accountEndpoint(account: $0, table, at: path, references: references) }
         case (false, true):
-            if table["jid"] != nil {
-                self.problem("\(path).jid", "does not apply to a local member", "only account members name a contact; remove jid")
+            for key in ["jid", "room", "nick", "password_file", "password_env"] where table[key] != nil {
+                self.problem("\(path).\(key)", "does not apply to a local member", "only account members name a contact or room; remove \(key)")
             }
             if let local {
                 references.referencedLocals.insert(local)
@@ -109,7 +120,47 @@ extension ConfigurationLoader {
             }
         }
         guard let endpoint, let direction, self.problems.count == problemsBefore else { return nil }
-        return ChannelMember(endpoint: endpoint, direction: direction)
+        return ChannelMember(endpoint: endpoint, direction: direction, room: room)
+    }
+
+    /// A room the account joins (XEP-0045): `room` a bare JID with a localpart, `nick` a
+    /// valid resourcepart (RFC 7622 §3.4), at most one password source.
+    private mutating func roomEndpoint(account: String, _ table: TOMLTable, at path: String, references: MemberReferences) -> (Endpoint?, RoomMembership?) {
+        if !references.accountNames.contains(account) {
+            self.problem("\(path).account", "no account '\(account)'", Self.knownNames(references.accountNames, kind: "accounts", section: "accounts", example: account))
+        }
+        guard let text = self.string(table, "room", path) else { return (nil, nil) }
+        let jid: JID
+        do {
+            jid = try JID(text)
+        } catch {
+            self.problem("\(path).room", "'\(text)' is not a valid room JID: \(error)", "a room's bare JID, e.g. dev@muc.example.org")
+            return (nil, nil)
+        }
+        if jid.isFull || jid.localpart == nil {
+            let hint = jid.isFull ? "write room = \"\(jid.bare)\" and nick = \"\(jid.resourcepart ?? "")\"" : "a room JID is room@service, e.g. dev@muc.example.org"
+            self.problem("\(path).room", "'\(text)' is not a room's bare JID", hint)
+            return (nil, nil)
+        }
+        var membership = RoomMembership()
+        if let nick = self.string(table, "nick", path) {
+            if (try? JID(domainpart: "nick.invalid", resourcepart: nick)) == nil || nick.isEmpty {
+                self.problem("\(path).nick", "'\(nick)' is not a valid nick", "a nick is a non-empty resourcepart (RFC 7622 §3.4), e.g. nick = \"bridge\"")
+            }
+            membership.nick = nick
+        }
+        if let file = self.string(table, "password_file", path) {
+            let resolved = self.resolve(file)
+            if !FileManager.default.isReadableFile(atPath: resolved) {
+                self.problem("\(path).password_file", "cannot read \(resolved)", "create it with the room password, mode 0600")
+            }
+            membership.passwordFile = resolved
+        }
+        membership.passwordEnvironment = self.string(table, "password_env", path)
+        if membership.passwordFile != nil, membership.passwordEnvironment != nil {
+            self.problem(path, "has two room password sources", "set one of password_file, password_env")
+        }
+        return (Endpoint(transport: account, address: "\(jid)"), membership)
     }
 
     /// An account's contact: the account must exist and `jid` must be a bare JID other than

@@ -17,6 +17,8 @@ struct ControlRequest: Codable, Sendable {
         case queueDrop = "queue-drop"
         /// A fresh connection for the account or local transport `transport`; daemon only.
         case reconnect
+        /// Each account's rooms (XEP-0045) and their state; daemon only.
+        case rooms
     }
 
     var op: Operation
@@ -26,6 +28,9 @@ struct ControlRequest: Codable, Sendable {
     /// A contact's JID, for account members.
     var address: String? = nil
     var direction: String? = nil
+    /// `add`: the address is a room (XEP-0045) to join, with this nick (nil: the account's localpart).
+    var room: Bool? = nil
+    var nick: String? = nil
     /// Queue sequences, for the queue operations.
     var sequences: [Int64]? = nil
 }

@@ -7,6 +7,9 @@ struct ControlResponse: Codable, Sendable {
         var transport: String
         var address: String?
         var direction: String
+        /// For a room member: the nick it joins with (the account's localpart if nil).
+        var room: Bool? = nil
+        var nick: String? = nil
     }
 
     struct ChannelEntry: Codable, Sendable, Equatable {
@@ -40,6 +43,20 @@ struct ControlResponse: Codable, Sendable {
         var dead: Int = 0
         /// Gave up after an error another try cannot fix; SIGHUP or `reconnect` tries again.
         var stopped: Bool = false
+        /// An account's rooms.
+        var rooms: [RoomEntry]? = nil
+    }
+
+    /// One room for `xmpp-bridge rooms` and `status` (XEP-0045).
+    struct RoomEntry: Codable, Sendable, Equatable {
+        var account: String
+        var room: String
+        var nick: String
+        /// offline, joining, joined, waiting (out for now, rejoining) or stopped.
+        var state: String
+        /// Why the room is out (waiting or stopped).
+        var reason: String?
+        var occupants: Int
     }
 
     /// One queued or dead delivery for `xmpp-bridge queue list`.
@@ -63,6 +80,7 @@ struct ControlResponse: Codable, Sendable {
     var roster: [RosterEntry]? = nil
     var transports: [TransportStatus]? = nil
     var queue: [QueueEntry]? = nil
+    var rooms: [RoomEntry]? = nil
     /// How many deliveries a queue request acted on.
     var count: Int? = nil
 }

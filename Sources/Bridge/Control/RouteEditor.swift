@@ -35,6 +35,8 @@ struct RouteEditor {
                 return Self.failure("no running bridge: the roster comes from the running daemon")
             case .reconnect:
                 return Self.failure("no running bridge to reconnect")
+            case .rooms:
+                return Self.failure("no running bridge: room states come from the running daemon")
             case .queueList:
                 var response = ControlResponse(ok: true)
                 let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }
@@ -66,7 +68,17 @@ struct RouteEditor {
                     if self.configuration.locals[endpoint.transport]?.kind == .fifo, direction.receives {
                         return Self.failure("the FIFO \(endpoint.transport) is input only: use direction in")
                     }
-                    try self.store.addRoute(channel: channel, member: ChannelMember(endpoint: endpoint, direction: direction))
+                    var room: RoomMembership?
+                    if request.room == true {
+                        guard self.configuration.accounts[endpoint.transport] != nil else { return Self.failure("a room member belongs to an account: ACCOUNT:ROOM@SERVICE") }
+                        if let nick = request.nick, nick.isEmpty || (try? JID(domainpart: "nick.invalid", resourcepart: nick)) == nil {
+                            return Self.failure("'\(nick)' is not a valid nick (RFC 7622 resourcepart)")
+                        }
+                        room = RoomMembership(nick: request.nick)
+                    } else if request.nick != nil {
+                        return Self.failure("--nick applies only to a room (--room)")
+                    }
+                    try self.store.addRoute(channel: channel, member: ChannelMember(endpoint: endpoint, direction: direction, room: room))
                 } else {
                     try self.store.removeRoute(channel: channel, endpoint: endpoint)
                 }
@@ -85,7 +97,7 @@ struct RouteEditor {
         guard let transport = request.transport, !transport.isEmpty else { return .failure(Message(text: "missing member")) }
         if self.configuration.accounts[transport] != nil {
             guard let address = request.address, let jid = try? JID(address), jid.isBare, jid.localpart != nil else {
-                return .failure(Message(text: "an account member needs a contact's bare JID, e.g. \(transport):alice@example.org"))
+                return .failure(Message(text: "an account member needs a contact's or room's bare JID, e.g. \(transport):alice@example.org"))
             }
             return .success(Endpoint(transport: transport, address: jid.description.lowercased()))
         }
@@ -102,7 +114,10 @@ struct RouteEditor {
             ControlResponse.ChannelEntry(
                 name: channel.name,
                 members: channel.members.map {
-                    ControlResponse.Member(transport: $0.endpoint.transport, address: $0.endpoint.address, direction: $0.direction.rawValue)
+                    ControlResponse.Member(
+                        transport: $0.endpoint.transport, address: $0.endpoint.address, direction: $0.direction.rawValue,
+                        room: $0.room == nil ? nil : true, nick: $0.room?.nick
+                    )
                 }
             )
         }

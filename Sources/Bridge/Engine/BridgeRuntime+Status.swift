@@ -45,6 +45,10 @@ extension BridgeRuntime {
                 return RouteEditor.failure("no account or local transport '\(request.transport ?? "")'")
             }
             return ControlResponse(ok: true)
+        case .rooms:
+            var response = ControlResponse(ok: true)
+            response.rooms = await self.roomEntries()
+            return response
         case .list, .add, .remove:
             return RouteEditor.failure("not a status request")
         }
@@ -56,13 +60,15 @@ extension BridgeRuntime {
         let queues = await self.relay.queueStatus()
         let now = Date()
         let names = configuration.accounts.keys.map { ($0, "xmpp") } + configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
+        let rooms = Dictionary(grouping: await self.roomEntries(), by: \.account)
         return names.sorted { $0.0 < $1.0 }.map { name, kind in
             let state = availability[name]
             let queue = queues[name]
             return ControlResponse.TransportStatus(
                 name: name, kind: kind, connected: state?.available ?? false, queued: queue?.queued ?? 0,
                 lastError: state?.available == true ? nil : state?.reason,
-                oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0, stopped: state?.stopped ?? false
+                oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0, stopped: state?.stopped ?? false,
+                rooms: rooms[name]
             )
         }
     }

@@ -11,7 +11,7 @@ actor BridgeRuntime {
     private let store: StateStore
     private let factory: TransportFactory
     private let pipeline: RelayPipeline<ContinuousClock>
-    private let logger: Logger
+    let logger: Logger
     private var group: ServiceGroup?
     private var transports: [String: (transport: any Transport, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
     private let directory = ChannelDirectory()
@@ -40,6 +40,7 @@ actor BridgeRuntime {
         for name in self.configuration.accounts.keys.sorted() + self.configuration.locals.keys.sorted() {
             services += await self.start(name)
         }
+        await self.applyRooms()
         return services
     }
 
@@ -115,6 +116,7 @@ actor BridgeRuntime {
             for service in await self.start(name) {
                 await group.addServiceUnlessShutdown(service)
             }
+            await self.applyRooms()
         }
     }
 
@@ -133,6 +135,7 @@ actor BridgeRuntime {
             await self.pipeline.update(router: Self.router(channels: channels, configuration: self.configuration))
             self.directory.names = names
             await self.presence?.update(configuration: self.configuration, channels: channels)
+            await self.applyRooms(channels: channels)
         } catch {
             self.logger.error("cannot read routes", metadata: ["error": "\(error)"])
         }

@@ -54,7 +54,8 @@ struct TransportFactory: Sendable {
                 sessionStateChanged: stateChanged,
                 persistSessionState: persist,
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
-                archiveCursor: cursor
+                archiveCursor: cursor,
+                roomTimings: account.roomTimings
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, logger: logger),

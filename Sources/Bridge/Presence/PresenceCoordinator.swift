@@ -15,6 +15,8 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     /// publishes go out in order even though this actor is reentrant.
     private var publishing: Set<String> = []
     private var waiting: [String: PresenceState] = [:]
+    /// Room → the (channel, local transport) pairs shown its occupants' comings and goings.
+    private var occupantTargets: [Endpoint: [(channel: String, transport: String)]]
 
     init(
         configuration: BridgeConfiguration, channels: [RelayChannel], transport: @escaping @Sendable (String) async -> (any Transport)?, clock: C,
@@ -31,6 +33,19 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
         )
         self.transport = transport
         self.logger = logger
+        self.occupantTargets = Self.occupantTargets(channels, accounts: accounts)
+    }
+
+    /// For each room member: the local transports that receive in its channels.
+    static func occupantTargets(_ channels: [RelayChannel], accounts: Set<String>) -> [Endpoint: [(channel: String, transport: String)]] {
+        var targets: [Endpoint: [(channel: String, transport: String)]] = [:]
+        for channel in channels {
+            let locals = channel.members.filter { !accounts.contains($0.endpoint.transport) && $0.direction.receives }.map(\.endpoint.transport)
+            for member in channel.members where member.room != nil {
+                targets[Router.normalized(member.endpoint), default: []] += locals.map { (channel.name, $0) }
+            }
+        }
+        return targets
     }
 
     static func ownJIDs(_ configuration: BridgeConfiguration) -> Set<String> {
@@ -53,7 +68,12 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
             await self.run(self.relay.accountOnline(account: transport, now: now))
         case .unavailable where self.accounts.contains(transport):
             await self.run(self.relay.accountOffline(account: transport, now: now))
-        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .confirmed, .checkpoint:
+        case .occupant(let room, let nick, let joined):
+            for target in self.occupantTargets[Router.normalized(room)] ?? [] {
+                guard let receiver = await self.transport(target.transport) as? any PresenceEventReceiving else { continue }
+                await receiver.receiveOccupant(channel: target.channel, room: room, nick: nick, joined: joined)
+            }
+        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .confirmed, .checkpoint, .targetReady:
             return
         }
     }
@@ -61,6 +81,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     /// Applies a reloaded configuration or changed routes.
     func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
         self.accounts = Set(configuration.accounts.keys)
+        self.occupantTargets = Self.occupantTargets(channels, accounts: self.accounts)
         let actions = self.relay.update(
             channels: channels, presenceChannels: configuration.presenceChannels, accounts: self.accounts,
             mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) }, ownJIDs: Self.ownJIDs(configuration),

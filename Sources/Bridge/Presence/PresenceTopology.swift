@@ -65,7 +65,8 @@ struct PresenceTopology: Hashable, Sendable {
         var fed: [Endpoint: Set<String>] = [:]
         var localTargets: [Endpoint: [LocalTarget]] = [:]
         for channel in channels where presenceChannels.contains(channel.name) {
-            let members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction) }
+            // Rooms have occupants, not a presence of their own to relay or to be shown.
+            let members = channel.members.filter { $0.room == nil }.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction) }
             for source in members where source.direction.sends {
                 let contact = source.endpoint
                 guard accounts.contains(contact.transport), let address = contact.address, !ownJIDs.contains(address) else {

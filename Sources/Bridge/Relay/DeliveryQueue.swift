@@ -25,6 +25,9 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         var maxRows: Int = 100_000
         var maxBytes: Int = 64 << 20
         var bounceWindow: Int = 1_000
+        /// A target that cannot take deliveries now (a room we are out of) is tried again
+        /// after this long even if it never reports being ready (no attempt is counted).
+        var targetRecheck: Duration = .seconds(60)
     }
 
     struct Item: Sendable {
@@ -154,6 +157,11 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
                 outcome.delivered += 1
             case .failed(let reason):
                 self.kill(at: index, reason: reason, into: &outcome)
+            case .waitForTarget(let reason):
+                // The target, not the delivery: held without counting an attempt, until the
+                // transport says the target is ready (or the recheck comes).
+                self.items[index].lastError = reason
+                self.items[index].notBefore = now.advanced(by: self.configuration.targetRecheck)
             case .retryLater(let reason):
                 // Only the first delivery the attempt stopped at is charged with it.
                 guard !counted else { continue }
@@ -214,6 +222,20 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         }
         self.trimFront()
         return outcome
+    }
+
+    /// `target` can take deliveries again: what waits for it goes now. False when none waits.
+    mutating func targetReady(_ target: Endpoint) -> Bool {
+        var found = false
+        var index = self.items.startIndex
+        while index != self.items.endIndex {
+            if !self.items[index].done, self.items[index].notBefore != nil, self.items[index].delivery.target == target {
+                self.items[index].notBefore = nil
+                found = true
+            }
+            index = self.items.index(after: index)
+        }
+        return found
     }
 
     // MARK: Operator actions

@@ -104,6 +104,11 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         return outcome.delivered
     }
 
+    /// A target held back by ``DeliveryResult/waitForTarget(_:)`` can take deliveries again.
+    func targetReady(_ target: Endpoint) {
+        if self.queue.withLockedValue({ $0.targetReady(target) }) { self.wakeup.yield() }
+    }
+
     /// Operator actions (`xmpp-bridge queue retry|drop`).
     func retryNow(_ sequence: Int64) -> Bool {
         let found = self.queue.withLockedValue { $0.retryNow(sequence) }
@@ -210,9 +215,10 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
                 let results = await self.transport.deliver(batch)
                 let later = self.clock.now
                 let outcome = self.queue.withLockedValue { $0.finished(batch, results: results, now: later) }
+                // Counted before they are written: whoever sees a dead letter stored sees it counted.
+                for letter in outcome.deadLetters { self.report(letter) }
                 self.journal.record(outcome.entries)
                 self.batchSettled()
-                for letter in outcome.deadLetters { self.report(letter) }
                 if outcome.retried > 0 {
                     self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])
                 }

@@ -209,8 +209,12 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.notify(event, from: transport)
         case .bounced(let relayID, let reason, let permanent):
             self.bounced(relayID: relayID, reason: reason, permanent: permanent, from: transport)
-        case .checkpoint(let checkpoint):
-            self.journal.record([.checkpoint(transport: transport, checkpoint)])
+        case .checkpoint(let checkpoint, let key):
+            self.journal.record([.checkpoint(transport: key ?? transport, checkpoint)])
+        case .targetReady(let target):
+            self.workers[transport]?.targetReady(Router.normalized(target))
+        case .occupant:
+            self.notify(event, from: transport)
         case .confirmed(let relayIDs):
             let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
@@ -227,7 +231,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let source = message.source.transport
         var bookkeeping: [JournalEntry] = []
         if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
-        if let checkpoint = message.checkpoint { bookkeeping.append(.checkpoint(transport: source, checkpoint)) }
+        if let checkpoint = message.checkpoint { bookkeeping.append(.checkpoint(transport: message.checkpointKey ?? source, checkpoint)) }
         // 2. Echo and repeat checks.
         if let unique = message.uniqueID {
             if self.seen[source]?.ids.contains(unique) == true {

@@ -4,7 +4,8 @@ import Transports
 /// endpoints receive a message a transport received.
 ///
 /// Rules, in order:
-/// 1. No body (chat states, receipts) → nothing is relayed as empty text.
+/// 1. No body (chat states, receipts) → nothing is relayed as empty text; a subject with
+///    no body (a room's subject change) goes only into channels with `subject = true`.
 /// 2. A relay marker (`relayedBy`) → some bridge already relayed it; relaying once only is
 ///    what keeps loops through other bridges and multi-hop chains finite.
 /// 3. Sent by one of this bridge's own accounts → it is one of our relays; this breaks the
@@ -37,7 +38,7 @@ struct Router: Sendable {
     init(channels: [RelayChannel], ownJIDs: Set<String>) {
         let channels = channels.map { channel in
             var channel = channel
-            channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction) }
+            channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction, room: $0.room) }
             return channel
         }
         var memberships: [Endpoint: [Membership]] = [:]
@@ -54,7 +55,11 @@ struct Router: Sendable {
 
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
     func route(_ message: InboundMessage, makeID: () -> String) -> RoutingDecision {
-        guard let body = message.body, !body.allSatisfy(\.isWhitespace) else {
+        // A message with no text but a subject is a subject change (a room's, XEP-0045 §8.1):
+        // relayed as text, only into channels that ask for it (`subject = true`).
+        let text = message.body.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        let subjectChange = text == nil ? message.subject.map { "changed the subject to: \($0)" } : nil
+        guard let body = text ?? subjectChange else {
             return .drop(reason: .noBody)
         }
         if let bridge = message.relayedBy {
@@ -74,6 +79,10 @@ struct Router: Sendable {
         }
         guard !channels.isEmpty else {
             return .drop(reason: .notAMember)
+        }
+        if text == nil {
+            channels.removeAll { !self.channels[$0].relaysSubject }
+            guard !channels.isEmpty else { return .drop(reason: .noBody) }
         }
 
         var deliveries: [Delivery] = []
@@ -97,7 +106,7 @@ struct Router: Sendable {
                 deliveries.append(
                     Delivery(
                         channel: channel.name, target: target, body: text, originalBody: body, nick: message.nick,
-                        subject: message.subject, type: message.requestedType ?? channel.deliveryType,
+                        subject: text == nil ? nil : message.subject, type: message.requestedType ?? channel.deliveryType,
                         source: message.source, sourceID: message.id, relayID: makeID()
                     )
                 )

@@ -19,12 +19,15 @@ struct RouteChange: Hashable, Sendable {
     var endpoint: Endpoint
     var kind: Kind
     var changedAt: Date
+    /// For an added room (XEP-0045): its nick and password source.
+    var room: RoomMembership?
 
-    init(channel: String, endpoint: Endpoint, kind: Kind, changedAt: Date) {
+    init(channel: String, endpoint: Endpoint, kind: Kind, changedAt: Date, room: RoomMembership? = nil) {
         self.channel = channel
         self.endpoint = endpoint
         self.kind = kind
         self.changedAt = changedAt
+        self.room = room
     }
 
     /// Applies `changes` in order over `channels` and returns the routing table in effect.
@@ -40,13 +43,14 @@ struct RouteChange: Hashable, Sendable {
             let index = result.firstIndex { $0.name == change.channel }
             switch change.kind {
             case .add(let direction):
-                let member = ChannelMember(endpoint: change.endpoint, direction: direction)
+                let member = ChannelMember(endpoint: change.endpoint, direction: direction, room: change.room)
                 guard let index else {
                     result.append(RelayChannel(name: change.channel, members: [member]))
                     continue
                 }
                 if let existing = result[index].members.firstIndex(where: { $0.endpoint == change.endpoint }) {
                     result[index].members[existing].direction = direction
+                    if let room = change.room { result[index].members[existing].room = room }
                 } else {
                     result[index].members.append(member)
                 }

@@ -25,6 +25,8 @@ struct RouteRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
     /// Set exactly when `action` is `add`.
     var direction: ChannelMember.Direction?
     var changedAt: Date
+    /// For a room member: its ``RoomMembership`` as JSON.
+    var room: String?
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -34,6 +36,7 @@ struct RouteRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         case action
         case direction
         case changedAt = "changed_at"
+        case room
     }
 
     /// Typed columns for the query interface.
@@ -58,6 +61,7 @@ struct RouteRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
             self.direction = nil
         }
         self.changedAt = change.changedAt
+        self.room = change.room.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The change this row stores. An `add` without a direction (the table's CHECK forbids
@@ -72,7 +76,8 @@ struct RouteRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
             channel: self.channel,
             endpoint: Endpoint(transport: self.transport, address: self.address),
             kind: kind,
-            changedAt: self.changedAt
+            changedAt: self.changedAt,
+            room: self.room.flatMap { try? JSONDecoder().decode(RoomMembership.self, from: Data($0.utf8)) }
         )
     }
 

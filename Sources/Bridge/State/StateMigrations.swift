@@ -12,6 +12,7 @@ enum StateMigrations {
         migrator.registerMigration("v3-attempts-dead-letters", migrate: addAttemptsAndDeadLetters)
         migrator.registerMigration("v4-stream-sessions", migrate: createStreamSessions)
         migrator.registerMigration("v5-source-checkpoints", migrate: createSourceCheckpoints)
+        migrator.registerMigration("v6-route-rooms", migrate: addRouteRooms)
         return migrator
     }
 
@@ -144,5 +145,13 @@ enum StateMigrations {
         }
         // Acknowledged deliveries leave the queue by relay id (stream management).
         try db.create(index: "queue_by_relay_id", on: "queue", columns: ["target_transport", "relay_id"])
+    }
+
+    /// v6: a route added at runtime may be a room (XEP-0045): its nick and password source,
+    /// as JSON (never the password).
+    private static func addRouteRooms(_ db: Database) throws {
+        try db.alter(table: RouteRecord.databaseTableName) { t in
+            t.add(column: "room", .text)
+        }
     }
 }

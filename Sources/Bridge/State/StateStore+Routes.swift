@@ -14,7 +14,7 @@ extension StateStore {
     /// Records that `member` joins `channel` (replacing an earlier change for its endpoint).
     func addRoute(channel: String, member: ChannelMember) throws(StateStoreError) {
         let change = RouteChange(
-            channel: channel, endpoint: member.endpoint, kind: .add(member.direction), changedAt: self.now()
+            channel: channel, endpoint: member.endpoint, kind: .add(member.direction), changedAt: self.now(), room: member.room
         )
         try self.write(.addRoute) { db in try Self.replace(change, in: db) }
     }

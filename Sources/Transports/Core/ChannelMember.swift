@@ -13,9 +13,12 @@ public struct ChannelMember: Hashable, Sendable, Codable {
 
     public var endpoint: Endpoint
     public var direction: Direction
+    /// Set when the endpoint's address is a room (XEP-0045) the account joins, not a contact.
+    public var room: RoomMembership?
 
-    public init(endpoint: Endpoint, direction: Direction) {
+    public init(endpoint: Endpoint, direction: Direction, room: RoomMembership? = nil) {
         self.endpoint = endpoint
         self.direction = direction
+        self.room = room
     }
 }

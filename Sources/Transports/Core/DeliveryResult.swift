@@ -4,6 +4,10 @@ public enum DeliveryResult: Hashable, Sendable {
     case delivered
     /// Not now (offline, reconnecting); keep it queued and try again in order.
     case retryLater(String)
+    /// The target cannot take deliveries now, through no fault of the delivery (a room we
+    /// are not in at the moment): keep it queued without counting an attempt, until the
+    /// transport reports ``TransportEvent/targetReady(_:)``.
+    case waitForTarget(String)
     /// Never deliverable (invalid target, refused); drop it and log why.
     case failed(String)
 }

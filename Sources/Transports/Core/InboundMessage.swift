@@ -33,12 +33,14 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     public var uniqueID: String?
     /// The source's resume point once this message is committed (``TransportEvent/checkpoint(_:)``).
     public var checkpoint: String?
+    /// Whose resume point `checkpoint` is, when not the source transport's own (a room's).
+    public var checkpointKey: String?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
         deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil,
-        uniqueID: String? = nil, checkpoint: String? = nil
+        uniqueID: String? = nil, checkpoint: String? = nil, checkpointKey: String? = nil
     ) {
         self.source = source
         self.sender = sender
@@ -54,5 +56,6 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.sourceSequence = sourceSequence
         self.uniqueID = uniqueID
         self.checkpoint = checkpoint
+        self.checkpointKey = checkpointKey
     }
 }

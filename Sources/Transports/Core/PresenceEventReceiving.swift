@@ -4,4 +4,6 @@ import Foundation
 /// events (socket subscribers; stdout in JSON mode).
 public protocol PresenceEventReceiving: Sendable {
     func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async
+    /// Someone entered (`joined`) or left a room that is a member of `channel` (XEP-0045).
+    func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async
 }

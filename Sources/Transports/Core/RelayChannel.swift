@@ -16,10 +16,15 @@ public struct RelayChannel: Hashable, Sendable, Codable {
     /// `{nick}`, `{sender}`, `{body}`.
     public var format: String
     public var deliveryType: DeliveryType
+    /// Relay a room's subject changes (XEP-0045 §8.1) as text; off by default.
+    public var relaysSubject: Bool
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 
-    public init(name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat) {
+    public init(
+        name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat, relaysSubject: Bool = false
+    ) {
+        self.relaysSubject = relaysSubject
         self.name = name
         self.members = members
         self.format = format

@@ -83,6 +83,15 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         }
     }
 
+    public func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async {
+        var line = ByteBuffer(string: PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined))
+        line.writeString("\n")
+        let subscribers = self.subscribers.withLockedValue { $0 }
+        for (id, subscriber) in subscribers where subscriber.channels.contains(channel) {
+            await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
+        }
+    }
+
     /// Broadcasts each delivery to the clients subscribed to its channel.
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         let subscribers = self.subscribers.withLockedValue { $0 }

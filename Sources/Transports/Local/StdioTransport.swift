@@ -65,6 +65,11 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
         self.standardOutput.write(PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state) + "\n")
     }
 
+    public func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async {
+        guard self.output == .json else { return }
+        self.standardOutput.write(PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined) + "\n")
+    }
+
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         var text = ""
         for delivery in deliveries {

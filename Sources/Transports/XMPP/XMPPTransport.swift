@@ -187,13 +187,26 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
                 continue
             }
-            let type: Message.Kind
+            var type: Message.Kind
             switch delivery.type {
             case .chat: type = .chat
             case .normal: type = .normal
             case .headline: type = .headline
             }
-            var message = Message(type: type, to: jid, id: delivery.relayID, body: delivery.body, subject: delivery.subject)
+            var subject = delivery.subject
+            switch await self.session.checkRoomDelivery(to: jid, id: delivery.relayID) {
+            case .notARoom:
+                break
+            case .joined:
+                // Into a room: a groupchat message from our nick; a subject would change the
+                // room's subject, so none is sent.
+                type = .groupchat
+                subject = nil
+            case .notJoined(let reason):
+                results[index] = .waitForTarget("not in room \(jid): \(reason)")
+                continue
+            }
+            var message = Message(type: type, to: jid, id: delivery.relayID, body: delivery.body, subject: subject)
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
             // Sent again after a failure with the same id and origin-id (XEP-0359), so a
             // receiver can tell a repeat from a new message.
@@ -287,6 +300,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             return false
         case .archiveCursorMoved(let cursor):
             await self.handler.handle(.checkpoint(cursor.description), from: self.name)
+        case .roomChanged(let status):
+            if status.state == .joined {
+                await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: status.jid)), from: self.name)
+            }
+        case .occupant(let room, let nick, let joined):
+            await self.handler.handle(.occupant(room: Endpoint(transport: self.name, address: room.description), nick: nick, joined: joined), from: self.name)
+        case .roomCursorMoved(let room, let cursor):
+            await self.handler.handle(.checkpoint(cursor.description, key: Self.checkpointKey(account: self.name, room: room)), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
@@ -294,12 +315,28 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         return false
     }
 
+    /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
+    public static func checkpointKey(account: String, room: JID) -> String {
+        "\(account) room:\(room.bare)"
+    }
+
+    /// The rooms to sit in (XEP-0045); joined or left at once when online.
+    public func setRooms(_ rooms: [RoomConfiguration], cursors: [JID: ArchiveCursor] = [:]) async {
+        await self.session.setRooms(rooms, cursors: cursors)
+    }
+
+    /// Each room's state, for `status` and `rooms`.
+    public func roomStatuses() async -> [RoomStatus] {
+        await self.session.roomStatuses
+    }
+
     /// The router's view of a message; nil for errors and messages without a sender.
     private func inbound(_ message: Message) async -> InboundMessage? {
         guard let from = message.from else { return nil }
         switch message.type {
         case .chat, .normal, .headline: break
-        case .error, .groupchat: return nil
+        case .groupchat: return await self.inbound(roomMessage: message, from: from)
+        case .error: return nil
         }
         let rosterName = await self.session.roster.items[from.bare]?.name
         let nick = rosterName ?? (message.type == .groupchat ? from.resourcepart : nil) ?? from.localpart ?? from.domainpart
@@ -323,6 +360,34 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             sourceSequence: message.streamNumber,
             uniqueID: message.archiveID,
             checkpoint: message.archiveCursor?.description
+        )
+    }
+
+    /// A room occupant's message (the session lets only those of our rooms through): from
+    /// the room, by the occupant's nick; its id is the one its sender gave it (origin-id),
+    /// so the bridge's own relays are recognised by id; unique by the room's stanza-id.
+    private func inbound(roomMessage message: Message, from: JID) async -> InboundMessage? {
+        guard let nick = from.resourcepart else { return nil }
+        let room = from.bare
+        let id: String
+        if let given = OriginID.of(message) ?? message.id {
+            id = given
+        } else {
+            id = await self.session.nextID()
+        }
+        return InboundMessage(
+            source: Endpoint(transport: self.name, address: room.description),
+            sender: from.description,
+            nick: nick,
+            id: id,
+            body: message.body,
+            subject: message.subject,
+            relayedBy: RelayMarker.relayedBy(message),
+            awaitsCommit: false,
+            sourceSequence: message.streamNumber,
+            uniqueID: message.archiveID.map { "\(room) \($0)" },
+            checkpoint: message.archiveCursor?.description,
+            checkpointKey: message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: room)
         )
     }
 }
