@@ -29,6 +29,11 @@ public final class ProsodyServer: @unchecked Sendable {
         public var hibernationSeconds: Int?
         /// The admin console (`mod_admin_shell`), for ``shell(_:)``.
         public var adminShell: Bool = false
+        /// A MUC component (XEP-0045) on ``ProsodyServer/mucDomain`` with its archive
+        /// (`mod_muc_mam`, XEP-0313 on the room JID): any local user creates a room by joining
+        /// it, unlocked at once (no configuration step), persistent, public, archived.
+        /// An internal component: no port, no certificate of its own.
+        public var rooms: Bool = false
         public var logLevel: String = "info"
 
         public init() {}
@@ -36,6 +41,8 @@ public final class ProsodyServer: @unchecked Sendable {
 
     public let options: Options
     public let directory: String
+    /// The MUC component's domain (with ``Options/rooms``): `muc.` + the domain.
+    public var mucDomain: String { "muc." + self.options.domain }
     public private(set) var c2sPort: Int = 0
     public private(set) var directTLSPort: Int = 0
     /// The certificate clients must trust (nil without TLS).
@@ -273,6 +280,24 @@ public final class ProsodyServer: @unchecked Sendable {
         if let limit = self.options.stanzaSizeLimit { config += "c2s_stanza_size_limit = \(limit)\n" }
         if let seconds = self.options.hibernationSeconds { config += "smacks_hibernation_time = \(seconds)\n" }
         config += "\nVirtualHost \"\(self.options.domain)\"\n"
+        if self.options.rooms {
+            // Options after a Component line belong to it. muc_log_all_rooms: every room is
+            // archived and owners cannot turn it off.
+            config += """
+
+                Component "\(self.mucDomain)" "muc"
+                modules_enabled = { "muc_mam"; }
+                restrict_room_creation = false
+                muc_room_locking = false
+                muc_room_default_public = true
+                muc_room_default_persistent = true
+                muc_room_default_history_length = 20
+                muc_log_by_default = true
+                muc_log_all_rooms = true
+                muc_log_expires_after = "never"
+
+                """
+        }
         try config.write(toFile: self.configFile, atomically: true, encoding: .utf8)
     }
 

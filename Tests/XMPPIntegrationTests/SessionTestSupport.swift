@@ -14,10 +14,11 @@ actor EventLog {
     /// Waits until an event satisfying `predicate` arrived (checking those already seen).
     func waitFor(
         timeout: Duration = .seconds(10),
+        after start: Int = 0,
         _ predicate: @Sendable (XMPPSessionEvent) -> Bool
     ) async -> XMPPSessionEvent? {
         let deadline = ContinuousClock.now + timeout
-        var index = 0
+        var index = start
         while ContinuousClock.now < deadline {
             while index < self.events.count {
                 let event = self.events[index]
@@ -50,13 +51,14 @@ struct TestSession {
         resource: String = "test",
         presence: Presence? = Presence(),
         policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy = .acceptKnown,
-        reconnect: ReconnectStateMachine<ContinuousClock>.Configuration = .init(initialDelay: .milliseconds(200), maximumDelay: .seconds(2))
+        reconnect: ReconnectStateMachine<ContinuousClock>.Configuration = .init(initialDelay: .milliseconds(200), maximumDelay: .seconds(2)),
+        rooms: [RoomConfiguration] = []
     ) async throws -> TestSession {
         let configuration = try IntegrationEnvironment.configuration(user, on: server, resource: resource)
         let session = XMPPSession(
             configuration: .init(
                 client: configuration, initialPresence: presence,
-                session: .init(subscriptionPolicy: policy), reconnect: reconnect
+                session: .init(subscriptionPolicy: policy), reconnect: reconnect, rooms: rooms
             ),
             password: "pw",
             client: XMPPClient(logger: IntegrationEnvironment.logger("session-test")),
@@ -73,7 +75,52 @@ struct TestSession {
             task.cancel()
             throw TestFailure("\(user) did not come online: \(await log.events)")
         }
-        return TestSession(session: session, log: log, task: task, jid: configuration.jid)
+        let started = TestSession(session: session, log: log, task: task, jid: configuration.jid)
+        for room in rooms {
+            guard await started.waitForRoom(room.jid, state: .joined) != nil else {
+                task.cancel()
+                throw TestFailure("\(user) did not join \(room.jid): \(await session.roomStatuses)")
+            }
+        }
+        return started
+    }
+
+    /// Waits until `room` reports `state` (after the events seen so far, too).
+    func waitForRoom(_ room: JID, state: RoomStatus.State, after start: Int = 0, timeout: Duration = .seconds(15)) async -> RoomStatus? {
+        let event = await self.log.waitFor(timeout: timeout, after: start) {
+            if case .roomChanged(let status) = $0 { return status.jid == room.description && status.state == state }
+            return false
+        }
+        if case .roomChanged(let status) = event { return status }
+        return nil
+    }
+
+    /// Says `body` in `room` (a groupchat message); returns its id.
+    @discardableResult
+    func say(_ body: String, in room: JID) async throws -> String {
+        let id = await self.session.nextID()
+        var message = Message(type: .groupchat, to: room, id: id, body: body)
+        message.extensions.append(OriginID.element(id))
+        try await self.session.send(message)
+        return id
+    }
+
+    /// The groupchat messages received from `room` so far, as (nick, body), in order.
+    func roomMessages(_ room: JID) async -> [(nick: String, body: String)] {
+        await self.log.messages.compactMap { message in
+            guard message.type == .groupchat, message.from?.bare == room, let nick = message.from?.resourcepart, let body = message.body else { return nil }
+            return (nick, body)
+        }
+    }
+
+    /// Waits until `room` has a message whose body satisfies `predicate`.
+    func waitForRoomMessage(_ room: JID, timeout: Duration = .seconds(15), _ predicate: @escaping @Sendable (String) -> Bool) async -> Message? {
+        let event = await self.log.waitFor(timeout: timeout) {
+            if case .message(let message, nil) = $0 { return message.type == .groupchat && message.from?.bare == room && message.body.map(predicate) == true }
+            return false
+        }
+        if case .message(let message, _) = event { return message }
+        return nil
     }
 
     func stop() async {

@@ -1,0 +1,330 @@
+import EmbeddedProsody
+import Foundation
+import Testing
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Rooms as channel members (issue 10) with the real daemon and two real Prosody servers,
+/// each with a MUC component and its archive (mod_muc_mam): relayed once, by nick, never
+/// echoed; rejoined after a kick and a server restart; what the bridge missed caught up
+/// from the room's archive, once; a taken nick suffixed without breaking echo safety.
+@Suite("rooms against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct RoomIntegrationTests {
+    /// Prosody for `domain` with rooms on `muc.DOMAIN`, the bridge account `relay` and `users`.
+    static func server(_ domain: String, users: [String]) throws -> ProsodyServer {
+        var options = ProsodyServer.Options()
+        options.domain = domain
+        options.rooms = true
+        return try ProsodyServer.start(options, accounts: (["relay"] + users).map { ($0, "pw") })
+    }
+
+    static func room(_ name: String, on server: ProsodyServer, nick: String) throws -> RoomConfiguration {
+        RoomConfiguration(jid: try JID("\(name)@\(server.mucDomain)"), nick: nick)
+    }
+
+    /// A bridge with account `a` (relay@a.test) and `b` (relay@b.test) and `rest`.
+    static func bridge(_ a: ProsodyServer, _ b: ProsodyServer, rest: String) throws -> BridgeDaemon {
+        let config = try BridgeConfigFile.write(accounts: [("a", "relay", a), ("b", "relay", b)], in: a.directory, rest: rest)
+        return try BridgeDaemon.start(config: config, in: a.directory)
+    }
+
+    static func linked(_ roomA: String, _ roomB: String, channel: String = "rooms") -> String {
+        """
+        [channels.\(channel)]
+        format = "{nick}: {body}"
+        members = [
+          { account = "a", room = "\(roomA)", nick = "bridge" },
+          { account = "b", room = "\(roomB)", nick = "bridge" },
+        ]
+        """
+    }
+
+    /// How many times the bridge logged that it joined `room`.
+    static func joins(_ bridge: BridgeDaemon, _ room: String) -> Int {
+        bridge.logLines.filter { $0.contains("joined room") && $0.contains("room=\(room)") }.count
+    }
+
+    static func waitForJoins(_ bridge: BridgeDaemon, _ room: String, count: Int, timeout: Duration = .seconds(20)) async throws {
+        guard await bridge.waitForLog(timeout: timeout, { _ in Self.joins(bridge, room) >= count }) else {
+            throw TestFailure("the bridge did not join \(room) \(count)×; stderr:\n\(bridge.run.errors.suffix(4000))")
+        }
+    }
+
+    @Test("room on muc.a ↔ room on muc.b: once, with the sender's nick, exact text; nothing echoes back")
+    func roomToRoom() async throws {
+        let a = try Self.server("a.test", users: ["alice"])
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: ["bob"])
+        defer { b.shutdown() }
+        let roomA = try Self.room("dev", on: a, nick: "alice")
+        let roomB = try Self.room("ops", on: b, nick: "bob")
+        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        defer { bridge.terminate() }
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
+
+        let text = "<&>\"' 😀 漢字 — done"
+        try await alice.say(text, in: roomA.jid)
+        let relayed = await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: \(text)" }
+        #expect(relayed?.from?.resourcepart == "bridge", "stderr: \(bridge.run.errors.suffix(3000))")
+        try await bob.say("reply", in: roomB.jid)
+        #expect(await alice.waitForRoomMessage(roomA.jid) { $0 == "bob: reply" } != nil)
+        // Markers, sent after the messages under test, have crossed both ways: an echo
+        // would have come before them.
+        try await alice.say("marker a", in: roomA.jid)
+        try await bob.say("marker b", in: roomB.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: marker a" } != nil)
+        #expect(await alice.waitForRoomMessage(roomA.jid) { $0 == "bob: marker b" } != nil)
+        let inA = await alice.roomMessages(roomA.jid)
+        let inB = await bob.roomMessages(roomB.jid)
+        #expect(inB.filter { $0.body == "alice: \(text)" }.count == 1)
+        #expect(inA.filter { $0.body == "bob: reply" }.count == 1)
+        #expect(inA.filter { $0.body.contains(text) }.count == 1, "echoed into room a: \(inA)")
+        #expect(inB.filter { $0.body.contains("reply") }.count == 1, "echoed into room b: \(inB)")
+        #expect(inA.filter { $0.nick == "bridge" }.map(\.body) == ["bob: reply", "bob: marker b"])
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("a room, a 1:1 contact and a socket subscriber in one channel: each reaches the others; occupants reach the socket as events")
+    func roomContactAndSocket() async throws {
+        let a = try Self.server("a.test", users: ["alice", "carol", "dave"])
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: [])
+        defer { b.shutdown() }
+        let roomA = try Self.room("dev", on: a, nick: "alice")
+        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+        let carol = try await TestSession.start("carol", on: a)
+        let bridge = try Self.bridge(
+            a, b,
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+
+                [channels.mixed]
+                format = "{nick}: {body}"
+                members = [
+                  { account = "a", room = "\(roomA.jid)", nick = "bridge" },
+                  { account = "a", jid = "carol@a.test" },
+                  { local = "ops" },
+                ]
+                """
+        )
+        defer { bridge.terminate() }
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        let path = "\(a.directory)/ops.sock"
+        try await bridge.waitForSocket(path)
+        let socket = try UnixLineClient(path: path)
+        try socket.send(#"{"subscribe":["mixed"]}"#)
+        _ = await socket.readObject()
+
+        try await alice.say("from the room", in: roomA.jid)
+        #expect(await Received.message(carol.log, body: "alice: from the room") != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        var line = await socket.readObject()
+        #expect(line?["body"] as? String == "from the room")
+        #expect(line?["from"] as? String == "alice")
+        #expect(line?["source"] as? String == "a:\(roomA.jid)")
+
+        try await carol.session.send(Message(type: .chat, to: try JID("relay@a.test"), body: "from carol"))
+        #expect(await alice.waitForRoomMessage(roomA.jid) { $0 == "carol: from carol" } != nil)
+        line = await socket.readObject()
+        #expect(line?["body"] as? String == "from carol")
+
+        try socket.send(#"{"channel":"mixed","body":"from the socket"}"#)
+        #expect(await alice.waitForRoomMessage(roomA.jid) { $0.hasSuffix(": from the socket") } != nil)
+        #expect(await Received.message(carol.log, body: "ops: from the socket") != nil)
+
+        let dave = try await TestSession.start("dave", on: a, rooms: [try Self.room("dev", on: a, nick: "dave")])
+        var event: [String: Any]?
+        repeat { event = await socket.readObject() } while event != nil && event?["event"] as? String != "occupant"
+        #expect(event?["nick"] as? String == "dave")
+        #expect(event?["change"] as? String == "joined")
+        #expect(event?["room"] as? String == "a:\(roomA.jid)")
+        socket.close()
+        #expect(bridge.stop() == 0)
+        await dave.stop()
+        await alice.stop()
+        await carol.stop()
+    }
+
+    @Test("kicked: out of the room, rejoined after room_rejoin_delay, relaying again; `rooms` shows the state")
+    func kickedAndRejoined() async throws {
+        let a = try Self.server("a.test", users: ["alice"])
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: ["bob"])
+        defer { b.shutdown() }
+        let roomA = try Self.room("dev", on: a, nick: "alice")
+        let roomB = try Self.room("ops", on: b, nick: "bob")
+        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        defer { bridge.terminate() }
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
+        let rooms = try MirrorSupport.command(["rooms", "--config", bridge.config], in: a.directory)
+        #expect(rooms.output.contains("a:\(roomA.jid)  joined  nick bridge"), "\(rooms.output)\(rooms.errors)")
+
+        // alice created the room, so she owns it and may kick (XEP-0045 §8.2).
+        var item = XMLElement(name: "item", namespace: "http://jabber.org/protocol/muc#admin", attributes: [XMLAttribute(name: "nick", value: "bridge"), XMLAttribute(name: "role", value: "none")])
+        var reason = XMLElement(name: "reason", namespace: "http://jabber.org/protocol/muc#admin")
+        reason.append(text: "testing")
+        item.append(reason)
+        var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#admin")
+        query.append(item)
+        _ = try await alice.session.request(IQ(type: .set, id: await alice.session.nextID(), to: roomA.jid, payload: query))
+        #expect(await bridge.waitForLog { $0.contains("kicked from the room") && $0.contains("testing") })
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 2)
+        try await alice.say("after the kick", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: after the kick" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("nick taken: the bridge joins as bridge_, relays, and a stranger using the nick 'bridge' is relayed, never taken for an echo")
+    func nickTaken() async throws {
+        let a = try Self.server("a.test", users: ["alice"])
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: ["bob", "mallory"])
+        defer { b.shutdown() }
+        let roomA = try Self.room("dev", on: a, nick: "alice")
+        let roomB = try Self.room("ops", on: b, nick: "bob")
+        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let mallory = try await TestSession.start("mallory", on: b, rooms: [try Self.room("ops", on: b, nick: "bridge")])
+        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        defer { bridge.terminate() }
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
+        #expect(bridge.logLines.contains { $0.contains("joined room") && $0.contains("room=\(roomB.jid)") && $0.contains("nick=bridge_") })
+
+        try await alice.say("hello b", in: roomA.jid)
+        let relayed = await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: hello b" }
+        #expect(relayed?.from?.resourcepart == "bridge_")
+        try await mallory.say("mallory here", in: roomB.jid)
+        #expect(await alice.waitForRoomMessage(roomA.jid) { $0 == "bridge: mallory here" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        try await alice.say("marker", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: marker" } != nil)
+        #expect(await bob.roomMessages(roomB.jid).filter { $0.body.contains("hello b") }.count == 1)
+        #expect(await alice.roomMessages(roomA.jid).filter { $0.body.contains("hello b") }.count == 1)
+        #expect(await alice.roomMessages(roomA.jid).filter { $0.body.contains("mallory here") }.count == 1)
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+        await mallory.stop()
+    }
+
+    @Test("Prosody restarted: the room is rejoined and relays within 10 s; what was said while the bridge was down is caught up from the room's archive, once")
+    func restartsAndCatchUp() async throws {
+        let a = try Self.server("a.test", users: ["alice"])
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: ["bob"])
+        defer { b.shutdown() }
+        let roomA = try Self.room("dev", on: a, nick: "alice")
+        let roomB = try Self.room("ops", on: b, nick: "bob")
+        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let rest = Self.linked("\(roomA.jid)", "\(roomB.jid)")
+        var bridge = try Self.bridge(a, b, rest: rest)
+        defer { bridge.terminate() }
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
+        try await alice.say("before", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: before" } != nil)
+
+        // The server restarts under the running bridge.
+        let seen = await alice.log.events.count
+        try a.restart()
+        let restarted = ContinuousClock.now
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 2)
+        #expect(ContinuousClock.now - restarted < .seconds(10), "rejoined after \(ContinuousClock.now - restarted)")
+        #expect(await alice.waitForRoom(roomA.jid, state: .joined, after: seen) != nil)
+        try await alice.say("after the restart", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: after the restart" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(ContinuousClock.now - restarted < .seconds(10), "relaying again after \(ContinuousClock.now - restarted)")
+
+        // The bridge is down while alice talks; the next one catches up from the archive.
+        #expect(bridge.stop() == 0)
+        let missed = (1...5).map { "missed \($0)" }
+        for text in missed { try await alice.say(text, in: roomA.jid) }
+        _ = await alice.waitForRoomMessage(roomA.jid) { $0 == "missed 5" }
+        bridge = try Self.bridge(a, b, rest: rest)
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        for text in missed {
+            #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: \(text)" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        }
+        // And once more: a restart of the bridge relays none of it again.
+        #expect(bridge.stop() == 0)
+        bridge = try Self.bridge(a, b, rest: rest)
+        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
+        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
+        try await alice.say("marker", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: marker" } != nil)
+        let inB = await bob.roomMessages(roomB.jid).filter { $0.nick == "bridge" }.map(\.body)
+        #expect(inB == ["alice: before", "alice: after the restart"] + missed.map { "alice: \($0)" } + ["alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("10 linked pairs of rooms (20 rooms) with 5 occupants each: every message arrives exactly once, in the right room")
+    func manyRooms() async throws {
+        let pairs = 10
+        let people = 5
+        let a = try Self.server("a.test", users: (1...people).map { "a\($0)" })
+        defer { a.shutdown() }
+        let b = try Self.server("b.test", users: (1...people).map { "b\($0)" })
+        defer { b.shutdown() }
+        let roomsA = try (1...pairs).map { try JID("r\($0)@\(a.mucDomain)") }
+        let roomsB = try (1...pairs).map { try JID("r\($0)@\(b.mucDomain)") }
+        var sideA: [TestSession] = []
+        var sideB: [TestSession] = []
+        for index in 1...people {
+            sideA.append(try await TestSession.start("a\(index)", on: a, rooms: roomsA.map { RoomConfiguration(jid: $0, nick: "a\(index)") }))
+            sideB.append(try await TestSession.start("b\(index)", on: b, rooms: roomsB.map { RoomConfiguration(jid: $0, nick: "b\(index)") }))
+        }
+        let rest = (0..<pairs).map { Self.linked("\(roomsA[$0])", "\(roomsB[$0])", channel: "pair\($0 + 1)") }.joined(separator: "\n\n")
+        let bridge = try Self.bridge(a, b, rest: rest)
+        defer { bridge.terminate() }
+        for room in roomsA + roomsB { try await Self.waitForJoins(bridge, "\(room)", count: 1) }
+
+        for (index, session) in sideA.enumerated() {
+            for (pair, room) in roomsA.enumerated() { try await session.say("a\(index + 1) in pair \(pair + 1)", in: room) }
+        }
+        for (index, session) in sideB.enumerated() {
+            for (pair, room) in roomsB.enumerated() { try await session.say("b\(index + 1) in pair \(pair + 1)", in: room) }
+        }
+        // The last message of each side reaching every occupant of the other is the marker.
+        for session in sideB {
+            #expect(await session.waitForRoomMessage(roomsB[pairs - 1], timeout: .seconds(60)) { $0 == "a\(people): a\(people) in pair \(pairs)" } != nil)
+        }
+        for session in sideA {
+            #expect(await session.waitForRoomMessage(roomsA[pairs - 1], timeout: .seconds(60)) { $0 == "b\(people): b\(people) in pair \(pairs)" } != nil)
+        }
+        var lost = 0
+        var duplicated = 0
+        var misrouted = 0
+        for (receivers, rooms, from) in [(sideB, roomsB, "a"), (sideA, roomsA, "b")] {
+            for session in receivers {
+                for (pair, room) in rooms.enumerated() {
+                    let relayed = await session.roomMessages(room).filter { $0.nick == "bridge" }.map(\.body)
+                    let expected = (1...people).map { "\(from)\($0): \(from)\($0) in pair \(pair + 1)" }
+                    lost += expected.filter { !relayed.contains($0) }.count
+                    duplicated += relayed.count - Set(relayed).count
+                    misrouted += relayed.filter { !expected.contains($0) }.count
+                }
+            }
+        }
+        print("20 rooms × 5 occupants: lost \(lost), duplicated \(duplicated), misrouted \(misrouted)")
+        #expect(lost == 0 && duplicated == 0 && misrouted == 0, "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0)
+        for session in sideA + sideB { await session.stop() }
+    }
+}
