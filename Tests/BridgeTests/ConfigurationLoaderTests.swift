@@ -58,12 +58,18 @@ struct ConfigurationLoaderTests {
         #expect(configuration.locals.mapValues(\.kind) == ["console": .stdio, "alerts": .fifo, "ops": .socket])
         #expect(configuration.locals["alerts"]?.mode == 0o620)
         #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
-        #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob"])
-        #expect(configuration.channels.map(\.deliveryType) == [.headline, .chat])
+        #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev"])
+        #expect(configuration.channels.map(\.deliveryType) == [.headline, .chat, .chat])
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
             ["alerts", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],
+            ["work:dev@muc.work.example", "home:dev@chat.home.example", "ops"],
         ])
+        #expect(configuration.channels.last?.members.map(\.room) == [
+            RoomMembership(nick: "bridge"), RoomMembership(passwordEnvironment: "DEV_ROOM_PASSWORD"), nil,
+        ])
+        #expect(configuration.accounts["work"]?.roomTimings.pingInterval == .seconds(300))
+        #expect(configuration.accounts["work"]?.roomTimings.rejoinAfterKick == .seconds(60))
     }
 
     @Test("a broken file reports every problem with its TOML path")

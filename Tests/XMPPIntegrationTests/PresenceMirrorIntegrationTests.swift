@@ -384,22 +384,3 @@ enum MirrorSupport {
         return try JSONDecoder().decode([RosterEntry].self, from: Data(run.output.utf8))
     }
 }
-
-extension EventLog {
-    /// Waits for an event satisfying `predicate` among those from index `start` on.
-    func waitFor(
-        after start: Int, timeout: Duration = .seconds(10), _ predicate: @Sendable (XMPPSessionEvent) -> Bool
-    ) async -> XMPPSessionEvent? {
-        let deadline = ContinuousClock.now + timeout
-        var index = start
-        while ContinuousClock.now < deadline {
-            while index < self.events.count {
-                let event = self.events[index]
-                index += 1
-                if predicate(event) { return event }
-            }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
-    }
-}

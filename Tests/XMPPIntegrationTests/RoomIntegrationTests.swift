@@ -53,20 +53,54 @@ struct RoomIntegrationTests {
         }
     }
 
+    /// Two servers, alice in dev@muc.a.test and bob in ops@muc.b.test (each made the room,
+    /// so each owns it), plus any further users.
+    struct Pair {
+        let a: ProsodyServer
+        let b: ProsodyServer
+        let roomA: RoomConfiguration
+        let roomB: RoomConfiguration
+        let alice: TestSession
+        let bob: TestSession
+
+        static func start(usersA: [String] = [], usersB: [String] = []) async throws -> Pair {
+            let a = try RoomIntegrationTests.server("a.test", users: ["alice"] + usersA)
+            let b = try RoomIntegrationTests.server("b.test", users: ["bob"] + usersB)
+            let roomA = try RoomIntegrationTests.room("dev", on: a, nick: "alice")
+            let roomB = try RoomIntegrationTests.room("ops", on: b, nick: "bob")
+            let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
+            let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+            return Pair(a: a, b: b, roomA: roomA, roomB: roomB, alice: alice, bob: bob)
+        }
+
+        var linked: String { RoomIntegrationTests.linked("\(self.roomA.jid)", "\(self.roomB.jid)") }
+
+        /// A bridge linking the two rooms (or with `rest`), once it has joined both.
+        func startBridge(rest: String? = nil) async throws -> BridgeDaemon {
+            let bridge = try RoomIntegrationTests.bridge(self.a, self.b, rest: rest ?? self.linked)
+            try await RoomIntegrationTests.waitForJoins(bridge, "\(self.roomA.jid)", count: 1)
+            try await RoomIntegrationTests.waitForJoins(bridge, "\(self.roomB.jid)", count: 1)
+            return bridge
+        }
+
+        func stop() async {
+            await self.alice.stop()
+            await self.bob.stop()
+        }
+
+        func shutdown() {
+            self.a.shutdown()
+            self.b.shutdown()
+        }
+    }
+
     @Test("room on muc.a ↔ room on muc.b: once, with the sender's nick, exact text; nothing echoes back")
     func roomToRoom() async throws {
-        let a = try Self.server("a.test", users: ["alice"])
-        defer { a.shutdown() }
-        let b = try Self.server("b.test", users: ["bob"])
-        defer { b.shutdown() }
-        let roomA = try Self.room("dev", on: a, nick: "alice")
-        let roomB = try Self.room("ops", on: b, nick: "bob")
-        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
-        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
-        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        let pair = try await Pair.start()
+        defer { pair.shutdown() }
+        let (roomA, roomB, alice, bob) = (pair.roomA, pair.roomB, pair.alice, pair.bob)
+        let bridge = try await pair.startBridge()
         defer { bridge.terminate() }
-        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
-        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
 
         let text = "<&>\"' 😀 漢字 — done"
         try await alice.say(text, in: roomA.jid)
@@ -88,8 +122,7 @@ struct RoomIntegrationTests {
         #expect(inB.filter { $0.body.contains("reply") }.count == 1, "echoed into room b: \(inB)")
         #expect(inA.filter { $0.nick == "bridge" }.map(\.body) == ["bob: reply", "bob: marker b"])
         #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        await pair.stop()
     }
 
     @Test("a room, a 1:1 contact and a socket subscriber in one channel: each reaches the others; occupants reach the socket as events")
@@ -156,18 +189,11 @@ struct RoomIntegrationTests {
 
     @Test("kicked: out of the room, rejoined after room_rejoin_delay, relaying again; `rooms` shows the state")
     func kickedAndRejoined() async throws {
-        let a = try Self.server("a.test", users: ["alice"])
-        defer { a.shutdown() }
-        let b = try Self.server("b.test", users: ["bob"])
-        defer { b.shutdown() }
-        let roomA = try Self.room("dev", on: a, nick: "alice")
-        let roomB = try Self.room("ops", on: b, nick: "bob")
-        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
-        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
-        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        let pair = try await Pair.start()
+        defer { pair.shutdown() }
+        let (a, roomA, roomB, alice, bob) = (pair.a, pair.roomA, pair.roomB, pair.alice, pair.bob)
+        let bridge = try await pair.startBridge()
         defer { bridge.terminate() }
-        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
-        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
         let rooms = try MirrorSupport.command(["rooms", "--config", bridge.config], in: a.directory)
         #expect(rooms.output.contains("a:\(roomA.jid)  joined  nick bridge"), "\(rooms.output)\(rooms.errors)")
 
@@ -184,25 +210,17 @@ struct RoomIntegrationTests {
         try await alice.say("after the kick", in: roomA.jid)
         #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: after the kick" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        await pair.stop()
     }
 
     @Test("nick taken: the bridge joins as bridge_, relays, and a stranger using the nick 'bridge' is relayed, never taken for an echo")
     func nickTaken() async throws {
-        let a = try Self.server("a.test", users: ["alice"])
-        defer { a.shutdown() }
-        let b = try Self.server("b.test", users: ["bob", "mallory"])
-        defer { b.shutdown() }
-        let roomA = try Self.room("dev", on: a, nick: "alice")
-        let roomB = try Self.room("ops", on: b, nick: "bob")
-        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
-        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let pair = try await Pair.start(usersB: ["mallory"])
+        defer { pair.shutdown() }
+        let (b, roomA, roomB, alice, bob) = (pair.b, pair.roomA, pair.roomB, pair.alice, pair.bob)
         let mallory = try await TestSession.start("mallory", on: b, rooms: [try Self.room("ops", on: b, nick: "bridge")])
-        let bridge = try Self.bridge(a, b, rest: Self.linked("\(roomA.jid)", "\(roomB.jid)"))
+        let bridge = try await pair.startBridge()
         defer { bridge.terminate() }
-        try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 1)
-        try await Self.waitForJoins(bridge, "\(roomB.jid)", count: 1)
         #expect(bridge.logLines.contains { $0.contains("joined room") && $0.contains("room=\(roomB.jid)") && $0.contains("nick=bridge_") })
 
         try await alice.say("hello b", in: roomA.jid)
@@ -216,21 +234,15 @@ struct RoomIntegrationTests {
         #expect(await alice.roomMessages(roomA.jid).filter { $0.body.contains("hello b") }.count == 1)
         #expect(await alice.roomMessages(roomA.jid).filter { $0.body.contains("mallory here") }.count == 1)
         #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        await pair.stop()
         await mallory.stop()
     }
 
     @Test("Prosody restarted: the room is rejoined and relays within 10 s; what was said while the bridge was down is caught up from the room's archive, once")
     func restartsAndCatchUp() async throws {
-        let a = try Self.server("a.test", users: ["alice"])
-        defer { a.shutdown() }
-        let b = try Self.server("b.test", users: ["bob"])
-        defer { b.shutdown() }
-        let roomA = try Self.room("dev", on: a, nick: "alice")
-        let roomB = try Self.room("ops", on: b, nick: "bob")
-        let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
-        let bob = try await TestSession.start("bob", on: b, rooms: [roomB])
+        let pair = try await Pair.start()
+        defer { pair.shutdown() }
+        let (a, b, roomA, roomB, alice, bob) = (pair.a, pair.b, pair.roomA, pair.roomB, pair.alice, pair.bob)
         let rest = Self.linked("\(roomA.jid)", "\(roomB.jid)")
         var bridge = try Self.bridge(a, b, rest: rest)
         defer { bridge.terminate() }
@@ -270,8 +282,7 @@ struct RoomIntegrationTests {
         let inB = await bob.roomMessages(roomB.jid).filter { $0.nick == "bridge" }.map(\.body)
         #expect(inB == ["alice: before", "alice: after the restart"] + missed.map { "alice: \($0)" } + ["alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        await pair.stop()
     }
 
     @Test("10 linked pairs of rooms (20 rooms) with 5 occupants each: every message arrives exactly once, in the right room")
@@ -326,5 +337,45 @@ struct RoomIntegrationTests {
         #expect(lost == 0 && duplicated == 0 && misrouted == 0, "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         for session in sideA + sideB { await session.stop() }
+    }
+
+    @Test("route add --room joins a room at run time and SIGHUP leaves one and joins another, without the account going offline")
+    func joinsAndLeavesWithoutReconnecting() async throws {
+        let pair = try await Pair.start(usersA: ["carol"])
+        defer { pair.shutdown() }
+        let (a, roomA, roomB, alice, bob) = (pair.a, pair.roomA, pair.roomB, pair.alice, pair.bob)
+        let extra = try Self.room("extra", on: a, nick: "carol")
+        let carol = try await TestSession.start("carol", on: a, rooms: [extra])
+        let bridge = try await pair.startBridge()
+        defer { bridge.terminate() }
+
+        let add = try MirrorSupport.command(["route", "add", "rooms", "a:\(extra.jid)", "--room", "--nick", "relay", "--config", bridge.config], in: a.directory)
+        #expect(add.status == 0, "\(add.errors)")
+        try await Self.waitForJoins(bridge, "\(extra.jid)", count: 1)
+        try await carol.say("from the extra room", in: extra.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "carol: from the extra room" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+
+        // The file now links room b with the extra room only: dev is left, the rest stays.
+        let seen = await alice.log.events.count
+        let file = try String(contentsOfFile: bridge.config, encoding: .utf8).replacingOccurrences(of: "\(roomA.jid)", with: "\(extra.jid)")
+        try file.write(toFile: bridge.config, atomically: true, encoding: .utf8)
+        bridge.run.process.signal(SIGHUP)
+        let left = await alice.log.waitFor(after: seen) {
+            if case .occupant(_, let nick, let joined) = $0 { return nick == "bridge" && !joined }
+            return false
+        }
+        #expect(left != nil, "the bridge did not leave dev; stderr: \(bridge.run.errors.suffix(3000))")
+        try await bob.say("after the reload", in: roomB.jid)
+        #expect(await carol.waitForRoomMessage(extra.jid) { $0 == "bob: after the reload" } != nil)
+        try await alice.say("nobody hears this", in: roomA.jid)
+        try await carol.say("marker", in: extra.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "carol: marker" } != nil)
+        #expect(await bob.roomMessages(roomB.jid).allSatisfy { !$0.body.contains("nobody hears this") })
+        #expect(!bridge.logLines.contains { $0.hasSuffix("] offline") }, "an account reconnected: \(bridge.run.errors.suffix(3000))")
+        #expect(Self.joins(bridge, "\(extra.jid)") == 1)
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await carol.stop()
+        await bob.stop()
     }
 }

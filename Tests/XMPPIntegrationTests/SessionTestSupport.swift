@@ -12,9 +12,10 @@ actor EventLog {
     }
 
     /// Waits until an event satisfying `predicate` arrived (checking those already seen).
+    /// Waits for an event satisfying `predicate` among those from index `start` on.
     func waitFor(
-        timeout: Duration = .seconds(10),
         after start: Int = 0,
+        timeout: Duration = .seconds(10),
         _ predicate: @Sendable (XMPPSessionEvent) -> Bool
     ) async -> XMPPSessionEvent? {
         let deadline = ContinuousClock.now + timeout
@@ -87,7 +88,7 @@ struct TestSession {
 
     /// Waits until `room` reports `state` (after the events seen so far, too).
     func waitForRoom(_ room: JID, state: RoomStatus.State, after start: Int = 0, timeout: Duration = .seconds(15)) async -> RoomStatus? {
-        let event = await self.log.waitFor(timeout: timeout, after: start) {
+        let event = await self.log.waitFor(after: start, timeout: timeout) {
             if case .roomChanged(let status) = $0 { return status.jid == room.description && status.state == state }
             return false
         }

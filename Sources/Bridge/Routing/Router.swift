@@ -57,9 +57,9 @@ struct Router: Sendable {
     func route(_ message: InboundMessage, makeID: () -> String) -> RoutingDecision {
         // A message with no text but a subject is a subject change (a room's, XEP-0045 §8.1):
         // relayed as text, only into channels that ask for it (`subject = true`).
-        let text = message.body.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
-        let subjectChange = text == nil ? message.subject.map { "changed the subject to: \($0)" } : nil
-        guard let body = text ?? subjectChange else {
+        let written = message.body.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        let subjectChange = written == nil ? message.subject.map { "changed the subject to: \($0)" } : nil
+        guard let body = written ?? subjectChange else {
             return .drop(reason: .noBody)
         }
         if let bridge = message.relayedBy {
@@ -80,7 +80,7 @@ struct Router: Sendable {
         guard !channels.isEmpty else {
             return .drop(reason: .notAMember)
         }
-        if text == nil {
+        if written == nil {
             channels.removeAll { !self.channels[$0].relaysSubject }
             guard !channels.isEmpty else { return .drop(reason: .noBody) }
         }
@@ -106,7 +106,7 @@ struct Router: Sendable {
                 deliveries.append(
                     Delivery(
                         channel: channel.name, target: target, body: text, originalBody: body, nick: message.nick,
-                        subject: text == nil ? nil : message.subject, type: message.requestedType ?? channel.deliveryType,
+                        subject: written == nil ? nil : message.subject, type: message.requestedType ?? channel.deliveryType,
                         source: message.source, sourceID: message.id, relayID: makeID()
                     )
                 )

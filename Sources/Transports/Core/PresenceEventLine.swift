@@ -33,9 +33,6 @@ public enum PresenceEventLine {
     }
 
     public static func json(channel: String, contact: Endpoint, nick: String, state: PresenceState) -> String {
-        let record = Record(channel: channel, contact: contact.description, nick: nick, availability: state.availability.description, status: state.status)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        Self.encode(Record(channel: channel, contact: contact.description, nick: nick, availability: state.availability.description, status: state.status))
     }
 }

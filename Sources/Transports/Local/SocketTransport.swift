@@ -75,16 +75,16 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
 
     /// Sends a presence event to the clients subscribed to `channel`.
     public func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async {
-        var line = ByteBuffer(string: PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state))
-        line.writeString("\n")
-        let subscribers = self.subscribers.withLockedValue { $0 }
-        for (id, subscriber) in subscribers where subscriber.channels.contains(channel) {
-            await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
-        }
+        await self.broadcastEvent(PresenceEventLine.json(channel: channel, contact: contact, nick: nick, state: state), channel: channel)
     }
 
+    /// Sends an occupant event (someone entered or left a room) to `channel`'s subscribers.
     public func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async {
-        var line = ByteBuffer(string: PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined))
+        await self.broadcastEvent(PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined), channel: channel)
+    }
+
+    private func broadcastEvent(_ json: String, channel: String) async {
+        var line = ByteBuffer(string: json)
         line.writeString("\n")
         let subscribers = self.subscribers.withLockedValue { $0 }
         for (id, subscriber) in subscribers where subscriber.channels.contains(channel) {

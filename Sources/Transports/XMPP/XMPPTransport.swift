@@ -331,17 +331,30 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     }
 
     /// The router's view of a message; nil for errors and messages without a sender.
+    ///
+    /// A room occupant's message (the session lets only those of our rooms through) comes
+    /// from the room, by the occupant's nick; its id is the one its sender gave it
+    /// (origin-id), so the bridge's own relays are recognised by id, and it is unique by the
+    /// room's stanza-id, with the room's own archive cursor.
     private func inbound(_ message: Message) async -> InboundMessage? {
         guard let from = message.from else { return nil }
+        let nick: String
+        let given: String?
+        var room: JID?
         switch message.type {
-        case .chat, .normal, .headline: break
-        case .groupchat: return await self.inbound(roomMessage: message, from: from)
-        case .error: return nil
+        case .chat, .normal, .headline:
+            nick = await self.session.roster.items[from.bare]?.name ?? from.localpart ?? from.domainpart
+            given = message.id
+        case .groupchat:
+            guard let occupant = from.resourcepart else { return nil }
+            nick = occupant
+            given = OriginID.of(message) ?? message.id
+            room = from.bare
+        case .error:
+            return nil
         }
-        let rosterName = await self.session.roster.items[from.bare]?.name
-        let nick = rosterName ?? (message.type == .groupchat ? from.resourcepart : nil) ?? from.localpart ?? from.domainpart
         let id: String
-        if let given = message.id {
+        if let given {
             id = given
         } else {
             id = await self.session.nextID()
@@ -358,36 +371,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             // of the burst: read on while it is committed.
             awaitsCommit: false,
             sourceSequence: message.streamNumber,
-            uniqueID: message.archiveID,
-            checkpoint: message.archiveCursor?.description
-        )
-    }
-
-    /// A room occupant's message (the session lets only those of our rooms through): from
-    /// the room, by the occupant's nick; its id is the one its sender gave it (origin-id),
-    /// so the bridge's own relays are recognised by id; unique by the room's stanza-id.
-    private func inbound(roomMessage message: Message, from: JID) async -> InboundMessage? {
-        guard let nick = from.resourcepart else { return nil }
-        let room = from.bare
-        let id: String
-        if let given = OriginID.of(message) ?? message.id {
-            id = given
-        } else {
-            id = await self.session.nextID()
-        }
-        return InboundMessage(
-            source: Endpoint(transport: self.name, address: room.description),
-            sender: from.description,
-            nick: nick,
-            id: id,
-            body: message.body,
-            subject: message.subject,
-            relayedBy: RelayMarker.relayedBy(message),
-            awaitsCommit: false,
-            sourceSequence: message.streamNumber,
-            uniqueID: message.archiveID.map { "\(room) \($0)" },
+            uniqueID: room.map { room in message.archiveID.map { "\(room) \($0)" } } ?? message.archiveID,
             checkpoint: message.archiveCursor?.description,
-            checkpointKey: message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: room)
+            checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: $0) }
         )
     }
 }

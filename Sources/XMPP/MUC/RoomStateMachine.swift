@@ -156,6 +156,8 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         }
         let isSelf = status.codes.contains(110) || (nick != nil && nick == self.nick && self.isJoined)
         guard isSelf else { return self.occupantPresence(presence, nick: nick, status: status) }
+        // Out for good (banned, left): nothing the room says about us changes that.
+        if case .stopped = self.state { return [] }
         switch presence.type {
         case .available:
             guard let nick else { return [] }

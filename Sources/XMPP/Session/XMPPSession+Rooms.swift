@@ -46,10 +46,10 @@ extension XMPPSession {
     /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
     /// reflection is recognised as ours (never by nick).
     public func checkRoomDelivery(to jid: JID, id: String) -> RoomDeliveryCheck {
-        guard var entry = self.rooms.entries[jid.bare] else { return .notARoom }
+        guard let entry = self.rooms.entries[jid.bare] else { return .notARoom }
         guard entry.machine.isJoined else { return .notJoined(entry.reason ?? "not in the room yet") }
-        entry.machine.sending(id: id)
-        self.rooms.entries[jid.bare] = entry
+        // In place: the remembered ids are not copied for every message.
+        self.rooms.entries[jid.bare]?.machine.sending(id: id)
         return .joined
     }
 

@@ -172,7 +172,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         guard !self.isStopping else { return }
         self.isStopping = true
         self.backoff?.cancel()
+        // Our unavailable presence takes us out of every room; the rooms' answers to it
+        // are no reason to rejoin.
         self.roomTimer?.task.cancel()
+        self.rooms = RoomTable()
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
             self.streamManagement = StreamManagementStateMachine()
