@@ -3,7 +3,8 @@
 
     load.py run --label L --mode throughput|latency -n N [--rate R] --target JID \
         --host 127.0.0.1 --port P --ca-file PEM --sender JID --sender-password-file F \
-        --receiver JID --receiver-password-file F [--relay-pid PID] [--server-pid PID]
+        --receiver JID --receiver-password-file F [--relay-pid PID] [--server-pid PID] \
+        [--sender-room ROOM] [--receiver-room ROOM]
     load.py report RESULTS.jsonl      # the table and the ratios, from the lines `run` printed
 
 `run` logs the receiver in (a child process, so sending and receiving do not share one
@@ -15,6 +16,13 @@ the receiver notes the arrival time. It prints one JSON line: received, duplicat
 out-of-order, duration (first send to last arrival), msg/s, latency percentiles, and the
 CPU time of the relay process (and of Prosody) during the measured part, from
 /proc/PID/stat (utime + stime, the process's own rusage).
+
+Rooms (XEP-0045): with --sender-room the sender joins that room (nick: its localpart, no
+history) and posts groupchat messages to it (--target defaults to the room); with
+--receiver-room the receiver joins that room and counts only groupchat messages from its
+occupants (not its own, not history), recognising bench messages by their body wherever
+they sit in it ("sender: bench ..." after a relay). Messages posted before a relay has
+joined are gone, so the warm-up repeats until the receiver has seen --warmup of them.
 """
 import argparse
 import asyncio
@@ -26,8 +34,10 @@ import ssl
 import sys
 import time
 import uuid
+import xml.etree.ElementTree as ET
 
 BODY = re.compile(r"bench (\S+) ([wm])(\d+) (\d+)$")
+MUC = "http://jabber.org/protocol/muc"
 
 
 def now_ns():
@@ -66,6 +76,29 @@ async def online(client, host, port, timeout=30):
     await asyncio.wait_for(ready, timeout)
 
 
+async def join_room(client, room, nick, timeout=30):
+    """Joins ROOM as NICK without history; returns once the room sent our self-presence."""
+    joined = asyncio.get_running_loop().create_future()
+
+    def on_presence(presence):
+        if presence["from"].bare != room or joined.done():
+            return
+        if presence["type"] == "error":
+            joined.set_exception(RuntimeError(f"joining {room} as {nick}: {presence['error']['condition']}"))
+        elif presence["from"].resource == nick and presence.xml.find(f"{{{MUC}#user}}x/{{{MUC}#user}}status[@code='110']") is not None:
+            joined.set_result(True)
+
+    client.add_event_handler("presence", on_presence)
+    join = client.make_presence(pto=f"{room}/{nick}")
+    x = ET.SubElement(join.xml, f"{{{MUC}}}x")
+    ET.SubElement(x, f"{{{MUC}}}history", maxstanzas="0")
+    join.send()
+    try:
+        await asyncio.wait_for(joined, timeout)
+    finally:
+        client.del_event_handler("presence", on_presence)
+
+
 # ---------------------------------------------------------------- receiver (child process)
 
 async def receive(args):
@@ -78,15 +111,22 @@ async def receive(args):
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
+    room = args.receiver_room
+    nick = args.receiver.split("@", 1)[0]
+    delay = "{urn:xmpp:delay}delay"
+
     def on_message(msg):
         arrival = now_ns()
+        if room and (msg["type"] != "groupchat" or msg["from"].bare != room or msg["from"].resource == nick
+                     or msg.xml.find(delay) is not None):
+            return
         match = BODY.search(msg["body"] or "")
         if not match or match.group(1) != args.tag:
             return
         kind, seq, sent = match.group(2), int(match.group(3)), int(match.group(4))
         if kind == "w":
             warm.add(seq)
-            if len(warm) == args.warmup:
+            if len(warm) == args.warmup:  # once, however many more the sender repeats
                 emit({"event": "warm"})
             return
         last["arrival"] = arrival
@@ -104,6 +144,8 @@ async def receive(args):
     client = make_client(args.receiver, args.receiver_password_file, args.ca_file)
     client.add_event_handler("message", on_message)
     await online(client, args.host, args.port)
+    if room:
+        await join_room(client, room, nick)
     emit({"event": "ready"})
 
     reader = asyncio.StreamReader()
@@ -178,7 +220,7 @@ async def run(args):
         sys.executable, os.path.abspath(__file__), "_receive", "--tag", tag, "-n", str(args.n),
         "--warmup", str(args.warmup), "--idle", str(args.idle), "--host", args.host, "--port", str(args.port),
         "--ca-file", args.ca_file or "", "--receiver", args.receiver,
-        "--receiver-password-file", args.receiver_password_file,
+        "--receiver-password-file", args.receiver_password_file, "--receiver-room", args.receiver_room or "",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         limit=64 * 1024 * 1024,  # the final line lists every arrival
     )
@@ -193,20 +235,35 @@ async def run(args):
         return obj
 
     result = {"variant": args.variant, "label": args.label, "mode": args.mode, "n": args.n, "rate": args.rate if args.mode == "latency" else None}
+    if args.sender_room or args.receiver_room:
+        result["rooms"] = True
     sender = None
     try:
         await event("ready", 30)
         sender = make_client(args.sender, args.sender_password_file, args.ca_file)
         await online(sender, args.host, args.port)
+        if args.sender_room:
+            await join_room(sender, args.sender_room, args.sender.split("@", 1)[0])
+        mtype = "groupchat" if args.sender_room else "chat"
 
         def send(kind, seq):
-            sender.send_message(mto=args.target, mbody=f"bench {tag} {kind}{seq} {now_ns()}", mtype="chat")
+            sender.send_message(mto=args.target, mbody=f"bench {tag} {kind}{seq} {now_ns()}", mtype=mtype)
 
-        # Warm-up: also waits until the relay is online (earlier messages wait offline).
-        for seq in range(args.warmup):
-            send("w", seq)
-            await asyncio.sleep(0.02)
-        await event("warm", args.ready_timeout)
+        # Warm-up: also waits until the relay is online (earlier messages wait offline). A
+        # room keeps nothing for a relay that has not joined yet: repeat until received.
+        if args.sender_room:
+            warmed = asyncio.create_task(event("warm", args.ready_timeout))
+            seq = 0
+            while not warmed.done():
+                send("w", seq)
+                seq += 1
+                await asyncio.wait([warmed], timeout=0.02)
+            await warmed
+        else:
+            for seq in range(args.warmup):
+                send("w", seq)
+                await asyncio.sleep(0.02)
+            await event("warm", args.ready_timeout)
         await asyncio.sleep(0.5)
 
         cpu0 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid),
@@ -234,6 +291,11 @@ async def run(args):
                 "relay_sched": cpu_seconds_sched(args.relay_pid)}
 
         records = done["records"]
+        if os.environ.get("RELAY_BENCH_DUMP"):
+            # One line per message: sequence, send time and latency (ms), for looking at outliers.
+            with open(os.environ["RELAY_BENCH_DUMP"], "a") as dump:
+                for seq, sent, arrival in records:
+                    dump.write(f"{args.label} {args.mode} {seq} {(sent - start) / 1e6:.1f} {(arrival - sent) / 1e6:.3f}\n")
         latencies = sorted((arrival - sent) / 1e6 for _, sent, arrival in records)
         last_arrival = max((arrival for _, _, arrival in records), default=start)
         duration = (last_arrival - start) / 1e9
@@ -281,6 +343,8 @@ def report(path):
         groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping"]
+    rooms = any(r.get("rooms") for r in rows)  # rooms.sh: room to room, mod_muc_mam
+    archive = "muc_mam" if rooms else "mod_mam"
 
     def pick(variant, label, mode):
         """The run with the median msg/s (failed runs rank lowest)."""
@@ -311,7 +375,7 @@ def report(path):
         return a - b if a is not None and b is not None else None
 
     print()
-    head = ("mod_mam", "path", "recv/N", "msg/s", "(range)", "relay CPU", "relay", "server",
+    head = (archive, "path", "recv/N", "msg/s", "(range)", "relay CPU", "relay", "server",
             "recv/N", "p50", "p99", "added", "added", "relay")
     head2 = ("", "", "tput", "tput", "", "s, tput", "µs/msg", "µs/msg", "paced", "ms", "ms", "p50 ms", "p99 ms", "µs/msg")
     widths = (8, 14, 10, 8, 10, 10, 8, 8, 10, 7, 7, 8, 8, 8)
@@ -343,7 +407,7 @@ def report(path):
             )))
             for row in groups.get((variant, label, "throughput"), []) + groups.get((variant, label, "latency"), []):
                 if row.get("error") or row.get("lost") or row.get("duplicates") or row.get("out_of_order"):
-                    errors.append(f"  mam {variant} {label} {row['mode']}: lost {row.get('lost')}, duplicates "
+                    errors.append(f"  {archive} {variant} {label} {row['mode']}: lost {row.get('lost')}, duplicates "
                                   f"{row.get('duplicates')}, out of order {row.get('out_of_order')}"
                                   + (f", error: {row['error']}" if row.get("error") else ""))
     print()
@@ -354,8 +418,13 @@ def report(path):
         print("Problems:")
         print("\n".join(errors))
     print()
-    print("Goals (issue 4): bridge/bot throughput >= 1.0; bridge/bot relay CPU per message <= 0.2; "
-          "added latency at the paced rate p50 <= 0.5 ms, p99 <= 2 ms; durable queue vs in-memory <= 10 % throughput.")
+    if rooms:
+        print("Room to room (issue 10): direct = sender and receiver in one room; bridge and bot relay room a"
+              " to room b. For reference, the 1:1 goals of issue 4: bridge/bot throughput >= 1.0, relay CPU"
+              " per message <= 0.2, added latency p50 <= 0.5 ms, p99 <= 2 ms.")
+    else:
+        print("Goals (issue 4): bridge/bot throughput >= 1.0; bridge/bot relay CPU per message <= 0.2; "
+              "added latency at the paced rate p50 <= 0.5 ms, p99 <= 2 ms; durable queue vs in-memory <= 10 % throughput.")
     for variant in variants:
         g = lambda label, mode, key: get(variant, label, mode, key)
         tb, tbot = g("bridge", "throughput", "msgs_per_s"), g("bot", "throughput", "msgs_per_s")
@@ -367,14 +436,15 @@ def report(path):
         o50, o99 = g("bot", "latency", "lat_p50_ms"), g("bot", "latency", "lat_p99_ms")
         m50, m99 = g("bridge-memory", "latency", "lat_p50_ms"), g("bridge-memory", "latency", "lat_p99_ms")
         cost = (1 - tb / tm) * 100 if tb and tm else None
-        print(f"mod_mam {variant}:")
+        print(f"{archive} {variant}:")
         print(f"  throughput bridge/bot     {fmt(ratio(tb, tbot), 2)}x  (bridge {fmt(tb)}, bot {fmt(tbot)}, direct {fmt(td)} msg/s;"
               f" bridge/direct {fmt(ratio(tb, td), 2)}, bot/direct {fmt(ratio(tbot, td), 2)}; two-delivery ceiling 0.5)")
         print(f"  relay CPU/msg bridge/bot  {fmt(ratio(cb, cbot), 2)}x  throughput run ({fmt(cb)} vs {fmt(cbot)} µs);"
               f" paced run {fmt(ratio(pb, pbot), 2)}x ({fmt(pb)} vs {fmt(pbot)} µs)")
         print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
-        print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
+        if not rooms or tm is not None:
+            print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
         tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")
         p50, p99 = g("bridge-ping", "latency", "lat_p50_ms"), g("bridge-ping", "latency", "lat_p99_ms")
         if tp is not None:
@@ -392,7 +462,8 @@ def main():
     r.add_argument("--mode", choices=["throughput", "latency"], default="throughput")
     r.add_argument("-n", type=int, default=2000)
     r.add_argument("--rate", type=float, default=100)
-    r.add_argument("--target", required=True, help="JID the sender writes to")
+    r.add_argument("--target", help="JID the sender writes to (default: --sender-room)")
+    r.add_argument("--sender-room", help="room the sender joins and posts groupchat messages to")
     r.add_argument("--sender", required=True)
     r.add_argument("--sender-password-file", required=True)
     r.add_argument("--relay-pid", type=int)
@@ -405,6 +476,7 @@ def main():
         p.add_argument("--ca-file")
         p.add_argument("--receiver", required=True)
         p.add_argument("--receiver-password-file", required=True)
+        p.add_argument("--receiver-room", help="room the receiver joins and listens in")
         p.add_argument("--warmup", type=int, default=50)
         p.add_argument("--idle", type=float, default=10, help="stop this long after the last arrival once all is sent")
     rc.add_argument("--tag", required=True)
@@ -417,6 +489,12 @@ def main():
         return 0
     if getattr(args, "ca_file", None) == "":
         args.ca_file = None
+    if getattr(args, "receiver_room", None) == "":
+        args.receiver_room = None
+    if args.command == "run":
+        args.target = args.target or args.sender_room
+        if not args.target:
+            parser.error("run: --target or --sender-room is required")
     return asyncio.run(run(args) if args.command == "run" else receive(args)) or 0
 
 

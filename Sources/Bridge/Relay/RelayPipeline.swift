@@ -320,15 +320,14 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// Remembers a handled unique id; the journal entries that make it durable (and, now
     /// and then, forget the oldest).
     private func remember(_ unique: String, from source: String) -> [JournalEntry] {
-        var entry = self.seen[source] ?? (RecentIDs(capacity: Self.seenWindow), 0)
-        entry.ids.insert(unique)
-        entry.sinceTrim += 1
+        // Changed in place: a copy out of the dictionary would copy the whole set each time.
+        self.seen[source, default: (RecentIDs(capacity: Self.seenWindow), 0)].ids.insert(unique)
+        self.seen[source, default: (RecentIDs(capacity: Self.seenWindow), 0)].sinceTrim += 1
         var entries: [JournalEntry] = [.seen(transport: source, uniqueID: unique)]
-        if entry.sinceTrim >= Self.seenWindow {
+        if let count = self.seen[source]?.sinceTrim, count >= Self.seenWindow {
             entries.append(.trimSeen(transport: source, keep: Self.seenWindow))
-            entry.sinceTrim = 0
+            self.seen[source]?.sinceTrim = 0
         }
-        self.seen[source] = entry
         return entries
     }
 

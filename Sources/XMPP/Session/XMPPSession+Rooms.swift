@@ -46,10 +46,12 @@ extension XMPPSession {
     /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
     /// reflection is recognised as ours (never by nick).
     public func checkRoomDelivery(to jid: JID, id: String) -> RoomDeliveryCheck {
-        guard let entry = self.rooms.entries[jid.bare] else { return .notARoom }
-        guard entry.machine.isJoined else { return .notJoined(entry.reason ?? "not in the room yet") }
-        // In place: the remembered ids are not copied for every message.
-        self.rooms.entries[jid.bare]?.machine.sending(id: id)
+        // No copy of the entry is kept while it changes: the remembered ids would be copied
+        // for every message.
+        let room = jid.bare
+        guard let joined = self.rooms.entries[room]?.machine.isJoined else { return .notARoom }
+        guard joined else { return .notJoined(self.rooms.entries[room]?.reason ?? "not in the room yet") }
+        self.rooms.entries[room]?.machine.sending(id: id)
         return .joined
     }
 
