@@ -8,9 +8,17 @@
 #       Sets PROSODY_PID, C2S_PORT, CA_FILE, XMPP_DOMAIN.
 #   prosody_stop                          SIGTERM (SIGKILL after 5 s) to PROSODY_PID only.
 #
+# With PROSODY_ROOMS=1, also a MUC component on MUC_DOMAIN (internal: no port, no
+# certificate of its own) where any user creates a room by joining it (unlocked,
+# persistent, public); with MAM=1 it archives every room (mod_muc_mam).
+# With PROSODY_NAGLE=0, Prosody sets TCP_NODELAY (`network_settings = { nagle = false }`);
+# its default keeps Nagle on, which stalls a client that both sends and receives (a room
+# relay gets its own reflections) by up to its delayed-ACK time (~40 ms on Linux).
+#
 # Needs: prosody, prosodyctl, lua5.4 with luasocket (Prosody dependencies), openssl.
 
 XMPP_DOMAIN=example.test
+MUC_DOMAIN=muc.$XMPP_DOMAIN
 
 _prosody_alive() {  # running and not a zombie
   local st
@@ -57,6 +65,7 @@ allow_unencrypted_plain_auth = false
 ssl = { certificate = "$dir/certs/$XMPP_DOMAIN.crt"; key = "$dir/certs/$XMPP_DOMAIN.key"; }
 c2s_direct_tls_ssl = { alpn = { "xmpp-client" } }
 LUA
+  [ "${PROSODY_NAGLE:-1}" = 0 ] && printf '%s\n' 'network_settings = { nagle = false }'
   if [ "$mam" = 1 ]; then
     # Archive everything, keep it; the default per-user quota (10000) would make every
     # message past it truncate the archive file, which is not what a server normally does.
@@ -64,6 +73,13 @@ LUA
       'storage_archive_item_limit = 10000000'
   fi
   printf '\nVirtualHost "%s"\n' "$XMPP_DOMAIN"
+  if [ "${PROSODY_ROOMS:-0}" = 1 ]; then
+    printf '\nComponent "%s" "muc"\n' "$MUC_DOMAIN"
+    [ "$mam" = 1 ] && printf '%s\n' 'modules_enabled = { "muc_mam"; }' 'muc_log_all_rooms = true' \
+      'muc_log_expires_after = "never"'
+    printf '%s\n' 'restrict_room_creation = false' 'muc_room_locking = false' \
+      'muc_room_default_public = true' 'muc_room_default_persistent = true'
+  fi
 }
 
 prosody_start() {

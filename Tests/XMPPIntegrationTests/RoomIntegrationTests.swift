@@ -213,6 +213,53 @@ struct RoomIntegrationTests {
         await pair.stop()
     }
 
+    @Test("a room that refuses our message (moderated, the bridge without voice): a dead letter with the room's error, logged once")
+    func noVoice() async throws {
+        let pair = try await Pair.start()
+        defer { pair.shutdown() }
+        let (a, roomA, roomB, alice, bob) = (pair.a, pair.roomA, pair.roomB, pair.alice, pair.bob)
+        let bridge = try await pair.startBridge()
+        defer { bridge.terminate() }
+        // alice owns dev: she makes it moderated (XEP-0045 §10.2) and takes the bridge's voice (§8.4).
+        var form = XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")])
+        for (name, value) in [("FORM_TYPE", "http://jabber.org/protocol/muc#roomconfig"), ("muc#roomconfig_moderatedroom", "1")] {
+            var field = XMLElement(name: "field", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "var", value: name)])
+            var text = XMLElement(name: "value", namespace: "jabber:x:data")
+            text.append(text: value)
+            field.append(text)
+            form.append(field)
+        }
+        var configure = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#owner")
+        configure.append(form)
+        _ = try await alice.session.request(IQ(type: .set, id: await alice.session.nextID(), to: roomA.jid, payload: configure))
+        var admin = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#admin")
+        admin.append(XMLElement(name: "item", namespace: "http://jabber.org/protocol/muc#admin", attributes: [XMLAttribute(name: "nick", value: "bridge"), XMLAttribute(name: "role", value: "visitor")]))
+        _ = try await alice.session.request(IQ(type: .set, id: await alice.session.nextID(), to: roomA.jid, payload: admin))
+
+        try await bob.say("nobody may hear this", in: roomB.jid)
+        #expect(await bridge.waitForLog { $0.contains("delivery moved to dead letters") }, "stderr: \(bridge.run.errors.suffix(3000))")
+        let list = try MirrorSupport.command(["queue", "list", "--json", "--config", bridge.config], in: a.directory)
+        let entries = try JSONDecoder().decode([ControlEntry].self, from: Data(list.output.utf8))
+        let dead = entries.filter { $0.state == "dead" }
+        #expect(dead.count == 1, "\(list.output)")
+        #expect(dead.first?.target == "a:\(roomA.jid)")
+        #expect(dead.first?.reason?.contains("forbidden") == true, "\(dead)")
+        // The room still relays the other way, and the refusal was logged once.
+        try await alice.say("still heard", in: roomA.jid)
+        #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: still heard" } != nil)
+        #expect(bridge.logLines.filter { $0.contains("delivery moved to dead letters") }.count == 1)
+        #expect(await alice.roomMessages(roomA.jid).allSatisfy { !$0.body.contains("nobody may hear this") })
+        #expect(bridge.stop() == 0)
+        await pair.stop()
+    }
+
+    /// One entry of `xmpp-bridge queue list --json`.
+    struct ControlEntry: Decodable {
+        var state: String
+        var target: String
+        var reason: String?
+    }
+
     @Test("nick taken: the bridge joins as bridge_, relays, and a stranger using the nick 'bridge' is relayed, never taken for an echo")
     func nickTaken() async throws {
         let pair = try await Pair.start(usersB: ["mallory"])
