@@ -181,7 +181,7 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("changes while the bridge is down: an item removed on work goes from home, one added by hand on home stays")
     func offlineReconciliation() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave"))
+        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin"))
         defer { server.shutdown() }
         let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.oneWay)
         let first = try BridgeDaemon.start(config: config, in: server.directory)
@@ -213,7 +213,12 @@ struct PresenceMirrorIntegrationTests {
         #expect(reconciled != nil, "carol still on home; stderr:\n\(second.run.errors)")
         MirrorSupport.report("offline removal reconciled after start", reconciled)
 
-        try await Task.sleep(for: .seconds(3))
+        // A marker: a contact added on work after the reconciliation. Once its copy is on
+        // home, the reconciliation that removed carol is long done: had it taken dave too,
+        // that would have come first.
+        let erin = try MirrorSupport.jid("erin", on: server)
+        try await work.session.setContact(erin, name: "Erin")
+        #expect(await MirrorSupport.poll { await home.session.roster.items[erin] != nil } != nil, "the marker never reached home")
         #expect(await home.session.roster.items[dave]?.name == "Dave", "the hand-added dave left home")
         #expect(await home.session.roster.items[carol] == nil)
         #expect(await work.session.roster.items[dave] == nil, "a one-way mirror wrote to its source")
@@ -225,9 +230,9 @@ struct PresenceMirrorIntegrationTests {
         await home.stop()
     }
 
-    @Test("two-way mirror: each side's new contact reaches the other, then 30 s pass without a roster set")
+    @Test("two-way mirror: each side's new contact reaches the other; the converged rosters are a fixed point (markers pass, nothing else is set)")
     func twoWayConvergence() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave"))
+        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin", "frank"))
         defer { server.shutdown() }
         let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.twoWay)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
@@ -263,14 +268,29 @@ struct PresenceMirrorIntegrationTests {
         #expect(settled != nil, "roster pushes never reached the test's logs")
         let pushesBefore = (work: await MirrorSupport.rosterPushes(work.log), home: await MirrorSupport.rosterPushes(home.log))
         let changesBefore = MirrorSupport.mirrorChanges(in: bridge)
-        try await Task.sleep(for: .seconds(30))
+        // Markers: one new contact on each side. Each makes the bridge reconcile both
+        // rosters again; once both copies have arrived (and are logged), any set a
+        // reconciliation of the converged rosters would make has happened, so the only
+        // pushes since the baseline are the markers' (one own set and one copy per side).
+        let erin = try MirrorSupport.jid("erin", on: server)
+        let frank = try MirrorSupport.jid("frank", on: server)
+        try await work.session.setContact(erin, name: "Erin")
+        try await home.session.setContact(frank, name: "Frank")
+        let marked = await MirrorSupport.poll {
+            let onHome = await home.session.roster.items[erin] != nil
+            let onWork = await work.session.roster.items[frank] != nil
+            let pushesOnWork = await MirrorSupport.rosterPushes(work.log)
+            let pushesOnHome = await MirrorSupport.rosterPushes(home.log)
+            return onHome && onWork && pushesOnWork >= pushesBefore.work + 2 && pushesOnHome >= pushesBefore.home + 2
+                && MirrorSupport.mirrorChanges(in: bridge) >= changesBefore + 2
+        }
+        #expect(marked != nil, "the markers were not mirrored; stderr:\n\(bridge.run.errors)")
         let pushesAfter = (work: await MirrorSupport.rosterPushes(work.log), home: await MirrorSupport.rosterPushes(home.log))
         let changesAfter = MirrorSupport.mirrorChanges(in: bridge)
-        #expect(pushesAfter.work - pushesBefore.work == 0, "roster pushes on work in 30 s: \(pushesAfter.work - pushesBefore.work)")
-        #expect(pushesAfter.home - pushesBefore.home == 0, "roster pushes on home in 30 s: \(pushesAfter.home - pushesBefore.home)")
-        #expect(changesAfter == changesBefore, "mirror sets/removals logged in 30 s; stderr:\n\(bridge.run.errors)")
-        #expect(changesAfter == 2, "one set per copy expected; stderr:\n\(bridge.run.errors)")
-        print("[presence-mirror] two-way: pushes before window work=\(pushesBefore.work) home=\(pushesBefore.home), in window work=\(pushesAfter.work - pushesBefore.work) home=\(pushesAfter.home - pushesBefore.home); mirror changes logged \(changesAfter)")
+        #expect(pushesAfter.work - pushesBefore.work == 2, "roster pushes on work besides the markers: \(pushesAfter.work - pushesBefore.work - 2)")
+        #expect(pushesAfter.home - pushesBefore.home == 2, "roster pushes on home besides the markers: \(pushesAfter.home - pushesBefore.home - 2)")
+        #expect(changesAfter == 4, "one set per copy expected (2 contacts, 2 markers); stderr:\n\(bridge.run.errors)")
+        print("[presence-mirror] two-way: pushes before the markers work=\(pushesBefore.work) home=\(pushesBefore.home), after work=\(pushesAfter.work) home=\(pushesAfter.home); mirror changes logged \(changesAfter)")
 
         // Each side's own item stays the user's; each copy is the mirror's.
         let onWork = try MirrorSupport.roster("work", config: config, in: server.directory)
