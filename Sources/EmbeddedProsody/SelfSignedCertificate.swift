@@ -1,16 +1,18 @@
 import Foundation
 
-/// A throwaway self-signed certificate (P-256, SAN `DNS:name`) made with the `openssl`
+/// A throwaway self-signed certificate (P-256, SAN `DNS:name` unless told otherwise) made with the `openssl`
 /// command at test time, so no key material is ever committed.
 public struct SelfSignedCertificate: Sendable {
     public let name: String
     public let certificateFile: String
     public let privateKeyFile: String
 
-    /// Creates `name.crt` and `name.key` in `directory` (reuses them if present).
-    public static func make(name: String, in directory: String) throws -> SelfSignedCertificate {
-        let certificate = "\(directory)/\(name).crt"
-        let key = "\(directory)/\(name).key"
+    /// Creates `STEM.crt` and `STEM.key` in `directory` (reuses them if present); the stem
+    /// is `name` unless given. `subjectAltName` is in `openssl req -addext` syntax, e.g.
+    /// `otherName:1.3.6.1.5.5.7.8.5;UTF8:example.test` (default `DNS:name`).
+    public static func make(name: String, in directory: String, stem: String? = nil, subjectAltName: String? = nil) throws -> SelfSignedCertificate {
+        let certificate = "\(directory)/\(stem ?? name).crt"
+        let key = "\(directory)/\(stem ?? name).key"
         if !FileManager.default.fileExists(atPath: certificate) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try Subprocess.run(
@@ -18,7 +20,7 @@ public struct SelfSignedCertificate: Sendable {
                 [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", key, "-out", certificate, "-days", "30", "-subj", "/CN=\(name)",
-                    "-addext", "subjectAltName=DNS:\(name)", "-addext", "extendedKeyUsage=serverAuth",
+                    "-addext", "subjectAltName=\(subjectAltName ?? "DNS:\(name)")", "-addext", "extendedKeyUsage=serverAuth",
                 ]
             )
         }

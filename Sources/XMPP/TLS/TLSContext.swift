@@ -60,7 +60,7 @@ public final class TLSContext: @unchecked Sendable {
         switch role {
         case .client:
             switch configuration.certificateVerification {
-            case .full: SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            case .full: SSL_CTX_set_verify(context, SSL_VERIFY_PEER, XMPPCertificateIdentity.verifyCallback)
             case .insecureNoVerification: SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             }
         case .server(let chain, let key):
