@@ -20,7 +20,10 @@ struct XMPPClientChannelHandlerTests {
         let terminated: EventLoopPromise<XMPPClientError?>
         let loop: EmbeddedEventLoop
 
-        init(tlsMode: TLSMode = .plaintextOnLoopback, limits: XMLStreamLimits = XMLStreamLimits()) throws {
+        init(
+            tlsMode: TLSMode = .plaintextOnLoopback, limits: XMLStreamLimits = XMLStreamLimits(), keyCache: SCRAMKeyCache? = nil,
+            blockingWork: (any BlockingWorkRunner)? = nil
+        ) throws {
             self.loop = self.channel.embeddedEventLoop
             self.negotiated = self.loop.makePromise()
             self.terminated = self.loop.makePromise()
@@ -30,14 +33,15 @@ struct XMPPClientChannelHandlerTests {
                 ),
                 password: "pw",
                 clientNonce: "nonce",
-                ids: StanzaIDGenerator(prefix: "t")
+                ids: StanzaIDGenerator(prefix: "t"),
+                keyCache: keyCache
             )
             let context = try TLSContext(configuration: TLSConfiguration(useSystemTrustStore: false))
             let handler = XMPPClientChannelHandler(
                 machine: machine, limits: limits, domain: "example.test", tlsMode: tlsMode,
                 negotiationTimeout: .seconds(30),
                 makeTLSHandler: { () throws(TLSError) -> TLSHandler in try TLSHandler(context: context, expectedHost: "example.test") },
-                negotiated: self.negotiated, terminated: self.terminated, logger: .init(label: "test")
+                negotiated: self.negotiated, terminated: self.terminated, blockingWork: blockingWork, logger: .init(label: "test")
             )
             try self.channel.pipeline.syncOperations.addHandler(handler)
             try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5222)).wait()
@@ -225,6 +229,75 @@ struct XMPPClientChannelHandlerTests {
         _ = try harness.written()
         try harness.channel.close().wait()
         #expect(harness.failure() == .closedByServer)
+        #expect(try harness.finishIsClean())
+    }
+
+    /// Holds work instead of running it, so a test sees it did not run on the loop and
+    /// decides when it runs.
+    final class HeldWork: BlockingWorkRunner, @unchecked Sendable {
+        private let held = NIOLockedValueBox<[@Sendable () -> Void]>([])
+
+        func run<Value: Sendable>(on eventLoop: any EventLoop, _ work: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
+            let promise = eventLoop.makePromise(of: Value.self)
+            self.held.withLockedValue { $0.append { promise.succeed(work()) } }
+            return promise.futureResult
+        }
+
+        var count: Int { self.held.withLockedValue { $0.count } }
+
+        func release() {
+            for work in self.held.withLockedValue({ held in defer { held.removeAll() }; return held }) { work() }
+        }
+    }
+
+    static let scramFeatures =
+        "<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>SCRAM-SHA-1</mechanism></mechanisms></stream:features>"
+    /// RFC 5802 §5's server-first-message for client nonce "nonce".
+    static let serverFirst = "r=nonce3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096"
+
+    @Test("a SCRAM challenge is answered off the event loop (PBKDF2 there); reads wait for the answer, in order")
+    func challengeOffTheLoop() throws {
+        let keys = SCRAMKeyCache()
+        let work = HeldWork()
+        let harness = try Harness(keyCache: keys, blockingWork: work)
+        _ = try harness.written()
+        try harness.serverSends(Self.serverHeader + Self.scramFeatures)
+        #expect(try harness.written().hasPrefix("<auth xmlns=\"urn:ietf:params:xml:ns:xmpp-sasl\" mechanism=\"SCRAM-SHA-1\">"))
+        // The challenge, and in the same read a stray element that must wait its turn.
+        let challenge = SASLBase64.encode(Array(Self.serverFirst.utf8))
+        try harness.serverSends("<challenge xmlns='urn:ietf:params:xml:ns:xmpp-sasl'>\(challenge)</challenge><failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>")
+        #expect(work.count == 1)
+        #expect(keys.derivationCount == 0, "PBKDF2 ran on the event loop")
+        #expect(try harness.written().isEmpty)
+        #expect(harness.failure() == nil)
+        work.release()
+        harness.loop.run()
+        #expect(keys.derivationCount == 1)
+        let response = try harness.written()
+        #expect(response.hasPrefix("<response xmlns=\"urn:ietf:params:xml:ns:xmpp-sasl\">"), "\(response)")
+        // The failure read with the challenge is handled after the answer: authentication failed.
+        guard case .authenticationFailed = harness.failure() else {
+            Issue.record("the failure after the challenge was not handled: \(String(describing: harness.failure()))")
+            return
+        }
+        _ = try harness.written()
+        #expect(try harness.finishIsClean())
+    }
+
+    @Test("a connection that closes while the challenge is answered off the loop drops the late answer")
+    func challengeAnswerAfterClose() throws {
+        let work = HeldWork()
+        let harness = try Harness(keyCache: SCRAMKeyCache(), blockingWork: work)
+        _ = try harness.written()
+        try harness.serverSends(Self.serverHeader + Self.scramFeatures)
+        _ = try harness.written()
+        try harness.serverSends("<challenge xmlns='urn:ietf:params:xml:ns:xmpp-sasl'>\(SASLBase64.encode(Array(Self.serverFirst.utf8)))</challenge>")
+        #expect(work.count == 1)
+        try harness.channel.close().wait()
+        work.release()
+        harness.loop.run()
+        #expect(try harness.written().isEmpty, "an answer was written after the close")
+        #expect(harness.failure() != nil)
         #expect(try harness.finishIsClean())
     }
 }

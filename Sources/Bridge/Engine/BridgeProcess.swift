@@ -15,6 +15,7 @@ struct BridgeProcess {
     let journal: Journal
     let store: StateStore
     let eventLoops: MultiThreadedEventLoopGroup
+    let blockingWork: NIOThreadPool
     /// Held for the process's lifetime (nil for an in-memory state).
     let lock: InstanceLock?
 
@@ -27,6 +28,9 @@ struct BridgeProcess {
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // SCRAM's PBKDF2 on first logins runs here, not on the accounts' event loop.
+        let blockingWork = NIOThreadPool(numberOfThreads: 1)
+        blockingWork.start()
         let groupBox = GroupBox()
         var random = SystemRandomNumberGenerator()
         let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
@@ -49,7 +53,7 @@ struct BridgeProcess {
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] },
-                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, logger: logger
+                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, blockingWork: blockingWork, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )
@@ -70,7 +74,9 @@ struct BridgeProcess {
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group
         await runtime.attach(group)
-        return BridgeProcess(group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, lock: lock)
+        return BridgeProcess(
+            group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, blockingWork: blockingWork, lock: lock
+        )
     }
 
     func run() async throws {
@@ -78,5 +84,6 @@ struct BridgeProcess {
         // Completions recorded by the last batches reach the database before we exit.
         await self.journal.shutdown()
         try? await self.eventLoops.shutdownGracefully()
+        try? await self.blockingWork.shutdownGracefully()
     }
 }

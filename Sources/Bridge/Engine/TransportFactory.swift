@@ -18,6 +18,8 @@ struct TransportFactory: Sendable {
     var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     var tlsContexts = TLSContextCache()
+    /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
+    var blockingWork: (any BlockingWorkRunner)?
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -58,7 +60,7 @@ struct TransportFactory: Sendable {
                 roomTimings: account.roomTimings
             ),
             password: password,
-            client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, logger: logger),
+            client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: logger),
             clock: ContinuousClock(),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger

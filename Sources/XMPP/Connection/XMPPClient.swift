@@ -12,6 +12,8 @@ public struct XMPPClient: Sendable {
     /// SCRAM salted passwords from earlier connections: one client is one account's, so a
     /// reconnect skips PBKDF2 (its most expensive step, on the event loop).
     public let scramKeys = SCRAMKeyCache()
+    /// Where SASL challenges are answered (PBKDF2); nil: on the connection's event loop.
+    private let blockingWork: (any BlockingWorkRunner)?
     private let logger: Logger
 
     /// - Parameter tlsContexts: TLS contexts shared by this client's connections; pass one
@@ -20,8 +22,10 @@ public struct XMPPClient: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         resolver: DNSSRVResolver = DNSSRVResolver(),
         tlsContexts: TLSContextCache = TLSContextCache(),
+        blockingWork: (any BlockingWorkRunner)? = nil,
         logger: Logger
     ) {
+        self.blockingWork = blockingWork
         self.eventLoopGroup = eventLoopGroup
         self.resolver = resolver
         self.tlsContexts = tlsContexts
@@ -137,6 +141,7 @@ public struct XMPPClient: Sendable {
         let terminated = loop.makePromise(of: XMPPClientError?.self)
         let sequence = NIOLockedValueBox<ElementStreamHandler.Producer?>(nil)
         let limits = configuration.limits
+        let blockingWork = self.blockingWork
         let timeout = TimeAmount.nanoseconds(configuration.negotiationTimeout.nanoseconds)
         // The channel initializer runs on the event loop; the producer is handed back through this box.
         let bootstrap = ClientBootstrap(group: loop)
@@ -153,7 +158,7 @@ public struct XMPPClient: Sendable {
                         XMPPClientChannelHandler(
                             machine: machine, limits: limits, domain: domain, tlsMode: target.tlsMode,
                             negotiationTimeout: timeout, makeTLSHandler: makeTLS, negotiated: negotiated,
-                            terminated: terminated, logger: logger
+                            terminated: terminated, blockingWork: blockingWork, logger: logger
                         )
                     )
                     let (producer, handler) = ElementStreamHandler.make(for: channel)

@@ -39,6 +39,17 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private var negotiationDeadline: Scheduled<Void>?
     private let negotiationTimeout: TimeAmount
     private var events: [XMLStreamEvent] = []
+    /// Where a SASL challenge is answered (it may run PBKDF2); nil: on the event loop.
+    private let blockingWork: (any BlockingWorkRunner)?
+    /// A challenge is being answered off the loop: events wait in `events` (from
+    /// `eventIndex` on), in order, until its answer is back.
+    private var answering = false
+    private var eventIndex = 0
+    /// Counts changes to `machine`; an answer computed on a copy is dropped if the machine
+    /// changed meanwhile (timeout, close).
+    private var machineChanges = 0
+    /// The parser failed after the events in `events`: handled once they are.
+    private var decodeError: XMLStreamError?
 
     init(
         machine: StreamNegotiationStateMachine,
@@ -49,8 +60,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         makeTLSHandler: @escaping () throws(TLSError) -> TLSHandler,
         negotiated: EventLoopPromise<Negotiated>,
         terminated: EventLoopPromise<XMPPClientError?>,
+        blockingWork: (any BlockingWorkRunner)? = nil,
         logger: Logger
     ) {
+        self.blockingWork = blockingWork
         self.terminated = terminated
         self.machine = machine
         self.parser = XMLStreamParser(limits: limits)
@@ -125,30 +138,71 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         } catch {
             decodeError = error
         }
-        // Events are handled after the feed returned, so a stream restart may reset the parser.
-        var index = 0
-        while index < self.events.count {
-            let event = self.events[index]
-            index += 1
+        if let decodeError { self.decodeError = decodeError }
+        self.processEvents(context: context)
+    }
+
+    /// Handles the events read so far, in order, unless a challenge is being answered off
+    /// the loop (they wait for it). Events are handled after the feed returned, so a stream
+    /// restart may reset the parser.
+    private func processEvents(context: ChannelHandlerContext) {
+        while !self.answering, self.eventIndex < self.events.count {
+            let event = self.events[self.eventIndex]
+            self.eventIndex += 1
             let action: StreamNegotiationStateMachine.Action
             switch event {
             case .streamOpened(let attributes):
                 action = self.machine.streamOpened(attributes: attributes)
             case .element(let element):
-                let dataFollows = index < self.events.count || self.parser.bytesAfterLastElement > 0 || decodeError != nil
+                let dataFollows = self.eventIndex < self.events.count || self.parser.bytesAfterLastElement > 0 || self.decodeError != nil
+                if let blockingWork = self.blockingWork, element.name == "challenge", element.namespace == XMPPNamespace.sasl {
+                    self.answerOffLoop(element, dataFollows: dataFollows, runner: blockingWork, context: context)
+                    return
+                }
                 action = self.machine.elementReceived(element, dataFollows: dataFollows)
             case .streamClosed:
                 action = self.machine.streamClosed()
             }
             if self.run(action, context: context) {
                 self.events.removeAll(keepingCapacity: true)
+                self.eventIndex = 0
                 return
             }
         }
+        guard !self.answering else { return }
         self.events.removeAll(keepingCapacity: true)
-        if let decodeError {
-            self.logger.warning("invalid XML from server", metadata: ["error": "\(decodeError)"])
-            self.run(self.machine.decodingFailed(decodeError), context: context)
+        self.eventIndex = 0
+        // What could not be parsed comes after everything that could.
+        if let error = self.decodeError {
+            self.decodeError = nil
+            self.logger.warning("invalid XML from server", metadata: ["error": "\(error)"])
+            self.run(self.machine.decodingFailed(error), context: context)
+        }
+    }
+
+    /// A SASL challenge (SCRAM's server-first-message: PBKDF2) answered on a copy of the
+    /// machine off the loop; back on the loop the copy replaces the machine, unless the
+    /// machine changed meanwhile, and the events read since are handled.
+    private func answerOffLoop(_ element: XMLElement, dataFollows: Bool, runner: any BlockingWorkRunner, context: ChannelHandlerContext) {
+        self.answering = true
+        let copy = self.machine
+        let changes = self.machineChanges
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        runner.run(on: context.eventLoop) {
+            var machine = copy
+            let action = machine.elementReceived(element, dataFollows: dataFollows)
+            return (machine, action)
+        }.whenComplete { result in
+            let (handler, context) = loopBound.value
+            handler.answering = false
+            guard handler.machineChanges == changes, context.channel.isActive, case .success(let (machine, action)) = result else { return }
+            handler.machine = machine
+            if handler.run(action, context: context) {
+                handler.events.removeAll(keepingCapacity: true)
+                handler.eventIndex = 0
+                return
+            }
+            handler.processEvents(context: context)
         }
     }
 
@@ -171,6 +225,9 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     /// stream restarted or ended).
     @discardableResult
     private func run(_ action: StreamNegotiationStateMachine.Action, context: ChannelHandlerContext) -> Bool {
+        // Every action comes from a change of the machine (a timeout, a close, TLS events,
+        // an element): an answer computed off the loop on an older copy no longer applies.
+        self.machineChanges += 1
         switch action {
         case .none:
             return false
