@@ -57,6 +57,24 @@ struct RoomRoutingTests {
         #expect(change.first?.subject == nil)
     }
 
+    @Test("someone entering a room is told to the other members as text only where occupant_events is on")
+    func occupantNotices() {
+        var notice = Self.roomMessage(body: "entered the room", subject: nil)
+        notice.isOccupantNotice = true
+        var ids = 0
+        let next: () -> String = { ids += 1; return "r\(ids)" }
+        #expect(Self.router(subject: false).route(notice, makeID: next) == .drop(reason: .noReceivers))
+        let router = Router(
+            channels: [RelayChannel(name: "rooms", members: Self.router(subject: false).channels[0].members, format: "{nick} {body}", relaysOccupants: true)],
+            ownJIDs: []
+        )
+        guard case .deliver(let deliveries) = router.route(notice, makeID: next) else {
+            Issue.record("notice not relayed")
+            return
+        }
+        #expect(deliveries.map(\.body) == ["alice entered the room"])
+    }
+
     static func delivery(_ sequence: Int64, to address: String) -> Delivery {
         Delivery(
             sequence: sequence, channel: "rooms", target: Endpoint(transport: "b", address: address), body: "x", originalBody: "x", nick: "alice",
@@ -91,5 +109,21 @@ struct RoomRoutingTests {
         #expect(queue.next(now: Self.at(241)) == .deliver([Self.delivery(1, to: room), Self.delivery(2, to: room)]))
         let none = queue.targetReady(Endpoint(transport: "b", address: "carol@b.test"))
         #expect(!none)
+    }
+
+    @Test("the room is joined while the batch that met it out is still in flight: its deliveries go at once, not after the recheck")
+    func readyWhileInFlight() {
+        var queue = Queue(configuration: .init(batchSize: 10, targetRecheck: .seconds(60)))
+        let room = "ops@muc.b.test"
+        queue.append(Self.delivery(1, to: room), enqueuedAt: Date())
+        queue.setAvailable(true)
+        guard case .deliver(let batch) = queue.next(now: Self.t0) else {
+            Issue.record("nothing to deliver")
+            return
+        }
+        // The transport found the room not joined; the join completes before the answer is in.
+        _ = queue.targetReady(Endpoint(transport: "b", address: room))
+        _ = queue.finished(batch, results: [.waitForTarget("not in the room")], now: Self.t0)
+        #expect(queue.next(now: Self.t0) == .deliver([Self.delivery(1, to: room)]))
     }
 }

@@ -143,6 +143,7 @@ struct RoomIntegrationTests {
 
                 [channels.mixed]
                 format = "{nick}: {body}"
+                occupant_events = true
                 members = [
                   { account = "a", room = "\(roomA.jid)", nick = "bridge" },
                   { account = "a", jid = "carol@a.test" },
@@ -180,6 +181,8 @@ struct RoomIntegrationTests {
         #expect(event?["nick"] as? String == "dave")
         #expect(event?["change"] as? String == "joined")
         #expect(event?["room"] as? String == "a:\(roomA.jid)")
+        // occupant_events: the other members are told as text too.
+        #expect(await Received.message(carol.log, body: "dave: entered the room") != nil, "stderr: \(bridge.run.errors.suffix(3000))")
         socket.close()
         #expect(bridge.stop() == 0)
         await dave.stop()
@@ -187,7 +190,7 @@ struct RoomIntegrationTests {
         await carol.stop()
     }
 
-    @Test("kicked: out of the room, rejoined after room_rejoin_delay, relaying again; `rooms` shows the state")
+    @Test("kicked: out of the room, rejoined after room_rejoin_delay, what was said meanwhile caught up once and in order, relaying again; `rooms` shows the state")
     func kickedAndRejoined() async throws {
         let pair = try await Pair.start()
         defer { pair.shutdown() }
@@ -205,10 +208,19 @@ struct RoomIntegrationTests {
         var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#admin")
         query.append(item)
         _ = try await alice.session.request(IQ(type: .set, id: await alice.session.nextID(), to: roomA.jid, payload: query))
+        // Said while the bridge is out of the room (it rejoins after room_rejoin_delay, 1 s):
+        // caught up from the room's archive after the rejoin, in order, once.
+        let missed = (1...3).map { "while out \($0)" }
+        for text in missed { try await alice.say(text, in: roomA.jid) }
         #expect(await bridge.waitForLog { $0.contains("kicked from the room") && $0.contains("testing") })
         try await Self.waitForJoins(bridge, "\(roomA.jid)", count: 2)
+        for text in missed {
+            #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: \(text)" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        }
         try await alice.say("after the kick", in: roomA.jid)
         #expect(await bob.waitForRoomMessage(roomB.jid) { $0 == "alice: after the kick" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let relayed = await bob.roomMessages(roomB.jid).filter { $0.nick == "bridge" }.map(\.body)
+        #expect(relayed == missed.map { "alice: \($0)" } + ["alice: after the kick"], "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         await pair.stop()
     }
@@ -359,12 +371,27 @@ struct RoomIntegrationTests {
         for (index, session) in sideB.enumerated() {
             for (pair, room) in roomsB.enumerated() { try await session.say("b\(index + 1) in pair \(pair + 1)", in: room) }
         }
-        // The last message of each side reaching every occupant of the other is the marker.
-        for session in sideB {
-            #expect(await session.waitForRoomMessage(roomsB[pairs - 1], timeout: .seconds(60)) { $0 == "a\(people): a\(people) in pair \(pairs)" } != nil)
+        // Each sender sees its own messages reflected: the rooms have taken them (and sent
+        // them to the bridge) before any marker below.
+        for (side, sessions, rooms) in [("a", sideA, roomsA), ("b", sideB, roomsB)] {
+            for (index, session) in sessions.enumerated() {
+                for (pair, room) in rooms.enumerated() {
+                    let text = "\(side)\(index + 1) in pair \(pair + 1)"
+                    #expect(await session.waitForRoomMessage(room, timeout: .seconds(60)) { $0 == text } != nil)
+                }
+            }
         }
-        for session in sideA {
-            #expect(await session.waitForRoomMessage(roomsA[pairs - 1], timeout: .seconds(60)) { $0 == "b\(people): b\(people) in pair \(pairs)" } != nil)
+        // Markers, one into every room after everything else: order holds per room, so once a
+        // room's marker has reached every occupant of its linked room, so has all before it
+        // (and any copy too many would have come first).
+        for (pair, room) in roomsA.enumerated() { try await sideA[0].say("marker \(pair + 1)", in: room) }
+        for (pair, room) in roomsB.enumerated() { try await sideB[0].say("marker \(pair + 1)", in: room) }
+        for (receivers, rooms, from) in [(sideB, roomsB, "a1"), (sideA, roomsA, "b1")] {
+            for session in receivers {
+                for (pair, room) in rooms.enumerated() {
+                    #expect(await session.waitForRoomMessage(room, timeout: .seconds(60)) { $0 == "\(from): marker \(pair + 1)" } != nil)
+                }
+            }
         }
         var lost = 0
         var duplicated = 0
@@ -372,7 +399,7 @@ struct RoomIntegrationTests {
         for (receivers, rooms, from) in [(sideB, roomsB, "a"), (sideA, roomsA, "b")] {
             for session in receivers {
                 for (pair, room) in rooms.enumerated() {
-                    let relayed = await session.roomMessages(room).filter { $0.nick == "bridge" }.map(\.body)
+                    let relayed = await session.roomMessages(room).filter { $0.nick == "bridge" && !$0.body.contains(": marker ") }.map(\.body)
                     let expected = (1...people).map { "\(from)\($0): \(from)\($0) in pair \(pair + 1)" }
                     lost += expected.filter { !relayed.contains($0) }.count
                     duplicated += relayed.count - Set(relayed).count
@@ -381,6 +408,9 @@ struct RoomIntegrationTests {
             }
         }
         print("20 rooms × 5 occupants: lost \(lost), duplicated \(duplicated), misrouted \(misrouted)")
+        if lost + duplicated + misrouted > 0 {
+            for (pair, room) in roomsB.enumerated() { print("pair \(pair + 1) at b1: \(await sideB[0].roomMessages(room).map(\.body))") }
+        }
         #expect(lost == 0 && duplicated == 0 && misrouted == 0, "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         for session in sideA + sideB { await session.stop() }

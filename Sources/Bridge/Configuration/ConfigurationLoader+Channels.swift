@@ -15,7 +15,7 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence", "subject"]
+    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events"]
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
@@ -64,8 +64,11 @@ extension ConfigurationLoader {
             }
         }
         let subject = self.flag(table, "subject", path) ?? false
+        let occupants = self.flag(table, "occupant_events", path) ?? false
         guard valid else { return nil }
-        return RelayChannel(name: name, members: members, format: format, deliveryType: deliveryType, relaysSubject: subject)
+        return RelayChannel(
+            name: name, members: members, format: format, deliveryType: deliveryType, relaysSubject: subject, relaysOccupants: occupants
+        )
     }
 
     /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link

@@ -16,6 +16,10 @@ import Transports
 ///   instead of dropping.
 /// - Recently delivered items are remembered (`bounceWindow`), so a bounce that arrives
 ///   after the server accepted a message can retry it or make it a dead letter.
+/// - A target that cannot take deliveries for now (``DeliveryResult/waitForTarget(_:)``: a
+///   room we are out of) holds its deliveries without counting attempts, until the
+///   transport says it is ready (also while the batch is still in flight) or
+///   `targetRecheck` has passed.
 struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
     struct Configuration: Sendable, Equatable {
         var batchSize: Int = 100
@@ -78,6 +82,9 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     /// Bounces that arrived while their delivery was still in flight (a server answers an
     /// error before the confirming round trip): applied when the batch's results come.
     private var earlyBounces: [String: (permanent: Bool, reason: String)] = [:]
+    /// Targets reported ready while a batch was in flight: a "wait for target" answer in
+    /// that batch is already out of date.
+    private var readyWhileInFlight: Set<Endpoint> = []
     private var recentOrder = CircularBuffer<String>()
 
     init(configuration: Configuration) {
@@ -161,7 +168,8 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
                 // The target, not the delivery: held without counting an attempt, until the
                 // transport says the target is ready (or the recheck comes).
                 self.items[index].lastError = reason
-                self.items[index].notBefore = now.advanced(by: self.configuration.targetRecheck)
+                let ready = self.readyWhileInFlight.contains(delivery.target)
+                self.items[index].notBefore = ready ? nil : now.advanced(by: self.configuration.targetRecheck)
             case .retryLater(let reason):
                 // Only the first delivery the attempt stopped at is charged with it.
                 guard !counted else { continue }
@@ -172,6 +180,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         }
         self.inFlight.removeAll()
         self.earlyBounces.removeAll()
+        self.readyWhileInFlight.removeAll()
         self.trimFront()
         return outcome
     }
@@ -227,6 +236,10 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     /// `target` can take deliveries again: what waits for it goes now. False when none waits.
     mutating func targetReady(_ target: Endpoint) -> Bool {
         var found = false
+        if !self.inFlight.isEmpty, self.items.contains(where: { $0.inFlight && $0.delivery.target == target }) {
+            self.readyWhileInFlight.insert(target)
+            found = true
+        }
         var index = self.items.startIndex
         while index != self.items.endIndex {
             if !self.items[index].done, self.items[index].notBefore != nil, self.items[index].delivery.target == target {

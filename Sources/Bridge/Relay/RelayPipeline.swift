@@ -213,8 +213,15 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.journal.record([.checkpoint(transport: key ?? transport, checkpoint)])
         case .targetReady(let target):
             self.workers[transport]?.targetReady(Router.normalized(target))
-        case .occupant:
+        case .occupant(let room, let nick, let joined):
             self.notify(event, from: transport)
+            // As text too, into channels that ask for it (`occupant_events`).
+            var notice = InboundMessage(
+                source: room, sender: "\(room.address ?? "")/\(nick)", nick: nick, id: "occupant-\(self.ids.next())",
+                body: joined ? "entered the room" : "left the room", awaitsCommit: false
+            )
+            notice.isOccupantNotice = true
+            return await self.relay(notice)
         case .confirmed(let relayIDs):
             let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])

@@ -84,6 +84,10 @@ struct Router: Sendable {
             channels.removeAll { !self.channels[$0].relaysSubject }
             guard !channels.isEmpty else { return .drop(reason: .noBody) }
         }
+        if message.isOccupantNotice {
+            channels.removeAll { !self.channels[$0].relaysOccupants }
+            guard !channels.isEmpty else { return .drop(reason: .noReceivers) }
+        }
 
         var deliveries: [Delivery] = []
         var reached: Set<Endpoint> = []

@@ -35,6 +35,9 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     public var checkpoint: String?
     /// Whose resume point `checkpoint` is, when not the source transport's own (a room's).
     public var checkpointKey: String?
+    /// A notice made by the bridge that someone entered or left a room, not a message
+    /// anyone wrote: it goes only into channels with `occupant_events = true`.
+    public var isOccupantNotice = false
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,

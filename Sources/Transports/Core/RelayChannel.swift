@@ -18,13 +18,18 @@ public struct RelayChannel: Hashable, Sendable, Codable {
     public var deliveryType: DeliveryType
     /// Relay a room's subject changes (XEP-0045 §8.1) as text; off by default.
     public var relaysSubject: Bool
+    /// Tell the other members, as text, when someone enters or leaves a room that is a
+    /// member (`occupant_events`); off by default (local members get JSON events anyway).
+    public var relaysOccupants: Bool
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 
     public init(
-        name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat, relaysSubject: Bool = false
+        name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat, relaysSubject: Bool = false,
+        relaysOccupants: Bool = false
     ) {
         self.relaysSubject = relaysSubject
+        self.relaysOccupants = relaysOccupants
         self.name = name
         self.members = members
         self.format = format

@@ -182,6 +182,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         var messages: [Message] = []
         var indices: [Int] = []
+        // A room that could not take one delivery takes none of the batch's later ones (it
+        // may be joined meanwhile, and they must not overtake the first).
+        var heldRooms: [JID: String] = [:]
         for (index, delivery) in deliveries.enumerated() {
             guard let address = delivery.target.address, let jid = try? JID(address) else {
                 results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
@@ -194,15 +197,23 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             case .headline: type = .headline
             }
             var subject = delivery.subject
+            if let reason = heldRooms[jid.bare] {
+                results[index] = .waitForTarget(reason)
+                continue
+            }
             switch await self.session.checkRoomDelivery(to: jid, id: delivery.relayID) {
             case .notARoom:
                 break
+            case .removed:
+                results[index] = .failed("room \(jid) is no longer a channel member")
+                continue
             case .joined:
                 // Into a room: a groupchat message from our nick; a subject would change the
                 // room's subject, so none is sent.
                 type = .groupchat
                 subject = nil
             case .notJoined(let reason):
+                heldRooms[jid.bare] = "not in room \(jid): \(reason)"
                 results[index] = .waitForTarget("not in room \(jid): \(reason)")
                 continue
             }

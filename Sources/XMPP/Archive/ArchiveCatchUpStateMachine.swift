@@ -103,6 +103,14 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// Whether a catch-up is due (a gap is open and none runs).
     public var needsCatchUp: Bool { self.state == .gap }
 
+    /// The query under way (its IQ id); answers to any other are stale.
+    public var currentQueryID: String? {
+        switch self.state {
+        case .anchoring(let id, _), .querying(let id, _, _): id
+        case .continuous, .gap, .unavailable: nil
+        }
+    }
+
     /// A stream started; `continuesLast` when it resumed this process's last stream
     /// (XEP-0198 §5), so nothing was missed.
     public mutating func streamStarted(continuesLast: Bool) {

@@ -13,10 +13,12 @@
 /// - Tells our own reflected messages by the ids we sent them with (XEP-0359 `origin-id`,
 ///   or the stanza id), never by nick.
 public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    /// The namespace of the join presence's `<x/>` (XEP-0045 §7.2).
     public static var namespace: String { "http://jabber.org/protocol/muc" }
     static var userNamespace: String { "http://jabber.org/protocol/muc#user" }
     static var ownerNamespace: String { "http://jabber.org/protocol/muc#owner" }
 
+    /// Where we are with the room.
     public enum State: Hashable, Sendable {
         /// The account is not connected.
         case offline
@@ -58,9 +60,10 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         case echo
         /// Nothing to relay, for this reason (a private message, the subject sent on join…).
         case ignored(String)
-        /// The room says we are not in it: these actions rejoin; the message that caused it
-        /// is worth sending again.
-        case notJoined([Action])
+        /// The room refused one of our messages for a passing reason (we are not in it, its
+        /// service is unavailable): these actions rejoin, and the message is worth sending
+        /// again once we are back in.
+        case refusedForNow([Action])
     }
 
     /// A self-ping's answer (XEP-0410 §4).
@@ -184,9 +187,11 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         let nick = message.from?.resourcepart
         switch message.type {
         case .error:
-            // A room answers a message from a non-occupant with not-acceptable (§7.4).
-            guard message.error?.condition == .notAcceptable, self.isJoined || self.isJoining else { return .ignored("error") }
-            return .notJoined(self.rejoin(reason: "the room says we are not in it", now: now))
+            guard let condition = message.error?.condition, Self.refusesForNow(condition) else { return .ignored("error") }
+            // A room answers a message from a non-occupant with not-acceptable (§7.4); a
+            // restarting service with service-unavailable or remote-server-*.
+            guard self.isJoined || self.isJoining else { return .refusedForNow([]) }
+            return .refusedForNow(self.rejoin(reason: "the room refused a message: \(condition.rawValue)", now: now))
         case .chat, .normal, .headline:
             return .ignored(nick == nil ? "a message from the room itself" : "a private message from occupant \(nick ?? "")")
         case .groupchat:
@@ -255,13 +260,16 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// condition and `answered` false). XEP-0410 §4.
     public static func selfPingOutcome(answered: Bool, condition: StanzaError.Condition?) -> SelfPingOutcome {
         guard answered else { return .notJoined("no answer to a self-ping") }
+        guard let condition else { return .stillJoined }
         switch condition {
-        case nil, .serviceUnavailable, .featureNotImplemented:
-            // A result, or our own client's refusal forwarded by the room: we are in it.
+        case .serviceUnavailable, .featureNotImplemented:
+            // Our own client's refusal, forwarded by the room: we are in it.
             return .stillJoined
         case .remoteServerNotFound, .remoteServerTimeout:
-            return .unreachable("the room's service cannot be reached (\(condition?.rawValue ?? ""))")
-        case .some(let condition):
+            return .unreachable("the room's service cannot be reached (\(condition.rawValue))")
+        case .badRequest, .conflict, .forbidden, .gone, .internalServerError, .itemNotFound, .jidMalformed, .notAcceptable, .notAllowed,
+            .notAuthorized, .policyViolation, .recipientUnavailable, .redirect, .registrationRequired, .resourceConstraint,
+            .subscriptionRequired, .undefinedCondition, .unexpectedRequest:
             return .notJoined("self-ping answered \(condition.rawValue)")
         }
     }
@@ -275,6 +283,19 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
             return []
         case .notJoined(let reason):
             return self.rejoin(reason: reason, now: now)
+        }
+    }
+
+    /// Conditions a room gives our message that say "not now" rather than "never": we are
+    /// not (or no longer) an occupant, or the room's service cannot be reached.
+    static func refusesForNow(_ condition: StanzaError.Condition) -> Bool {
+        switch condition {
+        case .notAcceptable, .serviceUnavailable, .remoteServerNotFound, .remoteServerTimeout, .recipientUnavailable, .itemNotFound,
+            .internalServerError, .resourceConstraint:
+            return true
+        case .badRequest, .conflict, .featureNotImplemented, .forbidden, .gone, .jidMalformed, .notAllowed, .notAuthorized, .policyViolation,
+            .redirect, .registrationRequired, .subscriptionRequired, .undefinedCondition, .unexpectedRequest:
+            return false
         }
     }
 
@@ -334,7 +355,10 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// Our join was refused (§7.2.6–§7.2.11), or some other error presence came.
     private mutating func joinFailed(_ error: StanzaError?, now: Instant) -> [Action] {
         guard case .joining(let nick, _) = self.state else { return [] }
-        let condition = error?.condition
+        guard let condition = error?.condition else {
+            self.failures += 1
+            return self.wait(reason: "join refused, no reason given", now: now)
+        }
         switch condition {
         case .conflict:
             let attempt = nick.count - self.configuration.nick.count + 1
@@ -344,11 +368,13 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         case .forbidden: return self.stop("banned from the room")
         case .registrationRequired: return self.stop("members-only room and the account is not a member")
         case .itemNotFound: return self.stop("the room does not exist and cannot be created")
+        case .gone, .redirect: return self.stop("the room is gone\(error?.text.map { ": \($0)" } ?? "")")
         case .notAllowed: return self.stop("the service does not let this account create the room")
         case .jidMalformed, .notAcceptable: return self.stop("the room refused the nick '\(nick)'")
-        default:
+        case .badRequest, .featureNotImplemented, .internalServerError, .policyViolation, .recipientUnavailable, .remoteServerNotFound,
+            .remoteServerTimeout, .resourceConstraint, .serviceUnavailable, .subscriptionRequired, .undefinedCondition, .unexpectedRequest:
             self.failures += 1
-            return self.wait(reason: "join refused: \(condition?.rawValue ?? "no reason given")\(error?.text.map { " (\($0))" } ?? "")", now: now)
+            return self.wait(reason: "join refused: \(condition.rawValue)\(error?.text.map { " (\($0))" } ?? "")", now: now)
         }
     }
 

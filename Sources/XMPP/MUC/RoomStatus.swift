@@ -1,5 +1,6 @@
 /// A room as the account sees it now, for status reports (XEP-0045).
 public struct RoomStatus: Hashable, Sendable, Codable {
+    /// Where the account is with the room.
     public enum State: String, Hashable, Sendable, Codable {
         /// The account is offline.
         case offline

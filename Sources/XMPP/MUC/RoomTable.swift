@@ -6,6 +6,11 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         var archive: ArchiveCatchUpStateMachine?
         /// Why the room is out (waiting or stopped), for status.
         var reason: String?
+        /// The work after a join (features, archive catch-up); one per room at a time.
+        var afterJoin: Task<Void, Never>?
+        /// The room says it gives `stanza-id`s (XEP-0359 §6, disco#info `urn:xmpp:sid:0`);
+        /// until its features are known, assumed.
+        var trustsStanzaIDs = true
     }
 
     var entries: [JID: Entry] = [:]
@@ -21,6 +26,9 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     }
     /// Rooms are joined (or being joined) on the current connection.
     var online = false
+    /// Rooms taken out of the configuration in this process: what is still queued for them
+    /// is not delivered as if they were contacts.
+    var removed: Set<JID> = []
 
     func contains(_ jid: JID?) -> Bool {
         guard let jid else { return false }

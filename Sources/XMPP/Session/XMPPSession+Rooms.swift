@@ -12,29 +12,44 @@ extension XMPPSession {
         case joined
         /// Not in the room now (joining, rejoining, stopped): the delivery waits.
         case notJoined(String)
+        /// The room was taken out of the configuration: not to be sent as to a contact.
+        case removed
     }
 
     /// Sets the rooms to sit in: new ones are joined at once when online, removed ones left,
-    /// changed ones (nick, password) left and joined again. `cursors` are stored archive
-    /// positions for rooms new to this session.
+    /// changed ones (nick, password) and stopped ones (a reload tries them again) left and
+    /// joined afresh. `cursors` are stored archive positions for rooms new to this session.
+    /// The table changes before any stanza is written, so a call that overlaps another
+    /// (a reload and a route change) cannot undo it.
     public func setRooms(_ rooms: [RoomConfiguration], cursors: [JID: ArchiveCursor] = [:]) async {
         let wanted = Dictionary(rooms.map { ($0.jid.bare, $0) }, uniquingKeysWith: { first, _ in first })
-        for (jid, entry) in self.rooms.entries where wanted[jid] != entry.machine.configuration {
+        var leaves: [XMLElement] = []
+        for (jid, entry) in self.rooms.entries {
+            let stopped: Bool
+            if case .stopped = entry.machine.state { stopped = true } else { stopped = false }
+            guard wanted[jid] != entry.machine.configuration || stopped else { continue }
             var entry = entry
-            if let leave = entry.machine.leave(), let connection = self.connection { try? await self.transmit([leave], on: connection) }
+            if let leave = entry.machine.leave() { leaves.append(leave) }
+            entry.afterJoin?.cancel()
             self.rooms.entries.removeValue(forKey: jid)
-            self.logger.info("left room", metadata: ["room": "\(jid)"])
+            if wanted[jid] == nil {
+                self.rooms.removed.insert(jid)
+                self.logger.info("left room", metadata: ["room": "\(jid)"])
+            }
         }
         let now = self.clock.now
+        var joins: [(room: JID, actions: [RoomStateMachine<C.Instant>.Action])] = []
         for (jid, room) in wanted where self.rooms.entries[jid] == nil {
+            self.rooms.removed.remove(jid)
             var entry = RoomTable<C.Instant>.entry(
                 for: room, timings: self.configuration.roomTimings, catchUp: self.configuration.catchUp,
                 cursor: cursors[jid] ?? self.configuration.roomCursors[jid]
             )
-            let actions = self.rooms.online ? entry.machine.connected(now: now) : []
+            joins.append((jid, self.rooms.online ? entry.machine.connected(now: now) : []))
             self.rooms.entries[jid] = entry
-            await self.performRoom(actions, room: jid)
         }
+        if !leaves.isEmpty, let connection = self.connection { try? await self.transmit(leaves, on: connection) }
+        for join in joins { await self.performRoom(join.actions, room: join.room) }
         self.armRoomTimer()
     }
 
@@ -49,7 +64,7 @@ extension XMPPSession {
         // No copy of the entry is kept while it changes: the remembered ids would be copied
         // for every message.
         let room = jid.bare
-        guard let joined = self.rooms.entries[room]?.machine.isJoined else { return .notARoom }
+        guard let joined = self.rooms.entries[room]?.machine.isJoined else { return self.rooms.removed.contains(room) ? .removed : .notARoom }
         guard joined else { return .notJoined(self.rooms.entries[room]?.reason ?? "not in the room yet") }
         self.rooms.entries[room]?.machine.sending(id: id)
         return .joined
@@ -64,7 +79,11 @@ extension XMPPSession {
         let now = self.clock.now
         for jid in self.rooms.entries.keys.sorted(by: { $0.description < $1.description }) {
             guard var entry = self.rooms.entries[jid] else { continue }
-            if resumed, entry.machine.isJoined { continue }
+            if resumed, entry.machine.isJoined {
+                // Still in the room; a catch-up the lost connection cut short runs again.
+                if entry.archive?.needsCatchUp == true { self.startAfterJoin(jid) }
+                continue
+            }
             _ = entry.machine.disconnected()
             let actions = entry.machine.connected(now: now)
             self.rooms.entries[jid] = entry
@@ -127,7 +146,7 @@ extension XMPPSession {
         let verdict = entry.machine.received(message, now: now)
         switch verdict {
         case .relay:
-            message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
+            message.archiveID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
             message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
             self.rooms.entries[room] = entry
             return [.deliverMessage(message, carbon: nil)]
@@ -140,11 +159,11 @@ extension XMPPSession {
             if message.type == .error { return [.deliverMessage(message, carbon: nil)] }
             self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
             return []
-        case .notJoined(let actions):
+        case .refusedForNow(let actions):
             self.rooms.entries[room] = entry
             await self.performRoom(actions, room: room)
             self.armRoomTimer()
-            // Refused because we were out of the room: sent again once we are back in.
+            // Refused for now (out of the room, its service away): sent again once we are back in.
             message.error?.type = .wait
             return [.deliverMessage(message, carbon: nil)]
         }
@@ -162,10 +181,9 @@ extension XMPPSession {
                 self.rooms.entries[room]?.reason = nil
                 self.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
                 await self.emitRoomStatus(room)
-                if self.rooms.entries[room]?.archive != nil {
-                    self.rooms.entries[room]?.archive?.streamStarted(continuesLast: false)
-                    Task { await self.catchUpRoom(room) }
-                }
+                // Whatever was said while we were out is a gap, from this moment.
+                self.rooms.entries[room]?.archive?.streamStarted(continuesLast: false)
+                self.startAfterJoin(room)
             case .left(let reason):
                 self.rooms.entries[room]?.reason = reason
                 self.logger.notice("out of room; rejoining", metadata: ["room": "\(room)", "reason": "\(reason)"])
@@ -251,10 +269,37 @@ extension XMPPSession {
         self.armRoomTimer()
     }
 
-    // MARK: - Archive
+    // MARK: - After a join
 
-    /// After a join: reads the room's archive after the stored cursor (XEP-0313 §5), page by
-    /// page; the results arrive through the read loop, in order.
+    /// Starts the work after a join (the room's features, then the archive catch-up),
+    /// replacing any still running for this room.
+    func startAfterJoin(_ room: JID) {
+        self.rooms.entries[room]?.afterJoin?.cancel()
+        self.rooms.entries[room]?.afterJoin = Task { await self.afterJoin(room) }
+    }
+
+    /// Asks the room what it supports (XEP-0030): `stanza-id`s are trusted only from a room
+    /// that says it gives them (XEP-0359 §6), and its archive is read only if it has one.
+    private func afterJoin(_ room: JID) async {
+        var features: Set<String>?
+        let disco = IQ(type: .get, id: self.nextID(), to: room, payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
+        if let info = try? await self.request(disco) {
+            features = Set(info.payload?.elements.filter { $0.name == "feature" }.compactMap { $0[attribute: "var"] } ?? [])
+        }
+        guard !Task.isCancelled, self.rooms.entries[room] != nil else { return }
+        if let features {
+            self.rooms.entries[room]?.trustsStanzaIDs = features.contains(ArchiveCatchUpStateMachine.stanzaIDNamespace)
+            if !features.contains(ArchiveCatchUpStateMachine.namespace), self.rooms.entries[room]?.archive != nil {
+                self.logger.notice("the room keeps no archive: messages missed while out of it are not relayed", metadata: ["room": "\(room)"])
+                return
+            }
+        }
+        await self.catchUpRoom(room)
+    }
+
+    /// Reads the room's archive after the stored cursor (XEP-0313 §5), page by page; the
+    /// results arrive through the read loop, in order. Answers for a query that is no longer
+    /// the room's current one (a rejoin started another) are dropped.
     private func catchUpRoom(_ room: JID) async {
         guard var action = self.rooms.entries[room]?.archive?.start(now: Date(), queryID: self.nextID()) else { return }
         while true {
@@ -262,12 +307,19 @@ extension XMPPSession {
             case .query(var query):
                 query.to = room
                 let next: ArchiveCatchUpStateMachine.Action?
+                let result: Result<IQ, any Error>
                 do {
-                    let answer = try await self.request(query)
-                    next = self.rooms.entries[room]?.archive?.answered(answer, now: Date(), nextQueryID: self.nextID())
-                } catch XMPPSessionError.stanzaError(let error) {
-                    next = self.rooms.entries[room]?.archive?.failed(error.condition, now: Date(), nextQueryID: self.nextID())
+                    result = .success(try await self.request(query))
                 } catch {
+                    result = .failure(error)
+                }
+                guard !Task.isCancelled, self.rooms.entries[room]?.archive?.currentQueryID == query.id else { return }
+                switch result {
+                case .success(let answer):
+                    next = self.rooms.entries[room]?.archive?.answered(answer, now: Date(), nextQueryID: self.nextID())
+                case .failure(XMPPSessionError.stanzaError(let error)):
+                    next = self.rooms.entries[room]?.archive?.failed(error.condition, now: Date(), nextQueryID: self.nextID())
+                case .failure:
                     next = self.rooms.entries[room]?.archive?.failed(nil, now: Date(), nextQueryID: self.nextID())
                 }
                 guard let next else { return }
