@@ -3,7 +3,7 @@
 # Swift itself must already be on PATH.
 set -euo pipefail
 
-packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config openssl prosody)
+packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config openssl prosody ejabberd)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -20,4 +20,15 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}" >&2
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# The tests start their own servers on loopback: the packages' system services (Prosody,
+# ejabberd on 5222 and more) are not started by the installation.
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+fi
+status=0
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
+[ -n "$policy" ] && $sudo rm -f "$policy"
+exit $status

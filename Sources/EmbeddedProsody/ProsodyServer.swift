@@ -9,7 +9,7 @@ import Glibc
 /// at start. Used by the integration tests, the benchmarks and `xmpp-bridge demo`.
 ///
 /// Only the process this object started is ever signalled, by its pid.
-public final class ProsodyServer: @unchecked Sendable {
+public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     /// How the server is set up.
     public struct Options: Sendable {
         public var domain: String = "example.test"
@@ -41,6 +41,7 @@ public final class ProsodyServer: @unchecked Sendable {
 
     public let options: Options
     public let directory: String
+    public var domain: String { self.options.domain }
     /// The MUC component's domain (with ``Options/rooms``): `muc.` + the domain.
     public var mucDomain: String { "muc." + self.options.domain }
     public private(set) var c2sPort: Int = 0

@@ -44,9 +44,9 @@ struct CommandLineTests {
         return Run(process: process, stdout: out, stderr: err)
     }
 
-    static func accountArguments(_ user: String, on server: ProsodyServer, passwordFile: String) -> [String] {
+    static func accountArguments(_ user: String, on server: any TestXMPPServer, passwordFile: String) -> [String] {
         [
-            "--jid", "\(user)@\(server.options.domain)", "--password-file", passwordFile,
+            "--jid", "\(user)@\(server.domain)", "--password-file", passwordFile,
             "--host", "127.0.0.1", "--port", "\(server.c2sPort)", "--ca-file", server.certificate?.certificateFile ?? "",
         ]
     }

@@ -312,12 +312,12 @@ enum MirrorSupport {
         names.map { ($0, "pw") }
     }
 
-    static func jid(_ user: String, on server: ProsodyServer) throws -> JID {
-        try JID(localpart: user, domainpart: server.options.domain)
+    static func jid(_ user: String, on server: any TestXMPPServer) throws -> JID {
+        try JID(localpart: user, domainpart: server.domain)
     }
 
     /// `BridgeConfigFile.write`, with `bridge` (TOML lines) added to its `[bridge]` table.
-    static func writeConfig(for server: ProsodyServer, accounts: [String], bridge: String = "", rest: String) throws -> String {
+    static func writeConfig(for server: any TestXMPPServer, accounts: [String], bridge: String = "", rest: String) throws -> String {
         let file = try BridgeConfigFile.write(for: server, accounts: accounts, rest: rest)
         guard !bridge.isEmpty else { return file }
         var text = try String(contentsOfFile: file, encoding: .utf8)
@@ -330,7 +330,7 @@ enum MirrorSupport {
 
     /// Makes `first` and `second` subscribed to each other (`both` on either roster), with
     /// sessions that approve every request, then ends those sessions.
-    static func subscribeBothWays(_ first: String, _ second: String, on server: ProsodyServer) async throws {
+    static func subscribeBothWays(_ first: String, _ second: String, on server: any TestXMPPServer) async throws {
         let one = try await TestSession.start(first, on: server, resource: "setup", policy: .acceptAll)
         let two = try await TestSession.start(second, on: server, resource: "setup", policy: .acceptAll)
         try await one.session.subscribe(to: two.jid.bare)

@@ -21,7 +21,7 @@ struct RoomIntegrationTests {
         return try ProsodyServer.start(options, accounts: (["relay"] + users).map { ($0, "pw") })
     }
 
-    static func room(_ name: String, on server: ProsodyServer, nick: String) throws -> RoomConfiguration {
+    static func room(_ name: String, on server: any TestXMPPServer, nick: String) throws -> RoomConfiguration {
         RoomConfiguration(jid: try JID("\(name)@\(server.mucDomain)"), nick: nick)
     }
 

@@ -48,7 +48,7 @@ struct TestSession {
 
     static func start(
         _ user: String,
-        on server: ProsodyServer,
+        on server: any TestXMPPServer,
         resource: String = "test",
         presence: Presence? = Presence(),
         policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy = .acceptKnown,

@@ -1,0 +1,222 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway ejabberd (Debian package `ejabberd`, 23.01) in a temporary directory, the
+/// second real server of the integration tests (issue 13): loopback only, random free
+/// ports (STARTTLS, Direct TLS, and the Erlang distribution port, so no `epmd` daemon is
+/// started), a self-signed certificate made at start, accounts made with `ejabberdctl`,
+/// stream management, MAM, carbons and a MUC service with archived rooms.
+///
+/// `ejabberdctl` runs the server as the `ejabberd` user, so the tests must run as root (as
+/// CI does) and the directory is handed to that user. Only the process this object started
+/// is signalled, by its pid (after a clean `ejabberdctl stop`).
+public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
+    public let domain: String
+    public let directory: String
+    public private(set) var c2sPort: Int = 0
+    public private(set) var directTLSPort: Int = 0
+    private var distributionPort: Int = 0
+    public let certificate: SelfSignedCertificate?
+    private let node: String
+    private var process: ChildProcess?
+
+    public var mucDomain: String { "muc." + self.domain }
+
+    /// What is missing to run ejabberd here: the commands, or root.
+    public static func missingPrerequisites() -> [String] {
+        var missing = ["ejabberdctl", "openssl"].filter { Subprocess.which($0) == nil }
+        if getuid() != 0 { missing.append("root (ejabberdctl runs ejabberd as the ejabberd user)") }
+        return missing
+    }
+
+    /// Creates the directory, certificate and configuration, starts ejabberd and registers
+    /// these accounts (`(localpart, password)`).
+    public static func start(domain: String = "example.test", accounts: [(String, String)] = []) throws -> EjabberdServer {
+        let missing = self.missingPrerequisites()
+        guard missing.isEmpty else {
+            throw Subprocess.Failure(command: "ejabberd", status: 127, output: "missing \(missing.joined(separator: ", ")); install with: apt-get install ejabberd")
+        }
+        let server = try EjabberdServer(domain: domain)
+        try server.launch(pickPorts: true)
+        for (user, password) in accounts {
+            try server.register(user, password: password)
+        }
+        return server
+    }
+
+    private init(domain: String) throws {
+        self.domain = domain
+        var template = Array("/tmp/xmpp-bridge-ejabberd-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
+        }
+        self.directory = String(cString: path)
+        // Unique like the directory (mkdtemp's random suffix), in the characters a node name takes.
+        let suffix = String(self.directory.split(separator: "-").last ?? "0").map { $0.isLetter || $0.isNumber ? $0 : "x" }
+        self.node = "xmppbridge\(getpid())x\(String(suffix))@localhost"
+        let certs = "\(self.directory)/certs"
+        let certificate = try SelfSignedCertificate.make(
+            name: domain, in: certs, subjectAltName: "DNS:\(domain),DNS:muc.\(domain)"
+        )
+        // ejabberd reads certificate and key from one file.
+        let combined = try String(contentsOfFile: certificate.certificateFile, encoding: .utf8)
+            + String(contentsOfFile: certificate.privateKeyFile, encoding: .utf8)
+        try combined.write(toFile: "\(certs)/server.pem", atomically: true, encoding: .utf8)
+        self.certificate = certificate
+        for folder in ["logs", "spool"] {
+            try FileManager.default.createDirectory(atPath: "\(self.directory)/\(folder)", withIntermediateDirectories: true)
+        }
+        try "{lookup, [file, native]}.\n".write(toFile: "\(self.directory)/inetrc", atomically: true, encoding: .utf8)
+    }
+
+    deinit {
+        self.process?.terminate(timeout: 1)
+    }
+
+    /// Creates an account with `ejabberdctl register` (the server must run).
+    public func register(_ user: String, password: String) throws {
+        try self.control(["register", user, self.domain, password])
+    }
+
+    /// Stops ejabberd (`ejabberdctl stop`, then SIGTERM/SIGKILL to our child) and waits.
+    public func stop() {
+        guard let process = self.process else { return }
+        _ = try? self.control(["stop"])
+        if !process.wait(timeout: 10) { process.terminate() }
+        self.process = nil
+    }
+
+    /// Starts ejabberd again on the same ports with the same data.
+    public func restart() throws {
+        self.stop()
+        try self.launch(pickPorts: false)
+    }
+
+    /// Stops ejabberd and deletes its directory.
+    public func shutdown() {
+        self.stop()
+        try? FileManager.default.removeItem(atPath: self.directory)
+    }
+
+    public func logTail(lines: Int = 40) -> String {
+        let text = (try? String(contentsOfFile: "\(self.directory)/logs/ejabberd.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    // MARK: -
+
+    /// `ejabberdctl` with this instance's folders and node.
+    @discardableResult
+    private func control(_ arguments: [String]) throws -> String {
+        try Subprocess.run("ejabberdctl", self.folderArguments + arguments)
+    }
+
+    private var folderArguments: [String] {
+        [
+            "--config-dir", self.directory, "--config", "\(self.directory)/ejabberd.yml", "--ctl-config", "\(self.directory)/ejabberdctl.cfg",
+            "--logs", "\(self.directory)/logs", "--spool", "\(self.directory)/spool",
+        ]
+    }
+
+    private func launch(pickPorts: Bool) throws {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            if pickPorts {
+                let ports = try ProsodyServer.freeLoopbackPorts(count: 3)
+                (self.c2sPort, self.directTLSPort, self.distributionPort) = (ports[0], ports[1], ports[2])
+            }
+            do {
+                try self.writeConfig()
+                try self.launchOnce()
+                return
+            } catch {
+                lastError = error
+                self.stop()
+                guard pickPorts else { break }
+            }
+        }
+        throw lastError ?? Subprocess.Failure(command: "ejabberd", status: 1, output: "did not start")
+    }
+
+    private func launchOnce() throws {
+        let process = try ChildProcess(
+            executable: Subprocess.which("ejabberdctl") ?? "/usr/sbin/ejabberdctl",
+            arguments: self.folderArguments + ["foreground"],
+            logFile: "\(self.directory)/ejabberd.stdout"
+        )
+        self.process = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw Subprocess.Failure(command: "ejabberd", status: 1, output: "exited during start-up\n" + self.logTail())
+            }
+            if [self.c2sPort, self.directTLSPort].allSatisfy(ProsodyServer.acceptsConnections) { return }
+            usleep(50_000)
+        }
+        throw Subprocess.Failure(command: "ejabberd", status: 1, output: "not ready after 30 s\n" + self.logTail())
+    }
+
+    private func writeConfig() throws {
+        let config = """
+            # Generated by xmpp-bridge's test harness. Nothing from /etc/ejabberd is used.
+            hosts:
+              - \(self.domain)
+            loglevel: info
+            certfiles:
+              - \(self.directory)/certs/server.pem
+            acme:
+              auto: false
+            listen:
+              - port: \(self.c2sPort)
+                ip: "127.0.0.1"
+                module: ejabberd_c2s
+                starttls_required: true
+              - port: \(self.directTLSPort)
+                ip: "127.0.0.1"
+                module: ejabberd_c2s
+                tls: true
+            auth_method: internal
+            auth_password_format: scram
+            acl:
+              local:
+                user_regexp: ""
+            access_rules:
+              local:
+                allow: local
+            modules:
+              mod_roster:
+                versioning: true
+              mod_disco: {}
+              mod_ping: {}
+              mod_stream_mgmt: {}
+              mod_carboncopy: {}
+              mod_mam:
+                default: always
+              mod_offline: {}
+              mod_version: {}
+              mod_caps: {}
+              mod_muc:
+                host: "\(self.mucDomain)"
+                access_create: local
+                access_mam: all
+                default_room_options:
+                  mam: true
+                  persistent: true
+
+            """
+        try config.write(toFile: "\(self.directory)/ejabberd.yml", atomically: true, encoding: .utf8)
+        // The Erlang distribution on its own loopback port: no epmd daemon left behind.
+        let control = """
+            ERLANG_NODE=\(self.node)
+            ERL_DIST_PORT=\(self.distributionPort)
+            ERL_EPMD_ADDRESS=127.0.0.1
+            INET_DIST_INTERFACE=127.0.0.1
+
+            """
+        try control.write(toFile: "\(self.directory)/ejabberdctl.cfg", atomically: true, encoding: .utf8)
+        try Subprocess.run("chown", ["-R", "ejabberd", self.directory])
+    }
+}

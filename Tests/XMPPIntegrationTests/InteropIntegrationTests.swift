@@ -1,0 +1,139 @@
+import EmbeddedProsody
+import Foundation
+import Testing
+import XMPP
+
+/// The same tests against both real servers (issue 13: ejabberd as a second server):
+/// login over STARTTLS and Direct TLS with SCRAM, `send`, the 1:1 relay with stream
+/// management, catch-up from the archive after a restart of the bridge, and two linked
+/// rooms with their archive.
+@Suite("interop: Prosody and ejabberd", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct InteropIntegrationTests {
+    enum Server: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case prosody
+        case ejabberd
+
+        var testDescription: String { self.rawValue }
+
+        func start(accounts: [String]) throws -> any TestXMPPServer {
+            let pairs = accounts.map { ($0, "pw") }
+            switch self {
+            case .prosody:
+                var options = ProsodyServer.Options()
+                options.rooms = true
+                options.archive = true
+                return try ProsodyServer.start(options, accounts: pairs)
+            case .ejabberd:
+                return try EjabberdServer.start(accounts: pairs)
+            }
+        }
+    }
+
+    /// Prosody always; ejabberd under CI (where missing it fails) or where it can run.
+    static var servers: [Server] { IntegrationEnvironment.ejabberdEnabled ? [.prosody, .ejabberd] : [.prosody] }
+
+    static let link = """
+        [channels.link]
+        format = "[{account}] {nick}: {body}"
+        members = [
+          { account = "work", jid = "alice@example.test" },
+          { account = "home", jid = "bob@example.test" },
+        ]
+        """
+
+    @Test("login over STARTTLS and Direct TLS with SCRAM, and send", arguments: Self.servers)
+    func loginAndSend(_ kind: Server) async throws {
+        let server = try kind.start(accounts: ["alice", "bob"])
+        defer { server.shutdown() }
+        let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.password")
+        chmod(password, 0o600)
+        let arguments = CommandLineTests.accountArguments("alice", on: server, passwordFile: password)
+        let startTLS = try MirrorSupport.command(["login"] + arguments, in: server.directory)
+        #expect(startTLS.status == 0, "\(startTLS.errors)\n\(server.logTail(lines: 20))")
+        #expect(startTLS.output.contains("(starttls) using SCRAM-SHA-"), "\(startTLS.output)")
+        let direct = try MirrorSupport.command(
+            ["login"] + arguments.map { $0 == "\(server.c2sPort)" ? "\(server.directTLSPort)" : $0 } + ["--tls-mode", "direct"], in: server.directory
+        )
+        #expect(direct.status == 0, "\(direct.errors)")
+        #expect(direct.output.contains("(direct) using SCRAM-SHA-"), "\(direct.output)")
+
+        let bob = try await TestSession.start("bob", on: server)
+        let sent = try MirrorSupport.command(["send", "-m", "hello from \(kind) <&>"] + arguments + ["bob@example.test"], in: server.directory)
+        #expect(sent.status == 0, "\(sent.errors)")
+        #expect(await Received.message(bob.log, body: "hello from \(kind) <&>") != nil)
+        await bob.stop()
+    }
+
+    @Test("the 1:1 relay both ways with stream management; what alice says while the bridge is down comes from the archive, once", arguments: Self.servers)
+    func relayAndCatchUp(_ kind: Server) async throws {
+        let server = try kind.start(accounts: ["alice", "bob", "work", "home"])
+        defer { server.shutdown() }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
+        var bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        #expect(bridge.logLines.contains { $0.contains("stream management enabled") }, "\(bridge.run.errors)")
+
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "hi bob"))
+        #expect(await Received.message(bob.log, body: "[work] alice: hi bob") != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        try await bob.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "hi alice"))
+        #expect(await Received.message(alice.log, body: "[home] bob: hi alice") != nil)
+
+        #expect(bridge.stop() == 0)
+        let missed = (1...3).map { "while down \($0)" }
+        for text in missed { try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: text)) }
+        // The server has them (archived, offline storage) once a round trip after them is back.
+        try await alice.session.pingServer()
+        bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        try await bridge.waitOnline(["work", "home"])
+        for text in missed {
+            #expect(await Received.message(bob.log, body: "[work] alice: \(text)", timeout: .seconds(20)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        }
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "marker"))
+        #expect(await Received.message(bob.log, body: "[work] alice: marker") != nil)
+        let relayed = await Received.bodies(bob.log).filter { $0.hasPrefix("[work] alice: ") }
+        #expect(relayed == ["[work] alice: hi bob"] + missed.map { "[work] alice: \($0)" } + ["[work] alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("two linked rooms: relayed once by nick, never echoed", arguments: Self.servers)
+    func rooms(_ kind: Server) async throws {
+        let server = try kind.start(accounts: ["alice", "bob", "relay"])
+        defer { server.shutdown() }
+        let dev = RoomConfiguration(jid: try JID("dev@\(server.mucDomain)"), nick: "alice")
+        let ops = RoomConfiguration(jid: try JID("ops@\(server.mucDomain)"), nick: "bob")
+        let alice = try await TestSession.start("alice", on: server, rooms: [dev])
+        let bob = try await TestSession.start("bob", on: server, rooms: [ops])
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["relay"],
+            rest: """
+                [channels.rooms]
+                format = "{nick}: {body}"
+                members = [
+                  { account = "relay", room = "\(dev.jid)", nick = "bridge" },
+                  { account = "relay", room = "\(ops.jid)", nick = "bridge" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        for room in [dev.jid, ops.jid] {
+            #expect(await bridge.waitForLog(timeout: .seconds(20)) { $0.contains("joined room") && $0.contains("room=\(room)") }, "stderr: \(bridge.run.errors.suffix(3000))")
+        }
+        try await alice.say("hello ops", in: dev.jid)
+        #expect(await bob.waitForRoomMessage(ops.jid) { $0 == "alice: hello ops" } != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        try await bob.say("hello dev", in: ops.jid)
+        #expect(await alice.waitForRoomMessage(dev.jid) { $0 == "bob: hello dev" } != nil)
+        try await alice.say("marker", in: dev.jid)
+        #expect(await bob.waitForRoomMessage(ops.jid) { $0 == "alice: marker" } != nil)
+        #expect(await bob.roomMessages(ops.jid).filter { $0.nick == "bridge" }.map(\.body) == ["alice: hello ops", "alice: marker"])
+        #expect(await alice.roomMessages(dev.jid).filter { $0.nick == "bridge" }.map(\.body) == ["bob: hello dev"])
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+}
