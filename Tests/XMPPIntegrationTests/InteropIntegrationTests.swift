@@ -136,4 +136,41 @@ struct InteropIntegrationTests {
         await alice.stop()
         await bob.stop()
     }
+
+    @Test("presence relay on a 1:1 link and a roster mirror", arguments: Self.servers)
+    func presenceAndRosterMirror(_ kind: Server) async throws {
+        let server = try kind.start(accounts: ["alice", "bob", "work", "home", "carol"])
+        defer { server.shutdown() }
+        try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
+        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
+        let config = try MirrorSupport.writeConfig(
+            for: server, accounts: ["work", "home"], bridge: "presence_interval_ms = 200",
+            rest: Self.link + "\n\n[[roster_mirror]]\nfrom = \"work\"\nto = \"home\"\n"
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work", "home"])
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let home = try MirrorSupport.jid("home", on: server)
+
+        let mark = await bob.log.events.count
+        try await alice.session.setPresence(show: .away, status: "in a meeting")
+        let away = await bob.log.waitFor(after: mark, timeout: .seconds(10)) {
+            guard let (presence, _) = MirrorSupport.presence($0, from: home) else { return false }
+            return presence.type == .available && presence.show == .away && presence.status == "in a meeting"
+        }
+        #expect(away != nil, "bob never saw home away; stderr:\n\(bridge.run.errors.suffix(3000))")
+
+        let work = try await TestSession.start("work", on: server, resource: "phone")
+        let homeClient = try await TestSession.start("home", on: server, resource: "phone")
+        let carol = try MirrorSupport.jid("carol", on: server)
+        try await work.session.setContact(carol, name: "Carol")
+        #expect(await MirrorSupport.poll { await homeClient.session.roster.items[carol]?.name == "Carol" } != nil, "stderr:\n\(bridge.run.errors.suffix(3000))")
+        try await work.session.removeContact(carol)
+        #expect(await MirrorSupport.poll { await homeClient.session.roster.items[carol] == nil } != nil)
+
+        #expect(bridge.stop() == 0)
+        for session in [alice, bob, work, homeClient] { await session.stop() }
+    }
 }
