@@ -133,3 +133,25 @@ prosody_stop() {
   wait "$PROSODY_PID" 2>/dev/null || true
   PROSODY_PID=
 }
+
+# Process helpers shared by run.sh and rooms.sh (they define `say`).
+stop_pid() {  # PID [seconds]: SIGTERM, then SIGKILL; our own children only
+  local pid=$1 wait_s=${2:-10} _
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq $((wait_s * 20))); do _prosody_alive "$pid" || break; sleep 0.05; done
+  if _prosody_alive "$pid"; then
+    say "pid $pid still running ${wait_s}s after SIGTERM; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+wait_for_line() {  # FILE PATTERN PID TIMEOUT: until FILE has PATTERN, PID dies, or timeout
+  local file=$1 pattern=$2 pid=$3 deadline=$(( $(date +%s) + $4 ))
+  while [ "$(date +%s)" -le "$deadline" ]; do
+    grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+    _prosody_alive "$pid" || { say "process $pid exited; log:"; tail -n 20 "$file" >&2; return 1; }
+    sleep 0.05
+  done
+  say "timed out waiting for '$pattern' in $file"; tail -n 20 "$file" >&2; return 1
+}

@@ -82,17 +82,6 @@ BUILT_FROM=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
 BIN=$WORK/xmpp-bridge
 RELAY_PID=
 PERF_PID=
-stop_pid() {  # PID [seconds]: SIGTERM, then SIGKILL; our own children only
-  local pid=$1 wait_s=${2:-10} i
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq $((wait_s * 20))); do _prosody_alive "$pid" || break; sleep 0.05; done
-  if _prosody_alive "$pid"; then
-    say "pid $pid still running ${wait_s}s after SIGTERM; SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
@@ -104,15 +93,6 @@ cleanup() {
 }
 
 # ---------------------------------------------------------------- helpers
-wait_for_line() {  # FILE PATTERN PID TIMEOUT: until FILE has PATTERN, PID dies, or timeout
-  local file=$1 pattern=$2 pid=$3 deadline=$(( $(date +%s) + $4 ))
-  while [ "$(date +%s)" -le "$deadline" ]; do
-    grep -q -- "$pattern" "$file" 2>/dev/null && return 0
-    _prosody_alive "$pid" || { say "process $pid exited; log:"; tail -n 20 "$file" >&2; return 1; }
-    sleep 0.05
-  done
-  say "timed out waiting for '$pattern' in $file"; tail -n 20 "$file" >&2; return 1
-}
 
 load() {  # LABEL MODE TARGET
   local label=$1 mode=$2 target=$3 line
@@ -127,8 +107,8 @@ load() {  # LABEL MODE TARGET
 }
 
 throughput() {  # LABEL TARGET: REPEAT throughput runs (the report uses the median)
-  local i
-  for i in $(seq "$REPEAT"); do load "$1" throughput "$2"; done
+  local _
+  for _ in $(seq "$REPEAT"); do load "$1" throughput "$2"; done
 }
 
 bridge_config() {  # FILE STATE [STREAM_MANAGEMENT]
