@@ -3,6 +3,10 @@ import Foundation
 import Testing
 import XMPP
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The same tests against both real servers (issue 13: ejabberd as a second server):
 /// login over STARTTLS and Direct TLS with SCRAM, `send`, the 1:1 relay with stream
 /// management, catch-up from the archive after a restart of the bridge, and two linked
@@ -172,5 +176,50 @@ struct InteropIntegrationTests {
 
         #expect(bridge.stop() == 0)
         for session in [alice, bob, work, homeClient] { await session.stop() }
+    }
+
+    @Test("kill -9 of the bridge mid inbound burst: the restarted bridge resumes both stream management sessions; 0 lost, 0 duplicated", arguments: Self.servers)
+    func streamResumptionAfterKill(_ kind: Server) async throws {
+        let server = try kind.start(accounts: ["alice", "bob", "work", "home"])
+        defer { server.shutdown() }
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["work", "home"],
+            rest: """
+                [channels.link]
+                format = "{body}"
+                members = [
+                  { account = "work", jid = "alice@example.test", direction = "in" },
+                  { account = "home", jid = "bob@example.test", direction = "out" },
+                ]
+                """
+        )
+        let first = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { first.terminate() }
+        try await first.waitOnline(["work", "home"])
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let sent = (1...300).map { String(format: "burst %03d", $0) }
+        let work = try JID("work@example.test")
+        try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
+        _ = await Received.bodies(bob.log, count: 30, timeout: .seconds(30))
+        first.run.process.signal(SIGKILL)
+        #expect(first.run.finish(timeout: 10) != 0)
+
+        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { second.terminate() }
+        try await second.waitOnline(["work", "home"])
+        try await alice.session.send(Message(type: .chat, to: work, body: "marker"))
+        #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(second.run.errors.suffix(3000))")
+        _ = await Received.bodies(bob.log, count: 301, timeout: .seconds(20))
+        let received = await Received.bodies(bob.log).filter { $0 != "marker" }
+        let lost = sent.filter { !received.contains($0) }
+        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
+        print("[interop \(kind)] kill -9 mid burst: received \(Set(received).count) distinct of \(sent.count), lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty, "lost: \(lost.prefix(20)); stderr: \(second.run.errors.suffix(2000))")
+        #expect(duplicated == 0, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(second.logLines.contains { $0.contains("stream resumed") && $0.contains("after restart=true") }, "stderr: \(second.run.errors.suffix(2000))")
+        #expect(second.stop() == 0)
+        await alice.stop()
+        await bob.stop()
     }
 }
