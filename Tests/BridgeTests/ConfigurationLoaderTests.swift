@@ -59,7 +59,7 @@ struct ConfigurationLoaderTests {
         #expect(configuration.locals["alerts"]?.mode == 0o620)
         #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
         #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev"])
-        #expect(configuration.channels.map(\.deliveryType) == [.headline, .chat, .chat])
+        #expect(configuration.channels.map(\.deliveryType) == [.chat, .chat, .chat])
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
             ["alerts", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],

@@ -81,7 +81,13 @@ struct InteropIntegrationTests {
         #expect(bridge.logLines.contains { $0.contains("stream management enabled") }, "\(bridge.run.errors)")
 
         try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "hi bob"))
-        #expect(await Received.message(bob.log, body: "[work] alice: hi bob") != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let relayed = await Received.message(bob.log, body: "[work] alice: hi bob")
+        #expect(relayed != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        // Phone-safe (issue 11): chat, with a receipt request, markable and a store hint, and
+        // the server passed them on.
+        #expect(relayed?.type == .chat)
+        let extensions = Set((relayed?.extensions ?? []).map { "\($0.namespace) \($0.name)" })
+        #expect(extensions.isSuperset(of: ["urn:xmpp:receipts request", "urn:xmpp:chat-markers:0 markable", "urn:xmpp:hints store", "urn:xmpp:sid:0 origin-id"]), "\(extensions)")
         try await bob.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "hi alice"))
         #expect(await Received.message(alice.log, body: "[home] bob: hi alice") != nil)
 
@@ -97,8 +103,8 @@ struct InteropIntegrationTests {
         }
         try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "marker"))
         #expect(await Received.message(bob.log, body: "[work] alice: marker") != nil)
-        let relayed = await Received.bodies(bob.log).filter { $0.hasPrefix("[work] alice: ") }
-        #expect(relayed == ["[work] alice: hi bob"] + missed.map { "[work] alice: \($0)" } + ["[work] alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
+        let bodies = await Received.bodies(bob.log).filter { $0.hasPrefix("[work] alice: ") }
+        #expect(bodies == ["[work] alice: hi bob"] + missed.map { "[work] alice: \($0)" } + ["[work] alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         await alice.stop()
         await bob.stop()

@@ -34,11 +34,19 @@ struct CheckCommand: ParsableCommand {
         for warning in Self.warnings(configuration) { CommandLineOutput.error("warning: \(warning)") }
     }
 
-    /// What is valid but unsafe: password files other users can read.
+    /// What is valid but unsafe or surprising: password files other users can read;
+    /// headlines to XMPP contacts (RFC 6121 §8.5.2.2: dropped when no client is online).
     static func warnings(_ configuration: BridgeConfiguration) -> [String] {
-        configuration.accounts.keys.sorted().compactMap { name in
+        let passwords = configuration.accounts.keys.sorted().compactMap { name in
             configuration.accounts[name]?.password.exposure().map { "accounts.\(name): \($0)" }
         }
+        let headlines = configuration.channels.filter { channel in
+            channel.deliveryType == .headline
+                && channel.members.contains { $0.room == nil && $0.direction.receives && configuration.accounts[$0.endpoint.transport] != nil }
+        }.map { channel in
+            "channels.\(channel.name): type = \"headline\" to XMPP contacts: offline phones will not get these (a headline is dropped when no client of the recipient is online); use \"chat\""
+        }
+        return passwords + headlines
     }
 
     /// What `check` prints for a valid file: the settings, then each account, local and

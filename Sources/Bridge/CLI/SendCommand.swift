@@ -26,7 +26,7 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "One message per input line.")
     var lines = false
 
-    @Option(help: "chat, normal or headline (phones show headline as a notification).")
+    @Option(help: "chat (default: stored and pushed to an offline phone), normal, or headline (dropped when no client of the recipient is online).")
     var type: String = "chat"
 
     @Option(help: "Subject of the message(s).")

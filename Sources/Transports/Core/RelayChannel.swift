@@ -2,8 +2,9 @@
 /// it cannot be taken for NIOCore's `Channel`): a message from a member that may send
 /// goes to every other member that may receive.
 public struct RelayChannel: Hashable, Sendable, Codable {
-    /// How relayed messages are delivered to XMPP members (RFC 6121 §5.2.2): `headline`
-    /// is what phones show as a notification.
+    /// How relayed messages are delivered to XMPP members (RFC 6121 §5.2.2). `chat` reaches
+    /// an offline or sleeping phone (stored, archived, pushed); a `headline` to an account
+    /// with no online client is dropped (§8.5.2.2).
     public enum DeliveryType: String, Hashable, Sendable, Codable, CaseIterable {
         case chat
         case normal

@@ -222,6 +222,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             // Sent again after a failure with the same id and origin-id (XEP-0359), so a
             // receiver can tell a repeat from a new message.
             message.extensions.append(OriginID.element(delivery.relayID))
+            if type == .chat || type == .normal {
+                // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
+                // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
+                message.extensions += Self.phoneHints
+            }
             messages.append(message)
             indices.append(index)
         }
@@ -325,6 +330,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         }
         return false
     }
+
+    /// A receipt request (XEP-0184 §5.1), `<markable/>` (XEP-0333 §4) and a store hint
+    /// (XEP-0334 §4.4), for chat and normal deliveries to contacts.
+    static let phoneHints = [
+        XMLElement(name: "request", namespace: "urn:xmpp:receipts"),
+        XMLElement(name: "markable", namespace: "urn:xmpp:chat-markers:0"),
+        XMLElement(name: "store", namespace: "urn:xmpp:hints"),
+    ]
 
     /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
     public static func checkpointKey(account: String, room: JID) -> String {
