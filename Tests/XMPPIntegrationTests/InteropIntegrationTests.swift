@@ -184,7 +184,7 @@ struct InteropIntegrationTests {
         for session in [alice, bob, work, homeClient] { await session.stop() }
     }
 
-    @Test("kill -9 of the bridge mid inbound burst: the restarted bridge resumes both stream management sessions; 0 lost, 0 duplicated", arguments: Self.servers)
+    @Test("kill -9 of the bridge mid inbound burst (alice → work → home → bob): the restarted bridge resumes both sessions; 0 lost, 0 duplicated", arguments: Self.servers)
     func streamResumptionAfterKill(_ kind: Server) async throws {
         let server = try kind.start(accounts: ["alice", "bob", "work", "home"])
         defer { server.shutdown() }
@@ -204,25 +204,33 @@ struct InteropIntegrationTests {
         try await first.waitOnline(["work", "home"])
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
-        let sent = (1...300).map { String(format: "burst %03d", $0) }
+        let sent = (1...500).map { String(format: "burst %03d", $0) }
         let work = try JID("work@example.test")
         try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
-        _ = await Received.bodies(bob.log, count: 30, timeout: .seconds(30))
+        // Kill the bridge once bob has some of the burst.
+        _ = await Received.bodies(bob.log, count: 50, timeout: .seconds(30))
         first.run.process.signal(SIGKILL)
         #expect(first.run.finish(timeout: 10) != 0)
+        let atKill = await Received.bodies(bob.log).count
 
         let second = try BridgeDaemon.start(config: config, in: server.directory)
         defer { second.terminate() }
         try await second.waitOnline(["work", "home"])
         try await alice.session.send(Message(type: .chat, to: work, body: "marker"))
         #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(second.run.errors.suffix(3000))")
-        _ = await Received.bodies(bob.log, count: 301, timeout: .seconds(20))
+        // What the server still held for the killed session may come after the marker.
+        _ = await Received.bodies(bob.log, count: 501, timeout: .seconds(20))
         let received = await Received.bodies(bob.log).filter { $0 != "marker" }
         let lost = sent.filter { !received.contains($0) }
         let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
-        print("[interop \(kind)] kill -9 mid burst: received \(Set(received).count) distinct of \(sent.count), lost \(lost.count), duplicated \(duplicated)")
+        print("[interop \(kind)] kill -9 mid burst: bob had \(atKill) at the kill; received \(Set(received).count) distinct of \(sent.count), lost \(lost.count), duplicated \(duplicated)")
         #expect(lost.isEmpty, "lost: \(lost.prefix(20)); stderr: \(second.run.errors.suffix(2000))")
         #expect(duplicated == 0, "stderr: \(second.run.errors.suffix(2000))")
+        // Order across the restart: kept on Prosody. On ejabberd one message in a run has been
+        // seen a place late (an open finding, counted and printed, not yet asserted).
+        let swapped = zip(received, received.dropFirst()).filter { $0 > $1 }.count
+        print("[interop \(kind)] kill -9 mid burst: out-of-order neighbours \(swapped)")
+        if kind == .prosody { #expect(received == sent, "out of order") }
         #expect(second.logLines.contains { $0.contains("stream resumed") && $0.contains("after restart=true") }, "stderr: \(second.run.errors.suffix(2000))")
         #expect(second.stop() == 0)
         await alice.stop()
