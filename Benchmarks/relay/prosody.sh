@@ -155,3 +155,32 @@ wait_for_line() {  # FILE PATTERN PID TIMEOUT: until FILE has PATTERN, PID dies,
   done
   say "timed out waiting for '$pattern' in $file"; tail -n 20 "$file" >&2; return 1
 }
+
+# The xmpp-bridge binary to measure: RELAY_BENCH_BIN, else .build/release/xmpp-bridge,
+# built when missing or older than the sources. Sets BIN. (Callers define `say`/`die`.)
+bench_bridge_binary() {
+  if [ -n "${RELAY_BENCH_BIN:-}" ]; then
+    BIN=$(cd "$(dirname "$RELAY_BENCH_BIN")" && pwd -P)/$(basename "$RELAY_BENCH_BIN")
+    [ -x "$BIN" ] || die "RELAY_BENCH_BIN=$RELAY_BENCH_BIN is not executable"
+  else
+    command -v swift >/dev/null || die "swift not found (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
+    BIN=$ROOT/.build/release/xmpp-bridge
+    if [ ! -x "$BIN" ] || [ -n "$(find Sources Package.swift -newer "$BIN" -print -quit)" ]; then
+      say "building: swift build -c release --product xmpp-bridge"
+      swift build -c release --product xmpp-bridge >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
+    fi
+  fi
+}
+
+# A Python venv with slixmpp (RELAY_BENCH_VENV, default .build/relay-bench-venv), made if
+# missing. Sets PY and SLIXMPP_VERSION.
+bench_slixmpp() {
+  local venv=${RELAY_BENCH_VENV:-$ROOT/.build/relay-bench-venv}
+  PY=$venv/bin/python
+  if ! "$PY" -c 'import slixmpp' 2>/dev/null; then
+    say "installing slixmpp into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check slixmpp >&2
+  fi
+  SLIXMPP_VERSION=$("$PY" -c 'import slixmpp; print(slixmpp.__version__)')
+}

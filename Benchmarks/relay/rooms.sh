@@ -54,29 +54,10 @@ done
 
 # ---------------------------------------------------------------- the bridge binary (bridge path only)
 BIN=
-if [[ " $ONLY " == *" bridge "* ]]; then
-  if [ -n "${RELAY_BENCH_BIN:-}" ]; then
-    BIN=$(cd "$(dirname "$RELAY_BENCH_BIN")" && pwd -P)/$(basename "$RELAY_BENCH_BIN")
-    [ -x "$BIN" ] || die "RELAY_BENCH_BIN=$RELAY_BENCH_BIN is not executable"
-  else
-    command -v swift >/dev/null || die "swift not found (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
-    BIN=$ROOT/.build/release/xmpp-bridge
-    if [ ! -x "$BIN" ] || [ -n "$(find Sources Package.swift -newer "$BIN" -print -quit)" ]; then
-      say "building: swift build -c release --product xmpp-bridge"
-      swift build -c release --product xmpp-bridge >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
-    fi
-  fi
-fi
+if [[ " $ONLY " == *" bridge "* ]]; then bench_bridge_binary; fi
 
 # ---------------------------------------------------------------- slixmpp
-VENV=${RELAY_BENCH_VENV:-$ROOT/.build/relay-bench-venv}
-PY=$VENV/bin/python
-if ! "$PY" -c 'import slixmpp' 2>/dev/null; then
-  say "installing slixmpp into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check slixmpp >&2
-fi
-SLIXMPP_VERSION=$("$PY" -c 'import slixmpp; print(slixmpp.__version__)')
+bench_slixmpp
 
 # ---------------------------------------------------------------- cleanup
 WORK=$(mktemp -d /tmp/relay-rooms.XXXXXX)

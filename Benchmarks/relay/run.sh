@@ -48,26 +48,10 @@ for tool in prosody prosodyctl openssl lua5.4 python3 swift; do
 done
 
 # ---------------------------------------------------------------- the bridge binary
-if [ -n "${RELAY_BENCH_BIN:-}" ]; then
-  BIN=$(cd "$(dirname "$RELAY_BENCH_BIN")" && pwd -P)/$(basename "$RELAY_BENCH_BIN")
-  [ -x "$BIN" ] || die "RELAY_BENCH_BIN=$RELAY_BENCH_BIN is not executable"
-else
-  BIN=$ROOT/.build/release/xmpp-bridge
-  if [ ! -x "$BIN" ] || [ -n "$(find Sources Package.swift -newer "$BIN" -print -quit)" ]; then
-    say "building: swift build -c release --product xmpp-bridge"
-    swift build -c release --product xmpp-bridge >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
-  fi
-fi
+bench_bridge_binary
 
 # ---------------------------------------------------------------- slixmpp
-VENV=${RELAY_BENCH_VENV:-$ROOT/.build/relay-bench-venv}
-PY=$VENV/bin/python
-if ! "$PY" -c 'import slixmpp' 2>/dev/null; then
-  say "installing slixmpp into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check slixmpp >&2
-fi
-SLIXMPP_VERSION=$("$PY" -c 'import slixmpp; print(slixmpp.__version__)')
+bench_slixmpp
 
 # ---------------------------------------------------------------- cleanup
 WORK=$(mktemp -d /tmp/relay-bench.XXXXXX)
