@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a password comes from: a file, an environment variable or a command's output.
 /// Never a bare command-line argument, which other users can read from the process list.
-enum PasswordSource: Sendable, CustomStringConvertible {
+enum PasswordSource: Sendable, Equatable, CustomStringConvertible {
     case file(String)
     case environment(String)
     case command(String)

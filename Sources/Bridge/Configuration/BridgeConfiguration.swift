@@ -15,6 +15,8 @@ struct BridgeConfiguration: Sendable {
     var presenceMirrors: [PresenceMirrorConfiguration] = []
     /// `[[roster_mirror]]`.
     var rosterMirrors: [RosterMirrorConfiguration] = []
+    /// Channel → its webhook template's text (`template_file`, checked when loaded).
+    var webhookTemplates: [String: String] = [:]
 }
 
 /// One `[[presence_mirror]]` entry: account `to` shows what the user's other clients on
@@ -68,10 +70,12 @@ struct BridgeSettings: Sendable, Equatable {
     var deliveryTimeoutMilliseconds: Int = 30_000
     /// Events an XMPP session holds for the bridge before it stops reading its socket.
     var eventBuffer: Int = 256
+    /// Where `/metrics` (Prometheus text) and `/health/live`, `/health/ready` are served; nil: off.
+    var metricsListen: HTTPListenAddress?
 
     static let keys = [
         "state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
-        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer",
+        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer", "metrics_listen",
     ]
 }
 
@@ -81,6 +85,8 @@ struct LocalConfiguration: Sendable, Equatable {
         case stdio
         case fifo
         case socket
+        /// HTTP ingress (curl, Alertmanager, Grafana): see ``HTTPLocalSettings``.
+        case http
     }
 
     var name: String
@@ -97,6 +103,24 @@ struct LocalConfiguration: Sendable, Equatable {
     var nick: String
     /// stdio: when standard input ends, finish queued deliveries and exit (default true).
     var exitOnEndOfInput: Bool
+    /// Set for kind http.
+    var http: HTTPLocalSettings?
 
-    static let keys = ["kind", "path", "mode", "output", "max_line_bytes", "invalid_utf8", "nick", "exit_on_eof"]
+    static let keys = ["kind", "path", "mode", "output", "max_line_bytes", "invalid_utf8", "nick", "exit_on_eof"] + HTTPLocalSettings.keys
+}
+
+/// The settings of an HTTP ingress local (`kind = "http"`).
+struct HTTPLocalSettings: Sendable, Equatable, CustomStringConvertible {
+    var listen: HTTPListenAddress
+    /// Where the bearer token comes from; nil: no token (loopback or Unix socket only).
+    var token: PasswordSource?
+    var maxBodyBytes: Int = 1 << 20
+    var waitTimeout: Duration = .seconds(30)
+
+    static let keys = ["listen", "token_file", "token_env", "max_body_bytes", "wait_timeout"]
+
+    /// Names the token's source, never the token.
+    var description: String {
+        "listen \(self.listen), token \(self.token.map { "\($0)" } ?? "none"), max_body_bytes \(self.maxBodyBytes), wait_timeout \(self.waitTimeout)"
+    }
 }

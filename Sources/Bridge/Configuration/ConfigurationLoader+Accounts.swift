@@ -93,7 +93,7 @@ extension ConfigurationLoader {
     }
 
     /// A period such as "90s", "30m", "12h" or "7d"; "unlimited" reads as zero.
-    private mutating func age(_ table: TOMLTable, _ key: String, _ path: String) -> Duration? {
+    mutating func age(_ table: TOMLTable, _ key: String, _ path: String) -> Duration? {
         guard let text = self.string(table, key, path) else { return nil }
         if text == "unlimited" { return .zero }
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]

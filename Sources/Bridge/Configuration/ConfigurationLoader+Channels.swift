@@ -15,7 +15,7 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events"]
+    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file"]
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
@@ -90,7 +90,10 @@ extension ConfigurationLoader {
         let account = self.string(table, "account", path)
         let local = self.string(table, "local", path)
         // nil when written but not understood (already reported).
-        let direction: ChannelMember.Direction? = table["direction"] == nil ? .inout : self.choice(table, "direction", path, what: "direction")
+        // An input-only local (FIFO, HTTP) sends; everything else defaults to both ways.
+        let inputOnly = local.flatMap { references.locals[$0]?.kind }.map { $0 == .fifo || $0 == .http } ?? false
+        let direction: ChannelMember.Direction? =
+            table["direction"] == nil ? (inputOnly ? .in : .inout) : self.choice(table, "direction", path, what: "direction")
 
         let endpoint: Endpoint?
         var room: RoomMembership?
@@ -210,8 +213,9 @@ extension ConfigurationLoader {
             self.problem("\(path).local", "no local '\(local)'", hint)
             return nil
         }
-        if references.locals[local]?.kind == .fifo, let direction, direction != .in {
-            self.problem("\(path).direction", "\(Self.path("local", local)) is a FIFO, which is input only", "use direction = \"in\"")
+        if let kind = references.locals[local]?.kind, kind == .fifo || kind == .http, let direction, direction != .in {
+            let what = kind == .fifo ? "a FIFO" : "an http local"
+            self.problem("\(path).direction", "\(Self.path("local", local)) is \(what), which is input only", "use direction = \"in\" (the default for it)")
             return nil
         }
         return Endpoint(transport: local)

@@ -34,7 +34,9 @@ extension ConfigurationLoader {
         }
 
         var filePath: String?
-        if let text = self.nonEmptyString(table, "path", path, hint: "the file to create, e.g. path = \"/run/xmpp-bridge/\(name)\"") {
+        if kind == .http, table["path"] != nil {
+            self.problem("\(path).path", "does not apply to an http local", "an http local listens where listen says, e.g. listen = \"127.0.0.1:8080\" or listen = \"/run/xmpp-bridge/http.sock\"")
+        } else if let text = self.nonEmptyString(table, "path", path, hint: "the file to create, e.g. path = \"/run/xmpp-bridge/\(name)\"") {
             if kind == .stdio {
                 self.problem("\(path).path", "does not apply to a stdio local", "stdio reads standard input and writes standard output; remove path, or use kind = \"fifo\" or \"socket\"")
             } else {
@@ -47,7 +49,7 @@ extension ConfigurationLoader {
                 if kind == .socket { self.checkSocketPath(resolved, at: "\(path).path") }
                 filePath = resolved
             }
-        } else if table["path"] == nil, let kind, kind != .stdio {
+        } else if table["path"] == nil, let kind, kind != .stdio, kind != .http {
             self.problem("\(path).path", "is missing", "a \(kind.rawValue) local needs a file path, e.g. path = \"/run/xmpp-bridge/\(name)\"")
         }
 
@@ -59,6 +61,15 @@ extension ConfigurationLoader {
                 mode = parsed
             } else {
                 self.problem("\(path).mode", "'\(text)' is not a file mode from 0000 to 0777", "write the permission bits in octal, e.g. mode = \"0600\"")
+            }
+        }
+
+        var http: HTTPLocalSettings?
+        if kind == .http {
+            http = self.httpSettings(table, at: path, name: name, claimedPaths: &claimedPaths)
+        } else {
+            for key in HTTPLocalSettings.keys where table[key] != nil {
+                self.problem("\(path).\(key)", "applies only to an http local", "remove \(key), or set kind = \"http\"")
             }
         }
 
@@ -80,10 +91,15 @@ extension ConfigurationLoader {
         let invalidUTF8: LineSplitter.InvalidUTF8Policy = self.choice(table, "invalid_utf8", path, what: "invalid_utf8 policy") ?? .replace
         let nick = self.nonEmptyString(table, "nick", path, hint: "the name messages from this input carry, e.g. nick = \"\(name)\"") ?? name
 
-        guard let kind else { return nil }
+        if kind == .http {
+            for key in ["max_line_bytes", "invalid_utf8"] where table[key] != nil {
+                self.problem("\(path).\(key)", "does not apply to an http local", "an http local takes one message per request; remove \(key)")
+            }
+        }
+        guard let kind, kind != .http || http != nil else { return nil }
         return LocalConfiguration(
             name: name, kind: kind, path: filePath, mode: mode, output: output.rawValue, maxLineBytes: maxLineBytes,
-            invalidUTF8: invalidUTF8.rawValue, nick: nick, exitOnEndOfInput: exitOnEndOfInput
+            invalidUTF8: invalidUTF8.rawValue, nick: nick, exitOnEndOfInput: exitOnEndOfInput, http: http
         )
     }
 

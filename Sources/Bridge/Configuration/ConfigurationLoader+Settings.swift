@@ -3,8 +3,12 @@ import TOMLKit
 extension ConfigurationLoader {
     /// The `[bridge]` table, with defaults for whatever it leaves out (or when it is absent).
     mutating func settings(_ value: TOMLValue?) -> BridgeSettings {
+        // Under systemd (StateDirectory=, RuntimeDirectory=) the defaults move there.
+        let stateDirectory = self.environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+        let runtimeDirectory = self.environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
         var settings = BridgeSettings(
-            statePath: self.resolve("bridge.sqlite"), controlSocketPath: self.resolve("bridge.control"),
+            statePath: stateDirectory.map { "\($0)/bridge.sqlite" } ?? self.resolve("bridge.sqlite"),
+            controlSocketPath: runtimeDirectory.map { "\($0)/bridge.control" } ?? self.resolve("bridge.control"),
             bridgeID: "xmpp-bridge", deliveryBatchSize: 100
         )
         guard let value else { return settings }
@@ -55,6 +59,7 @@ extension ConfigurationLoader {
         if let value = self.integer(table, "event_buffer", path, in: 1...1_000_000, hint: "events a session holds before it stops reading, e.g. 256") {
             settings.eventBuffer = value
         }
+        settings.metricsListen = self.metricsListen(table, at: path)
         return settings
     }
 

@@ -19,8 +19,13 @@ struct ConfigurationLoader {
     /// The top-level tables of `bridge.toml`.
     static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror"]
 
-    init(file: String) {
+    /// The process environment: systemd's `STATE_DIRECTORY` and `RUNTIME_DIRECTORY` move
+    /// the default state file and control socket there.
+    let environment: [String: String]
+
+    init(file: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.file = file
+        self.environment = environment
     }
 
     /// The default place: `$XDG_CONFIG_HOME/xmpp-bridge/bridge.toml`, then
@@ -71,10 +76,12 @@ struct ConfigurationLoader {
             in: table, section: "channels", what: "channels", hint: "write [channels.NAME] with members = [ … ]"
         )
         var presenceChannels: Set<String> = []
+        var webhookTemplates: [String: String] = [:]
         for (name, channelTable) in channelTables {
             guard let channel = self.channel(name, channelTable, references: &references) else { continue }
             channels.append(channel)
             if self.relaysPresence(channel, channelTable, accounts: Set(accounts.keys)) { presenceChannels.insert(name) }
+            if let template = self.webhookTemplate(channelTable, at: Self.path("channels", name)) { webhookTemplates[name] = template }
         }
         let accountNames = Set(accountTables.map(\.name))
         let presenceMirrors = self.presenceMirrors(table["presence_mirror"], accounts: accountNames)
@@ -84,7 +91,8 @@ struct ConfigurationLoader {
         guard self.problems.isEmpty else { throw ConfigurationError(file: self.file, problems: self.problems) }
         return BridgeConfiguration(
             file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
-            presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors
+            presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors,
+            webhookTemplates: webhookTemplates
         )
     }
 

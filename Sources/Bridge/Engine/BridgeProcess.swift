@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOPosix
+import Prometheus
 import ServiceLifecycle
 import Transports
 import XMPP
@@ -32,6 +33,16 @@ struct BridgeProcess {
         let blockingWork = NIOThreadPool(numberOfThreads: 1)
         blockingWork.start()
         let groupBox = GroupBox()
+        // Metrics go to this registry only (no global metrics system); served when
+        // `metrics_listen` is set, counted either way (cheap).
+        let registry = PrometheusCollectorRegistry()
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        metricsFactory.durationHistogramBuckets["xmpp_bridge_relay_latency_seconds"] = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(120), .seconds(600), .seconds(3600),
+        ]
+        let metrics = RelayMetrics(factory: metricsFactory)
+        let statusBook = DeliveryStatusBook(store: store, clock: ContinuousClock())
         var random = SystemRandomNumberGenerator()
         let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
         let journal = try Journal(store: store, checkpointer: checkpointer, logger: logger)
@@ -43,6 +54,8 @@ struct BridgeProcess {
             idPrefix: "\(configuration.settings.bridgeID)-",
             clock: ContinuousClock(),
             logger: logger,
+            metrics: metrics,
+            settled: { delivered, failed in statusBook.settled(delivered.map(\.0) + failed) },
             finish: { await groupBox.group?.triggerGracefulShutdown() }
         )
         try await pipeline.load()
@@ -53,10 +66,12 @@ struct BridgeProcess {
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] },
-                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, blockingWork: blockingWork, logger: logger
+                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, blockingWork: blockingWork,
+                deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )
+        statusBook.attach(queued: { await pipeline.queued(among: $0) }, accounts: { Set(await runtime.currentConfiguration.accounts.keys) })
         let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
         let presence = PresenceCoordinator(
             configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
@@ -70,6 +85,14 @@ struct BridgeProcess {
         var services = await runtime.services()
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
         services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        if let listen = configuration.settings.metricsListen {
+            let server = MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger)
+            services.append(.init(service: server, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        }
+        if let systemd = SystemdNotifier<ContinuousClock>.Settings(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
+            let notifier = SystemdNotifier(settings: systemd, clock: ContinuousClock(), alive: { _ = await pipeline.availability }, logger: logger)
+            services.append(.init(service: notifier, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        }
         services += extraServices.map { .init(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore) }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group

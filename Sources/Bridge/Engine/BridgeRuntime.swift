@@ -66,8 +66,15 @@ actor BridgeRuntime {
             fingerprint = Self.fingerprint(account)
         } else if let local = self.configuration.locals[name] {
             let directory = self.directory
-            transport = self.factory.make(local: local, handler: handler, channels: { directory.names })
-            fingerprint = "\(local)"
+            do {
+                transport = try self.factory.make(
+                    local: local, handler: handler, channels: { directory.names }, templates: { directory.template(for: $0) }
+                )
+            } catch {
+                self.logger.error("local not started", metadata: ["local": "\(name)", "error": "\(error)"])
+                return []
+            }
+            fingerprint = Self.fingerprint(local)
         } else {
             return []
         }
@@ -92,7 +99,7 @@ actor BridgeRuntime {
             let running = self.transports[name]
             let wanted: String? =
                 new.accounts[name].map { Self.reloadFingerprint(Self.fingerprint($0), running: running?.fingerprint) }
-                ?? new.locals[name].map { "\($0)" }
+                ?? new.locals[name].map { Self.fingerprint($0) }
             // A transport that gave up (wrong password, rejected certificate) is tried again.
             if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
             await self.restart(name, wanted: wanted != nil)
@@ -134,6 +141,7 @@ actor BridgeRuntime {
             let names = Set(channels.map(\.name))
             await self.pipeline.update(router: Self.router(channels: channels, configuration: self.configuration))
             self.directory.names = names
+            self.directory.templates = self.configuration.webhookTemplates.compactMapValues { try? WebhookTemplate($0) }
             await self.presence?.update(configuration: self.configuration, channels: channels)
             await self.applyRooms(channels: channels)
         } catch {
@@ -178,6 +186,15 @@ actor BridgeRuntime {
             "\(account.catchUp)", "\(account.catchUpMaxAge.map { "\($0)" } ?? "unlimited")",
             password == nil ? Self.unreadableSecret : "\(secret.finalize())",
         ].joined(separator: "|")
+    }
+
+    /// A local's settings and, for an http local, a hash of its token as read now (a new
+    /// token in the same file takes effect on SIGHUP).
+    static func fingerprint(_ local: LocalConfiguration) -> String {
+        guard let token = local.http?.token else { return "\(local)" }
+        var secret = Hasher()
+        secret.combine((try? token.read()) ?? Self.unreadableSecret)
+        return "\(local)|\(secret.finalize())"
     }
 
     /// The fingerprint's last part when the password cannot be read now.

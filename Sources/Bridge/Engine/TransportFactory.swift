@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import NIOCore
 import Transports
@@ -20,6 +21,10 @@ struct TransportFactory: Sendable {
     var tlsContexts = TLSContextCache()
     /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
     var blockingWork: (any BlockingWorkRunner)?
+    /// Answers `GET /messages/{id}` and `?wait=sent` for HTTP ingress locals.
+    var deliveryStatus: (any DeliveryStatusProviding)?
+    /// Where HTTP ingress counts its requests (the Prometheus registry in the daemon).
+    var metrics: any MetricsFactory = NOOPMetricsHandler.instance
     let logger: Logger
 
     func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
@@ -71,7 +76,11 @@ struct TransportFactory: Sendable {
         )
     }
 
-    func make(local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>) -> any Transport {
+    /// A local transport; throws when an http local's token cannot be read.
+    func make(
+        local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>,
+        templates: @escaping @Sendable (String) -> WebhookTemplate? = { _ in nil }
+    ) throws -> any Transport {
         let options = LocalInputOptions(
             maxLineBytes: local.maxLineBytes,
             invalidUTF8: LineSplitter.InvalidUTF8Policy(rawValue: local.invalidUTF8) ?? .replace,
@@ -89,6 +98,26 @@ struct TransportFactory: Sendable {
             return SocketTransport(
                 name: local.name, path: local.path ?? "", mode: local.mode, options: options, group: self.group,
                 handler: handler, channels: channels, logger: self.logger
+            )
+        case .http:
+            guard let http = local.http else { throw PasswordSource.Failure(description: "http local \(local.name) has no listen address") }
+            if let exposure = http.token?.exposure() {
+                self.logger.warning("\(exposure.replacingOccurrences(of: "password", with: "token"))", metadata: ["local": "\(local.name)"])
+            }
+            let token = try http.token.map { BearerToken(try $0.read()) }
+            let name = local.name
+            return HTTPTransport(
+                name: local.name,
+                options: HTTPIngressOptions(
+                    listen: http.listen, token: token, maxBodyBytes: http.maxBodyBytes, waitTimeout: http.waitTimeout, nick: local.nick,
+                    socketMode: local.mode
+                ),
+                group: self.group, handler: handler, status: self.deliveryStatus, channels: channels, template: templates,
+                makeID: {
+                    var random = SystemRandomNumberGenerator()
+                    return "\(name)-\(String(random.next(), radix: 36))\(String(random.next() % 1_000_000, radix: 36))"
+                },
+                metrics: self.metrics, logger: self.logger
             )
         }
     }

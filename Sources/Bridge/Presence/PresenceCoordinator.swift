@@ -17,6 +17,8 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     private var waiting: [String: PresenceState] = [:]
     /// Room → the (channel, local transport) pairs shown its occupants' comings and goings.
     private var occupantTargets: [Endpoint: [(channel: String, transport: String)]]
+    /// Channel → its local members (any direction), told about receipts.
+    private var channelLocals: [String: [String]]
 
     init(
         configuration: BridgeConfiguration, channels: [RelayChannel], transport: @escaping @Sendable (String) async -> (any Transport)?, clock: C,
@@ -34,6 +36,15 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
         self.transport = transport
         self.logger = logger
         self.occupantTargets = Self.occupantTargets(channels, accounts: accounts)
+        self.channelLocals = Self.channelLocals(channels, accounts: accounts)
+    }
+
+    static func channelLocals(_ channels: [RelayChannel], accounts: Set<String>) -> [String: [String]] {
+        var locals: [String: [String]] = [:]
+        for channel in channels {
+            locals[channel.name] = channel.members.map(\.endpoint.transport).filter { !accounts.contains($0) }
+        }
+        return locals
     }
 
     /// For each room member: the local transports that receive in its channels.
@@ -73,6 +84,11 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
                 guard let receiver = await self.transport(target.transport) as? any PresenceEventReceiving else { continue }
                 await receiver.receiveOccupant(channel: target.channel, room: room, nick: nick, joined: joined)
             }
+        case .receipt(let receipt):
+            for transport in receipt.channel.flatMap({ self.channelLocals[$0] }) ?? [] {
+                guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
+                await receiver.receiveReceipt(receipt)
+            }
         case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .confirmed, .checkpoint, .targetReady:
             return
         }
@@ -82,6 +98,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
         self.accounts = Set(configuration.accounts.keys)
         self.occupantTargets = Self.occupantTargets(channels, accounts: self.accounts)
+        self.channelLocals = Self.channelLocals(channels, accounts: self.accounts)
         let actions = self.relay.update(
             channels: channels, presenceChannels: configuration.presenceChannels, accounts: self.accounts,
             mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) }, ownJIDs: Self.ownJIDs(configuration),

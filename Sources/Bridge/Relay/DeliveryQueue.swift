@@ -290,6 +290,17 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     // MARK: -
 
+    /// When each of `sequences` was queued (those still held); the in-flight batch is at the
+    /// front, so this stops early for it.
+    func enqueuedTimes(of sequences: Set<Int64>) -> [Int64: Date] {
+        var found: [Int64: Date] = [:]
+        for item in self.items where sequences.contains(item.delivery.sequence) {
+            found[item.delivery.sequence] = item.enqueuedAt
+            if found.count == sequences.count { break }
+        }
+        return found
+    }
+
     private func index(of sequence: Int64) -> CircularBuffer<Item>.Index? {
         self.items.firstIndex { $0.delivery.sequence == sequence && !$0.done }
     }

@@ -33,11 +33,16 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     private let wakeup: AsyncStream<Void>.Continuation
     /// Told about each dead letter (counted for `status`).
     private let deadLettered: @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void
+    /// Told about deliveries that left the queue: delivered (with when they were queued,
+    /// if known) or failed for good. Metrics and `?wait=sent` listen.
+    private let settledDeliveries: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void
 
     init(
         transport: any Transport, journal: Journal, configuration: DeliveryQueue<C.Instant>.Configuration, clock: C, logger: Logger,
-        deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in }
+        deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in },
+        settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void = { _, _ in }
     ) {
+        self.settledDeliveries = settled
         self.transport = transport
         self.journal = journal
         self.clock = clock
@@ -91,6 +96,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         let outcome = self.queue.withLockedValue { $0.bounced(relayID: relayID, permanent: permanent, reason: reason, now: now, sequence: sequence) }
         if let outcome {
             for letter in outcome.deadLetters { self.report(letter) }
+            if !outcome.deadLetters.isEmpty { self.settledDeliveries([], outcome.deadLetters.map(\.delivery)) }
             self.wakeup.yield()
         }
         return outcome
@@ -98,8 +104,13 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
 
     /// Deliveries the target took before a restart; returns how many were still queued.
     func confirmed(relayIDs: [String]) -> Int {
-        let outcome = self.queue.withLockedValue { $0.confirmed(relayIDs: Set(relayIDs)) }
+        let wanted = Set(relayIDs)
+        let (outcome, confirmed) = self.queue.withLockedValue { queue in
+            let held = queue.pending.filter { wanted.contains($0.delivery.relayID) }.map { ($0.delivery, Optional($0.enqueuedAt)) }
+            return (queue.confirmed(relayIDs: wanted), held)
+        }
         self.journal.record(outcome.entries)
+        if !confirmed.isEmpty { self.settledDeliveries(confirmed, []) }
         if outcome.delivered > 0 { self.signalProgress() }
         return outcome.delivered
     }
@@ -214,9 +225,19 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
             case .deliver(let batch):
                 let results = await self.transport.deliver(batch)
                 let later = self.clock.now
-                let outcome = self.queue.withLockedValue { $0.finished(batch, results: results, now: later) }
+                let (outcome, queuedAt) = self.queue.withLockedValue { queue in
+                    let times = queue.enqueuedTimes(of: Set(batch.map(\.sequence)))
+                    return (queue.finished(batch, results: results, now: later), times)
+                }
                 // Counted before they are written: whoever sees a dead letter stored sees it counted.
                 for letter in outcome.deadLetters { self.report(letter) }
+                var delivered: [(Delivery, Date?)] = []
+                for (delivery, result) in zip(batch, results) {
+                    if case .delivered = result { delivered.append((delivery, queuedAt[delivery.sequence])) }
+                }
+                if !delivered.isEmpty || !outcome.deadLetters.isEmpty {
+                    self.settledDeliveries(delivered, outcome.deadLetters.map(\.delivery))
+                }
                 self.journal.record(outcome.entries)
                 self.batchSettled()
                 if outcome.retried > 0 {

@@ -223,6 +223,12 @@ final class Journal: Sendable {
                     DELETE FROM seen_unique_ids WHERE transport = ? AND position <= (
                       SELECT position FROM seen_unique_ids WHERE transport = ? ORDER BY position DESC LIMIT 1 OFFSET ?)
                     """).execute(arguments: [transport, transport, keep])
+            case .receipt(let relayID, let target, let displayed, let at):
+                // Displayed implies received; the first time of each is kept.
+                try db.cachedStatement(sql: """
+                    UPDATE relays SET received_at = COALESCE(received_at, ?), displayed_at = CASE WHEN ? THEN COALESCE(displayed_at, ?) ELSE displayed_at END
+                    WHERE relay_id = ? AND target_transport = ? AND target_address IS ?
+                    """).execute(arguments: [at, displayed, at, relayID, target.transport, target.address])
             }
         }
     }

@@ -24,4 +24,7 @@ enum JournalEntry: Sendable {
     case checkpoint(transport: String, String)
     /// Only the newest `keep` unique ids of the transport are remembered.
     case trimSeen(transport: String, keep: Int)
+    /// The recipient of a relayed copy sent a receipt (XEP-0184) or a displayed marker
+    /// (XEP-0333) for it; recorded only if `target` is where that copy went.
+    case receipt(relayID: String, target: Endpoint, displayed: Bool, at: Date)
 }

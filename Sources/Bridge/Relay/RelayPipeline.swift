@@ -60,11 +60,17 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// Each source transport's recently handled unique ids (``InboundMessage/uniqueID``),
     /// mirrored in the journal, and how many were added since the journal was last trimmed.
     private var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]
+    private let metrics: RelayMetrics
+    /// Told when deliveries leave a queue (delivered or dead), for `?wait=sent`.
+    private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void
 
     init(
         router: Router, journal: Journal, store: StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
+        metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void = { _, _ in },
         finish: @escaping @Sendable () async -> Void
     ) {
+        self.metrics = metrics
+        self.settled = settled
         self.router = router
         self.journal = journal
         self.store = store
@@ -105,9 +111,17 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// A worker for `configuration`'s queue of `transport`; not yet registered.
     nonisolated func makeWorker(for transport: any Transport, configuration: DeliveryQueue<C.Instant>.Configuration) -> Worker {
         let counts = self.deadLetters
-        return Worker(transport: transport, journal: self.journal, configuration: configuration, clock: self.clock, logger: self.logger) { letter in
-            counts.withLockedValue { $0[letter.delivery.target.transport, default: 0] += 1 }
-        }
+        let metrics = self.metrics
+        let settled = self.settled
+        return Worker(
+            transport: transport, journal: self.journal, configuration: configuration, clock: self.clock, logger: self.logger,
+            deadLettered: { letter in counts.withLockedValue { $0[letter.delivery.target.transport, default: 0] += 1 } },
+            settled: { delivered, failed in
+                metrics.delivered(delivered, now: Date())
+                metrics.failed(failed)
+                settled(delivered, failed)
+            }
+        )
     }
 
     func add(_ worker: Worker, instance: UInt64? = nil, stanzaLimit: Int? = nil) {
@@ -160,6 +174,19 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         return result
     }
 
+    /// Which of `relayIDs` are still queued (in memory: ahead of the journal's commits).
+    func queued(among relayIDs: Set<String>) -> Set<String> {
+        guard !relayIDs.isEmpty else { return [] }
+        var found: Set<String> = []
+        for worker in self.workers.values {
+            for item in worker.snapshot().pending where relayIDs.contains(item.delivery.relayID) { found.insert(item.delivery.relayID) }
+        }
+        for waiting in self.parked.values {
+            for entry in waiting where relayIDs.contains(entry.delivery.relayID) { found.insert(entry.delivery.relayID) }
+        }
+        return found
+    }
+
     /// Replaces the routing table (reload, runtime route change).
     func update(router: Router) {
         self.router = router
@@ -190,6 +217,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         case .message(let message):
             return await self.relay(message)
         case .available:
+            if let before = self.availability[transport], !before.available { self.metrics.reconnected(transport) }
             self.availability[transport] = (true, nil, false)
             self.workers[transport]?.setAvailable(true)
             self.notify(event, from: transport)
@@ -222,6 +250,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             )
             notice.isOccupantNotice = true
             return await self.relay(notice)
+        case .receipt(let receipt):
+            self.receipt(receipt)
         case .confirmed(let relayIDs):
             let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
@@ -234,6 +264,47 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     }
 
     private func relay(_ message: InboundMessage) async -> TransportEventOutcome {
+        self.metrics.received(from: message.source.transport)
+        let outcome = await self.route(message)
+        if case .dropped(let reason) = outcome { self.metrics.dropped(reason: Self.label(reason)) }
+        return outcome
+    }
+
+    /// A fixed metrics label for a drop reason the pipeline gives.
+    private static func label(_ reason: String) -> String {
+        switch reason {
+        case "already handled": "duplicate"
+        case "echo of a relayed message": "echo"
+        case "state database error": "state_error"
+        default: DropReason.label(forDescription: reason) ?? "other"
+        }
+    }
+
+
+    /// A recipient confirmed a copy: recorded against that copy (if it went to them), and
+    /// told to local subscribers of its channel with the id the source knows.
+    private func receipt(_ receipt: DeliveryReceipt) {
+        self.metrics.receipt(displayed: receipt.displayed)
+        let record: RelayRecord?
+        do {
+            record = try self.store.relay(receipt.relayID)
+        } catch {
+            self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let record, Router.normalized(record.target) == Router.normalized(receipt.from) else {
+            self.logger.debug("receipt for no copy sent to its sender", metadata: ["id": "\(receipt.relayID)", "from": "\(receipt.from)"])
+            return
+        }
+        self.journal.record([.receipt(relayID: receipt.relayID, target: record.target, displayed: receipt.displayed, at: Date())])
+        var filled = receipt
+        filled.channel = record.channel
+        filled.source = record.source
+        filled.sourceID = record.sourceID
+        self.notify(.receipt(filled), from: receipt.from.transport)
+    }
+
+    private func route(_ message: InboundMessage) async -> TransportEventOutcome {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
         var bookkeeping: [JournalEntry] = []

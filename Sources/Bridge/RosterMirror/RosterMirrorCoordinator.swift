@@ -59,7 +59,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
             return
         case .rosterChanged:
             break
-        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .confirmed, .checkpoint, .targetReady, .occupant:
+        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .confirmed, .checkpoint, .targetReady, .occupant, .receipt:
             return
         }
         // In its own task: the account's other events (messages) must not wait for the network.

@@ -17,6 +17,25 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     /// The source's channels have no other member that may receive.
     case noReceivers
 
+    /// A fixed label for metrics (no channel or bridge names).
+    var label: String {
+        switch self {
+        case .noBody: "no_body"
+        case .alreadyRelayed: "already_relayed"
+        case .fromOwnAccount: "own_account"
+        case .notAMember, .notAMemberOf: "not_a_member"
+        case .noReceivers: "no_receivers"
+        }
+    }
+
+    /// The label of the reason with this description (reasons reach the pipeline as text).
+    static func label(forDescription description: String) -> String? {
+        if description.hasPrefix("already relayed by ") { return "already_relayed" }
+        if description.hasPrefix("sender is no sending member") { return "not_a_member" }
+        for reason: DropReason in [.noBody, .fromOwnAccount, .noReceivers] where reason.description == description { return reason.label }
+        return nil
+    }
+
     var description: String {
         switch self {
         case .noBody:

@@ -18,6 +18,9 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
     var targetTransport: String
     var targetAddress: String?
     var createdAt: Date
+    /// When the recipient's client sent a receipt (XEP-0184) or displayed marker (XEP-0333).
+    var receivedAt: Date?
+    var displayedAt: Date?
 
     enum CodingKeys: String, CodingKey {
         case relayID = "relay_id"
@@ -28,6 +31,8 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         case targetTransport = "target_transport"
         case targetAddress = "target_address"
         case createdAt = "created_at"
+        case receivedAt = "received_at"
+        case displayedAt = "displayed_at"
     }
 
     /// Typed columns for the query interface.

@@ -13,6 +13,7 @@ enum StateMigrations {
         migrator.registerMigration("v4-stream-sessions", migrate: createStreamSessions)
         migrator.registerMigration("v5-source-checkpoints", migrate: createSourceCheckpoints)
         migrator.registerMigration("v6-route-rooms", migrate: addRouteRooms)
+        migrator.registerMigration("v7-receipts", migrate: addReceipts)
         return migrator
     }
 
@@ -152,6 +153,15 @@ enum StateMigrations {
     private static func addRouteRooms(_ db: Database) throws {
         try db.alter(table: RouteRecord.databaseTableName) { t in
             t.add(column: "room", .text)
+        }
+    }
+
+    /// v7 (issue 11): when the recipient's client confirmed each relayed copy: a receipt
+    /// (XEP-0184) and a displayed marker (XEP-0333), for `GET /messages/{id}`.
+    private static func addReceipts(_ db: Database) throws {
+        try db.alter(table: RelayRecord.databaseTableName) { t in
+            t.add(column: "received_at", .datetime)
+            t.add(column: "displayed_at", .datetime)
         }
     }
 }

@@ -25,6 +25,23 @@ extension StateStore {
         }
     }
 
+    /// The copy sent with relay id `id`, if the id map still has it.
+    func relay(_ id: String) throws(StateStoreError) -> RelayRecord? {
+        try self.read(.readRelays) { db in try RelayRecord.fetchOne(db, key: id) }
+    }
+
+    /// Each of `relayIDs` that is a dead letter, with its reason.
+    func deadLetterReasons(relayIDs: [String]) throws(StateStoreError) -> [String: String] {
+        guard !relayIDs.isEmpty else { return [:] }
+        return try self.read(.readRelays) { db in
+            var reasons: [String: String] = [:]
+            for letter in try DeadLetterRecord.filter(relayIDs.contains(Column("relay_id"))).fetchAll(db) {
+                reasons[letter.relayID] = letter.reason
+            }
+            return reasons
+        }
+    }
+
     /// Whether `id` is one this bridge generated for a relayed copy: an inbound message
     /// carrying it is an echo of our own relay and must not be relayed again.
     func isRelayID(_ id: String) throws(StateStoreError) -> Bool {

@@ -6,4 +6,10 @@ public protocol PresenceEventReceiving: Sendable {
     func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async
     /// Someone entered (`joined`) or left a room that is a member of `channel` (XEP-0045).
     func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async
+    /// A recipient confirmed a copy of a message relayed in `channel` (``DeliveryReceipt/jsonLine``).
+    func receiveReceipt(_ receipt: DeliveryReceipt) async
+}
+
+extension PresenceEventReceiving {
+    public func receiveReceipt(_ receipt: DeliveryReceipt) async {}
 }

@@ -39,4 +39,6 @@ public enum TransportEvent: Sendable {
     case targetReady(Endpoint)
     /// Someone entered (`joined`) or left a room that is a channel member.
     case occupant(room: Endpoint, nick: String, joined: Bool)
+    /// A recipient's client confirmed a relayed copy (XEP-0184 receipt, XEP-0333 marker).
+    case receipt(DeliveryReceipt)
 }

@@ -83,6 +83,12 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         await self.broadcastEvent(PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined), channel: channel)
     }
 
+    /// Sends a receipt event to the receipt's channel's subscribers.
+    public func receiveReceipt(_ receipt: DeliveryReceipt) async {
+        guard let channel = receipt.channel else { return }
+        await self.broadcastEvent(receipt.jsonLine, channel: channel)
+    }
+
     private func broadcastEvent(_ json: String, channel: String) async {
         var line = ByteBuffer(string: json)
         line.writeString("\n")

@@ -70,6 +70,11 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
         self.standardOutput.write(PresenceEventLine.occupantJSON(channel: channel, room: room, nick: nick, joined: joined) + "\n")
     }
 
+    public func receiveReceipt(_ receipt: DeliveryReceipt) async {
+        guard self.output == .json else { return }
+        self.standardOutput.write(receipt.jsonLine + "\n")
+    }
+
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         var text = ""
         for delivery in deliveries {

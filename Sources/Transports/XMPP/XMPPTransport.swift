@@ -285,6 +285,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 await self.handler.handle(.bounced(relayID: id, reason: error.description, permanent: !error.isTransient), from: self.name)
                 return false
             }
+            if carbon == nil, let receipt = Self.receipt(in: message, account: self.name) {
+                // Recorded through the journal, so acknowledged (stream management) with the burst.
+                await self.handler.handle(.receipt(receipt), from: self.name)
+                return false
+            }
             guard carbon == nil, let inbound = await self.inbound(message) else { return false }
             await self.handler.handle(.message(inbound), from: self.name)
             return true
@@ -338,6 +343,24 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         XMLElement(name: "markable", namespace: "urn:xmpp:chat-markers:0"),
         XMLElement(name: "store", namespace: "urn:xmpp:hints"),
     ]
+
+    /// A delivery receipt (XEP-0184 §5.2) or displayed marker (XEP-0333 §4) in a message
+    /// without a body, for one of our ids; nil otherwise. Only 1:1 messages: in a room
+    /// anyone could claim to have read anything.
+    static func receipt(in message: Message, account: String) -> DeliveryReceipt? {
+        guard message.type != .groupchat, message.type != .error, message.body == nil, let from = message.from else { return nil }
+        for element in message.extensions {
+            let displayed: Bool
+            switch (element.name, element.namespace) {
+            case ("received", "urn:xmpp:receipts"): displayed = false
+            case ("displayed", "urn:xmpp:chat-markers:0"): displayed = true
+            default: continue
+            }
+            guard let id = element[attribute: "id"], !id.isEmpty else { continue }
+            return DeliveryReceipt(relayID: id, from: Endpoint(transport: account, address: from.bare.description), displayed: displayed)
+        }
+        return nil
+    }
 
     /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
     public static func checkpointKey(account: String, room: JID) -> String {

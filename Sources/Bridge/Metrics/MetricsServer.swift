@@ -1,0 +1,96 @@
+import CoreMetrics
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import Transports
+
+/// Serves `[bridge] metrics_listen`: `GET /metrics` in the Prometheus text format
+/// (swift-prometheus's registry, filled through swift-metrics by ``RelayMetrics`` and the
+/// HTTP ingress), `GET /health/live` (the process answers) and `GET /health/ready`
+/// (``BridgeRuntime/health()``: 200 or 503 with the reasons). Gauges of state (queue
+/// depth, oldest queued, dead letters, connected) are set from the runtime at each scrape.
+struct MetricsServer: Service {
+    let listen: HTTPListenAddress
+    let registry: PrometheusCollectorRegistry
+    let factory: any MetricsFactory
+    let runtime: BridgeRuntime
+    let group: any EventLoopGroup
+    let logger: Logger
+
+    func run() async throws {
+        let address: BindAddress
+        switch self.listen {
+        case .host(let host, let port): address = .hostname(host, port: port)
+        case .unixSocket(let path):
+            // A stale socket file from a killed predecessor is replaced.
+            if !UnixLineServer.someoneListens(at: path) { unlink(path) }
+            address = .unixDomainSocket(path: path)
+        }
+        let app = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await self.respond(to: request) },
+            configuration: ApplicationConfiguration(address: address, serverName: nil),
+            onServerRunning: { _ in self.logger.info("metrics listening", metadata: ["listen": "\(self.listen)"]) },
+            eventLoopGroupProvider: .shared(self.group),
+            logger: self.logger
+        )
+        do {
+            try await app.run()
+        } catch {
+            self.logger.error("metrics not served", metadata: ["listen": "\(self.listen)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func respond(to request: Request) async -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Self.json(405, "{\"error\":\"method not allowed; use GET\"}")
+        }
+        switch request.uri.path {
+        case "/metrics":
+            await self.updateGauges()
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(16 * 1024)
+            self.registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: buffer))
+            )
+        case "/health/live":
+            return Self.json(200, "{\"status\":\"live\"}")
+        case "/health/ready":
+            let report = await self.runtime.health()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let body = (try? encoder.encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            return Self.json(report.ready ? 200 : 503, body)
+        default:
+            return Self.json(404, "{\"error\":\"no such path; use /metrics, /health/live or /health/ready\"}")
+        }
+    }
+
+    private static func json(_ status: Int, _ body: String) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body + "\n"))
+        )
+    }
+
+    /// Snapshot gauges, per transport.
+    private func updateGauges() async {
+        let report = await self.runtime.health()
+        for transport in report.transports {
+            let dimensions = [("transport", transport.name)]
+            Gauge(label: "xmpp_bridge_queue_depth", dimensions: dimensions, factory: self.factory).record(transport.queued)
+            Gauge(label: "xmpp_bridge_queue_oldest_age_seconds", dimensions: dimensions, factory: self.factory).record(transport.oldestAgeSeconds ?? 0)
+            Gauge(label: "xmpp_bridge_dead_letters", dimensions: dimensions, factory: self.factory).record(transport.dead)
+            Gauge(label: "xmpp_bridge_transport_connected", dimensions: dimensions + [("kind", transport.kind)], factory: self.factory)
+                .record(transport.connected ? 1 : 0)
+            Gauge(label: "xmpp_bridge_transport_stopped", dimensions: dimensions, factory: self.factory).record(transport.stopped ? 1 : 0)
+        }
+        Gauge(label: "xmpp_bridge_ready", dimensions: [], factory: self.factory).record(report.ready ? 1 : 0)
+    }
+}

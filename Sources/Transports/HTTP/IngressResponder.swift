@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+
+/// Answers HTTP ingress requests once routed, authorised and their body read: hands
+/// messages to the bridge and answers 202 only after the bridge's durable commit (a
+/// kill -9 right after the answer loses nothing), renders webhooks through the channel's
+/// template, and reports delivery status. No HTTP framework types: the transport adapts.
+public struct IngressResponder: Sendable {
+    /// What to answer: a status code and a JSON body.
+    public struct Answer: Hashable, Sendable {
+        public var status: Int
+        public var json: String
+
+        public init(status: Int, json: String) {
+            self.status = status
+            self.json = json
+        }
+
+        init(_ error: IngressError) {
+            self.init(status: error.status, json: error.json)
+        }
+    }
+
+    public let name: String
+    public let nick: String
+    public let waitTimeout: Duration
+    let handler: any TransportEventHandler
+    let status: (any DeliveryStatusProviding)?
+    /// The channel names that exist now (they change on reload).
+    let channels: @Sendable () -> Set<String>
+    /// A channel's webhook template (`template_file`); nil: the default.
+    let template: @Sendable (String) -> WebhookTemplate?
+    /// A new message id, unique across restarts.
+    let makeID: @Sendable () -> String
+    let logger: Logger
+
+    public init(
+        name: String, nick: String, waitTimeout: Duration, handler: any TransportEventHandler, status: (any DeliveryStatusProviding)?,
+        channels: @escaping @Sendable () -> Set<String>, template: @escaping @Sendable (String) -> WebhookTemplate?,
+        makeID: @escaping @Sendable () -> String, logger: Logger
+    ) {
+        self.name = name
+        self.nick = nick
+        self.waitTimeout = waitTimeout
+        self.handler = handler
+        self.status = status
+        self.channels = channels
+        self.template = template
+        self.makeID = makeID
+        self.logger = logger
+    }
+
+    /// The answer to a routed, authorised request.
+    ///
+    /// - Parameters:
+    ///   - query: the query's parameters (`wait=sent`, `timeout=SECONDS`).
+    ///   - header: a request header's value by name.
+    public func respond(to route: IngressRoute, query: [String: String], header: (String) -> String?, body: [UInt8]) async -> Answer {
+        switch route {
+        case .status(let id):
+            guard let status = self.status, let found = await status.status(ofMessage: id, from: self.name) else {
+                return Answer(.notFound("no message '\(id)' from \(self.name)"))
+            }
+            return Answer(status: 200, json: IngressJSON.encode(found))
+        case .message(let channel):
+            guard self.channels().contains(channel) else { return Answer(.notFound("unknown channel '\(channel)'")) }
+            switch IngressSubmission.parse(contentType: header("Content-Type"), header: header, body: body) {
+            case .failure(let error): return Answer(error)
+            case .success(let submission): return await self.submit(submission, channel: channel, query: query)
+            }
+        case .webhook(let channel, let kind):
+            guard self.channels().contains(channel) else { return Answer(.notFound("unknown channel '\(channel)'")) }
+            if case .failure(let error) = IngressSubmission.bodyKind(contentType: header("Content-Type")) { return Answer(error) }
+            let payload: WebhookPayload
+            do {
+                payload = try WebhookPayload(json: body)
+            } catch {
+                switch error {
+                case .malformed: return Answer(.badRequest("\(error)"))
+                case .unexpected: return Answer(.unprocessable("\(error)"))
+                }
+            }
+            let text = (self.template(channel) ?? .standard).render(payload)
+            guard !text.isEmpty else { return Answer(.unprocessable("the channel's template rendered nothing for this \(kind.rawValue) payload")) }
+            var key: String?
+            if let value = header("Idempotency-Key") {
+                guard IngressSubmission.isValidKey(value) else { return Answer(.badRequest("Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")) }
+                key = value
+            }
+            self.logger.debug("webhook rendered", metadata: ["kind": "\(kind.rawValue)", "channel": "\(channel)", "alerts": "\(payload.alertCount)"])
+            return await self.submit(IngressSubmission(body: text, idempotencyKey: key), channel: channel, query: query)
+        }
+    }
+
+    /// Hands one message to the bridge and answers once it is committed (or, with
+    /// `?wait=sent`, once it is sent).
+    private func submit(_ submission: IngressSubmission, channel: String, query: [String: String]) async -> Answer {
+        let wait: Duration?
+        switch query["wait"] {
+        case nil: wait = nil
+        case "sent":
+            var timeout = self.waitTimeout
+            if let text = query["timeout"] {
+                guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { return Answer(.badRequest("timeout must be a number of seconds")) }
+                timeout = min(timeout, .milliseconds(Int64(seconds * 1000)))
+            }
+            wait = timeout
+        case let other?:
+            return Answer(.badRequest("wait=\(other) is not known; use wait=sent"))
+        }
+        // A repeat of a request with the same key is the same message, under the same id.
+        let id = submission.idempotencyKey.map { "\(self.name)-key-\($0)" } ?? self.makeID()
+        let message = InboundMessage(
+            source: Endpoint(transport: self.name), sender: self.nick, nick: self.nick, id: id, body: submission.body,
+            subject: submission.subject, channel: channel, requestedType: submission.type, awaitsCommit: true,
+            uniqueID: submission.idempotencyKey.map { "idempotency-key:\($0)" }
+        )
+        switch await self.handler.handle(.message(message), from: self.name) {
+        case .accepted:
+            break
+        case .dropped(let reason) where reason == "already handled":
+            return Answer(status: 200, json: IngressJSON.encode(["id": id, "status": "duplicate", "channel": channel]))
+        case .dropped(let reason) where reason == "state database error":
+            return Answer(status: 503, json: IngressError(503, "not committed (state database error); try again").json)
+        case .dropped(let reason):
+            self.logger.info("http message not relayed", metadata: ["channel": "\(channel)", "reason": "\(reason)"])
+            return Answer(.unprocessable("not relayed: \(reason)"))
+        }
+        guard let wait, let status = self.status else {
+            return Answer(status: 202, json: IngressJSON.encode(["id": id, "status": "queued", "channel": channel]))
+        }
+        guard let found = await status.waitUntilSent(message: id, from: self.name, timeout: wait) else {
+            return Answer(status: 202, json: IngressJSON.encode(["id": id, "status": "queued", "channel": channel]))
+        }
+        let code: Int
+        switch found.state {
+        case .queued: code = 202
+        case .failed: code = 502
+        case .sent, .received, .displayed: code = 200
+        }
+        return Answer(status: code, json: IngressJSON.encode(found))
+    }
+}

@@ -1,0 +1,76 @@
+/// What an HTTP ingress request asks for, from its method and path (no I/O):
+///
+/// - `POST /channels/{channel}`: a message (text or JSON body);
+/// - `POST /hooks/alertmanager/{channel}`, `POST /hooks/grafana/{channel}`: a webhook,
+///   rendered through the channel's template;
+/// - `GET /messages/{id}`: where an accepted message has got to.
+public enum IngressRoute: Hashable, Sendable {
+    public enum WebhookKind: String, Hashable, Sendable {
+        case alertmanager
+        case grafana
+    }
+
+    case message(channel: String)
+    case webhook(channel: String, kind: WebhookKind)
+    case status(id: String)
+
+    /// The route for `method` and `path` (without the query), or why there is none.
+    public static func match(method: String, path: String) -> Result<IngressRoute, IngressError> {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        guard path.hasPrefix("/"), !segments.isEmpty else { return .failure(.notFound("no such path: \(path)")) }
+        let decoded = segments.map { $0.removingPercentEncoding ?? "\u{0}" }
+        // A segment that does not decode, or decodes to a separator or control character,
+        // names nothing.
+        if decoded.contains(where: { $0.contains("/") || $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }) {
+            return .failure(.notFound("no such path: \(path)"))
+        }
+        let route: IngressRoute
+        let allowed: String
+        switch decoded.count {
+        case 2 where decoded[0] == "channels" && !decoded[1].isEmpty:
+            route = .message(channel: decoded[1])
+            allowed = "POST"
+        case 3 where decoded[0] == "hooks" && !decoded[2].isEmpty:
+            guard let kind = WebhookKind(rawValue: decoded[1]) else {
+                return .failure(.notFound("no webhook '\(decoded[1])'; use /hooks/alertmanager/{channel} or /hooks/grafana/{channel}"))
+            }
+            route = .webhook(channel: decoded[2], kind: kind)
+            allowed = "POST"
+        case 2 where decoded[0] == "messages" && !decoded[1].isEmpty:
+            route = .status(id: decoded[1])
+            allowed = "GET"
+        default:
+            return .failure(.notFound("no such path: \(path)"))
+        }
+        guard method == allowed || (allowed == "GET" && method == "HEAD") else { return .failure(.methodNotAllowed(allowed)) }
+        return .success(route)
+    }
+}
+
+extension String {
+    /// RFC 3986 percent-decoding; nil for a `%` not followed by two hex digits or bytes
+    /// that are not UTF-8.
+    fileprivate var removingPercentEncoding: String? {
+        guard self.contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var iterator = Array(self.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One message an HTTP request submits, read from its body and headers (no I/O).
+///
+/// A text body (`text/plain`, curl's default `application/x-www-form-urlencoded`, or no
+/// content type) is the message as it is; `Title` or `X-Title` is its subject and
+/// `X-Type` its type. A JSON body `{"body": …, "subject": …, "type": …}` says the same in
+/// its fields, which win over the headers. `Idempotency-Key` makes a repeat of the same
+/// request relay nothing more.
+public struct IngressSubmission: Hashable, Sendable {
+    public var body: String
+    public var subject: String?
+    public var type: RelayChannel.DeliveryType?
+    /// `Idempotency-Key`: 1–128 characters of `A-Z a-z 0-9 . _ : -`.
+    public var idempotencyKey: String?
+
+    public init(body: String, subject: String? = nil, type: RelayChannel.DeliveryType? = nil, idempotencyKey: String? = nil) {
+        self.body = body
+        self.subject = subject
+        self.type = type
+        self.idempotencyKey = idempotencyKey
+    }
+
+    /// The kind of body, from `Content-Type` (parameters such as charset ignored).
+    public enum BodyKind: Hashable, Sendable {
+        case text
+        case json
+    }
+
+    /// Text or JSON, or 415 for anything else (an image, multipart form data).
+    public static func bodyKind(contentType: String?) -> Result<BodyKind, IngressError> {
+        let media = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch media {
+        case "", "text/plain", "application/x-www-form-urlencoded": return .success(.text)
+        case "application/json": return .success(.json)
+        default:
+            if media.hasPrefix("application/"), media.hasSuffix("+json") { return .success(.json) }
+            return .failure(.unsupportedType(media))
+        }
+    }
+
+    /// The submission in a `POST /channels/{channel}` request.
+    ///
+    /// - Parameter header: a request header's value by name (any case).
+    public static func parse(contentType: String?, header: (String) -> String?, body: [UInt8]) -> Result<IngressSubmission, IngressError> {
+        let kind: BodyKind
+        switch Self.bodyKind(contentType: contentType) {
+        case .success(let value): kind = value
+        case .failure(let error): return .failure(error)
+        }
+        var key: String?
+        if let value = header("Idempotency-Key") {
+            guard Self.isValidKey(value) else {
+                return .failure(.badRequest("Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -"))
+            }
+            key = value
+        }
+        guard let text = String(validating: body, as: UTF8.self) else { return .failure(.badRequest("body is not valid UTF-8")) }
+        var submission = IngressSubmission(body: text, subject: header("Title") ?? header("X-Title"), idempotencyKey: key)
+        var typeName = header("X-Type")
+        if kind == .json {
+            let fields: JSONFields
+            do {
+                fields = try JSONDecoder().decode(JSONFields.self, from: Data(body))
+            } catch DecodingError.dataCorrupted(let context) {
+                return .failure(.badRequest("bad JSON: \(context.debugDescription)"))
+            } catch {
+                return .failure(.unprocessable("JSON body must be {\"body\": string, \"subject\": string, \"type\": \"chat\"|\"normal\"|\"headline\"}"))
+            }
+            guard let body = fields.body else { return .failure(.unprocessable("JSON body has no \"body\"")) }
+            submission.body = body
+            submission.subject = fields.subject ?? submission.subject
+            typeName = fields.type ?? typeName
+        }
+        guard submission.body.contains(where: { !$0.isWhitespace }) else { return .failure(.unprocessable("empty message")) }
+        if let subject = submission.subject, subject.isEmpty { submission.subject = nil }
+        if let typeName {
+            guard let type = RelayChannel.DeliveryType(rawValue: typeName.lowercased()) else {
+                return .failure(.unprocessable("unknown type '\(typeName)'; use chat, normal or headline"))
+            }
+            submission.type = type
+        }
+        return .success(submission)
+    }
+
+    static func isValidKey(_ key: String) -> Bool {
+        (1...128).contains(key.utf8.count)
+            && key.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+                case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"): true
+                default: false
+                }
+            }
+    }
+
+    private struct JSONFields: Decodable {
+        var body: String?
+        var subject: String?
+        var type: String?
+    }
+}
