@@ -155,6 +155,7 @@ let package = Package(
             dependencies: [
                 "Transports",
                 "XMPP",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -165,6 +166,7 @@ let package = Package(
             name: "XMPPIntegrationTests",
             dependencies: [
                 "XMPP",
+                "Transports",
                 "EmbeddedProsody",
                 "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),

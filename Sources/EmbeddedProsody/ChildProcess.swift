@@ -18,8 +18,9 @@ public final class ChildProcess: @unchecked Sendable {
         try self.init(executable: executable, arguments: arguments, stdin: "/dev/null", stdout: logFile, stderr: logFile)
     }
 
-    /// Standard input read from the file `stdin`, output appended to `stdout` and `stderr`.
-    public init(executable: String, arguments: [String], stdin: String, stdout: String, stderr: String) throws {
+    /// Standard input read from the file `stdin`, output appended to `stdout` and `stderr`;
+    /// `environment` adds to (or replaces) variables of this process's environment.
+    public init(executable: String, arguments: [String], stdin: String, stdout: String, stderr: String, environment: [String: String] = [:]) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -51,7 +52,11 @@ public final class ChildProcess: @unchecked Sendable {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        var merged = ProcessInfo.processInfo.environment
+        merged.merge(environment) { $1 }
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard status == 0 else {
             throw Subprocess.Failure(command: executable, status: status, output: String(cString: strerror(status)))
         }

@@ -318,7 +318,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     /// Ports the kernel reports free on 127.0.0.1, held together so they differ.
-    static func freeLoopbackPorts(count: Int) throws -> [Int] {
+    public static func freeLoopbackPorts(count: Int) throws -> [Int] {
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
         var ports: [Int] = []

@@ -34,7 +34,8 @@ struct ConfigurationLoaderTests {
     func example() throws {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
         let text = try String(contentsOfFile: source, encoding: .utf8)
-        let file = try Self.write(text, files: ["work.password": "secret\n"])
+        let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../contrib/alerts.mustache").path
+        let file = try Self.write(text, files: ["work.password": "secret\n", "alerts.mustache": try String(contentsOfFile: template, encoding: .utf8)])
         let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
         var loader = ConfigurationLoader(file: file)
         let accounts = try loader.load()
@@ -48,20 +49,21 @@ struct ConfigurationLoaderTests {
         #expect("\(try #require(accounts["home"]).password)" == "environment variable HOME_XMPP_PASSWORD")
 
         let configuration = try loader.loadBridge()
-        #expect(
-            configuration.settings
-                == BridgeSettings(
-                    statePath: "\(directory)/bridge.sqlite", controlSocketPath: "\(directory)/bridge.control", bridgeID: "xmpp-bridge",
-                    deliveryBatchSize: 100
-                )
+        var settings = BridgeSettings(
+            statePath: "\(directory)/bridge.sqlite", controlSocketPath: "\(directory)/bridge.control", bridgeID: "xmpp-bridge",
+            deliveryBatchSize: 100
         )
-        #expect(configuration.locals.mapValues(\.kind) == ["console": .stdio, "alerts": .fifo, "ops": .socket])
+        settings.metricsListen = .host("127.0.0.1", port: 9464)
+        #expect(configuration.settings == settings)
+        #expect(configuration.locals.mapValues(\.kind) == ["console": .stdio, "alerts": .fifo, "ops": .socket, "web": .http])
+        #expect(configuration.locals["web"]?.http == HTTPLocalSettings(listen: .host("127.0.0.1", port: 8080), token: .environment("XMPP_BRIDGE_HTTP_TOKEN")))
+        #expect(configuration.webhookTemplates["alerts"]?.trimmingCharacters(in: .newlines) == WebhookTemplate.defaultText)
         #expect(configuration.locals["alerts"]?.mode == 0o620)
         #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
         #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev"])
         #expect(configuration.channels.map(\.deliveryType) == [.chat, .chat, .chat])
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
-            ["alerts", "ops", "console", "work:alice@work.example"],
+            ["alerts", "web", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],
             ["work:dev@muc.work.example", "home:dev@chat.home.example", "ops"],
         ])

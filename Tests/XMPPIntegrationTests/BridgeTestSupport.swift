@@ -77,8 +77,8 @@ struct BridgeDaemon {
     let run: CommandLineTests.Run
     let config: String
 
-    static func start(config: String, stdin: String = "/dev/null", in directory: String) throws -> BridgeDaemon {
-        let run = try CommandLineTests.start(["run", "--config", config, "--log-level", "info"], stdin: stdin, in: directory)
+    static func start(config: String, stdin: String = "/dev/null", in directory: String, environment: [String: String] = [:]) throws -> BridgeDaemon {
+        let run = try CommandLineTests.start(["run", "--config", config, "--log-level", "info"], stdin: stdin, in: directory, environment: environment)
         return BridgeDaemon(run: run, config: config)
     }
 

@@ -36,11 +36,11 @@ struct CommandLineTests {
         }
     }
 
-    static func start(_ arguments: [String], stdin: String = "/dev/null", in directory: String) throws -> Run {
+    static func start(_ arguments: [String], stdin: String = "/dev/null", in directory: String, environment: [String: String] = [:]) throws -> Run {
         let id = UUID().uuidString
         let out = "\(directory)/\(id).out"
         let err = "\(directory)/\(id).err"
-        let process = try ChildProcess(executable: Self.binary, arguments: arguments, stdin: stdin, stdout: out, stderr: err)
+        let process = try ChildProcess(executable: Self.binary, arguments: arguments, stdin: stdin, stdout: out, stderr: err, environment: environment)
         return Run(process: process, stdout: out, stderr: err)
     }
 

@@ -55,7 +55,8 @@ struct CheckCommand: ParsableCommand {
         let settings = configuration.settings
         var lines = [
             "\(configuration.file): ok",
-            "bridge: id \(settings.bridgeID), state \(settings.statePath), control socket \(settings.controlSocketPath), batch \(settings.deliveryBatchSize)",
+            "bridge: id \(settings.bridgeID), state \(settings.statePath), control socket \(settings.controlSocketPath), batch \(settings.deliveryBatchSize)"
+                + (settings.metricsListen.map { ", metrics \($0)" } ?? ""),
             "accounts: \(configuration.accounts.count)",
         ]
         for name in configuration.accounts.keys.sorted() {
@@ -65,7 +66,8 @@ struct CheckCommand: ParsableCommand {
         lines.append("locals: \(configuration.locals.count)")
         for name in configuration.locals.keys.sorted() {
             guard let local = configuration.locals[name] else { continue }
-            lines.append("  \(name): \(local.kind.rawValue)" + (local.path.map { " \($0)" } ?? ""))
+            let http = local.http.map { " \($0.listen), token: \($0.token.map { "\($0)" } ?? "none (local only)")" } ?? ""
+            lines.append("  \(name): \(local.kind.rawValue)" + (local.path.map { " \($0)" } ?? "") + http)
         }
         lines.append("channels: \(configuration.channels.count)")
         for channel in configuration.channels {

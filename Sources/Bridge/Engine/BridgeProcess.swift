@@ -36,11 +36,16 @@ struct BridgeProcess {
         // Metrics go to this registry only (no global metrics system); served when
         // `metrics_listen` is set, counted either way (cheap).
         let registry = PrometheusCollectorRegistry()
-        var metricsFactory = PrometheusMetricsFactory(registry: registry)
-        metricsFactory.durationHistogramBuckets["xmpp_bridge_relay_latency_seconds"] = [
-            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(120), .seconds(600), .seconds(3600),
-        ]
+        let metricsFactory = DocumentedMetricsFactory(
+            registry: registry,
+            durationBuckets: [
+                "xmpp_bridge_relay_latency_seconds": [
+                    .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                    .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30), .seconds(120),
+                    .seconds(600), .seconds(3600),
+                ]
+            ]
+        )
         let metrics = RelayMetrics(factory: metricsFactory)
         let statusBook = DeliveryStatusBook(store: store, clock: ContinuousClock())
         var random = SystemRandomNumberGenerator()
