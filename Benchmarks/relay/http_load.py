@@ -166,7 +166,12 @@ def report(path):
         if ours and theirs and theirs["requests_per_s"] and theirs["alert_p99_ms"]:
             print(f"  {load}: requests/s bridge/pxa {ours['requests_per_s'] / theirs['requests_per_s']:.2f}x, "
                   f"alerts/s {ours['throughput'] / max(1e-9, theirs['throughput']):.2f}x, "
-                  f"alert p99 {ours['alert_p99_ms']:.2f} vs {theirs['alert_p99_ms']:.2f} ms")
+                  f"alert p99 {ours['alert_p99_ms']:.2f} vs {theirs['alert_p99_ms']:.2f} ms, "
+                  f"relay CPU {ours['relay_cpu_s'] / max(1e-9, theirs['relay_cpu_s'] or 1e-9):.2f}x" if ours['relay_cpu_s'] is not None else "")
+    ours, theirs = by.get("bridge kill -9"), by.get("pxa kill -9")
+    if ours and theirs:
+        print(f"  kill -9 mid-load: lost bridge {ours['lost']} of {ours['accepted']} accepted (dup {ours['duplicates']}), "
+              f"pxa {theirs['lost']} of {theirs['accepted']} accepted (dup {theirs['duplicates']})")
 
 
 def main():

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Prometheus
@@ -32,7 +33,8 @@ struct MetricsServer: Service {
         }
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await self.respond(to: request) },
-            configuration: ApplicationConfiguration(address: address, serverName: nil),
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(30))),
+            configuration: ApplicationConfiguration(address: address, serverName: nil, availableConnectionsDelegate: .maximum(64, logger: self.logger)),
             onServerRunning: { _ in self.logger.info("metrics listening", metadata: ["listen": "\(self.listen)"]) },
             eventLoopGroupProvider: .shared(self.group),
             logger: self.logger

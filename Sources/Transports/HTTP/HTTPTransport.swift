@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
@@ -60,7 +61,12 @@ public final class HTTPTransport: Transport {
         }
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await self.respond(to: request) },
-            configuration: ApplicationConfiguration(address: address, serverName: nil),
+            // An idle or slow client is dropped after 30 s; at most 256 connections at once,
+            // so a flood of clients that never finish cannot exhaust descriptors.
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(30))),
+            configuration: ApplicationConfiguration(
+                address: address, serverName: nil, availableConnectionsDelegate: .maximum(256, logger: self.logger)
+            ),
             onServerRunning: { _ in await self.listening(socket: socket) },
             eventLoopGroupProvider: .shared(self.group),
             logger: self.logger
