@@ -74,11 +74,6 @@ struct BridgeConfigurationTests {
             "[channels.c]\nmembers = [ { local = \"alerts\", direction = \"out\" }, { local = \"ops\" } ]",
             ["channels.c.members[0].direction: local.alerts is a FIFO, which is input only"]
         ),
-        Broken(
-            "FIFO with the default direction (inout)",
-            "[channels.c]\nmembers = [ { local = \"alerts\" }, { local = \"ops\" } ]",
-            ["channels.c.members[0].direction: local.alerts is a FIFO, which is input only"]
-        ),
         Broken("missing path", "[local.pipe]\nkind = \"fifo\"", ["local.pipe.path: is missing"]),
         Broken("bad mode digit", "[local.pipe]\nkind = \"fifo\"\npath = \"pipe\"\nmode = \"0800\"", ["local.pipe.mode: '0800' is not a file mode from 0000 to 0777"]),
         Broken("mode above 0777", "[local.pipe]\nkind = \"fifo\"\npath = \"pipe\"\nmode = \"1777\"", ["local.pipe.mode: '1777' is not a file mode from 0000 to 0777"]),
@@ -236,7 +231,7 @@ struct BridgeConfigurationTests {
         )
         #expect(
             problems == [
-                "channels.c.members[0].direction: local.alerts is a FIFO, which is input only (hint: use direction = \"in\")",
+                "channels.c.members[0].direction: local.alerts is a FIFO, which is input only (hint: use direction = \"in\" (the default for it))",
                 "channels.c.members[1].jid: 'alice@work.example/phone' is a full JID (hint: members are bare JIDs: write jid = \"alice@work.example\")",
                 "channels.c.members[2].account: no account 'ops' (hint: 'ops' is a local; write local = \"ops\")",
                 "channels.c.members[3].local: no local 'home' (hint: 'home' is an account; write account = \"home\" with the contact's jid)",
@@ -267,7 +262,6 @@ struct BridgeConfigurationTests {
                 "local.work.path: does not apply to a stdio local",
                 "channels.z.members[0].account: no account 'nope'",
                 "channels.z.members[0].jid: 'a@b/c' is a full JID",
-                "channels.z.members[1].direction: local.alerts is a FIFO, which is input only",
                 "local.work: is in no channel",
             ]
         )

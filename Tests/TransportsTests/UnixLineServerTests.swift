@@ -18,7 +18,11 @@ struct UnixLineServerTests {
         let stop = StopSignal()
         let (ready, readySignal) = AsyncStream.makeStream(of: Void.self)
         let running = Task {
-            try await server.run(group: MultiThreadedEventLoopGroup.singleton, stop: stop, ready: { readySignal.yield() }) { _ in }
+            // Every accepted client must be closed through executeThenClose (NIO traps on a
+            // dropped one): someoneListens(at:) below connects one.
+            try await server.run(group: MultiThreadedEventLoopGroup.singleton, stop: stop, ready: { readySignal.yield() }) { client in
+                try? await client.executeThenClose { _, _ in }
+            }
         }
         var iterator = ready.makeAsyncIterator()
         _ = await iterator.next()

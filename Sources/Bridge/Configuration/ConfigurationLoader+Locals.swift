@@ -75,13 +75,13 @@ extension ConfigurationLoader {
 
         var output = StdioTransport.OutputFormat.text
         if table["output"] != nil, kind != nil, kind != .stdio {
-            self.problem("\(path).output", "does not apply to a \(kind?.rawValue ?? "") local", "output sets how a stdio local writes relayed messages")
+            self.problem("\(path).output", "does not apply to \(kind == .http ? "an" : "a") \(kind?.rawValue ?? "") local", "output sets how a stdio local writes relayed messages")
         } else if let parsed: StdioTransport.OutputFormat = self.choice(table, "output", path, what: "output") {
             output = parsed
         }
         var exitOnEndOfInput = true
         if table["exit_on_eof"] != nil, kind != nil, kind != .stdio {
-            self.problem("\(path).exit_on_eof", "does not apply to a \(kind?.rawValue ?? "") local", "only standard input ends; a FIFO or socket waits for the next writer")
+            self.problem("\(path).exit_on_eof", "does not apply to \(kind == .http ? "an" : "a") \(kind?.rawValue ?? "") local", "only standard input ends; a FIFO or socket waits for the next writer")
         } else if let flag = self.flag(table, "exit_on_eof", path) {
             exitOnEndOfInput = flag
         }

@@ -223,10 +223,18 @@ extension ConfigurationLoader {
     }
 
     /// An absolute path: `~/` is the home folder, anything else relative is beside the file.
+    /// `path` made absolute (relative to the file's folder, `~/` to HOME) with `.` and `..`
+    /// folded, so two spellings of one file compare equal (symlinks are not followed).
     func resolve(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        if path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] { return home + path.dropFirst(1) }
-        return URL(fileURLWithPath: self.file).deletingLastPathComponent().appendingPathComponent(path).path
+        let absolute: String
+        if path.hasPrefix("/") {
+            absolute = path
+        } else if path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+            absolute = home + path.dropFirst(1)
+        } else {
+            absolute = URL(fileURLWithPath: self.file).deletingLastPathComponent().appendingPathComponent(path).path
+        }
+        return URL(fileURLWithPath: absolute).standardized.path
     }
 
     /// Longest path a Unix-domain socket can bind on Linux (`sun_path` is 108 bytes with the NUL).

@@ -11,7 +11,8 @@ public struct BearerToken: Sendable {
     /// Whether the `Authorization` header value carries this token. The scheme is matched
     /// without regard to case (RFC 7235 §2.1); the token exactly.
     public func accepts(authorization header: String?) -> Bool {
-        guard let header else { return false }
+        // An empty token would match an empty offer: never accepted (configuration refuses it too).
+        guard let header, !self.bytes.isEmpty else { return false }
         let scheme = "bearer "
         guard header.count > scheme.count, header.prefix(scheme.count).lowercased() == scheme else { return false }
         let offered = Array(header.utf8.dropFirst(scheme.count).drop(while: { $0 == UInt8(ascii: " ") }))

@@ -102,7 +102,9 @@ public struct IngressResponder: Sendable {
             var timeout = self.waitTimeout
             if let text = query["timeout"] {
                 guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { return Answer(.badRequest("timeout must be a number of seconds")) }
-                timeout = min(timeout, .milliseconds(Int64(seconds * 1000)))
+                // Compared before converting: a huge number must not overflow Int64.
+                let limit = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                if seconds < limit { timeout = .milliseconds(Int64(seconds * 1000)) }
             }
             wait = timeout
         case let other?:

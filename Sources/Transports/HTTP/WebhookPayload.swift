@@ -8,9 +8,10 @@ import Foundation
 /// The context holds every field of the payload as sent, and for convenience: `firing`
 /// and `resolved` (the alerts in each state), `hasFiring`, `hasResolved`, `firingCount`,
 /// `resolvedCount`, `multiple` (more than one alert), `link` (the group's `externalURL`),
-/// and on each alert `name` (its `alertname` label), `summary` (the `summary`, else
-/// `description`, else `message` annotation), `labelText` (`key=value, …` without
-/// `alertname`) and `url` (`panelURL`, else `dashboardURL`, else `generatorURL`).
+/// and on each alert (in `alerts`, `firing` and `resolved`) `name` (its `alertname`
+/// label), `summary` (the `summary`, else `description`, else `message` annotation),
+/// `labelText` (`key=value, …` without `alertname`) and `url` (`panelURL`, else
+/// `dashboardURL`, else `generatorURL`).
 public struct WebhookPayload: @unchecked Sendable {
     /// Why a body is not such a payload.
     public enum Problem: Error, Equatable, CustomStringConvertible {
@@ -49,6 +50,7 @@ public struct WebhookPayload: @unchecked Sendable {
         }
         var firing: [[String: Any]] = []
         var resolved: [[String: Any]] = []
+        var enriched: [[String: Any]] = []
         for case var alert as [String: Any] in alerts {
             let labels = alert["labels"] as? [String: Any] ?? [:]
             let annotations = alert["annotations"] as? [String: Any] ?? [:]
@@ -63,6 +65,7 @@ public struct WebhookPayload: @unchecked Sendable {
             if let url = ["panelURL", "dashboardURL", "generatorURL"].lazy.compactMap({ alert[$0] as? String }).first(where: { !$0.isEmpty }) {
                 alert["url"] = url
             }
+            enriched.append(alert)
             if (alert["status"] as? String)?.lowercased() == "resolved" {
                 resolved.append(alert)
             } else {
@@ -72,6 +75,7 @@ public struct WebhookPayload: @unchecked Sendable {
         guard !firing.isEmpty || !resolved.isEmpty else {
             throw .unexpected("\"alerts\" holds no alert objects")
         }
+        context["alerts"] = enriched
         context["firing"] = firing
         context["resolved"] = resolved
         context["hasFiring"] = !firing.isEmpty
