@@ -279,6 +279,27 @@ struct HTTPIngressIntegrationTests {
         await setup.stop()
     }
 
+    @Test("SIGHUP with a new token in the token file: the ingress restarts on the same port; the old token is refused, the new one relays")
+    func tokenRotation() async throws {
+        let setup = try await Setup.start()
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        let wrongMethod = try await setup.http.request("GET", "/channels/alerts", headers: ["Authorization": "Bearer \(Self.token)"])
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.headers["allow"] == "POST")
+        let listening = bridge.logLines.filter { $0.contains("http ingress listening") }.count
+        try "rotated-token\n".write(toFile: "\(setup.server.directory)/web.token", atomically: true, encoding: .utf8)
+        chmod("\(setup.server.directory)/web.token", 0o600)
+        bridge.run.process.signal(SIGHUP)
+        #expect(await bridge.waitForLog { _ in bridge.logLines.filter { $0.contains("http ingress listening") }.count > listening }, "stderr: \(bridge.run.errors)")
+        #expect(try await setup.http.post("/channels/alerts", token: Self.token, body: "old token").status == 401)
+        #expect(try await setup.http.post("/channels/alerts", token: "rotated-token", body: "after rotation").status == 202)
+        #expect(await Received.message(setup.bob.log, body: "after rotation", timeout: .seconds(30)) != nil)
+        #expect(await Received.bodies(setup.bob.log) == ["after rotation"])
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors)")
+        await setup.stop()
+    }
+
     /// `promtool check metrics` (Debian's prometheus package): parses and lints (HELP on
     /// every metric, names, units); required under CI.
     static func checkWithPromtool(_ text: String, in directory: String) throws {

@@ -21,6 +21,11 @@ struct RecentIDs {
         }
     }
 
+    /// Forgets `id` (its slot in the ring is reused later; it no longer counts).
+    mutating func remove(_ id: String) {
+        self.members.remove(id)
+    }
+
     func contains(_ id: String) -> Bool {
         self.members.contains(id)
     }

@@ -116,11 +116,13 @@ struct HTTPLocalSettings: Sendable, Equatable, CustomStringConvertible {
     var token: PasswordSource?
     var maxBodyBytes: Int = 1 << 20
     var waitTimeout: Duration = .seconds(30)
+    var maxConnections: Int = 256
+    var idleTimeout: Duration = .seconds(30)
 
-    static let keys = ["listen", "token_file", "token_env", "max_body_bytes", "wait_timeout"]
+    static let keys = ["listen", "token_file", "token_env", "max_body_bytes", "wait_timeout", "max_connections", "idle_timeout"]
 
     /// Names the token's source, never the token.
     var description: String {
-        "listen \(self.listen), token \(self.token.map { "\($0)" } ?? "none"), max_body_bytes \(self.maxBodyBytes), wait_timeout \(self.waitTimeout)"
+        "listen \(self.listen), token \(self.token.map { "\($0)" } ?? "none"), max_body_bytes \(self.maxBodyBytes), wait_timeout \(self.waitTimeout), max_connections \(self.maxConnections), idle_timeout \(self.idleTimeout)"
     }
 }

@@ -61,6 +61,16 @@ extension ConfigurationLoader {
                 settings.waitTimeout = wait
             }
         }
+        if let count = self.integer(table, "max_connections", path, in: 1...65_536, hint: "connections served at once, e.g. 256") {
+            settings.maxConnections = count
+        }
+        if let idle = self.age(table, "idle_timeout", path) {
+            if idle == .zero || idle > .seconds(3600) {
+                self.problem("\(path).idle_timeout", "must be from 1s to 1h", "how long an idle connection is kept, e.g. \"30s\"")
+            } else {
+                settings.idleTimeout = idle
+            }
+        }
         return settings
     }
 

@@ -57,6 +57,13 @@ struct ConfigurationLoader {
 
         var locals: [String: LocalConfiguration] = [:]
         var claimedPaths = [settings.statePath: "bridge.state", settings.controlSocketPath: "bridge.control_socket"]
+        if case .unixSocket(let socket) = settings.metricsListen {
+            if let owner = claimedPaths[socket] {
+                self.problem("bridge.metrics_listen", "\(socket) is already used by \(owner)", "give the metrics socket its own path")
+            } else {
+                claimedPaths[socket] = "bridge.metrics_listen"
+            }
+        }
         let localTables = self.namedTables(
             in: table, section: "local", what: "local transports", hint: "write [local.NAME] with kind = \"stdio\", \"fifo\" or \"socket\""
         )

@@ -60,7 +60,7 @@ struct BridgeProcess {
             clock: ContinuousClock(),
             logger: logger,
             metrics: metrics,
-            settled: { delivered, failed in statusBook.settled(delivered.map(\.0) + failed) },
+            settled: { delivered, failed in statusBook.settled(delivered.map(\.0), failed: failed) },
             finish: { await groupBox.group?.triggerGracefulShutdown() }
         )
         try await pipeline.load()

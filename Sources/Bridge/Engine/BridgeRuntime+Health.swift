@@ -43,6 +43,9 @@ extension BridgeRuntime {
                 queued: queue?.queued ?? 0, oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0
             )
             transports.append(entry)
+            if kind == LocalConfiguration.Kind.http.rawValue, !entry.connected {
+                problems.append("http local \(name) is not listening\(state?.reason.map { ": \($0)" } ?? "")")
+            }
             guard kind == "xmpp" else { continue }
             if entry.stopped {
                 problems.append("account \(name) stopped: \(state?.reason ?? "-")")

@@ -110,7 +110,7 @@ struct TransportFactory: Sendable {
                 name: local.name,
                 options: HTTPIngressOptions(
                     listen: http.listen, token: token, maxBodyBytes: http.maxBodyBytes, waitTimeout: http.waitTimeout, nick: local.nick,
-                    socketMode: local.mode
+                    socketMode: local.mode, maxConnections: http.maxConnections, idleTimeout: http.idleTimeout
                 ),
                 group: self.group, handler: handler, status: self.deliveryStatus, channels: channels, template: templates,
                 makeID: {

@@ -24,18 +24,36 @@ struct MetricsServer: Service {
 
     func run() async throws {
         let address: BindAddress
+        var socket: StagedUnixSocket?
         switch self.listen {
         case .host(let host, let port): address = .hostname(host, port: port)
         case .unixSocket(let path):
-            // A stale socket file from a killed predecessor is replaced.
-            if !UnixLineServer.someoneListens(at: path) { unlink(path) }
-            address = .unixDomainSocket(path: path)
+            // A stale socket file is replaced; anything else at the path is refused.
+            do {
+                socket = try StagedUnixSocket(path: path)
+            } catch {
+                self.logger.error("metrics not served", metadata: ["listen": "\(self.listen)", "error": "\(error)"])
+                throw error
+            }
+            address = .unixDomainSocket(path: socket?.stagedPath ?? path)
+        }
+        let staged = socket
+        defer {
+            staged?.removeStaging()
+            staged?.removeIfOurs()
         }
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await self.respond(to: request) },
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(30))),
             configuration: ApplicationConfiguration(address: address, serverName: nil, availableConnectionsDelegate: .maximum(64, logger: self.logger)),
-            onServerRunning: { _ in self.logger.info("metrics listening", metadata: ["listen": "\(self.listen)"]) },
+            onServerRunning: { _ in
+                do {
+                    try staged?.place(mode: 0o600)
+                    self.logger.info("metrics listening", metadata: ["listen": "\(self.listen)"])
+                } catch {
+                    self.logger.error("metrics not served", metadata: ["listen": "\(self.listen)", "error": "\(error)"])
+                }
+            },
             eventLoopGroupProvider: .shared(self.group),
             logger: self.logger
         )

@@ -21,6 +21,11 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     )
     private let watches = NIOLockedValueBox<(entries: [String: Watch], nextWaiter: Int)>(([:], 0))
     private let clock: C
+    /// Copies that became dead letters lately, by relay id, with the reason: known here at
+    /// once, before the journal has written the dead letter (a waiter woken by the failure
+    /// reads it from here, not a stale database).
+    private let recentFailures = NIOLockedValueBox<(reasons: [String: String], order: [String])>(([:], []))
+    private static var failureMemory: Int { 10_000 }
 
     init(store: StateStore, clock: C) {
         self.store = store
@@ -33,8 +38,22 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
 
     private static func key(_ source: String, _ id: String) -> String { "\(source)\u{0}\(id)" }
 
-    /// Copies left their queues: wakes whoever waits for their messages.
-    func settled(_ deliveries: [Delivery]) {
+    /// Copies left their queues, delivered or `failed` (with the reason): wakes whoever
+    /// waits for their messages.
+    func settled(_ deliveries: [Delivery], failed: [(Delivery, String)] = []) {
+        if !failed.isEmpty {
+            self.recentFailures.withLockedValue { memory in
+                for (delivery, reason) in failed where memory.reasons.updateValue(reason, forKey: delivery.relayID) == nil {
+                    memory.order.append(delivery.relayID)
+                }
+                if memory.order.count > Self.failureMemory {
+                    let excess = memory.order.count - Self.failureMemory
+                    for id in memory.order.prefix(excess) { memory.reasons.removeValue(forKey: id) }
+                    memory.order.removeFirst(excess)
+                }
+            }
+        }
+        let deliveries = deliveries + failed.map(\.0)
         let waiting = self.watches.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             guard !state.entries.isEmpty else { return [] }
             var resumed: [CheckedContinuation<Void, Never>] = []
@@ -55,7 +74,10 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         let dead: [String: String]
         do {
             relays = try self.store.relays(forSource: source, address: nil, id: id)
-            dead = try self.store.deadLetterReasons(relayIDs: relays.map(\.relayID))
+            let remembered = self.recentFailures.withLockedValue { memory in
+                relays.compactMap { relay in memory.reasons[relay.relayID].map { (relay.relayID, $0) } }
+            }
+            dead = try self.store.deadLetterReasons(relayIDs: relays.map(\.relayID)).merging(remembered) { stored, _ in stored }
         } catch {
             return nil
         }
@@ -110,7 +132,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         }
         while true {
             let status = await self.status(ofMessage: id, from: source)
-            guard let status, status.targets.contains(where: { $0.state == .queued }), self.clock.now < deadline else { return status }
+            guard let status, status.targets.contains(where: { $0.state == .queued }), self.clock.now < deadline, !Task.isCancelled else { return status }
             generation = await self.change(of: key, after: generation, deadline: deadline)
         }
     }
@@ -127,13 +149,17 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
             pending?.resume()
         }
         defer { timer.cancel() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = self.watches.withLockedValue { state -> Bool in
-                if state.entries[key]?.generation != generation || self.clock.now >= deadline { return true }
-                state.entries[key]?.waiters[waiter] = continuation
-                return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = self.watches.withLockedValue { state -> Bool in
+                    if state.entries[key]?.generation != generation || self.clock.now >= deadline || Task.isCancelled { return true }
+                    state.entries[key]?.waiters[waiter] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            self.watches.withLockedValue { $0.entries[key]?.waiters.removeValue(forKey: waiter) }?.resume()
         }
         return self.watches.withLockedValue { $0.entries[key]?.generation ?? generation }
     }

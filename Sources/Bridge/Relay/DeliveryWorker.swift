@@ -35,12 +35,12 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     private let deadLettered: @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void
     /// Told about deliveries that left the queue: delivered (with when they were queued,
     /// if known) or failed for good. Metrics and `?wait=sent` listen.
-    private let settledDeliveries: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void
+    private let settledDeliveries: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
 
     init(
         transport: any Transport, journal: Journal, configuration: DeliveryQueue<C.Instant>.Configuration, clock: C, logger: Logger,
         deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in },
-        settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void = { _, _ in }
+        settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in }
     ) {
         self.settledDeliveries = settled
         self.transport = transport
@@ -96,7 +96,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         let outcome = self.queue.withLockedValue { $0.bounced(relayID: relayID, permanent: permanent, reason: reason, now: now, sequence: sequence) }
         if let outcome {
             for letter in outcome.deadLetters { self.report(letter) }
-            if !outcome.deadLetters.isEmpty { self.settledDeliveries([], outcome.deadLetters.map(\.delivery)) }
+            if !outcome.deadLetters.isEmpty { self.settledDeliveries([], outcome.deadLetters.map { ($0.delivery, $0.reason) }) }
             self.wakeup.yield()
         }
         return outcome
@@ -236,7 +236,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
                     if case .delivered = result { delivered.append((delivery, queuedAt[delivery.sequence])) }
                 }
                 if !delivered.isEmpty || !outcome.deadLetters.isEmpty {
-                    self.settledDeliveries(delivered, outcome.deadLetters.map(\.delivery))
+                    self.settledDeliveries(delivered, outcome.deadLetters.map { ($0.delivery, $0.reason) })
                 }
                 self.journal.record(outcome.entries)
                 self.batchSettled()

@@ -32,23 +32,25 @@ import XMPP
 actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     typealias Worker = DeliveryWorker<C>
 
-    private var router: Router
-    private let journal: Journal
-    private let store: StateStore
+    var router: Router
+    let journal: Journal
+    let store: StateStore
     private var ids: StanzaIDGenerator
     /// Every relay id we generate starts with this; only such ids can be echoes.
     private let idPrefix: String
-    private let logger: Logger
+    let logger: Logger
     /// Called once everything is delivered after an input asked to finish (stdin ended).
     private let finish: @Sendable () async -> Void
     private let clock: C
 
-    private var workers: [String: Worker] = [:]
+    var workers: [String: Worker] = [:]
+    /// Workers being removed, until what they held is parked (``queued(among:)`` looks here too).
+    var draining: [String: Worker] = [:]
     /// The current instance of each transport; events from others are stale.
     private var instances: [String: UInt64] = [:]
     /// Deliveries for transports that are not running (loaded at start, or left by a removed
     /// transport); a worker added for that name takes them.
-    private var parked: [String: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]] = [:]
+    var parked: [String: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]] = [:]
     /// XMPP accounts' stanza limits (bytes), for splitting.
     private var stanzaLimits: [String: Int] = [:]
     private var mailboxes: [ObserverMailbox] = []
@@ -60,13 +62,13 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// Each source transport's recently handled unique ids (``InboundMessage/uniqueID``),
     /// mirrored in the journal, and how many were added since the journal was last trimmed.
     private var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]
-    private let metrics: RelayMetrics
+    let metrics: RelayMetrics
     /// Told when deliveries leave a queue (delivered or dead), for `?wait=sent`.
-    private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void
+    private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
 
     init(
         router: Router, journal: Journal, store: StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
-        metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [Delivery]) -> Void = { _, _ in },
+        metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
         finish: @escaping @Sendable () async -> Void
     ) {
         self.metrics = metrics
@@ -118,7 +120,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             deadLettered: { letter in counts.withLockedValue { $0[letter.delivery.target.transport, default: 0] += 1 } },
             settled: { delivered, failed in
                 metrics.delivered(delivered, now: Date())
-                metrics.failed(failed)
+                metrics.failed(failed.map(\.0))
                 settled(delivered, failed)
             }
         )
@@ -145,6 +147,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     func remove(transport name: String) async {
         self.availability.removeValue(forKey: name)
         guard let worker = self.workers.removeValue(forKey: name) else { return }
+        self.draining[name] = worker
+        defer { self.draining.removeValue(forKey: name) }
         worker.stop()
         self.instances.removeValue(forKey: name)
         await worker.settled()
@@ -172,19 +176,6 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         }
         for (name, count) in dead where result[name] == nil { result[name] = (0, nil, count) }
         return result
-    }
-
-    /// Which of `relayIDs` are still queued (in memory: ahead of the journal's commits).
-    func queued(among relayIDs: Set<String>) -> Set<String> {
-        guard !relayIDs.isEmpty else { return [] }
-        var found: Set<String> = []
-        for worker in self.workers.values {
-            for item in worker.snapshot().pending where relayIDs.contains(item.delivery.relayID) { found.insert(item.delivery.relayID) }
-        }
-        for waiting in self.parked.values {
-            for entry in waiting where relayIDs.contains(entry.delivery.relayID) { found.insert(entry.delivery.relayID) }
-        }
-        return found
     }
 
     /// Replaces the routing table (reload, runtime route change).
@@ -251,7 +242,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             notice.isOccupantNotice = true
             return await self.relay(notice)
         case .receipt(let receipt):
-            self.receipt(receipt)
+            self.receipt(receipt, now: Date())
         case .confirmed(let relayIDs):
             let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
@@ -259,7 +250,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         return .accepted
     }
 
-    private func notify(_ event: TransportEvent, from transport: String) {
+    func notify(_ event: TransportEvent, from transport: String) {
         for mailbox in self.mailboxes { mailbox.post(event, from: transport) }
     }
 
@@ -268,40 +259,6 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let outcome = await self.route(message)
         if case .dropped(let reason) = outcome { self.metrics.dropped(reason: Self.label(reason)) }
         return outcome
-    }
-
-    /// A fixed metrics label for a drop reason the pipeline gives.
-    private static func label(_ reason: String) -> String {
-        switch reason {
-        case "already handled": "duplicate"
-        case "echo of a relayed message": "echo"
-        case "state database error": "state_error"
-        default: DropReason.label(forDescription: reason) ?? "other"
-        }
-    }
-
-
-    /// A recipient confirmed a copy: recorded against that copy (if it went to them), and
-    /// told to local subscribers of its channel with the id the source knows.
-    private func receipt(_ receipt: DeliveryReceipt) {
-        self.metrics.receipt(displayed: receipt.displayed)
-        let record: RelayRecord?
-        do {
-            record = try self.store.relay(receipt.relayID)
-        } catch {
-            self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
-            return
-        }
-        guard let record, Router.normalized(record.target) == Router.normalized(receipt.from) else {
-            self.logger.debug("receipt for no copy sent to its sender", metadata: ["id": "\(receipt.relayID)", "from": "\(receipt.from)"])
-            return
-        }
-        self.journal.record([.receipt(relayID: receipt.relayID, target: record.target, displayed: receipt.displayed, at: Date())])
-        var filled = receipt
-        filled.channel = record.channel
-        filled.source = record.source
-        filled.sourceID = record.sourceID
-        self.notify(.receipt(filled), from: receipt.from.transport)
     }
 
     private func route(_ message: InboundMessage) async -> TransportEventOutcome {
@@ -388,6 +345,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             try await self.journal.commit(journal)
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
+            // Not handled after all: a retry with the same unique id (Idempotency-Key) is new.
+            if let unique = message.uniqueID { self.seen[source]?.ids.remove(unique) }
             return .dropped("state database error")
         }
         // 7. Queue, to the workers running now (one may have been replaced meanwhile).

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// A one-shot signal a transport's `run()` can wait on, so `stop()` ends it.
 public final class StopSignal: Sendable {
-    private let state = NIOLockedValueBox<(stopped: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = NIOLockedValueBox<(stopped: Bool, waiters: [Int: CheckedContinuation<Void, Never>], next: Int)>((false, [:], 0))
 
     public init() {}
 
@@ -10,7 +10,7 @@ public final class StopSignal: Sendable {
         let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.stopped = true
             defer { state.waiters.removeAll() }
-            return state.waiters
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -18,14 +18,23 @@ public final class StopSignal: Sendable {
     public var isStopped: Bool { self.state.withLockedValue { $0.stopped } }
 
     /// Returns once ``stop()`` was called.
+    /// Returns once ``stop()`` was called, or when the waiting task is cancelled.
     public func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = self.state.withLockedValue { state -> Bool in
-                if state.stopped { return true }
-                state.waiters.append(continuation)
-                return false
+        let id = self.state.withLockedValue { state -> Int in
+            state.next += 1
+            return state.next
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = self.state.withLockedValue { state -> Bool in
+                    if state.stopped || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if resumeNow { continuation.resume() }
+        } onCancel: {
+            self.state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 

@@ -11,11 +11,17 @@ public struct HTTPIngressOptions: Sendable {
     public var nick: String
     /// The Unix socket's file mode.
     public var socketMode: UInt32
+    /// Connections served at once; more wait in the listen backlog.
+    public var maxConnections: Int
+    /// A connection idle this long (no request, or a request that stalls) is closed.
+    public var idleTimeout: Duration
 
     public init(
         listen: HTTPListenAddress, token: BearerToken?, maxBodyBytes: Int = 1 << 20, waitTimeout: Duration = .seconds(30), nick: String,
-        socketMode: UInt32 = 0o600
+        socketMode: UInt32 = 0o600, maxConnections: Int = 256, idleTimeout: Duration = .seconds(30)
     ) {
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
         self.listen = listen
         self.token = token
         self.maxBodyBytes = maxBodyBytes

@@ -29,8 +29,9 @@ public final class HTTPTransport: Transport {
     private let handler: any TransportEventHandler
     private let metrics: any MetricsFactory
     private let logger: Logger
-    private let server = NIOLockedValueBox<ServiceGroup?>(nil)
     private let stopSignal = StopSignal()
+    /// Set when `run()` has returned: the listener is closed.
+    private let finished = StopSignal()
 
     public init(
         name: String, options: HTTPIngressOptions, group: any EventLoopGroup, handler: any TransportEventHandler,
@@ -48,53 +49,76 @@ public final class HTTPTransport: Transport {
         self.logger = logger
         self.responder = IngressResponder(
             name: name, nick: options.nick, waitTimeout: options.waitTimeout, handler: handler, status: status, channels: channels,
-            template: template, makeID: makeID, logger: logger
+            template: template, makeID: makeID, stopping: self.stopSignal, logger: logger
         )
     }
 
     public func run() async throws {
-        let socket = try self.prepareSocket()
+        defer { self.finished.stop() }
+        let socket: StagedUnixSocket?
         let address: BindAddress
-        switch self.options.listen {
-        case .host(let host, let port): address = .hostname(host, port: port)
-        case .unixSocket: address = .unixDomainSocket(path: socket?.staged ?? "")
+        do {
+            switch self.options.listen {
+            case .host(let host, let port):
+                socket = nil
+                address = .hostname(host, port: port)
+            case .unixSocket(let path):
+                let staged = try StagedUnixSocket(path: path)
+                socket = staged
+                address = .unixDomainSocket(path: staged.stagedPath)
+            }
+        } catch {
+            try await self.failed(error)
         }
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await self.respond(to: request) },
-            // An idle or slow client is dropped after 30 s; at most 256 connections at once,
-            // so a flood of clients that never finish cannot exhaust descriptors.
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(30))),
+            // An idle or slow client is dropped after idle_timeout; at most max_connections at
+            // once, so clients that never finish cannot exhaust descriptors.
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount(self.options.idleTimeout))),
             configuration: ApplicationConfiguration(
-                address: address, serverName: nil, availableConnectionsDelegate: .maximum(256, logger: self.logger)
+                address: address, serverName: nil,
+                availableConnectionsDelegate: .maximum(self.options.maxConnections, logger: self.logger)
             ),
             onServerRunning: { _ in await self.listening(socket: socket) },
             eventLoopGroupProvider: .shared(self.group),
             logger: self.logger
         )
         let server = ServiceGroup(configuration: .init(services: [app], logger: self.logger))
-        self.server.withLockedValue { $0 = server }
-        let stopper = Task {
-            await self.stopSignal.wait()
-            await server.triggerGracefulShutdown()
-        }
-        defer { stopper.cancel() }
         do {
             try await withGracefulShutdownHandler {
-                try await server.run()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await server.run() }
+                    // stop() (a reload) or the bridge's shutdown: the server stops accepting,
+                    // and requests held by ?wait=sent are answered at once.
+                    group.addTask {
+                        await self.stopSignal.wait()
+                        await server.triggerGracefulShutdown()
+                    }
+                    // Whichever ends first (or throws), the other is ended too.
+                    defer { self.stopSignal.stop() }
+                    try await group.next()
+                }
             } onGracefulShutdown: {
                 self.stopSignal.stop()
             }
         } catch {
-            self.logger.error("http ingress not served", metadata: ["listen": "\(self.options.listen)", "error": "\(error)"])
-            await self.handler.handle(.unavailable(reason: "\(error)"), from: self.name)
-            socket.map { Self.removeStaging($0) }
-            throw error
+            socket?.removeStaging()
+            try await self.failed(error)
         }
-        if let socket { Self.removeIfOurs(socket) }
+        socket?.removeIfOurs()
     }
 
+    /// Reports that the ingress does not serve, and ends `run()` with `error`.
+    private func failed(_ error: any Error) async throws -> Never {
+        self.logger.error("http ingress not served", metadata: ["listen": "\(self.options.listen)", "error": "\(error)"])
+        await self.handler.handle(.unavailable(reason: "\(error)"), from: self.name)
+        throw error
+    }
+
+    /// Stops serving and returns once the listener is closed (a successor can bind).
     public func stop() async {
         self.stopSignal.stop()
+        await self.finished.wait()
     }
 
     /// Input only: nothing to show a delivery to.
@@ -116,6 +140,7 @@ public final class HTTPTransport: Transport {
         }
         var headers: HTTPFields = [.contentType: "application/json"]
         if answer.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"xmpp-bridge\"" }
+        if answer.status == 405, let allowed = IngressRoute.allowedMethods(path: request.uri.path) { headers[.allow] = allowed }
         var body = ByteBuffer(string: answer.json)
         body.writeString("\n")
         return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: body))
@@ -157,50 +182,20 @@ public final class HTTPTransport: Transport {
         }, body: body)
     }
 
-    // MARK: Unix socket
+    // MARK: Listening
 
-    /// A Unix socket listener binds in a private folder beside its path and is moved into
-    /// place with its mode set, so no one can connect while its mode is wider.
-    private struct SocketPlacement {
-        var path: String
-        var folder: String
-        var staged: String { self.folder + "/s" }
-        var inode: NIOLockedValueBox<ino_t> = NIOLockedValueBox(0)
-    }
-
-    private func prepareSocket() throws -> SocketPlacement? {
-        guard case .unixSocket(let path) = self.options.listen else { return nil }
-        let lines = UnixLineServer(path: path, mode: self.options.socketMode, splitter: LineSplitter(maxLineBytes: 1, invalidUTF8: .reject))
-        try lines.prepare()
-        return SocketPlacement(path: path, folder: try lines.makeStagingFolder())
-    }
-
-    private func listening(socket: SocketPlacement?) async {
+    private func listening(socket: StagedUnixSocket?) async {
         if let socket {
-            guard chmod(socket.staged, mode_t(self.options.socketMode)) == 0, link(socket.staged, socket.path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                self.logger.error("cannot put the http socket in place", metadata: ["path": "\(socket.path)", "error": "\(reason)"])
-                Self.removeStaging(socket)
+            do {
+                try socket.place(mode: self.options.socketMode)
+            } catch {
+                self.logger.error("http ingress not served", metadata: ["listen": "\(self.options.listen)", "error": "\(error)"])
+                await self.handler.handle(.unavailable(reason: "\(error)"), from: self.name)
                 self.stopSignal.stop()
                 return
             }
-            Self.removeStaging(socket)
-            var placed = stat()
-            if lstat(socket.path, &placed) == 0 { socket.inode.withLockedValue { $0 = placed.st_ino } }
         }
         self.logger.info("http ingress listening", metadata: ["listen": "\(self.options.listen)", "token": "\(self.options.token == nil ? "none" : "required")"])
         await self.handler.handle(.available, from: self.name)
-    }
-
-    private static func removeStaging(_ socket: SocketPlacement) {
-        unlink(socket.staged)
-        rmdir(socket.folder)
-    }
-
-    /// Removes the socket file only if it is still ours (a successor may have bound anew).
-    private static func removeIfOurs(_ socket: SocketPlacement) {
-        var current = stat()
-        let inode = socket.inode.withLockedValue { $0 }
-        if inode != 0, lstat(socket.path, &current) == 0, current.st_ino == inode { unlink(socket.path) }
     }
 }

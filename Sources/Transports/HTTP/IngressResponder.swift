@@ -32,13 +32,16 @@ public struct IngressResponder: Sendable {
     let template: @Sendable (String) -> WebhookTemplate?
     /// A new message id, unique across restarts.
     let makeID: @Sendable () -> String
+    /// Set when the ingress stops: a `?wait=sent` request is answered at once then.
+    let stopping: StopSignal
     let logger: Logger
 
     public init(
         name: String, nick: String, waitTimeout: Duration, handler: any TransportEventHandler, status: (any DeliveryStatusProviding)?,
         channels: @escaping @Sendable () -> Set<String>, template: @escaping @Sendable (String) -> WebhookTemplate?,
-        makeID: @escaping @Sendable () -> String, logger: Logger
+        makeID: @escaping @Sendable () -> String, stopping: StopSignal = StopSignal(), logger: Logger
     ) {
+        self.stopping = stopping
         self.name = name
         self.nick = nick
         self.waitTimeout = waitTimeout
@@ -131,7 +134,21 @@ public struct IngressResponder: Sendable {
         guard let wait, let status = self.status else {
             return Answer(status: 202, json: IngressJSON.encode(["id": id, "status": "queued", "channel": channel]))
         }
-        guard let found = await status.waitUntilSent(message: id, from: self.name, timeout: wait) else {
+        let name = self.name
+        let stopping = self.stopping
+        // The wait ends early when the ingress stops (reload, shutdown): the message is
+        // safe either way, and a stop must not wait out wait_timeout.
+        let outcome = await withTaskGroup(of: MessageDeliveryStatus?.self) { group in
+            group.addTask { await status.waitUntilSent(message: id, from: name, timeout: wait) }
+            group.addTask {
+                await stopping.wait()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let found = outcome else {
             return Answer(status: 202, json: IngressJSON.encode(["id": id, "status": "queued", "channel": channel]))
         }
         let code: Int

@@ -47,6 +47,18 @@ public enum IngressRoute: Hashable, Sendable {
     }
 }
 
+extension IngressRoute {
+    /// The methods a path takes (the `Allow` header of a 405, RFC 9110 §15.5.6); nil for
+    /// a path that names nothing.
+    public static func allowedMethods(path: String) -> String? {
+        switch Self.match(method: "POST", path: path) {
+        case .success: return "POST"
+        case .failure(let error) where error.status == 405: return "GET, HEAD"
+        case .failure: return nil
+        }
+    }
+}
+
 extension String {
     /// RFC 3986 percent-decoding; nil for a `%` not followed by two hex digits or bytes
     /// that are not UTF-8.

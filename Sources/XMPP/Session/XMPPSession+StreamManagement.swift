@@ -6,13 +6,43 @@ import Logging
 extension XMPPSession {
     /// Writes stanzas (and SM elements) in order with one flush, numbering the stanzas
     /// while stream management counts.
+    ///
+    /// When the owner persists sessions, the state that lists these stanzas as sent but not
+    /// yet acknowledged is made durable before they are written: a process killed right
+    /// after the write then resumes knowing their ids, and the server's `h` confirms them
+    /// instead of their being sent twice (XEP-0198 §5). Transmissions take turns, so what
+    /// goes on the wire is in numbering order although the commit is awaited.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
+        let durable = self.configuration.persistSessionState != nil && elements.contains(where: Self.isStanza)
+        if durable { await self.takeTransmitTurn() }
+        defer { if durable { self.passTransmitTurn() } }
         var numbered = false
         for element in elements where Self.isStanza(element) {
             numbered = self.streamManagement.stanzaSent(element) != nil || numbered
         }
-        if numbered { self.publishSessionState() }
+        if numbered {
+            self.publishSessionState()
+            if let persist = self.configuration.persistSessionState, var stored = self.streamManagement.storedSession {
+                stored.jid = self.machine.ownJID.description
+                if !(await persist(stored)) {
+                    // Sent anyway: a crash before the next commit may then repeat them, never lose them.
+                    self.logger.error("cannot store the stream management state before sending; a crash now could send these again")
+                }
+            }
+        }
         try await connection.send(elements)
+    }
+
+    private func takeTransmitTurn() async {
+        while self.transmitting {
+            await withCheckedContinuation { self.transmitWaiters.append($0) }
+        }
+        self.transmitting = true
+    }
+
+    private func passTransmitTurn() {
+        self.transmitting = false
+        if !self.transmitWaiters.isEmpty { self.transmitWaiters.removeFirst().resume() }
     }
 
     /// Hands the resumable session's state to whoever persists it, with the ids of the

@@ -26,6 +26,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var restoredSession = false
     /// An acknowledgement is being made durable and sent; later ones wait their turn.
     var acknowledging = false
+    /// Stanzas are being numbered, made durable and written (``transmit(_:on:)``); later
+    /// transmissions wait here, in turn, so the wire order is the numbering order.
+    var transmitting = false
+    var transmitWaiters: [CheckedContinuation<Void, Never>] = []
     /// The inbound count the owner holds durably for this SM session (``handled(_:)``).
     var durableHandled: (session: String, handled: UInt32)?
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.

@@ -1,0 +1,60 @@
+import Foundation
+import Transports
+
+/// Receipts, delivery status and metric labels: the parts of the pipeline that report on
+/// deliveries rather than make them.
+extension RelayPipeline {
+    /// Which of `relayIDs` are still queued (in memory: ahead of the journal's commits),
+    /// including those of a worker being removed, until they are parked.
+    func queued(among relayIDs: Set<String>) -> Set<String> {
+        guard !relayIDs.isEmpty else { return [] }
+        var found: Set<String> = []
+        for worker in Array(self.workers.values) + Array(self.draining.values) {
+            for item in worker.snapshot().pending where relayIDs.contains(item.delivery.relayID) { found.insert(item.delivery.relayID) }
+        }
+        for waiting in self.parked.values {
+            for entry in waiting where relayIDs.contains(entry.delivery.relayID) { found.insert(entry.delivery.relayID) }
+        }
+        return found
+    }
+
+    /// A fixed metrics label for a drop reason the pipeline gives.
+    static func label(_ reason: String) -> String {
+        switch reason {
+        case "already handled": "duplicate"
+        case "echo of a relayed message": "echo"
+        case "state database error": "state_error"
+        default: DropReason.label(forDescription: reason) ?? "other"
+        }
+    }
+
+    /// A recipient confirmed a copy: recorded against that copy if it went to them, and
+    /// told to local subscribers of its channel with the id the source knows. Receipts for
+    /// copies sent into a room are ignored: any occupant could send one from the room's
+    /// JID (a private message), so they prove nothing.
+    func receipt(_ receipt: DeliveryReceipt, now: Date) {
+        self.metrics.receipt(displayed: receipt.displayed)
+        let record: RelayRecord?
+        do {
+            record = try self.store.relay(receipt.relayID)
+        } catch {
+            self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let record, Router.normalized(record.target) == Router.normalized(receipt.from) else {
+            self.logger.debug("receipt for no copy sent to its sender", metadata: ["id": "\(receipt.relayID)", "from": "\(receipt.from)"])
+            return
+        }
+        let target = Router.normalized(record.target)
+        if self.router.channels.contains(where: { $0.members.contains { $0.room != nil && Router.normalized($0.endpoint) == target } }) {
+            self.logger.debug("receipt from a room ignored", metadata: ["id": "\(receipt.relayID)", "room": "\(receipt.from)"])
+            return
+        }
+        self.journal.record([.receipt(relayID: receipt.relayID, target: record.target, displayed: receipt.displayed, at: now)])
+        var filled = receipt
+        filled.channel = record.channel
+        filled.source = record.source
+        filled.sourceID = record.sourceID
+        self.notify(.receipt(filled), from: receipt.from.transport)
+    }
+}
