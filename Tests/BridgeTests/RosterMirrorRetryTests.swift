@@ -85,6 +85,7 @@ struct RosterMirrorRetryTests {
         // Coming online reconciles both mirrors; both fail.
         for name in ["a", "b", "x", "y"] { _ = await coordinator.handle(.available, from: name) }
         try await Self.until { await coordinator.pendingRetries == 2 }
+        try await Self.until { await coordinator.reconciling == 0 }
         await Self.untilSleeping(clock)
         let base = targets.map(\.attemptCount)
         #expect(base.allSatisfy { $0 >= 1 })
@@ -94,6 +95,9 @@ struct RosterMirrorRetryTests {
             #expect(clock.sleeperCount == 1, "one timer for all mirrors")
             clock.advance(by: .seconds(seconds))
             try await Self.until { targets.map(\.attemptCount) == base.map { $0 + step + 1 } }
+            // An attempt is counted before its failure schedules the next retry: time moves
+            // on only once both are recorded.
+            try await Self.until { await coordinator.reconciling == 0 }
         }
         await Self.untilSleeping(clock)
         #expect(clock.sleeperCount == 1)

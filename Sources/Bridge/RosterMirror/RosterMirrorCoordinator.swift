@@ -45,6 +45,9 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     /// Mirrors waiting for a retry (tests, `status`).
     var pendingRetries: Int { self.retries.pendingCount }
 
+    /// Reconciliations under way (their failure, and so their next retry, not yet recorded).
+    var reconciling: Int { self.running.count }
+
     nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.process(event, from: transport)
         return .accepted
