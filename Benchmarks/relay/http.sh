@@ -4,7 +4,8 @@
 # same phone-side account on one throwaway Prosody (127.0.0.1, mod_mam off), same run:
 #   load    N webhooks, C requests in flight
 #   paced   N/2 webhooks at R requests/s (latency without queueing)
-#   kill    N webhooks, C in flight, the relay killed (-9) 0.3 s in and restarted at once;
+#   kill    N webhooks, C in flight, the relay killed (-9) by the load driver once N/4 were
+#           accepted, and restarted at once (this script waits for it to die);
 #           the sender retries refused requests and 5xx answers as Alertmanager does;
 #           lost = answered 2xx, never arrived
 # Each webhook carries one firing alert; the table is http_load.py's.
@@ -107,10 +108,9 @@ load() {  # LABEL URL TOKEN ARGS...
   "$PY" "$HERE/http_load.py" run --label "$label" --url "$url" ${token:+--token "$token"} --port "$C2S_PORT" \
     --ca-file "$CA_FILE" --receiver "phone@$XMPP_DOMAIN" --receiver-password-file "$WORK/pw" --relay-pid "$RELAY_PID" "$@" >>"$RESULTS"
 }
-killer() {  # restart FUNCTION: kill -9 the relay 0.3 s into the run, start it again at once
-  sleep 0.3
-  say "kill -9 $RELAY_PID"
-  kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null || true
+killer() {  # restart FUNCTION: once the load driver has killed the relay, start it again
+  while _prosody_alive "$RELAY_PID"; do sleep 0.01; done
+  say "relay $RELAY_PID killed; restarting"
   "$1"
 }
 
@@ -127,7 +127,7 @@ for relay in bridge pxa; do
   KILLER=$!
   "$PY" "$HERE/http_load.py" run --label "$relay kill -9" --url "$URL" ${TOK:+--token "$TOK"} --port "$C2S_PORT" \
     --ca-file "$CA_FILE" --receiver "phone@$XMPP_DOMAIN" --receiver-password-file "$WORK/pw" \
-    -n "$N" --concurrency "$C" --retry --idle-timeout 20 >>"$RESULTS"
+    -n "$N" --concurrency "$C" --retry --idle-timeout 20 --relay-pid "$RELAY_PID" --kill-after $((N / 4)) >>"$RESULTS"
   wait "$KILLER"
   # The restarted relay is the killer's child: find it by its command line, ours only.
   if [ $relay = bridge ]; then pattern="$BIN run --config $WORK/bridge.toml"; else pattern="pxa_run.py --config $WORK/xmpp-alerts.yml"; fi

@@ -95,7 +95,7 @@ async def send(args):
     queue = asyncio.Queue()
     for seq in range(args.n):
         queue.put_nowait(seq)
-    cpu_before = cpu_seconds(args.relay_pid) if args.relay_pid else None
+    cpu_before = cpu_seconds(args.relay_pid) if args.relay_pid and not args.kill_after else None
     start = now_ns()
 
     async def worker(session):
@@ -118,6 +118,8 @@ async def send(args):
                 if status is not None and 200 <= status < 300:
                     answered[seq] = now_ns()
                     accepted.append(seq)
+                    if args.kill_after and len(accepted) == args.kill_after and args.relay_pid:
+                        os.kill(args.relay_pid, 9)  # mid-load: the shell restarts it
                     break
                 refused[0] += 1
                 if not args.retry or time.monotonic() > deadline:
@@ -128,7 +130,7 @@ async def send(args):
     async with aiohttp.ClientSession(timeout=timeout) as session:
         await asyncio.gather(*(worker(session) for _ in range(args.concurrency)))
     last_answer = max(answered.values()) if answered else now_ns()
-    cpu_after = cpu_seconds(args.relay_pid) if args.relay_pid else None
+    cpu_after = cpu_seconds(args.relay_pid) if cpu_before is not None else None
     child.stdin.write((json.dumps({"accepted": accepted}) + "\n").encode())
     await child.stdin.drain()
     done = json.loads(await child.stdout.readline())
@@ -195,6 +197,7 @@ def main():
             p.add_argument("--relay-pid", type=int)
             p.add_argument("--retry", action="store_true")
             p.add_argument("--rate", type=float, help="requests per second (default: as fast as C in flight allow)")
+            p.add_argument("--kill-after", type=int, help="kill -9 --relay-pid once this many requests were accepted")
     p = sub.add_parser("report")
     p.add_argument("path")
     args = parser.parse_args()
