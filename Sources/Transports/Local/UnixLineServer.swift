@@ -50,7 +50,11 @@ public struct UnixLineServer: Sendable {
             .bind(unixDomainSocketPath: stagedPath, cleanupExistingSocketFile: false) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
-                    return try Client(wrappingChannelSynchronously: channel)
+                    // Closed when dropped: a client accepted while the server closes
+                    // (a `status` during shutdown) never reaches `serve`, and the scoped
+                    // wrapper, `wrappingChannelSynchronously:`, traps the whole process when
+                    // its writer goes away unfinished (NIOAsyncWriter's precondition).
+                    return try Self.closingOnDeinit(channel)
                 }
             }
         } catch {
@@ -104,6 +108,11 @@ public struct UnixLineServer: Sendable {
         if lstat(self.path, &current) == 0, current.st_ino == inode {
             unlink(self.path)
         }
+    }
+
+    @available(*, deprecated, message: "deinit-based teardown, on purpose: see run()")
+    private static func closingOnDeinit(_ channel: any NIOCore.Channel) throws -> Client {
+        try Client(synchronouslyWrapping: channel)
     }
 
     /// A new folder only we can enter, beside the socket path (so a rename moves the socket
