@@ -122,6 +122,20 @@ prosody_start() {
   return 1
 }
 
+# prosody_start with a random password per user, each in DIR/USER.password (mode 0600).
+prosody_start_with_passwords() {  # DIR MAM USER...
+  local dir=$1 mam=$2 user pw users=()
+  shift 2
+  mkdir -p "$dir"
+  for user in "$@"; do
+    pw=$(openssl rand -hex 12)
+    printf '%s\n' "$pw" > "$dir/$user.password"
+    chmod 600 "$dir/$user.password"
+    users+=("$user:$pw")
+  done
+  prosody_start "$dir" "$mam" "${users[@]}"
+}
+
 prosody_stop() {
   [ -n "${PROSODY_PID:-}" ] || return 0
   local i

@@ -182,14 +182,7 @@ for VARIANT in $MAMS; do
   case $VARIANT in on) MAM=1 ;; off) MAM=0 ;; *) die "RELAY_BENCH_MAM: off or on, not $VARIANT" ;; esac
   DIR=$WORK/mam-$VARIANT
   mkdir -p "$DIR"
-  users=()
-  for user in sender receiver relay; do
-    pw=$(openssl rand -hex 12)
-    printf '%s\n' "$pw" > "$DIR/$user.password"
-    chmod 600 "$DIR/$user.password"
-    users+=("$user:$pw")
-  done
-  prosody_start "$DIR" "$MAM" "${users[@]}" || die "Prosody did not start"
+  prosody_start_with_passwords "$DIR" "$MAM" sender receiver relay || die "Prosody did not start"
   say "mod_mam $VARIANT: Prosody pid $PROSODY_PID on 127.0.0.1:$C2S_PORT"
   for path in $ONLY; do
     say " $path"

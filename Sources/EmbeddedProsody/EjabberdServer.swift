@@ -122,23 +122,18 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
     }
 
     private func launch(pickPorts: Bool) throws {
-        var lastError: (any Error)?
-        for _ in 0..<5 {
-            if pickPorts {
+        try ServerLaunch.retrying(
+            server: "ejabberd", pickPorts: pickPorts,
+            choosePorts: {
                 let ports = try ProsodyServer.freeLoopbackPorts(count: 3)
                 (self.c2sPort, self.directTLSPort, self.distributionPort) = (ports[0], ports[1], ports[2])
-            }
-            do {
+            },
+            start: {
                 try self.writeConfig()
                 try self.launchOnce()
-                return
-            } catch {
-                lastError = error
-                self.stop()
-                guard pickPorts else { break }
-            }
-        }
-        throw lastError ?? Subprocess.Failure(command: "ejabberd", status: 1, output: "did not start")
+            },
+            stop: { self.stop() }
+        )
     }
 
     private func launchOnce() throws {

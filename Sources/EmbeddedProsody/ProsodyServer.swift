@@ -187,24 +187,16 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     // MARK: -
 
     private func launch(pickPorts: Bool) throws {
-        var lastError: (any Error)?
-        for _ in 0..<5 {
-            if pickPorts {
+        try ServerLaunch.retrying(
+            server: "prosody", pickPorts: pickPorts,
+            choosePorts: {
                 let ports = try Self.freeLoopbackPorts(count: 2)
                 self.c2sPort = ports[0]
                 self.directTLSPort = self.options.tls ? ports[1] : 0
                 try self.writeConfig()
-            }
-            do {
-                try self.launchOnce()
-                return
-            } catch {
-                lastError = error
-                self.stop()
-                guard pickPorts else { break }
-            }
-        }
-        throw lastError ?? Subprocess.Failure(command: "prosody", status: 1, output: "did not start")
+            },
+            start: { try self.launchOnce() }, stop: { self.stop() }
+        )
     }
 
     private func launchOnce() throws {

@@ -55,21 +55,32 @@ extension BridgeRuntime {
     }
 
     private func status() async -> [ControlResponse.TransportStatus] {
+        let rooms = Dictionary(grouping: await self.roomEntries(), by: \.account)
+        return await self.transportStatuses().map { entry in
+            var status = entry.status
+            status.rooms = rooms[status.name]
+            return status
+        }
+    }
+
+    /// Each transport's state, queue and dead letters, by name; `reported` is false while
+    /// the transport has said nothing yet (an account making its first connection).
+    /// Shared by `status` and `/health/ready`.
+    func transportStatuses() async -> [(status: ControlResponse.TransportStatus, reported: Bool)] {
         let configuration = self.currentConfiguration
         let availability = await self.relay.availability
         let queues = await self.relay.queueStatus()
         let now = Date()
         let names = configuration.accounts.keys.map { ($0, "xmpp") } + configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
-        let rooms = Dictionary(grouping: await self.roomEntries(), by: \.account)
         return names.sorted { $0.0 < $1.0 }.map { name, kind in
             let state = availability[name]
             let queue = queues[name]
-            return ControlResponse.TransportStatus(
+            let status = ControlResponse.TransportStatus(
                 name: name, kind: kind, connected: state?.available ?? false, queued: queue?.queued ?? 0,
                 lastError: state?.available == true ? nil : state?.reason,
-                oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0, stopped: state?.stopped ?? false,
-                rooms: rooms[name]
+                oldestAgeSeconds: queue?.oldest.map { now.timeIntervalSince($0) }, dead: queue?.dead ?? 0, stopped: state?.stopped ?? false
             )
+            return (status, state != nil)
         }
     }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOConcurrencyHelpers
 import Foundation
 import Transports
 
@@ -12,21 +13,36 @@ import Transports
 /// time by ``MetricsServer``.
 final class RelayMetrics: Sendable {
     let factory: any MetricsFactory
+    /// Handles made once per label set: the relay path pays a dictionary lookup per
+    /// message, not the registry's name and label validation.
+    private let counters = NIOLockedValueBox<[[String]: Counter]>([:])
+    private let latency: CoreMetrics.Timer
 
     init(factory: any MetricsFactory) {
         self.factory = factory
+        self.latency = CoreMetrics.Timer(label: "xmpp_bridge_relay_latency_seconds", dimensions: [], factory: factory)
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+        let key = [label] + dimensions.flatMap { [$0.0, $0.1] }
+        return self.counters.withLockedValue { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: label, dimensions: dimensions, factory: self.factory)
+            counters[key] = made
+            return made
+        }
     }
 
     static let noop = RelayMetrics(factory: NOOPMetricsHandler.instance)
 
     /// A message arrived from `transport` (before any check).
     func received(from transport: String) {
-        Counter(label: "xmpp_bridge_messages_received_total", dimensions: [("transport", transport)], factory: self.factory).increment()
+        self.counter("xmpp_bridge_messages_received_total", [("transport", transport)]).increment()
     }
 
     /// A message was not relayed, for `reason` (a fixed label, see ``DropReason/label``).
     func dropped(reason: String) {
-        Counter(label: "xmpp_bridge_messages_dropped_total", dimensions: [("reason", reason)], factory: self.factory).increment()
+        self.counter("xmpp_bridge_messages_dropped_total", [("reason", reason)]).increment()
     }
 
     /// Deliveries the target took, and how long each waited since it was queued.
@@ -35,12 +51,11 @@ final class RelayMetrics: Sendable {
         for (delivery, queuedAt) in deliveries {
             counts[[delivery.target.transport, delivery.channel], default: 0] += 1
             if let queuedAt {
-                Timer(label: "xmpp_bridge_relay_latency_seconds", dimensions: [], factory: self.factory)
-                    .recordNanoseconds(Int64(max(0, now.timeIntervalSince(queuedAt)) * 1e9))
+                self.latency.recordNanoseconds(Int64(max(0, now.timeIntervalSince(queuedAt)) * 1e9))
             }
         }
         for (key, count) in counts {
-            Counter(label: "xmpp_bridge_messages_relayed_total", dimensions: [("transport", key[0]), ("channel", key[1])], factory: self.factory)
+            self.counter("xmpp_bridge_messages_relayed_total", [("transport", key[0]), ("channel", key[1])])
                 .increment(by: count)
         }
     }
@@ -48,20 +63,17 @@ final class RelayMetrics: Sendable {
     /// Deliveries that became dead letters.
     func failed(_ deliveries: [Delivery]) {
         for delivery in deliveries {
-            Counter(
-                label: "xmpp_bridge_messages_failed_total", dimensions: [("transport", delivery.target.transport), ("channel", delivery.channel)],
-                factory: self.factory
-            ).increment()
+            self.counter("xmpp_bridge_messages_failed_total", [("transport", delivery.target.transport), ("channel", delivery.channel)]).increment()
         }
     }
 
     /// A transport came back after being unavailable.
     func reconnected(_ transport: String) {
-        Counter(label: "xmpp_bridge_reconnects_total", dimensions: [("transport", transport)], factory: self.factory).increment()
+        self.counter("xmpp_bridge_reconnects_total", [("transport", transport)]).increment()
     }
 
     /// Receipts and displayed markers from recipients.
     func receipt(displayed: Bool) {
-        Counter(label: "xmpp_bridge_receipts_total", dimensions: [("kind", displayed ? "displayed" : "received")], factory: self.factory).increment()
+        self.counter("xmpp_bridge_receipts_total", [("kind", displayed ? "displayed" : "received")]).increment()
     }
 }

@@ -85,10 +85,10 @@ public struct IngressResponder: Sendable {
             }
             let text = (self.template(channel) ?? .standard).render(payload)
             guard !text.isEmpty else { return Answer(.unprocessable("the channel's template rendered nothing for this \(kind.rawValue) payload")) }
-            var key: String?
-            if let value = header("Idempotency-Key") {
-                guard IngressSubmission.isValidKey(value) else { return Answer(.badRequest("Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")) }
-                key = value
+            let key: String?
+            switch IngressSubmission.idempotencyKey(header("Idempotency-Key")) {
+            case .success(let value): key = value
+            case .failure(let error): return Answer(error)
             }
             self.logger.debug("webhook rendered", metadata: ["kind": "\(kind.rawValue)", "channel": "\(channel)", "alerts": "\(payload.alertCount)"])
             return await self.submit(IngressSubmission(body: text, idempotencyKey: key), channel: channel, query: query)

@@ -48,12 +48,10 @@ public struct IngressSubmission: Hashable, Sendable {
         case .success(let value): kind = value
         case .failure(let error): return .failure(error)
         }
-        var key: String?
-        if let value = header("Idempotency-Key") {
-            guard Self.isValidKey(value) else {
-                return .failure(.badRequest("Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -"))
-            }
-            key = value
+        let key: String?
+        switch Self.idempotencyKey(header("Idempotency-Key")) {
+        case .success(let value): key = value
+        case .failure(let error): return .failure(error)
         }
         guard let text = String(validating: body, as: UTF8.self) else { return .failure(.badRequest("body is not valid UTF-8")) }
         var submission = IngressSubmission(body: text, subject: header("Title") ?? header("X-Title"), idempotencyKey: key)
@@ -81,6 +79,14 @@ public struct IngressSubmission: Hashable, Sendable {
             submission.type = type
         }
         return .success(submission)
+    }
+
+    /// The `Idempotency-Key` header's value, if any, or 400 when it is not 1–128
+    /// characters of `A-Z a-z 0-9 . _ : -`.
+    public static func idempotencyKey(_ value: String?) -> Result<String?, IngressError> {
+        guard let value else { return .success(nil) }
+        guard Self.isValidKey(value) else { return .failure(.badRequest("Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")) }
+        return .success(value)
     }
 
     static func isValidKey(_ key: String) -> Bool {

@@ -5,17 +5,14 @@ import NIOConcurrencyHelpers
 import Glibc
 #endif
 
-/// A Unix-domain socket path for a listener that binds it itself (the HTTP ingress, the
+/// A Unix-domain socket path for a listener (``UnixLineServer``, the HTTP ingress, the
 /// metrics endpoint): the path is made bindable (its folder created, a stale socket file
 /// replaced, a live one or any other kind of file refused), the listener binds in a
-/// private folder beside it, and ``place(mode:)`` gives the socket its mode and links it
-/// into place, so no one can connect while its mode is wider. Owns the file calls
-/// (chmod, link, unlink) for it; ``removeIfOurs()`` cleans up at the end.
+/// private (0700) folder beside it, and ``place(mode:)`` gives the socket its mode and
+/// links it into place, so no one can connect while its mode is wider, whatever the umask.
+/// Owns the file calls (lstat, chmod, link, unlink) for it; ``removeIfOurs()`` cleans up.
+/// Failures are ``UnixLineServer/SetupError``s.
 public final class StagedUnixSocket: Sendable {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     public let path: String
     private let folder: String
     private let inode = NIOLockedValueBox<ino_t>(0)
@@ -25,18 +22,20 @@ public final class StagedUnixSocket: Sendable {
 
     /// Prepares `path`; throws when it is in use, not a socket, or its folder cannot hold
     /// the private staging folder.
-    public init(path: String) throws {
-        let helper = UnixLineServer(path: path, mode: 0o600, splitter: LineSplitter())
-        try helper.prepare()
+    public init(path: String) throws(UnixLineServer.SetupError) {
+        try Self.prepare(path)
         self.path = path
-        self.folder = try helper.makeStagingFolder()
+        self.folder = try Self.makeStagingFolder(beside: path)
     }
 
     /// Gives the bound socket `mode` and links it at ``path``; the staging folder goes.
-    public func place(mode: UInt32) throws(Failure) {
+    /// link() fails if anything took the path since it was prepared (rename() would replace it).
+    public func place(mode: UInt32) throws(UnixLineServer.SetupError) {
         defer { self.removeStaging() }
         guard chmod(self.stagedPath, mode_t(mode)) == 0, link(self.stagedPath, self.path) == 0 else {
-            throw Failure(description: "cannot put the socket in place at \(self.path) with mode \(String(mode, radix: 8)): \(String(cString: strerror(errno)))")
+            throw UnixLineServer.SetupError(
+                description: "cannot put the socket in place at \(self.path) with mode \(String(mode, radix: 8)): \(String(cString: strerror(errno)))"
+            )
         }
         var placed = stat()
         if lstat(self.path, &placed) == 0 { self.inode.withLockedValue { $0 = placed.st_ino } }
@@ -54,5 +53,34 @@ public final class StagedUnixSocket: Sendable {
         let inode = self.inode.withLockedValue { $0 }
         var current = stat()
         if inode != 0, lstat(self.path, &current) == 0, current.st_ino == inode { unlink(self.path) }
+    }
+
+    /// Makes `path` bindable: creates its folder, replaces a stale socket, refuses a live one.
+    private static func prepare(_ path: String) throws(UnixLineServer.SetupError) {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+            return
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw UnixLineServer.SetupError(description: "\(path) exists and is not a socket")
+        }
+        if UnixLineServer.someoneListens(at: path) {
+            throw UnixLineServer.SetupError(description: "\(path) is in use by another process")
+        }
+        unlink(path)
+    }
+
+    /// A new folder only we can enter, beside `path` (so a link puts the socket in place
+    /// on the same file system).
+    private static func makeStagingFolder(beside path: String) throws(UnixLineServer.SetupError) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        var template = Array(((directory.isEmpty ? "." : directory) + "/.xb-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else {
+            throw UnixLineServer.SetupError(description: "cannot make a private folder beside \(path): \(String(cString: strerror(errno)))")
+        }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

@@ -37,17 +37,15 @@ public struct UnixLineServer: Sendable {
         ready: @Sendable () async -> Void = {},
         serve: @escaping @Sendable (Client) async -> Void
     ) async throws {
-        try self.prepare()
         let splitter = self.splitter
         // Bound in a private (0700) folder beside the path, given its mode there, then
         // moved into place: at no moment can anyone else connect to a socket with a wider
         // mode, whatever the process's umask.
-        let staging = try self.makeStagingFolder()
-        let stagedPath = staging + "/s"
+        let socket = try StagedUnixSocket(path: self.path)
         let bound: NIOAsyncChannel<Client, Never>
         do {
             bound = try await ServerBootstrap(group: group)
-            .bind(unixDomainSocketPath: stagedPath, cleanupExistingSocketFile: false) { channel in
+            .bind(unixDomainSocketPath: socket.stagedPath, cleanupExistingSocketFile: false) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(splitter: splitter)))
                     // Closed when dropped: a client accepted while the server closes
@@ -58,22 +56,16 @@ public struct UnixLineServer: Sendable {
                 }
             }
         } catch {
-            rmdir(staging)
+            socket.removeStaging()
             throw error
         }
         let server = bound
-        // link() fails if anything took the path since prepare(); rename() would replace it.
-        guard chmod(stagedPath, mode_t(self.mode)) == 0, link(stagedPath, self.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(stagedPath)
-            rmdir(staging)
+        do {
+            try socket.place(mode: self.mode)
+        } catch {
             try? await server.channel.close()
-            throw SetupError(description: "cannot put the socket in place at \(self.path) with mode \(String(self.mode, radix: 8)): \(reason)")
+            throw error
         }
-        unlink(stagedPath)
-        rmdir(staging)
-        var placed = stat()
-        let inode = lstat(self.path, &placed) == 0 ? placed.st_ino : 0
         if let stop {
             Task {
                 await stop.wait()
@@ -103,45 +95,12 @@ public struct UnixLineServer: Sendable {
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
         }
-        // Remove the socket file only if it is still ours (a successor may have bound anew).
-        var current = stat()
-        if lstat(self.path, &current) == 0, current.st_ino == inode {
-            unlink(self.path)
-        }
+        socket.removeIfOurs()
     }
 
     @available(*, deprecated, message: "deinit-based teardown, on purpose: see run()")
     private static func closingOnDeinit(_ channel: any NIOCore.Channel) throws -> Client {
         try Client(synchronouslyWrapping: channel)
-    }
-
-    /// A new folder only we can enter, beside the socket path (so a rename moves the socket
-    /// into place on the same file system).
-    func makeStagingFolder() throws -> String {
-        let directory = (self.path as NSString).deletingLastPathComponent
-        var template = Array(((directory.isEmpty ? "." : directory) + "/.xb-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard made != nil else {
-            throw SetupError(description: "cannot make a private folder beside \(self.path): \(String(cString: strerror(errno)))")
-        }
-        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-
-    /// Makes the path bindable: creates its folder, replaces a stale socket, refuses a live one.
-    func prepare() throws {
-        var status = stat()
-        guard lstat(self.path, &status) == 0 else {
-            let directory = (self.path as NSString).deletingLastPathComponent
-            if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-            return
-        }
-        guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw SetupError(description: "\(self.path) exists and is not a socket")
-        }
-        if Self.someoneListens(at: self.path) {
-            throw SetupError(description: "\(self.path) is in use by another process")
-        }
-        unlink(self.path)
     }
 
     /// Whether a live server owns the socket file. Only "refused" (or gone) means stale;

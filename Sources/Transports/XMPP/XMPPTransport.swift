@@ -225,7 +225,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             if type == .chat || type == .normal {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
-                message.extensions += Self.phoneHints
+                message.extensions += DeliveryConfirmation.requests
             }
             messages.append(message)
             indices.append(index)
@@ -336,30 +336,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         return false
     }
 
-    /// A receipt request (XEP-0184 §5.1), `<markable/>` (XEP-0333 §4) and a store hint
-    /// (XEP-0334 §4.4), for chat and normal deliveries to contacts.
-    static let phoneHints = [
-        XMLElement(name: "request", namespace: "urn:xmpp:receipts"),
-        XMLElement(name: "markable", namespace: "urn:xmpp:chat-markers:0"),
-        XMLElement(name: "store", namespace: "urn:xmpp:hints"),
-    ]
-
-    /// A delivery receipt (XEP-0184 §5.2) or displayed marker (XEP-0333 §4) in a message
-    /// without a body, for one of our ids; nil otherwise. Only 1:1 messages: in a room
-    /// anyone could claim to have read anything.
+    /// The receipt or displayed marker in `message` for one of our ids (see
+    /// ``DeliveryConfirmation/of(_:)``), from its sender's bare JID on `account`.
     static func receipt(in message: Message, account: String) -> DeliveryReceipt? {
-        guard message.type != .groupchat, message.type != .error, message.body == nil, let from = message.from else { return nil }
-        for element in message.extensions {
-            let displayed: Bool
-            switch (element.name, element.namespace) {
-            case ("received", "urn:xmpp:receipts"): displayed = false
-            case ("displayed", "urn:xmpp:chat-markers:0"): displayed = true
-            default: continue
-            }
-            guard let id = element[attribute: "id"], !id.isEmpty else { continue }
-            return DeliveryReceipt(relayID: id, from: Endpoint(transport: account, address: from.bare.description), displayed: displayed)
-        }
-        return nil
+        guard let from = message.from, let confirmation = DeliveryConfirmation.of(message) else { return nil }
+        return DeliveryReceipt(
+            relayID: confirmation.id, from: Endpoint(transport: account, address: from.bare.description), displayed: confirmation.displayed
+        )
     }
 
     /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
