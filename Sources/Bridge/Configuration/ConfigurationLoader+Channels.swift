@@ -15,7 +15,7 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file"]
+    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts"]
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
@@ -71,11 +71,20 @@ extension ConfigurationLoader {
         )
     }
 
-    /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link
-    /// (exactly two members, both accounts' contacts).
+    /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link.
     mutating func relaysPresence(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
-        if let explicit = self.flag(table, "presence", Self.path("channels", channel.name)) { return explicit }
-        return channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) && $0.room == nil }
+        self.flag(table, "presence", Self.path("channels", channel.name)) ?? Self.isOneToOneLink(channel, accounts: accounts)
+    }
+
+    /// Whether `channel` passes receipts and displayed markers back (issue 12): its
+    /// `receipts` key, else on for a 1:1 link.
+    mutating func passesReceipts(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
+        self.flag(table, "receipts", Self.path("channels", channel.name)) ?? Self.isOneToOneLink(channel, accounts: accounts)
+    }
+
+    /// Exactly two members, both accounts' contacts (no room, no local endpoint).
+    static func isOneToOneLink(_ channel: RelayChannel, accounts: Set<String>) -> Bool {
+        channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) && $0.room == nil }
     }
 
     /// One member: `{ account = "work", jid = "alice@example.org", direction = "inout" }` or

@@ -85,7 +85,8 @@ struct ConfigurationLoader {
         var presenceChannels: Set<String> = []
         var webhookTemplates: [String: String] = [:]
         for (name, channelTable) in channelTables {
-            guard let channel = self.channel(name, channelTable, references: &references) else { continue }
+            guard var channel = self.channel(name, channelTable, references: &references) else { continue }
+            channel.passesReceipts = self.passesReceipts(channel, channelTable, accounts: Set(accounts.keys))
             channels.append(channel)
             if self.relaysPresence(channel, channelTable, accounts: Set(accounts.keys)) { presenceChannels.insert(name) }
             if let template = self.webhookTemplate(channelTable, at: Self.path("channels", name)) { webhookTemplates[name] = template }

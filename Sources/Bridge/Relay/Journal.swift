@@ -175,12 +175,13 @@ final class Journal: Sendable {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
                 try db.cachedStatement(sql: """
                     INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
-                      source_transport, source_address, source_id, relay_id, enqueued_at, attempts)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                      source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [
                         delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
                         delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
                         delivery.source.address, delivery.sourceID, delivery.relayID, enqueuedAt, attempts,
+                        RichContentColumn.encode(delivery.content),
                     ])
                 try db.cachedStatement(sql: """
                     INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at)

@@ -56,5 +56,6 @@ extension RelayPipeline {
         filled.source = record.source
         filled.sourceID = record.sourceID
         self.notify(.receipt(filled), from: receipt.from.transport)
+        self.passBack(receipt, for: record)
     }
 }

@@ -16,6 +16,11 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case notAMemberOf(channel: String)
     /// The source's channels have no other member that may receive.
     case noReceivers
+    /// End-to-end encrypted (OMEMO, OX, PGP, OTR; named): the bridge cannot read it, and its
+    /// fallback body ("I sent you an OMEMO encrypted message…") is no text to relay.
+    case encrypted(String)
+    /// A retraction or reaction of a message none of the targets got from us.
+    case unknownReference
 
     /// A fixed label for metrics (no channel or bridge names).
     var label: String {
@@ -25,6 +30,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         case .fromOwnAccount: "own_account"
         case .notAMember, .notAMemberOf: "not_a_member"
         case .noReceivers: "no_receivers"
+        case .encrypted: "encrypted"
+        case .unknownReference: "unknown_reference"
         }
     }
 
@@ -32,7 +39,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     static func label(forDescription description: String) -> String? {
         if description.hasPrefix("already relayed by ") { return "already_relayed" }
         if description.hasPrefix("sender is no sending member") { return "not_a_member" }
-        for reason: DropReason in [.noBody, .fromOwnAccount, .noReceivers] where reason.description == description { return reason.label }
+        if description.hasPrefix("encrypted with ") { return "encrypted" }
+        for reason: DropReason in [.noBody, .fromOwnAccount, .noReceivers, .unknownReference] where reason.description == description { return reason.label }
         return nil
     }
 
@@ -50,6 +58,10 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
             "sender is no sending member of channel \(channel)"
         case .noReceivers:
             "no other member of its channels may receive"
+        case .encrypted(let kind):
+            "encrypted with \(kind); the bridge cannot read it"
+        case .unknownReference:
+            "refers to a message no target got from this bridge"
         }
     }
 }

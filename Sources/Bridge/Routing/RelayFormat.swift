@@ -32,6 +32,9 @@ struct RelayFormat: Hashable, Sendable {
     }
 
     /// The template with every placeholder replaced by `value(placeholder)`.
+    /// The template is `{body}` alone: it adds nothing to what the sender wrote.
+    var isBodyOnly: Bool { self.segments == [.placeholder(.body)] }
+
     func render(_ value: (Placeholder) -> String) -> String {
         var result = ""
         for segment in self.segments {

@@ -54,12 +54,16 @@ struct Router: Sendable {
     }
 
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
-    func route(_ message: InboundMessage, makeID: () -> String) -> RoutingDecision {
+    /// - Parameter references: the ids each target knows the message referred to by (a
+    ///   correction, reply, reaction or retraction; issue 12), from the id map.
+    func route(_ message: InboundMessage, references: ReferenceMap = ReferenceMap(), makeID: () -> String) -> RoutingDecision {
         // A message with no text but a subject is a subject change (a room's, XEP-0045 §8.1):
         // relayed as text, only into channels that ask for it (`subject = true`).
+        let content = message.content
         let written = message.body.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
-        let subjectChange = written == nil ? message.subject.map { "changed the subject to: \($0)" } : nil
-        guard let body = written ?? subjectChange else {
+        let operation = content.url != nil || content.reactionTo != nil || content.retractID != nil || content.encryption != nil
+        let subjectChange = written == nil && !operation ? message.subject.map { "changed the subject to: \($0)" } : nil
+        guard written != nil || subjectChange != nil || operation else {
             return .drop(reason: .noBody)
         }
         if let bridge = message.relayedBy {
@@ -80,7 +84,7 @@ struct Router: Sendable {
         guard !channels.isEmpty else {
             return .drop(reason: .notAMember)
         }
-        if written == nil {
+        if subjectChange != nil {
             channels.removeAll { !self.channels[$0].relaysSubject }
             guard !channels.isEmpty else { return .drop(reason: .noBody) }
         }
@@ -89,8 +93,10 @@ struct Router: Sendable {
             guard !channels.isEmpty else { return .drop(reason: .noReceivers) }
         }
 
+        let relay = RichRelay(text: written ?? subjectChange, content: content, references: references)
         var deliveries: [Delivery] = []
         var reached: Set<Endpoint> = []
+        var skipped = false
         for index in channels {
             let channel = self.channels[index]
             for member in channel.members where member.direction.receives {
@@ -98,28 +104,49 @@ struct Router: Sendable {
                 guard target != source || message.deliverToSourceTransport, source.address == nil || target.address != source.address,
                     reached.insert(target).inserted
                 else { continue }
-                let text = self.formats[index].render { placeholder in
-                    switch placeholder {
-                    case .account: message.source.transport
-                    case .channel: channel.name
-                    case .nick: message.nick
-                    case .sender: message.sender
-                    case .body: body
+                let render = { (body: String) in
+                    self.formats[index].render { placeholder in
+                        switch placeholder {
+                        case .account: message.source.transport
+                        case .channel: channel.name
+                        case .nick: message.nick
+                        case .sender: message.sender
+                        case .body: body
+                        }
                     }
                 }
-                deliveries.append(
-                    Delivery(
-                        channel: channel.name, target: target, body: text, originalBody: body, nick: message.nick,
-                        subject: written == nil ? nil : message.subject, type: message.requestedType ?? channel.deliveryType,
-                        source: message.source, sourceID: message.id, relayID: makeID()
+                let pieces = relay.pieces(for: target, render: render, plainFormat: self.formats[index].isBodyOnly)
+                if pieces.isEmpty { skipped = true }
+                for piece in pieces {
+                    deliveries.append(
+                        Delivery(
+                            channel: channel.name, target: target, body: piece.body, originalBody: piece.originalBody, nick: message.nick,
+                            subject: written != nil && piece.carriesSubject ? message.subject : nil, type: message.requestedType ?? channel.deliveryType,
+                            source: message.source, sourceID: message.id, relayID: makeID(), content: piece.content
+                        )
                     )
-                )
+                }
             }
         }
         guard !deliveries.isEmpty else {
-            return .drop(reason: .noReceivers)
+            if let encryption = content.encryption { return .drop(reason: .encrypted(encryption)) }
+            return .drop(reason: skipped ? .unknownReference : .noReceivers)
         }
         return .deliver(deliveries)
+    }
+
+    /// The notice telling the sender of an encrypted message (issue 12) that the bridge cannot
+    /// relay it, as a delivery back to the conversation it came from; nil when the sender is
+    /// no sending member (strangers get no answer) or the source is local.
+    func encryptionNotice(for message: InboundMessage, relayID: String) -> Delivery? {
+        guard let encryption = message.content.encryption, message.source.address != nil,
+            let channel = self.sendingChannels(of: Self.normalized(message.source)).first
+        else { return nil }
+        let text = "This bridge cannot relay messages encrypted with \(encryption); your message was not passed on. Send it unencrypted to reach the other side."
+        return Delivery(
+            channel: self.channels[channel].name, target: Self.normalized(message.source), body: text, originalBody: text, nick: "xmpp-bridge",
+            type: .chat, source: message.source, sourceID: message.id, relayID: relayID
+        )
     }
 
     /// Indices of the channels `source` may send into, ascending, each once.

@@ -21,6 +21,8 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
     var sourceAddress: String?
     var sourceID: String
     var relayID: String
+    /// ``Delivery/content`` as JSON; nil for plain text (v8).
+    var content: String?
     var enqueuedAt: Date
     var attempts: Int
     var reason: String
@@ -40,6 +42,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
         case sourceAddress = "source_address"
         case sourceID = "source_id"
         case relayID = "relay_id"
+        case content
         case enqueuedAt = "enqueued_at"
         case attempts
         case reason
@@ -65,6 +68,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
         self.sourceAddress = delivery.source.address
         self.sourceID = delivery.sourceID
         self.relayID = delivery.relayID
+        self.content = RichContentColumn.encode(delivery.content)
         self.enqueuedAt = enqueuedAt
         self.attempts = attempts
         self.reason = reason
@@ -78,7 +82,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
             target: Endpoint(transport: self.targetTransport, address: self.targetAddress),
             body: self.body, originalBody: self.originalBody, nick: self.nick, subject: self.subject, type: self.type,
             source: Endpoint(transport: self.sourceTransport, address: self.sourceAddress),
-            sourceID: self.sourceID, relayID: self.relayID
+            sourceID: self.sourceID, relayID: self.relayID, content: RichContentColumn.decode(self.content)
         )
     }
 }

@@ -24,6 +24,8 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
     var sourceAddress: String?
     var sourceID: String
     var relayID: String
+    /// ``Delivery/content`` as JSON; nil for plain text (v8).
+    var content: String?
     var enqueuedAt: Date
     /// Attempts so far that ended in an error (v3).
     var attempts: Int
@@ -43,6 +45,7 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         case sourceAddress = "source_address"
         case sourceID = "source_id"
         case relayID = "relay_id"
+        case content
         case enqueuedAt = "enqueued_at"
         case attempts
         case lastError = "last_error"
@@ -69,6 +72,7 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         self.sourceAddress = delivery.source.address
         self.sourceID = delivery.sourceID
         self.relayID = delivery.relayID
+        self.content = RichContentColumn.encode(delivery.content)
         self.enqueuedAt = enqueuedAt
         self.attempts = attempts
         self.lastError = nil
@@ -87,7 +91,8 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
             type: self.type,
             source: Endpoint(transport: self.sourceTransport, address: self.sourceAddress),
             sourceID: self.sourceID,
-            relayID: self.relayID
+            relayID: self.relayID,
+            content: RichContentColumn.decode(self.content)
         )
     }
 

@@ -14,6 +14,7 @@ enum StateMigrations {
         migrator.registerMigration("v5-source-checkpoints", migrate: createSourceCheckpoints)
         migrator.registerMigration("v6-route-rooms", migrate: addRouteRooms)
         migrator.registerMigration("v7-receipts", migrate: addReceipts)
+        migrator.registerMigration("v8-rich-content", migrate: addRichContent)
         return migrator
     }
 
@@ -162,6 +163,16 @@ enum StateMigrations {
         try db.alter(table: RelayRecord.databaseTableName) { t in
             t.add(column: "received_at", .datetime)
             t.add(column: "displayed_at", .datetime)
+        }
+    }
+
+    /// v8 (issue 12): what a queued or dead delivery carries besides text (a file, a
+    /// correction, a reply, reactions, a retraction, a receipt passed back), as JSON.
+    private static func addRichContent(_ db: Database) throws {
+        for table in [QueuedDeliveryRecord.databaseTableName, DeadLetterRecord.databaseTableName] {
+            try db.alter(table: table) { t in
+                t.add(column: "content", .text)
+            }
         }
     }
 }

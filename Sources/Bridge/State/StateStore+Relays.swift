@@ -25,6 +25,16 @@ extension StateStore {
         }
     }
 
+    /// The ids each endpoint knows the message `id` by, where `source` refers to it (a
+    /// correction, reply, reaction or retraction): its own message, or a copy it got from us.
+    func references(to id: String, from source: Endpoint) throws(StateStoreError) -> ReferenceMap {
+        let own = try self.relays(forSource: source.transport, address: source.address, id: id)
+        guard own.isEmpty else { return ReferenceMap(own: own, received: nil, siblings: []) }
+        guard let received = try self.relay(id), Router.normalized(received.target) == Router.normalized(source) else { return ReferenceMap() }
+        let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
+        return ReferenceMap(own: [], received: received, siblings: siblings)
+    }
+
     /// The copy sent with relay id `id`, if the id map still has it.
     func relay(_ id: String) throws(StateStoreError) -> RelayRecord? {
         try self.read(.readRelays) { db in try RelayRecord.fetchOne(db, key: id) }

@@ -1,3 +1,5 @@
+import XMPP
+
 /// A message a transport received, as the router sees it.
 public struct InboundMessage: Hashable, Sendable, Codable {
     /// The endpoint it came from: the transport and the sender's bare JID (nil for local input).
@@ -38,6 +40,10 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// A notice made by the bridge that someone entered or left a room, not a message
     /// anyone wrote: it goes only into channels with `occupant_events = true`.
     public var isOccupantNotice = false
+    /// What the message carries besides text (a file, a correction, a reply, reactions, a
+    /// retraction, encryption), with the ids the source knows; `body` is the text alone
+    /// (a reply's quoted fallback is in `content`).
+    public var content = RichContent()
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,

@@ -22,13 +22,18 @@ public struct RelayChannel: Hashable, Sendable, Codable {
     /// Tell the other members, as text, when someone enters or leaves a room that is a
     /// member (`occupant_events`); off by default (local members get JSON events anyway).
     public var relaysOccupants: Bool
+    /// Pass delivery receipts and displayed markers (XEP-0184, XEP-0333) from a target back
+    /// to the original sender, under its own id (`receipts`; on by default for a 1:1 link
+    /// of two XMPP contacts).
+    public var passesReceipts: Bool
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 
     public init(
         name: String, members: [ChannelMember], format: String = RelayChannel.defaultFormat, deliveryType: DeliveryType = .chat, relaysSubject: Bool = false,
-        relaysOccupants: Bool = false
+        relaysOccupants: Bool = false, passesReceipts: Bool = false
     ) {
+        self.passesReceipts = passesReceipts
         self.relaysSubject = relaysSubject
         self.relaysOccupants = relaysOccupants
         self.name = name

@@ -1,4 +1,5 @@
 import Foundation
+import XMPP
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -194,22 +195,26 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
             }
             return Self.json(["ok": .string("subscribed"), "channels": .list(now)])
         }
-        guard let body = request.body else { return Self.error("missing body") }
+        let content = request.content
+        guard let body = request.body ?? (content.isEmpty ? nil : "") else { return Self.error("missing body") }
         if let channel = request.channel, !known.contains(channel) { return Self.error("unknown channel '\(channel)'") }
         var type: RelayChannel.DeliveryType?
         if let requested = request.type {
             guard let parsed = RelayChannel.DeliveryType(rawValue: requested) else { return Self.error("unknown type '\(requested)'") }
             type = parsed
         }
-        return await self.submit(body: body, channel: request.channel, type: type, subject: request.subject, id: messageID, ack: request.ack == true)
+        return await self.submit(body: body, channel: request.channel, type: type, subject: request.subject, id: messageID, ack: request.ack == true, content: content)
     }
 
     /// Hands a message to the bridge; the answer comes after the bridge's durable commit.
-    private func submit(body: String, channel: String?, type: RelayChannel.DeliveryType?, subject: String?, id: String, ack: Bool = false) async -> String? {
-        let message = InboundMessage(
+    private func submit(
+        body: String, channel: String?, type: RelayChannel.DeliveryType?, subject: String?, id: String, ack: Bool = false, content: RichContent = RichContent()
+    ) async -> String? {
+        var message = InboundMessage(
             source: Endpoint(transport: self.name), sender: self.options.nick, nick: self.options.nick, id: id,
-            body: body, subject: subject, channel: channel, requestedType: type, deliverToSourceTransport: true
+            body: body.isEmpty ? nil : body, subject: subject, channel: channel, requestedType: type, deliverToSourceTransport: true
         )
+        message.content = content
         switch await self.handler.handle(.message(message), from: self.name) {
         case .accepted: return ack ? Self.json(["ok": .string("queued"), "id": .string(id)]) : nil
         case .dropped(let reason): return Self.error("not relayed: \(reason)")

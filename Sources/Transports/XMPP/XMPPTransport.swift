@@ -217,12 +217,17 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 results[index] = .waitForTarget("not in room \(jid): \(reason)")
                 continue
             }
-            var message = Message(type: type, to: jid, id: delivery.relayID, body: delivery.body, subject: subject)
+            // Files, corrections, replies, reactions, retractions and receipts as their
+            // XEPs' elements, with the ids this target knows.
+            let content = delivery.content
+            let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
+            var message = Message(type: type, to: jid, id: delivery.relayID, body: body, subject: subject)
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
             // Sent again after a failure with the same id and origin-id (XEP-0359), so a
             // receiver can tell a repeat from a new message.
             message.extensions.append(OriginID.element(delivery.relayID))
-            if type == .chat || type == .normal {
+            message.extensions += elements
+            if type == .chat || type == .normal, body != nil, content.reactionTo == nil, content.retractID == nil, content.confirms == nil {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
                 message.extensions += DeliveryConfirmation.requests
@@ -389,12 +394,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         } else {
             id = await self.session.nextID()
         }
-        return InboundMessage(
+        let (content, text) = RichContent.parse(message)
+        var inbound = InboundMessage(
             source: Endpoint(transport: self.name, address: from.bare.description),
             sender: from.description,
             nick: nick,
             id: id,
-            body: message.body,
+            body: text,
             subject: message.subject,
             relayedBy: RelayMarker.relayedBy(message),
             // The server hears of it (stream management) only after the commit, at the end
@@ -405,5 +411,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             checkpoint: message.archiveCursor?.description,
             checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: $0) }
         )
+        inbound.content = content
+        return inbound
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import Transports
+import XMPP
+
+/// Rich messages (issue 12): the id map put to work for corrections, replies, reactions and
+/// retractions; receipts passed back to the original sender; the notice to senders of
+/// encrypted messages.
+extension RelayPipeline {
+    /// The ids each target knows the message `message` refers to by; empty when it refers to
+    /// none, or the id map cannot be read (then it is relayed as a new message).
+    func references(for message: InboundMessage) -> ReferenceMap {
+        guard let id = message.content.references else { return ReferenceMap() }
+        do {
+            return try self.store.references(to: id, from: message.source)
+        } catch {
+            self.logger.error("cannot read the id map; reference not mapped", metadata: ["error": "\(error)"])
+            return ReferenceMap()
+        }
+    }
+
+    /// Tells the sender of an encrypted message, once per conversation per day, that it was
+    /// not relayed; strangers are not answered.
+    func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
+        guard let notice = self.router.encryptionNotice(for: message, relayID: self.ids.next()) else { return }
+        guard self.encryptionNotices.shouldNotify(message.source, now: now) else {
+            self.logger.debug("encrypted message not relayed; sender told earlier today", metadata: ["from": "\(message.source)"])
+            return
+        }
+        self.logger.notice("encrypted message not relayed; telling the sender", metadata: ["from": "\(message.source)", "encryption": "\(message.content.encryption ?? "")"])
+        self.enqueueGenerated([notice])
+    }
+
+    /// A receipt or displayed marker for the copy `record` is passed back to the original
+    /// sender, under its own id, when the channel asks for it (`receipts`, on by default for
+    /// 1:1 links) and the sender is an XMPP contact (local sources get an event instead).
+    func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
+        guard record.sourceAddress != nil, let channel = self.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts else { return }
+        let source = Router.normalized(record.source)
+        guard !channel.members.contains(where: { $0.room != nil && $0.endpoint == source }) else { return }
+        let confirmation = Delivery(
+            channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
+            sourceID: receipt.relayID, relayID: self.ids.next(),
+            content: RichContent(confirms: record.sourceID, confirmsDisplayed: receipt.displayed ? true : nil)
+        )
+        self.enqueueGenerated([confirmation])
+    }
+
+    /// Queues deliveries the bridge makes itself (notices, receipts passed back): committed
+    /// in the next group, then handed to their workers, like any relayed message.
+    func enqueueGenerated(_ generated: [Delivery]) {
+        guard let sequences = self.journal.assignSequences(generated.count) else { return }
+        let now = Date()
+        var deliveries = generated
+        for (offset, sequence) in sequences.enumerated() {
+            deliveries[offset].sequence = sequence
+            self.recentRelayIDs.insert(deliveries[offset].relayID)
+        }
+        let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
+        let targets = self.targets(for: entries)
+        let logger = self.logger
+        self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) }) { result in
+            if case .failure(let error) = result {
+                logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
+            }
+            for (worker, group) in targets { worker.append(group) }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Transports
+import XMPP
+
+/// How one message crosses to one target (issue 12), without I/O: the text, rendered through
+/// the channel's format, and what it carries besides, with the ids that target knows.
+///
+/// - A file (XEP-0066 OOB, or a body that is only an upload URL) goes to an XMPP target as
+///   its own message whose body is the URL alone (Conversations shows a file only then),
+///   after the caption as a message of its own; with no caption, a channel whose format
+///   adds more than the body gets the file's name in that format, so readers see who sent it.
+/// - A correction (XEP-0308) of a message the target got becomes a correction of its copy;
+///   of an unknown message, a new message marked "[correction]".
+/// - A reply (XEP-0461) points to the target's copy, with the quoted fallback kept (and
+///   marked, XEP-0428); without a copy, the quote stays as plain text.
+/// - Reactions (XEP-0444) and retractions (XEP-0424) go only to targets that have a copy
+///   (reactions elsewhere as the text "reacted 👍").
+/// - An encrypted message reaches only local targets, as an event; XMPP targets never get
+///   its fallback body.
+///
+/// Local targets get one line per message: the text (or a short description) and the
+/// fields, with the ids they were given.
+struct RichRelay {
+    /// One delivery's content.
+    struct Piece: Hashable, Sendable {
+        var body: String
+        var originalBody: String
+        var content = RichContent()
+        /// The message's subject goes with this piece.
+        var carriesSubject = false
+    }
+
+    /// The message's text (nil when it has none), its extras, and the referenced message's ids.
+    let text: String?
+    let content: RichContent
+    let references: ReferenceMap
+
+    /// The pieces for `target`, in order; none when it gets nothing.
+    /// - Parameters:
+    ///   - render: the channel's format applied to a text.
+    ///   - plainFormat: the format is `{body}` alone (adds no attribution).
+    func pieces(for target: Endpoint, render: (String) -> String, plainFormat: Bool) -> [Piece] {
+        let local = target.address == nil
+        let mapped = self.references.id(for: target)
+        if let encryption = self.content.encryption {
+            guard local else { return [] }
+            let note = "sent a message encrypted with \(encryption), which the bridge cannot read"
+            return [Piece(body: render(note), originalBody: note, content: RichContent(encryption: encryption))]
+        }
+        if self.content.retractID != nil {
+            guard let mapped else { return [] }
+            let note = "retracted an earlier message"
+            return [Piece(body: render(note), originalBody: note, content: RichContent(retractID: mapped))]
+        }
+        if self.content.reactionTo != nil {
+            let reactions = self.content.reactions ?? []
+            let note = reactions.isEmpty ? "removed a reaction" : "reacted " + reactions.joined(separator: " ")
+            guard let mapped else {
+                return reactions.isEmpty ? [] : [Piece(body: render(note), originalBody: note)]
+            }
+            return [Piece(body: local ? render(note) : "", originalBody: note, content: RichContent(reactionTo: mapped, reactions: reactions))]
+        }
+        if let url = self.content.url {
+            return self.file(url, local: local, render: render, plainFormat: plainFormat)
+        }
+        guard var text = self.text else { return [] }
+        var content = RichContent()
+        if self.content.replaceID != nil {
+            if let mapped {
+                content.replaceID = mapped
+            } else {
+                text = "[correction] " + text
+            }
+        }
+        var quote = ""
+        if self.content.replyTo != nil, let fallback = self.content.replyFallback {
+            if self.content.replaceID == nil, let mapped {
+                content.replyTo = mapped
+                content.replyFallback = fallback
+            } else {
+                quote = fallback
+            }
+        } else if self.content.replyTo != nil, self.content.replaceID == nil, let mapped {
+            content.replyTo = mapped
+        }
+        return [Piece(body: quote + render(text), originalBody: quote + text, content: content, carriesSubject: true)]
+    }
+
+    private func file(_ url: String, local: Bool, render: (String) -> String, plainFormat: Bool) -> [Piece] {
+        let caption = self.text.flatMap { text -> String? in
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty || trimmed == url ? nil : text
+        }
+        let file = RichContent(url: url)
+        if local {
+            let line = caption.map { "\($0) \(url)" } ?? url
+            return [Piece(body: render(line), originalBody: line, content: file, carriesSubject: true)]
+        }
+        var pieces: [Piece] = []
+        if let caption {
+            pieces.append(Piece(body: render(caption), originalBody: caption, carriesSubject: true))
+        } else if !plainFormat {
+            let name = Self.fileName(url)
+            pieces.append(Piece(body: render(name), originalBody: name, carriesSubject: true))
+        }
+        pieces.append(Piece(body: url, originalBody: url, content: file))
+        return pieces
+    }
+
+    /// The last path segment of `url`, percent-decoded; the URL itself when it has none.
+    static func fileName(_ url: String) -> String {
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        guard let last = path.split(separator: "/").last, path.contains("://"), last != path.split(separator: "/").dropFirst().first else { return url }
+        return String(last).removingPercentEncoding ?? String(last)
+    }
+}
