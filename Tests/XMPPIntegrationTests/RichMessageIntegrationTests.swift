@@ -202,4 +202,77 @@ struct RichMessageIntegrationTests {
         #expect(notices.count == 1, "one notice per conversation per day: \(notices)")
         await link.stop()
     }
+
+    /// The stanza-id the room gave `message` (XEP-0359 §6, by the room's JID).
+    static func stanzaID(_ message: Message?, room: JID) -> String? {
+        message?.extensions.first { $0.name == "stanza-id" && $0.namespace == OriginID.namespace && $0[attribute: "by"] == room.description }?[attribute: "id"]
+    }
+
+    @Test("a room as target: references use the room's stanza-ids both ways (reaction, reply and retraction)")
+    func roomStanzaIDs() async throws {
+        var options = ProsodyServer.Options()
+        options.rooms = true
+        let server = try ProsodyServer.start(options, accounts: ["alice", "bob", "work"].map { ($0, "pw") })
+        defer { server.shutdown() }
+        let room = try JID("dev@\(server.mucDomain)")
+        let bob = try await TestSession.start("bob", on: server, rooms: [RoomConfiguration(jid: room, nick: "bob")])
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["work"],
+            rest: """
+                [channels.room]
+                format = "{nick}: {body}"
+                members = [
+                  { account = "work", jid = "alice@example.test" },
+                  { account = "work", room = "\(room)", nick = "bridge" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work"])
+        #expect(await bridge.waitForLog(timeout: .seconds(20)) { $0.contains("joined room") })
+        let alice = try await TestSession.start("alice", on: server)
+        func aliceSends(_ message: Message) async throws {
+            var message = message
+            message.header.to = try JID("work@example.test")
+            try await alice.session.send(message)
+        }
+
+        // alice's message reaches the room; bob reacts to it by the room's stanza-id.
+        try await aliceSends(Self.message("hello room", id: "a-1"))
+        let copy = await bob.waitForRoomMessage(room) { $0 == "alice: hello room" }
+        let copyStanzaID = try #require(Self.stanzaID(copy, room: room), "the room gives stanza-ids")
+        var reaction = Message(type: .groupchat, to: room, id: "b-react")
+        reaction.extensions = [
+            Self.element("reactions", "urn:xmpp:reactions:0", ["id": copyStanzaID], children: [Self.element("reaction", "urn:xmpp:reactions:0", text: "🎉")])
+        ]
+        try await bob.session.send(reaction)
+        let mapped = await Self.received(alice.log) { RichContent.parse($0).content.reactionTo != nil }
+        #expect(mapped.map(RichContent.parse)?.content.reactionTo == "a-1", "stderr: \(bridge.run.errors.suffix(2000))")
+
+        // bob posts; alice replies to her copy: the room gets a reply to bob's stanza-id.
+        try await bob.say("question?", in: room)
+        let posted = await bob.waitForRoomMessage(room) { $0 == "question?" }
+        let postedStanzaID = try #require(Self.stanzaID(posted, room: room))
+        let aliceCopy = try #require(await Self.received(alice.log) { $0.body == "bob: question?" })
+        try await aliceSends(
+            Self.message("answer", id: "a-2", [Self.element("reply", "urn:xmpp:reply:0", ["id": try #require(aliceCopy.id)])])
+        )
+        let reply = await bob.waitForRoomMessage(room) { $0 == "alice: answer" }
+        #expect(reply.map(RichContent.parse)?.content.replyTo == postedStanzaID)
+
+        // alice retracts her first message: the room gets a retraction of our copy's stanza-id.
+        try await aliceSends(Self.message("retracted", id: "a-3", [Self.element("retract", "urn:xmpp:message-retract:1", ["id": "a-1"])]))
+        let retraction = await bob.log.waitFor(timeout: .seconds(10)) {
+            if case .message(let message, nil) = $0 { return message.type == .groupchat && RichContent.parse(message).content.retractID != nil }
+            return false
+        }
+        if case .message(let message, _) = retraction {
+            #expect(RichContent.parse(message).content.retractID == copyStanzaID)
+        } else {
+            Issue.record("the room got no retraction")
+        }
+        await alice.stop()
+        await bob.stop()
+    }
 }

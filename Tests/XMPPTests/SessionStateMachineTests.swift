@@ -41,6 +41,7 @@ struct SessionStateMachineTests {
         case subscriptionChanged(Presence)
         case rosterChanged(Roster.PushOutcome)
         case ignored
+        case roomEcho(room: JID, id: String, stanzaID: String)
 
         init(_ action: Machine.Action) {
             switch action {
@@ -52,6 +53,7 @@ struct SessionStateMachineTests {
             case .subscriptionChanged(let presence): self = .subscriptionChanged(presence)
             case .rosterChanged(let outcome): self = .rosterChanged(outcome)
             case .ignored: self = .ignored
+            case .roomEcho(let room, let id, let stanzaID): self = .roomEcho(room: room, id: id, stanzaID: stanzaID)
             }
         }
 
@@ -76,6 +78,7 @@ struct SessionStateMachineTests {
             case .subscriptionChanged(let presence): ".subscriptionChanged(\(render(presence.element)))"
             case .rosterChanged(let outcome): ".rosterChanged(\(outcome))"
             case .ignored: ".ignored"
+            case .roomEcho(let room, let id, let stanzaID): ".roomEcho(\(room), \(id), \(stanzaID))"
             }
         }
     }

@@ -52,7 +52,7 @@ struct ListenCommand: AsyncParsableCommand {
                 }
                 return
             case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
-                .roomChanged, .occupant, .roomCursorMoved:
+                .roomChanged, .occupant, .roomCursorMoved, .roomEcho:
                 continue
             }
         }

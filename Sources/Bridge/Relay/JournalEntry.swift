@@ -27,4 +27,9 @@ enum JournalEntry: Sendable {
     /// The recipient of a relayed copy sent a receipt (XEP-0184) or a displayed marker
     /// (XEP-0333) for it; recorded only if `target` is where that copy went.
     case receipt(relayID: String, target: Endpoint, displayed: Bool, at: Date)
+    /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
+    /// reflection: replies, reactions and retractions in the room refer to it (issue 12).
+    case targetStanzaID(relayID: String, target: Endpoint, stanzaID: String)
+    /// The room a relayed message came from gave it this stanza-id.
+    case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: String)
 }

@@ -7,9 +7,11 @@ import XMPP
 /// encrypted messages.
 extension RelayPipeline {
     /// The ids each target knows the message `message` refers to by; empty when it refers to
-    /// none, or the id map cannot be read (then it is relayed as a new message).
-    func references(for message: InboundMessage) -> ReferenceMap {
+    /// none, or the id map cannot be read (then it is relayed as a new message). Commits under
+    /// way are waited for first: the message referred to may have come just before.
+    func references(for message: InboundMessage) async -> ReferenceMap {
         guard let id = message.content.references else { return ReferenceMap() }
+        await self.journal.flushed()
         do {
             return try self.store.references(to: id, from: message.source)
         } catch {

@@ -245,6 +245,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             return await self.relay(notice)
         case .receipt(let receipt):
             self.receipt(receipt, now: Date())
+        case .copyStanzaID(let relayID, let target, let stanzaID):
+            self.journal.record([.targetStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
         case .confirmed(let relayIDs):
             let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
@@ -285,7 +287,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         }
         // 3. Route.
         let routed: [Delivery]
-        let decision = self.router.route(message, references: self.references(for: message), makeID: { self.ids.next() })
+        let references = await self.references(for: message)
+        let decision = self.router.route(message, references: references, makeID: { self.ids.next() })
         if message.content.encryption != nil { self.noticeEncrypted(message) }
         switch decision {
         case .drop(let reason):
@@ -328,6 +331,11 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
         // The source's position moves in the same commit (a resumed stream then resends only
         // the rest; a repeat of this message is recognised).
+        // The room's stanza-id of a room message goes on the id map rows these enqueues
+        // insert (issue 12): after them.
+        if let stanzaID = message.roomStanzaID {
+            bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
+        }
         let journal: [JournalEntry] = entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping
         let logger = self.logger
         guard message.awaitsCommit else {

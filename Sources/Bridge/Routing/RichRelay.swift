@@ -39,9 +39,10 @@ struct RichRelay {
     /// - Parameters:
     ///   - render: the channel's format applied to a text.
     ///   - plainFormat: the format is `{body}` alone (adds no attribution).
-    func pieces(for target: Endpoint, render: (String) -> String, plainFormat: Bool) -> [Piece] {
+    ///   - room: the target is a room (references use the room's stanza-ids).
+    func pieces(for target: Endpoint, room: Bool = false, render: (String) -> String, plainFormat: Bool) -> [Piece] {
         let local = target.address == nil
-        let mapped = self.references.id(for: target)
+        let mapped = self.references.id(for: target, room: room, correction: self.content.replaceID != nil)
         if let encryption = self.content.encryption {
             guard local else { return [] }
             let note = "sent a message encrypted with \(encryption), which the bridge cannot read"

@@ -21,6 +21,10 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
     /// When the recipient's client sent a receipt (XEP-0184) or displayed marker (XEP-0333).
     var receivedAt: Date?
     var displayedAt: Date?
+    /// The stanza-id the source room gave the message, and the one the target room gave
+    /// this copy (XEP-0359; v8), for references in rooms.
+    var sourceStanzaID: String?
+    var targetStanzaID: String?
 
     enum CodingKeys: String, CodingKey {
         case relayID = "relay_id"
@@ -33,6 +37,8 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         case createdAt = "created_at"
         case receivedAt = "received_at"
         case displayedAt = "displayed_at"
+        case sourceStanzaID = "source_stanza_id"
+        case targetStanzaID = "target_stanza_id"
     }
 
     /// Typed columns for the query interface.
@@ -42,6 +48,8 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         static let sourceAddress = Column(CodingKeys.sourceAddress)
         static let sourceID = Column(CodingKeys.sourceID)
         static let createdAt = Column(CodingKeys.createdAt)
+        static let sourceStanzaID = Column(CodingKeys.sourceStanzaID)
+        static let targetStanzaID = Column(CodingKeys.targetStanzaID)
     }
 
     init(

@@ -27,10 +27,20 @@ extension StateStore {
 
     /// The ids each endpoint knows the message `id` by, where `source` refers to it (a
     /// correction, reply, reaction or retraction): its own message, or a copy it got from us.
+    /// In a room the id may be the room's stanza-id of the message or of our copy.
     func references(to id: String, from source: Endpoint) throws(StateStoreError) -> ReferenceMap {
-        let own = try self.relays(forSource: source.transport, address: source.address, id: id)
+        let own = try self.read(.readRelays) { db in
+            try RelayRecord
+                .filter(RelayRecord.Columns.sourceTransport == source.transport && RelayRecord.Columns.sourceAddress == source.address)
+                .filter(RelayRecord.Columns.sourceID == id || RelayRecord.Columns.sourceStanzaID == id)
+                .order(Column.rowID)
+                .fetchAll(db)
+        }
         guard own.isEmpty else { return ReferenceMap(own: own, received: nil, siblings: []) }
-        guard let received = try self.relay(id), Router.normalized(received.target) == Router.normalized(source) else { return ReferenceMap() }
+        let copy = try self.read(.readRelays) { db in
+            try RelayRecord.fetchOne(db, key: id) ?? RelayRecord.filter(RelayRecord.Columns.targetStanzaID == id).fetchOne(db)
+        }
+        guard let received = copy, Router.normalized(received.target) == Router.normalized(source) else { return ReferenceMap() }
         let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
         return ReferenceMap(own: [], received: received, siblings: siblings)
     }

@@ -44,6 +44,9 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// retraction, encryption), with the ids the source knows; `body` is the text alone
     /// (a reply's quoted fallback is in `content`).
     public var content = RichContent()
+    /// The stanza-id the room gave a room message (XEP-0359 §6), which replies, reactions
+    /// and retractions in the room refer to.
+    public var roomStanzaID: String?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,

@@ -41,4 +41,7 @@ public enum TransportEvent: Sendable {
     case occupant(room: Endpoint, nick: String, joined: Bool)
     /// A recipient's client confirmed a relayed copy (XEP-0184 receipt, XEP-0333 marker).
     case receipt(DeliveryReceipt)
+    /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
+    /// reflection; replies, reactions and retractions in the room refer to it.
+    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
 }

@@ -332,6 +332,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
         case .occupant(let room, let nick, let joined):
             await self.handler.handle(.occupant(room: Endpoint(transport: self.name, address: room.description), nick: nick, joined: joined), from: self.name)
+        case .roomEcho(let room, let id, let stanzaID):
+            await self.handler.handle(.copyStanzaID(relayID: id, target: Endpoint(transport: self.name, address: room.description), stanzaID: stanzaID), from: self.name)
         case .roomCursorMoved(let room, let cursor):
             await self.handler.handle(.checkpoint(cursor.description, key: Self.checkpointKey(account: self.name, room: room)), from: self.name)
         case .resumedAfterRestart(let handledIDs):
@@ -412,6 +414,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: $0) }
         )
         inbound.content = content
+        if room != nil { inbound.roomStanzaID = message.archiveID }
         return inbound
     }
 }

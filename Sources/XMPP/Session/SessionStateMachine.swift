@@ -57,6 +57,8 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         case rosterChanged(Roster.PushOutcome)
         /// Dropped, with the reason to log (spoofed reply, forged carbon, stranger's push, …).
         case ignored(String)
+        /// A room reflected our own message `id` and gave it this stanza-id (XEP-0359 §6).
+        case roomEcho(room: JID, id: String, stanzaID: String)
     }
 
     public let configuration: Configuration

@@ -21,6 +21,8 @@ extension XMPPSession {
             await self.emit(.subscriptionChanged(presence))
         case .rosterChanged(let outcome):
             await self.emit(.rosterChanged(outcome))
+        case .roomEcho(let room, let id, let stanzaID):
+            await self.emit(.roomEcho(room: room, id: id, stanzaID: stanzaID))
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here; a
             // stranger can send them at will, so: debug, plus a summary now and then.

@@ -152,7 +152,10 @@ extension XMPPSession {
             return [.deliverMessage(message, carbon: nil)]
         case .echo:
             self.rooms.entries[room] = entry
-            return []
+            guard entry.trustsStanzaIDs, let id = OriginID.of(message) ?? message.id,
+                let stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
+            else { return [] }
+            return [.roomEcho(room: room, id: id, stanzaID: stanzaID)]
         case .ignored(let reason):
             self.rooms.entries[room] = entry
             // Errors still go to the owner: they are bounces of our deliveries.
