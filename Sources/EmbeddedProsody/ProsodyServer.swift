@@ -34,6 +34,12 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         /// it, unlocked at once (no configuration step), persistent, public, archived.
         /// An internal component: no port, no certificate of its own.
         public var rooms: Bool = false
+        /// An HTTP File Upload component (XEP-0363, `mod_http_file_share`) on
+        /// ``ProsodyServer/uploadDomain`` taking files up to this many bytes
+        /// (`http_file_share_size_limit`), served over HTTPS on ``ProsodyServer/httpsPort``
+        /// (127.0.0.1) with the test certificate, which then names the upload domain too.
+        /// Needs ``tls``. nil: no upload service and no HTTP listener.
+        public var fileShareSizeLimit: Int?
         public var logLevel: String = "info"
 
         public init() {}
@@ -44,8 +50,13 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     public var domain: String { self.options.domain }
     /// The MUC component's domain (with ``Options/rooms``): `muc.` + the domain.
     public var mucDomain: String { "muc." + self.options.domain }
+    /// The upload component's domain (with ``Options/fileShareSizeLimit``): `upload.` + the domain.
+    public var uploadDomain: String { "upload." + self.options.domain }
     public private(set) var c2sPort: Int = 0
     public private(set) var directTLSPort: Int = 0
+    /// Prosody's HTTPS port (with ``Options/fileShareSizeLimit``), else 0. Slot URLs are
+    /// `https://` ``uploadDomain`` `:PORT/file_share/…`; clients connect to 127.0.0.1.
+    public private(set) var httpsPort: Int = 0
     /// The certificate clients must trust (nil without TLS).
     public let certificate: SelfSignedCertificate?
     /// A second certificate (for `wrong.test`), trusted by `trustBundleFile` too.
@@ -87,7 +98,12 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: "\(self.directory)/data", withIntermediateDirectories: true)
         if options.tls {
             let certs = "\(self.directory)/certs"
-            let own = try SelfSignedCertificate.make(name: options.domain, in: certs)
+            // With an upload service the one certificate also names its domain, which is the
+            // host of the slot URLs (Prosody serves HTTPS with the same certificate).
+            let own = try SelfSignedCertificate.make(
+                name: options.domain, in: certs,
+                subjectAltName: options.fileShareSizeLimit == nil ? nil : "DNS:\(options.domain),DNS:upload.\(options.domain)"
+            )
             let wrong = try SelfSignedCertificate.make(name: "wrong.test", in: certs)
             let bundle = "\(certs)/trust-both.pem"
             let both = try String(contentsOfFile: own.certificateFile, encoding: .utf8)
@@ -190,9 +206,10 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         try ServerLaunch.retrying(
             server: "prosody", pickPorts: pickPorts,
             choosePorts: {
-                let ports = try Self.freeLoopbackPorts(count: 2)
+                let ports = try Self.freeLoopbackPorts(count: 3)
                 self.c2sPort = ports[0]
                 self.directTLSPort = self.options.tls ? ports[1] : 0
+                self.httpsPort = self.options.tls && self.options.fileShareSizeLimit != nil ? ports[2] : 0
                 try self.writeConfig()
             },
             start: { try self.launchOnce() }, stop: { self.stop() }
@@ -210,7 +227,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         self.process = process
 
         // Ready when every listener accepts a TCP connection (log lines depend on the log level).
-        let ports = self.options.tls ? [self.c2sPort, self.directTLSPort] : [self.c2sPort]
+        let ports = [self.c2sPort, self.directTLSPort, self.httpsPort].filter { $0 != 0 }
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             guard process.isRunning else {
@@ -249,7 +266,9 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
             s2s_ports = { }
             component_ports = { }
             http_ports = { }
-            https_ports = { }
+            http_interfaces = { "127.0.0.1" }
+            https_ports = { \(self.httpsPort == 0 ? "" : String(self.httpsPort)) }
+            https_interfaces = { "127.0.0.1" }
             modules_disabled = { "s2s"; "s2s_auth_certs"; }
             modules_enabled = { \(modules.map { "\"\($0)\";" }.joined(separator: " ")) }
             authentication = "internal_hashed"
@@ -291,7 +310,23 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
 
                 """
         }
+        if let limit = self.options.fileShareSizeLimit, self.options.tls {
+            // XEP-0363 with mod_http_file_share: slot URLs use the component's name and the
+            // HTTPS port (http_host defaults to the component's domain).
+            config += """
+
+                Component "\(self.uploadDomain)" "http_file_share"
+                http_file_share_size_limit = \(limit)
+                http_file_share_daily_quota = \(limit * 100)
+
+                """
+        }
         try config.write(toFile: self.configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Whether Prosody has `mod_NAME` among its modules (Debian's path), e.g. `http_file_share`.
+    public static func hasModule(_ name: String) -> Bool {
+        FileManager.default.fileExists(atPath: "/usr/lib/prosody/modules/mod_\(name).lua")
     }
 
     /// Whether something listens on 127.0.0.1:`port`.

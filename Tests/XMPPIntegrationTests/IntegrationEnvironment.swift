@@ -11,6 +11,9 @@ enum IntegrationEnvironment {
     /// The ejabberd tier (issue 13): under CI always (a missing ejabberd, or not being
     /// root, fails the run), elsewhere when ejabberd can be started here.
     static let ejabberdEnabled = isCI || EjabberdServer.missingPrerequisites().isEmpty
+    /// The HTTP File Upload tier (XEP-0363): under CI always (a Prosody without
+    /// `mod_http_file_share` then fails the run), elsewhere when the module is installed.
+    static let uploadEnabled = isCI || (enabled && ProsodyServer.hasModule("http_file_share"))
 
     static func logger(_ label: String) -> Logger {
         var logger = Logger(label: label)

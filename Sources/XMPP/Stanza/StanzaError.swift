@@ -53,12 +53,18 @@ public struct StanzaError: Error, Hashable, Sendable, CustomStringConvertible {
     public var text: String?
     /// The entity that generated the error, if it said.
     public var by: String?
+    /// An application-specific condition (RFC 6120 §8.3.2): a child of `<error/>` in a
+    /// namespace other than the stanza errors', e.g. XEP-0363's `<file-too-large/>`.
+    public var applicationCondition: XMLElement?
 
-    public init(_ condition: Condition, type: ErrorType? = nil, text: String? = nil, by: String? = nil) {
+    public init(
+        _ condition: Condition, type: ErrorType? = nil, text: String? = nil, by: String? = nil, applicationCondition: XMLElement? = nil
+    ) {
         self.condition = condition
         self.type = type ?? condition.defaultType
         self.text = text
         self.by = by
+        self.applicationCondition = applicationCondition
     }
 
     /// Whether sending the same stanza again later may succeed (RFC 6120 §8.3.2): errors of
@@ -85,6 +91,7 @@ public struct StanzaError: Error, Hashable, Sendable, CustomStringConvertible {
         self.type = error[attribute: "type"].flatMap(ErrorType.init(rawValue:)) ?? self.condition.defaultType
         self.text = error.firstChild(named: "text", namespace: XMPPNamespace.stanzas)?.text
         self.by = error[attribute: "by"]
+        self.applicationCondition = error.elements.first { $0.namespace != XMPPNamespace.stanzas && $0.namespace != XMPPNamespace.client }
     }
 
     /// The `<error/>` element (RFC 6120 §8.3.2).
@@ -99,6 +106,7 @@ public struct StanzaError: Error, Hashable, Sendable, CustomStringConvertible {
             textElement.append(text: text)
             error.append(textElement)
         }
+        if let applicationCondition { error.append(applicationCondition) }
         return error
     }
 
