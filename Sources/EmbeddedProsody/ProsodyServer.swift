@@ -40,6 +40,10 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         /// (127.0.0.1) with the test certificate, which then names the upload domain too.
         /// Needs ``tls``. nil: no upload service and no HTTP listener.
         public var fileShareSizeLimit: Int?
+        /// The host name of the upload service's URLs (`http_host`), when not its domain:
+        /// `localhost` lets a client that only has the system resolver (the `send` command)
+        /// reach it on loopback. The certificate names it too.
+        public var fileShareHTTPHost: String?
         public var logLevel: String = "info"
 
         public init() {}
@@ -102,7 +106,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
             // host of the slot URLs (Prosody serves HTTPS with the same certificate).
             let own = try SelfSignedCertificate.make(
                 name: options.domain, in: certs,
-                subjectAltName: options.fileShareSizeLimit == nil ? nil : "DNS:\(options.domain),DNS:upload.\(options.domain)"
+                subjectAltName: options.fileShareSizeLimit == nil
+                    ? nil : "DNS:\(options.domain),DNS:upload.\(options.domain)" + (options.fileShareHTTPHost.map { ",DNS:\($0)" } ?? "")
             )
             let wrong = try SelfSignedCertificate.make(name: "wrong.test", in: certs)
             let bundle = "\(certs)/trust-both.pem"
@@ -318,6 +323,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
                 Component "\(self.uploadDomain)" "http_file_share"
                 http_file_share_size_limit = \(limit)
                 http_file_share_daily_quota = \(limit * 100)
+                \(self.options.fileShareHTTPHost.map { "http_host = \"\($0)\"" } ?? "")
 
                 """
         }

@@ -10,6 +10,10 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send a message (from -m or standard input) to one or more JIDs.",
         discussion: """
+            With --file (repeatable) each file is uploaded through the account's HTTP File
+            Upload service (XEP-0363) and its URL sent so that clients show the file inline;
+            -m then adds a caption sent before the files, and standard input is not read.
+
             Without -m the whole of standard input is one message (split at line boundaries
             when longer than --max-message-bytes); with --lines every input line is its own
             message, sent as it arrives and in order. Invalid UTF-8 is replaced with U+FFFD.
@@ -22,6 +26,9 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(name: [.short, .long], help: "The message text (else standard input is read).")
     var message: String?
+
+    @Option(help: "Upload this file (XEP-0363) and send its URL; repeat for several files.")
+    var file: [String] = []
 
     @Flag(help: "One message per input line.")
     var lines = false
@@ -52,6 +59,7 @@ struct SendCommand: AsyncParsableCommand {
             }
             targets.append(jid)
         }
+        if !self.file.isEmpty, self.lines { throw ValidationError("--file and --lines cannot be combined") }
         let session = try SessionRunner.makeSession(self.account, presence: nil, fetchRoster: false, reconnects: false, logger: logger)
         var events = session.events.makeAsyncIterator()
         let runner = try await SessionRunner.start(session, events: &events)
@@ -60,7 +68,25 @@ struct SendCommand: AsyncParsableCommand {
         var sent = RecentIDs(capacity: 100_000)
         var failure: ExitStatus?
         do {
-            if let text = self.message {
+            if !self.file.isEmpty {
+                if let caption = self.message { try await self.sendBody(caption, to: targets, via: session, ids: &sent) }
+                let sender = FileSender(session: session, tls: try self.account.resolve().client.tls, logger: logger)
+                for path in self.file {
+                    do {
+                        let url = try await sender.upload(path)
+                        var messages: [Message] = []
+                        for target in targets {
+                            let id = await session.nextID()
+                            sent.insert(id)
+                            messages.append(FileSender.message(sharing: url, to: target, type: kind, id: id))
+                        }
+                        try await session.send(messages)
+                    } catch let error as UploadError {
+                        CommandLineOutput.error("\(path): not sent: \(error)")
+                        failure = .notDelivered
+                    }
+                }
+            } else if let text = self.message {
                 try await self.sendBody(text, to: targets, via: session, ids: &sent)
             } else if self.lines {
                 let reader = FileLineReader(descriptor: 0, splitter: LineSplitter(maxLineBytes: self.maxMessageBytes))

@@ -1,0 +1,50 @@
+import Logging
+import NIOPosix
+import XMPP
+
+/// `xmpp-bridge send --file`: each file is uploaded through the account's HTTP File Upload
+/// service (XEP-0363: disco, slot, PUT; over our OpenSSL TLS, verified like the XMPP
+/// connection) and shared as a message whose body is the URL with the same URL as OOB
+/// (XEP-0066), which is what makes Conversations and Monal show it inline.
+struct FileSender {
+    let session: XMPPSession<ContinuousClock>
+    let http: HTTPSClient
+    let logger: Logger
+
+    init(session: XMPPSession<ContinuousClock>, tls: TLSConfiguration, logger: Logger) {
+        self.session = session
+        self.http = HTTPSClient(configuration: HTTPSClient.Configuration(tls: tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        self.logger = logger
+    }
+
+    /// Uploads the file at `path`; the URL to share.
+    func upload(_ path: String) async throws(UploadError) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let url = try await self.session.upload(fileAt: path, filename: name, contentType: Self.mediaType(of: name), using: self.http)
+        self.logger.info("uploaded", metadata: ["file": "\(path)", "url": "\(url)"])
+        return url
+    }
+
+    /// The message sharing `url` with `target`: body and OOB URL equal.
+    static func message(sharing url: String, to target: JID, type: Message.Kind, id: String) -> Message {
+        let (body, elements) = RichContent(url: url).outgoing(text: nil)
+        var message = Message(type: type, to: target, id: id, body: body)
+        message.extensions = elements + DeliveryConfirmation.requests
+        return message
+    }
+
+    /// The media type for a file name by its extension (for the slot request and the PUT);
+    /// `application/octet-stream` when unknown.
+    static func mediaType(of name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "application/octet-stream" }
+        return Self.mediaTypes[name[name.index(after: dot)...].lowercased()] ?? "application/octet-stream"
+    }
+
+    static let mediaTypes: [String: String] = [
+        "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "svg": "image/svg+xml",
+        "heic": "image/heic", "pdf": "application/pdf", "txt": "text/plain", "log": "text/plain", "md": "text/markdown", "csv": "text/csv",
+        "json": "application/json", "xml": "application/xml", "html": "text/html", "zip": "application/zip", "gz": "application/gzip",
+        "tar": "application/x-tar", "mp4": "video/mp4", "webm": "video/webm", "mp3": "audio/mpeg", "m4a": "audio/mp4", "ogg": "audio/ogg",
+        "opus": "audio/ogg", "wav": "audio/wav",
+    ]
+}
