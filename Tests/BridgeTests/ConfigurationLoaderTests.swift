@@ -62,6 +62,8 @@ struct ConfigurationLoaderTests {
         #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
         #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev"])
         #expect(configuration.channels.map(\.deliveryType) == [.chat, .chat, .chat])
+        #expect(configuration.channels.map(\.passesReceipts) == [false, true, false], "on for the 1:1 link only")
+        #expect(configuration.channels.map(\.reuploadMaxBytes) == [nil, nil, nil])
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
             ["alerts", "web", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],
@@ -127,6 +129,39 @@ struct ConfigurationLoaderTests {
         let problems = try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\ncatch_up = \"always\"\ncatch_up_max_age = \"7 days\"\n")
         #expect(problems == ["accounts.a.catch_up: unknown catch-up 'always'", "accounts.a.catch_up_max_age: '7 days' is not a period"])
         #expect(try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\ncatch_up_max_age = \"0d\"\n").count == 1)
+    }
+
+    @Test("receipts default on for a 1:1 link only; reupload reads its limit, and a bad limit is a problem")
+    func richMessageKeys() throws {
+        let accounts = """
+            [accounts.work]
+            jid = "bridge@work.example"
+            password_env = "P"
+            [accounts.home]
+            jid = "bridge@home.example"
+            password_env = "P"
+            [local.ops]
+            kind = "socket"
+            path = "ops.sock"
+
+            """
+        func channels(_ text: String) throws -> [RelayChannel] {
+            var loader = ConfigurationLoader(file: try Self.write(accounts + text))
+            return try loader.loadBridge().channels
+        }
+        let link = """
+            members = [{ account = "work", jid = "a@x.example" }, { account = "home", jid = "b@y.example" }]
+            """
+        #expect(try channels("[channels.c]\n" + link).first?.passesReceipts == true)
+        #expect(try channels("[channels.c]\nreceipts = false\n" + link).first?.passesReceipts == false)
+        let three = "[channels.c]\nmembers = [{ account = \"work\", jid = \"a@x.example\" }, { account = \"home\", jid = \"b@y.example\" }, { local = \"ops\" }]\n"
+        #expect(try channels(three).first?.passesReceipts == false)
+        #expect(try channels("[channels.c]\nreupload = true\n" + link).first?.reuploadMaxBytes == RelayChannel.defaultReuploadMaxBytes)
+        #expect(try channels("[channels.c]\nreupload = true\nreupload_max_bytes = 1000\n" + link).first?.reuploadMaxBytes == 1000)
+        #expect(try channels("[channels.c]\nreupload_max_bytes = 1000\n" + link).first?.reuploadMaxBytes == nil)
+        #expect(try Self.problems(accounts + "[channels.c]\nreupload = true\nreupload_max_bytes = 0\n" + link) == [
+            "channels.c.reupload_max_bytes: must be a whole number from 1 to 1099511627776"
+        ])
     }
 
     @Test("invalid TOML names the line")

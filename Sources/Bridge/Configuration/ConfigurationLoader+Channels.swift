@@ -15,7 +15,7 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts"]
+    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts", "reupload", "reupload_max_bytes"]
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
@@ -65,10 +65,17 @@ extension ConfigurationLoader {
         }
         let subject = self.flag(table, "subject", path) ?? false
         let occupants = self.flag(table, "occupant_events", path) ?? false
+        var reupload: Int?
+        if self.flag(table, "reupload", path) == true {
+            reupload = self.integer(table, "reupload_max_bytes", path, in: 1...(1 << 40), hint: "a size in bytes, e.g. 104857600 (100 MiB)")
+                ?? RelayChannel.defaultReuploadMaxBytes
+        }
         guard valid else { return nil }
-        return RelayChannel(
+        var channel = RelayChannel(
             name: name, members: members, format: format, deliveryType: deliveryType, relaysSubject: subject, relaysOccupants: occupants
         )
+        channel.reuploadMaxBytes = reupload
+        return channel
     }
 
     /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link.

@@ -70,9 +70,14 @@ struct TransportFactory: Sendable {
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger
         )
+        // Files re-uploaded for channels with `reupload`: fetched and uploaded over HTTPS
+        // trusting what the account's XMPP connection trusts.
+        let http = HTTPSClient(
+            configuration: .init(tls: account.client.tls, requestTimeout: .seconds(120)), eventLoopGroup: loop, tlsContexts: self.tlsContexts, logger: logger
+        )
         return XMPPTransport(
             name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
-            eventLoop: loop, logger: logger
+            reuploader: FileReuploader(http: http, logger: logger), eventLoop: loop, logger: logger
         )
     }
 

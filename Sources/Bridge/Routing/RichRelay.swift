@@ -40,7 +40,8 @@ struct RichRelay {
     ///   - render: the channel's format applied to a text.
     ///   - plainFormat: the format is `{body}` alone (adds no attribution).
     ///   - room: the target is a room (references use the room's stanza-ids).
-    func pieces(for target: Endpoint, room: Bool = false, render: (String) -> String, plainFormat: Bool) -> [Piece] {
+    ///   - reuploadMaxBytes: the channel re-uploads files for XMPP targets, up to this size.
+    func pieces(for target: Endpoint, room: Bool = false, render: (String) -> String, plainFormat: Bool, reuploadMaxBytes: Int? = nil) -> [Piece] {
         let local = target.address == nil
         let mapped = self.references.id(for: target, room: room, correction: self.content.replaceID != nil)
         if let encryption = self.content.encryption {
@@ -62,7 +63,9 @@ struct RichRelay {
             return [Piece(body: local ? render(note) : "", originalBody: note, content: RichContent(reactionTo: mapped, reactions: reactions))]
         }
         if let url = self.content.url {
-            return self.file(url, local: local, render: render, plainFormat: plainFormat)
+            var pieces = self.file(url, local: local, render: render, plainFormat: plainFormat)
+            if !local, let limit = reuploadMaxBytes { pieces[pieces.count - 1].content.reuploadMaxBytes = limit }
+            return pieces
         }
         guard var text = self.text else { return [] }
         var content = RichContent()

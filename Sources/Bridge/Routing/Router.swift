@@ -115,7 +115,9 @@ struct Router: Sendable {
                         }
                     }
                 }
-                let pieces = relay.pieces(for: target, room: member.room != nil, render: render, plainFormat: self.formats[index].isBodyOnly)
+                let pieces = relay.pieces(
+                    for: target, room: member.room != nil, render: render, plainFormat: self.formats[index].isBodyOnly, reuploadMaxBytes: channel.reuploadMaxBytes
+                )
                 if pieces.isEmpty { skipped = true }
                 for piece in pieces {
                     deliveries.append(

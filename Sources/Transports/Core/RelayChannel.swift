@@ -26,6 +26,11 @@ public struct RelayChannel: Hashable, Sendable, Codable {
     /// to the original sender, under its own id (`receipts`; on by default for a 1:1 link
     /// of two XMPP contacts).
     public var passesReceipts: Bool
+    /// Files shared by URL are fetched (at most this many bytes) and uploaded again through
+    /// each XMPP target account's own upload service (XEP-0363; `reupload = true`,
+    /// `reupload_max_bytes`); nil: the URL is passed on as it is.
+    public var reuploadMaxBytes: Int?
+    public static let defaultReuploadMaxBytes = 100 * 1024 * 1024
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 

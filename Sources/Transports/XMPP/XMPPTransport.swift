@@ -14,6 +14,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     private let handler: any TransportEventHandler
     private let bridgeID: String
     private let deliveryTimeout: Duration
+    private let reuploader: FileReuploader?
     private let logger: Logger
     /// The event loop the session's connections use; as a task executor, the session, this
     /// transport's event intake and its delivery worker all run there (see the bridge's
@@ -30,9 +31,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         handler: any TransportEventHandler,
         bridgeID: String,
         deliveryTimeout: Duration = .seconds(30),
+        reuploader: FileReuploader? = nil,
         eventLoop: any EventLoop,
         logger: Logger
     ) {
+        self.reuploader = reuploader
         self.name = name
         self.eventLoop = eventLoop
         self.executor = EventLoopTaskExecutor(eventLoop)
@@ -219,7 +222,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
             // Files, corrections, replies, reactions, retractions and receipts as their
             // XEPs' elements, with the ids this target knows.
-            let content = delivery.content
+            var content = delivery.content
+            if let url = content.url, let limit = content.reuploadMaxBytes, let reuploader = self.reuploader {
+                // Before the confirmation timer starts: a download is not a stuck server.
+                content.url = await reuploader.reupload(url, maximumBytes: limit, session: self.session)
+            }
             let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
             var message = Message(type: type, to: jid, id: delivery.relayID, body: body, subject: subject)
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))

@@ -35,11 +35,17 @@ public struct RichContent: Hashable, Sendable, Codable {
     /// A delivery receipt (or, with `confirmsDisplayed`, a displayed marker) for the id.
     public var confirms: String?
     public var confirmsDisplayed: Bool?
+    /// Not part of the XML: an instruction to the sending side to fetch the file at `url`
+    /// (at most this many bytes) and share its own upload of it instead (a target that
+    /// cannot reach the source's upload host).
+    public var reuploadMaxBytes: Int?
 
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
-        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil
+        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil,
+        reuploadMaxBytes: Int? = nil
     ) {
+        self.reuploadMaxBytes = reuploadMaxBytes
         self.url = url
         self.replaceID = replaceID
         self.replyTo = replyTo
