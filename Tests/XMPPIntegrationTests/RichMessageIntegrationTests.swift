@@ -275,4 +275,64 @@ struct RichMessageIntegrationTests {
         await alice.stop()
         await bob.stop()
     }
+
+    @Test("a socket client gets url, replace_id and encrypted fields with its own ids, and its reaction and reply reach alice on her ids")
+    func localJSONFields() async throws {
+        let server = try ProsodyServer.start(accounts: ["alice", "work"].map { ($0, "pw") })
+        defer { server.shutdown() }
+        let path = "\(server.directory)/ops.sock"
+        let config = try BridgeConfigFile.write(
+            for: server, accounts: ["work"],
+            rest: """
+                [local.ops]
+                kind = "socket"
+                path = "ops.sock"
+
+                [channels.ops]
+                format = "{nick}: {body}"
+                members = [
+                  { local = "ops" },
+                  { account = "work", jid = "alice@example.test" },
+                ]
+                """
+        )
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["work"])
+        try await bridge.waitForSocket(path)
+        let alice = try await TestSession.start("alice", on: server)
+        let client = try UnixLineClient(path: path)
+        defer { client.close() }
+        try client.send(#"{"subscribe":["ops"]}"#)
+        #expect(await client.readObject()?["ok"] as? String == "subscribed")
+        func aliceSends(_ message: Message) async throws {
+            var message = message
+            message.header.to = try JID("work@example.test")
+            try await alice.session.send(message)
+        }
+
+        try await aliceSends(Self.message("first", id: "a-1"))
+        let first = try #require(await client.readObject(), "stderr: \(bridge.run.errors.suffix(2000))")
+        let firstID = try #require(first["id"] as? String)
+        try await aliceSends(Self.message("first, fixed", id: "a-2", [Self.element("replace", "urn:xmpp:message-correct:0", ["id": "a-1"])]))
+        let fixed = try #require(await client.readObject())
+        #expect(fixed["body"] as? String == "first, fixed")
+        #expect(fixed["replace_id"] as? String == firstID, "the id this client was given")
+        let url = "https://upload.example.test/f/1/chart.png"
+        try await aliceSends(Self.message(url, id: "a-3", [Self.oob(url)]))
+        #expect(await client.readObject()?["url"] as? String == url)
+        try await aliceSends(Self.message("I sent you an OMEMO encrypted message", id: "a-4", [Self.element("encrypted", "eu.siacs.conversations.axolotl")]))
+        let encrypted = try #require(await client.readObject())
+        #expect(encrypted["encrypted"] as? String == "OMEMO")
+        #expect((encrypted["body"] as? String)?.contains("I sent you") == false, "the fallback body is not passed on")
+
+        // The client reacts to and answers alice's first message by the id it was given.
+        try client.send(#"{"channel":"ops","reaction":{"id":"\#(firstID)","emojis":["👀"]}}"#)
+        let reaction = await Self.received(alice.log) { RichContent.parse($0).content.reactionTo != nil }
+        #expect(reaction.map(RichContent.parse)?.content == RichContent(reactionTo: "a-1", reactions: ["👀"]))
+        try client.send(#"{"channel":"ops","body":"on it","reply_to":"\#(firstID)"}"#)
+        let reply = await Self.received(alice.log) { $0.body?.hasSuffix("on it") == true }
+        #expect(reply.map(RichContent.parse)?.content.replyTo == "a-1")
+        await alice.stop()
+    }
 }

@@ -115,11 +115,12 @@ public struct IngressResponder: Sendable {
         }
         // A repeat of a request with the same key is the same message, under the same id.
         let id = submission.idempotencyKey.map { "\(self.name)-key-\($0)" } ?? self.makeID()
-        let message = InboundMessage(
-            source: Endpoint(transport: self.name), sender: self.nick, nick: self.nick, id: id, body: submission.body,
+        var message = InboundMessage(
+            source: Endpoint(transport: self.name), sender: self.nick, nick: self.nick, id: id, body: submission.body.isEmpty ? nil : submission.body,
             subject: submission.subject, channel: channel, requestedType: submission.type, awaitsCommit: true,
             uniqueID: submission.idempotencyKey.map { "idempotency-key:\($0)" }
         )
+        message.content = submission.content
         switch await self.handler.handle(.message(message), from: self.name) {
         case .accepted:
             break

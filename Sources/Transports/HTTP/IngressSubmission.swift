@@ -1,4 +1,5 @@
 import Foundation
+import XMPP
 
 /// One message an HTTP request submits, read from its body and headers (no I/O).
 ///
@@ -10,6 +11,8 @@ import Foundation
 public struct IngressSubmission: Hashable, Sendable {
     public var body: String
     public var subject: String?
+    /// A JSON body's rich-message fields (issue 12): file URL, correction, reply, reaction, retraction.
+    public var content = RichContent()
     public var type: RelayChannel.DeliveryType?
     /// `Idempotency-Key`: 1–128 characters of `A-Z a-z 0-9 . _ : -`.
     public var idempotencyKey: String?
@@ -65,12 +68,13 @@ public struct IngressSubmission: Hashable, Sendable {
             } catch {
                 return .failure(.unprocessable("JSON body must be {\"body\": string, \"subject\": string, \"type\": \"chat\"|\"normal\"|\"headline\"}"))
             }
-            guard let body = fields.body else { return .failure(.unprocessable("JSON body has no \"body\"")) }
+            submission.content = fields.rich.content
+            guard let body = fields.body ?? (submission.content.isEmpty ? nil : "") else { return .failure(.unprocessable("JSON body has no \"body\"")) }
             submission.body = body
             submission.subject = fields.subject ?? submission.subject
             typeName = fields.type ?? typeName
         }
-        guard submission.body.contains(where: { !$0.isWhitespace }) else { return .failure(.unprocessable("empty message")) }
+        guard submission.body.contains(where: { !$0.isWhitespace }) || !submission.content.isEmpty else { return .failure(.unprocessable("empty message")) }
         if let subject = submission.subject, subject.isEmpty { submission.subject = nil }
         if let typeName {
             guard let type = RelayChannel.DeliveryType(rawValue: typeName.lowercased()) else {
@@ -104,5 +108,18 @@ public struct IngressSubmission: Hashable, Sendable {
         var body: String?
         var subject: String?
         var type: String?
+        var rich: LocalRichFields
+
+        enum CodingKeys: String, CodingKey {
+            case body, subject, type
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.body = try container.decodeIfPresent(String.self, forKey: .body)
+            self.subject = try container.decodeIfPresent(String.self, forKey: .subject)
+            self.type = try container.decodeIfPresent(String.self, forKey: .type)
+            self.rich = try LocalRichFields(from: decoder)
+        }
     }
 }

@@ -15,34 +15,27 @@ public struct SocketClientRequest: Decodable, Sendable {
     /// Answer `{"ok":"queued","id":…}` once the message is committed to the journal, so a
     /// client knows what survives a crash (issue 8).
     var ack: Bool?
-    /// Rich messages (issue 12), with ids this client knows (its own messages' ids from
-    /// `ack`, or the `id` of lines it received): a file's URL, a correction, a reply,
-    /// reactions and a retraction.
-    var url: String?
-    var replaceID: String?
-    var replyTo: String?
-    var reaction: Reaction?
-    var retractID: String?
-
-    struct Reaction: Decodable, Sendable {
-        var id: String
-        var emojis: [String]
-    }
+    /// Rich messages (issue 12): a file's URL, a correction, a reply, reactions, a retraction.
+    var rich = LocalRichFields()
 
     enum CodingKeys: String, CodingKey {
-        case channel, body, type, subject, subscribe, unsubscribe, ack, url, reaction
-        case replaceID = "replace_id"
-        case replyTo = "reply_to"
-        case retractID = "retract_id"
+        case channel, body, type, subject, subscribe, unsubscribe, ack
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.channel = try container.decodeIfPresent(String.self, forKey: .channel)
+        self.body = try container.decodeIfPresent(String.self, forKey: .body)
+        self.type = try container.decodeIfPresent(String.self, forKey: .type)
+        self.subject = try container.decodeIfPresent(String.self, forKey: .subject)
+        self.subscribe = try container.decodeIfPresent([String].self, forKey: .subscribe)
+        self.unsubscribe = try container.decodeIfPresent([String].self, forKey: .unsubscribe)
+        self.ack = try container.decodeIfPresent(Bool.self, forKey: .ack)
+        self.rich = try LocalRichFields(from: decoder)
     }
 
     /// What the line carries besides its text.
-    var content: RichContent {
-        RichContent(
-            url: self.url, replaceID: self.replaceID, replyTo: self.replyTo, reactionTo: self.reaction?.id, reactions: self.reaction?.emojis,
-            retractID: self.retractID
-        )
-    }
+    var content: RichContent { self.rich.content }
 }
 
 extension SocketClientRequest {
