@@ -1,4 +1,5 @@
 import Transports
+import XMPP
 
 /// Splits a delivery whose stanza would exceed the target's stanza limit after XML escaping
 /// (issue 8, "poison messages"): a 64 KiB line of `&` escapes to 320 KiB, which a server
@@ -22,7 +23,11 @@ enum DeliverySplitter {
             part.body = "(\(offset + 1)/\(parts.count)) " + text
             part.originalBody = part.body
             part.relayID = "\(delivery.relayID)-\(offset + 1)"
-            if offset > 0 { part.subject = nil }
+            // A correction, reply or file applies to the first part; the rest are plain text.
+            if offset > 0 {
+                part.subject = nil
+                part.content = RichContent()
+            }
             return part
         }
     }
