@@ -78,6 +78,30 @@ struct RichPipelineTests {
         #expect(try store.loadQueue().filter { $0.delivery.target == Self.alice }.count == 1)
     }
 
+    @Test("bob cannot correct or retract alice's message through his copy; he can react to it, also after his receipt went back")
+    func onlyTheAuthorEdits() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let pipeline = self.pipeline(store, journal)
+        try await pipeline.load()
+        #expect(await pipeline.handle(.message(Self.message("mine", id: "a-1")), from: "work") == .accepted)
+        let copy = try #require(try store.relays(forSource: "work", address: Self.alice.address, id: "a-1").first)
+        _ = await pipeline.handle(.receipt(DeliveryReceipt(relayID: copy.relayID, from: Self.bob, displayed: false)), from: "home")
+        // The same receipt again (another of bob's devices): passed back once.
+        _ = await pipeline.handle(.receipt(DeliveryReceipt(relayID: copy.relayID, from: Self.bob, displayed: false)), from: "home")
+        _ = await pipeline.handle(.message(Self.message("forged", id: "b-1", from: Self.bob, RichContent(replaceID: copy.relayID))), from: "home")
+        _ = await pipeline.handle(.message(Self.message(nil, id: "b-2", from: Self.bob, RichContent(retractID: copy.relayID))), from: "home")
+        _ = await pipeline.handle(.message(Self.message(nil, id: "b-3", from: Self.bob, RichContent(reactionTo: copy.relayID, reactions: ["👍"]))), from: "home")
+        await journal.flushed()
+        let toAlice = try store.loadQueue().map(\.delivery).filter { $0.target == Self.alice }
+        #expect(toAlice.map(\.content) == [
+            RichContent(confirms: "a-1"),
+            RichContent(),
+            RichContent(reactionTo: "a-1", reactions: ["👍"]),
+        ])
+        #expect(toAlice.dropFirst().first?.body == "[correction] forged", "not a correction of alice's message")
+    }
+
     @Test("a split correction corrects with its first part; the other parts are plain")
     func splitKeepsOperationOnFirstPart() {
         let delivery = Delivery(

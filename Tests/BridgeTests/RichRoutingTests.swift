@@ -101,6 +101,18 @@ struct RichRoutingTests {
         #expect(none == .drop(reason: .unknownReference))
     }
 
+    @Test("a file and its caption are two copies: a retraction retracts both; a reaction lands on the file")
+    func fileCopies() {
+        let references = ReferenceMap(
+            own: [Self.record("r-caption", source: Self.alice, sourceID: "a-1", target: Self.bob), Self.record("r-file", source: Self.alice, sourceID: "a-1", target: Self.bob)],
+            received: nil, siblings: []
+        )
+        let retraction = Self.deliveries(Self.router(), Self.message("x", RichContent(retractID: "a-1")), references: references)
+        #expect(retraction.map(\.content.retractID) == ["r-caption", "r-file"])
+        #expect(references.id(for: Self.bob) == "r-file")
+        #expect(references.id(for: Self.bob, correction: true) == "r-caption")
+    }
+
     @Test("a reply keeps its quote: marked for a target with the copy, plain text for one without")
     func replyFallback() {
         let quote = "> helo\n"

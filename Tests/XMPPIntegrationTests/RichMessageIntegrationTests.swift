@@ -173,6 +173,12 @@ struct RichMessageIntegrationTests {
         try await link.bobSends(Self.message(nil, id: "b-r2", [Self.element("displayed", "urn:xmpp:chat-markers:0", ["id": copyID])]))
         let marker = await Self.received(link.alice.log) { DeliveryConfirmation.of($0)?.displayed == true }
         #expect(marker.flatMap(DeliveryConfirmation.of) == DeliveryConfirmation(id: "a-receipt", displayed: true))
+        // After the receipts went back, bob's reaction to his copy still lands on alice's message.
+        try await link.bobSends(
+            Self.message(nil, id: "b-r3", [Self.element("reactions", "urn:xmpp:reactions:0", ["id": copyID], children: [Self.element("reaction", "urn:xmpp:reactions:0", text: "✅")])])
+        )
+        let reaction = await Self.received(link.alice.log) { RichContent.parse($0).content.reactionTo != nil }
+        #expect(reaction.map(RichContent.parse)?.content.reactionTo == "a-receipt")
         await link.stop()
     }
 

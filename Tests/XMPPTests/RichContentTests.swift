@@ -75,6 +75,25 @@ struct RichContentTests {
         #expect(RichContent.fileURL(in: "see https://u.test/a.png") == nil)
         #expect(RichContent.fileURL(in: "ftp://u.test/a.png") == nil)
         #expect(RichContent.fileURL(in: "https://u.test/a/b.") == nil)
+        #expect(RichContent.fileURL(in: "https://api.test/v1.2") == nil, "a version is no file extension")
+        #expect(RichContent.fileURL(in: "https://git.test/repo.git") == nil)
+    }
+
+    @Test("only OTR's own prefixes mark a body as OTR")
+    func otrPrefixes() throws {
+        #expect(RichContent.parse(try self.message("", body: "?OTR:AAMDJ+MVmSfjFZcAAAAAAQAAAAIAAADA")).content.encryption == "OTR")
+        #expect(RichContent.parse(try self.message("", body: "?OTRv3?")).content.encryption == "OTR")
+        #expect(RichContent.parse(try self.message("", body: "?OTR is that you")).content.encryption == nil)
+    }
+
+    @Test("a URL's file name: last segment, decoded, without separators or controls")
+    func fileNames() {
+        #expect(RichContent.fileName(of: "https://u.test/f/3/build%20log.txt?x=1#y") == "build log.txt")
+        #expect(RichContent.fileName(of: "https://u.test/f/..%2F..%2Fetc%2Fpasswd") == "....etcpasswd")
+        #expect(RichContent.fileName(of: "https://u.test/a%0Ab.png") == "ab.png")
+        #expect(RichContent.fileName(of: "https://u.test/") == nil)
+        #expect(RichContent.fileName(of: "https://u.test") == nil)
+        #expect(RichContent.fileName(of: "https://u.test/%zz.png") == "%zz.png")
     }
 
     @Test("outgoing: a file's body is its URL; a reply's quote comes first, marked by code points")

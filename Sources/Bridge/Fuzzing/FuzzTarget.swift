@@ -42,7 +42,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             for event in events {
                 guard case .element(let element) = event else { continue }
                 switch element.name {
-                case "message": _ = try? Message(element: element)
+                case "message":
+                    // What a relay reads from a peer's message (issue 12), and writes back.
+                    if let message = try? Message(element: element) {
+                        let (content, text) = RichContent.parse(message)
+                        _ = content.outgoing(text: text)
+                    }
                 case "presence": _ = try? Presence(element: element)
                 case "iq": _ = try? IQ(element: element)
                 default: break

@@ -13,7 +13,9 @@ enum DeliverySplitter {
 
     /// `delivery` itself when it fits, else its parts in order.
     static func split(_ delivery: Delivery, maxStanzaBytes: Int) -> [Delivery] {
+        // A reply's quote goes in front of the body when it is sent (RichContent.outgoing).
         let overhead = Self.envelopeBytes + Self.escapedSize(delivery.target.address ?? "") + Self.escapedSize(delivery.subject ?? "")
+            + Self.escapedSize(delivery.content.replyFallback ?? "")
         // Room for the "(k/n) " prefix too.
         let budget = max(64, maxStanzaBytes - overhead - 16)
         guard Self.escapedSize(delivery.body) > budget else { return [delivery] }

@@ -184,11 +184,12 @@ final class Journal: Sendable {
                         RichContentColumn.encode(delivery.content),
                     ])
                 try db.cachedStatement(sql: """
-                    INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at,
+                      source_nick)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [
                         delivery.relayID, delivery.channel, delivery.source.transport, delivery.source.address, delivery.sourceID,
-                        delivery.target.transport, delivery.target.address, enqueuedAt,
+                        delivery.target.transport, delivery.target.address, enqueuedAt, delivery.nick,
                     ])
             case .complete(let sequence):
                 try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])

@@ -45,8 +45,7 @@ extension RelayPipeline {
             self.logger.debug("receipt for no copy sent to its sender", metadata: ["id": "\(receipt.relayID)", "from": "\(receipt.from)"])
             return
         }
-        let target = Router.normalized(record.target)
-        if self.router.channels.contains(where: { $0.members.contains { $0.room != nil && Router.normalized($0.endpoint) == target } }) {
+        if self.router.isRoom(Router.normalized(record.target)) {
             self.logger.debug("receipt from a room ignored", metadata: ["id": "\(receipt.relayID)", "room": "\(receipt.from)"])
             return
         }

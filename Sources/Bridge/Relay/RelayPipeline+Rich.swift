@@ -9,11 +9,17 @@ extension RelayPipeline {
     /// The ids each target knows the message `message` refers to by; empty when it refers to
     /// none, or the id map cannot be read (then it is relayed as a new message). Commits under
     /// way are waited for first: the message referred to may have come just before.
+    ///
+    /// Only a sending member's references are looked up (a stranger costs no database
+    /// read). A correction or retraction applies only to the sender's own message; in a
+    /// room, one with the same nick.
     func references(for message: InboundMessage) async -> ReferenceMap {
-        guard let id = message.content.references else { return ReferenceMap() }
+        let source = Router.normalized(message.source)
+        guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty else { return ReferenceMap() }
+        let ownOnly = message.content.replaceID != nil || message.content.retractID != nil
         await self.journal.flushed()
         do {
-            return try self.store.references(to: id, from: message.source)
+            return try self.store.references(to: id, from: message.source, ownOnly: ownOnly, nick: ownOnly && self.router.isRoom(source) ? message.nick : nil)
         } catch {
             self.logger.error("cannot read the id map; reference not mapped", metadata: ["error": "\(error)"])
             return ReferenceMap()
@@ -23,7 +29,9 @@ extension RelayPipeline {
     /// Tells the sender of an encrypted message, once per conversation per day, that it was
     /// not relayed; strangers are not answered.
     func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
-        guard let notice = self.router.encryptionNotice(for: message, relayID: self.ids.next()) else { return }
+        guard var notice = self.router.encryptionNotice(for: message, relayID: self.ids.next()) else { return }
+        // Its own source id: a later reference to the sender's message must not find the notice.
+        notice.sourceID = "notice:\(message.id)"
         guard self.encryptionNotices.shouldNotify(message.source, now: now) else {
             self.logger.debug("encrypted message not relayed; sender told earlier today", metadata: ["from": "\(message.source)"])
             return
@@ -35,13 +43,21 @@ extension RelayPipeline {
     /// A receipt or displayed marker for the copy `record` is passed back to the original
     /// sender, under its own id, when the channel asks for it (`receipts`, on by default for
     /// 1:1 links) and the sender is an XMPP contact (local sources get an event instead).
+    /// Each (kind, message) goes back once, though its copies (caption and file, split parts)
+    /// and the recipient's devices may each confirm it; and only to a sender who is still a
+    /// receiving member of the channel.
     func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
         guard record.sourceAddress != nil, let channel = self.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts else { return }
         let source = Router.normalized(record.source)
-        guard !channel.members.contains(where: { $0.room != nil && $0.endpoint == source }) else { return }
+        guard channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives }) else { return }
+        let alreadyConfirmed = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil
+        let key = "\(receipt.displayed ? "displayed" : "received") \(source) \(record.sourceID)"
+        guard !alreadyConfirmed, !self.passedBack.contains(key) else { return }
+        self.passedBack.insert(key)
         let confirmation = Delivery(
             channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
-            sourceID: receipt.relayID, relayID: self.ids.next(),
+            // Its own source id: a later reference to the copy must not find the receipt.
+            sourceID: "receipt:\(receipt.relayID)", relayID: self.ids.next(),
             content: RichContent(confirms: record.sourceID, confirmsDisplayed: receipt.displayed ? true : nil)
         )
         self.enqueueGenerated([confirmation])

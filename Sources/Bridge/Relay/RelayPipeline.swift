@@ -61,6 +61,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     var recentRelayIDs = RecentIDs(capacity: 100_000)
     /// Who was told lately that encrypted messages are not relayed (issue 12).
     var encryptionNotices = EncryptionNotices()
+    /// Receipts and markers passed back lately, so each goes back once (issue 12).
+    var passedBack = RecentIDs(capacity: 10_000)
     /// Each source transport's recently handled unique ids (``InboundMessage/uniqueID``),
     /// mirrored in the journal, and how many were added since the journal was last trimmed.
     private var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]

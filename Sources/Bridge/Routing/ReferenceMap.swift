@@ -7,17 +7,20 @@ import Transports
 /// - its own message: the id it sent it with; each target got a copy under a relay id;
 /// - a copy it received from us: that copy's relay id; the original's source knows the
 ///   source id, and every other target its own copy's relay id.
-/// In a room, each also has the stanza-id the room gave it (XEP-0359), which a room's
-/// replies, reactions and retractions use; corrections use the message id everywhere.
-/// Built from id map rows without I/O; addresses compare lower-cased.
+/// One message may have reached a target as several copies (a caption and its file, the
+/// parts of a split message): a correction applies to the first, a reply or reaction to
+/// the last (the file), a retraction to all. In a room each copy also has the stanza-id
+/// the room gave it (XEP-0359), which a room's replies, reactions and retractions use;
+/// corrections use the message id everywhere. Built from id map rows without I/O;
+/// addresses compare lower-cased.
 struct ReferenceMap: Hashable, Sendable {
-    /// The ids one endpoint knows the message by.
+    /// The ids one endpoint knows one copy by.
     struct Known: Hashable, Sendable {
         var id: String
         var stanzaID: String?
     }
 
-    private(set) var known: [Endpoint: Known] = [:]
+    private(set) var known: [Endpoint: [Known]] = [:]
 
     init() {}
 
@@ -34,18 +37,25 @@ struct ReferenceMap: Hashable, Sendable {
         }
     }
 
-    /// The id `target` knows the message by: in a room, for anything but a correction, the
-    /// room's stanza-id when it gave one; nil when `target` never got the message.
+    /// The id `target` knows the message by for a correction (its first copy's message id)
+    /// or, else, a reply or reaction (its last copy; in a room by the room's stanza-id when
+    /// it gave one); nil when `target` never got the message.
     func id(for target: Endpoint, room: Bool = false, correction: Bool = false) -> String? {
-        guard let known = self.known[Router.normalized(target)] else { return nil }
-        return room && !correction ? known.stanzaID ?? known.id : known.id
+        guard let copies = self.known[Router.normalized(target)] else { return nil }
+        if correction { return copies.first?.id }
+        return copies.last.map { room ? $0.stanzaID ?? $0.id : $0.id }
+    }
+
+    /// Every id `target` knows a copy of the message by (a retraction retracts them all).
+    func ids(for target: Endpoint, room: Bool = false) -> [String] {
+        (self.known[Router.normalized(target)] ?? []).map { room ? $0.stanzaID ?? $0.id : $0.id }
     }
 
     var isEmpty: Bool { self.known.isEmpty }
 
-    /// The first copy per endpoint counts (a split message's first part).
     private mutating func add(_ endpoint: Endpoint, _ ids: Known) {
         let key = Router.normalized(endpoint)
-        if self.known[key] == nil { self.known[key] = ids }
+        guard self.known[key]?.contains(ids) != true else { return }
+        self.known[key, default: []].append(ids)
     }
 }

@@ -50,9 +50,9 @@ struct RichRelay {
             return [Piece(body: render(note), originalBody: note, content: RichContent(encryption: encryption))]
         }
         if self.content.retractID != nil {
-            guard let mapped else { return [] }
+            // Every copy the target holds: a caption and its file, or a split message's parts.
             let note = "retracted an earlier message"
-            return [Piece(body: render(note), originalBody: note, content: RichContent(retractID: mapped))]
+            return self.references.ids(for: target, room: room).map { Piece(body: render(note), originalBody: note, content: RichContent(retractID: $0)) }
         }
         if self.content.reactionTo != nil {
             let reactions = self.content.reactions ?? []
@@ -104,17 +104,10 @@ struct RichRelay {
         if let caption {
             pieces.append(Piece(body: render(caption), originalBody: caption, carriesSubject: true))
         } else if !plainFormat {
-            let name = Self.fileName(url)
+            let name = RichContent.fileName(of: url) ?? url
             pieces.append(Piece(body: render(name), originalBody: name, carriesSubject: true))
         }
         pieces.append(Piece(body: url, originalBody: url, content: file))
         return pieces
-    }
-
-    /// The last path segment of `url`, percent-decoded; the URL itself when it has none.
-    static func fileName(_ url: String) -> String {
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        guard let last = path.split(separator: "/").last, path.contains("://"), last != path.split(separator: "/").dropFirst().first else { return url }
-        return String(last).removingPercentEncoding ?? String(last)
     }
 }

@@ -141,14 +141,21 @@ struct Router: Sendable {
     /// relay it, as a delivery back to the conversation it came from; nil when the sender is
     /// no sending member (strangers get no answer) or the source is local.
     func encryptionNotice(for message: InboundMessage, relayID: String) -> Delivery? {
-        guard let encryption = message.content.encryption, message.source.address != nil,
-            let channel = self.sendingChannels(of: Self.normalized(message.source)).first
+        // A room's sender has no address of its own here: a notice would go to every occupant.
+        let source = Self.normalized(message.source)
+        guard let encryption = message.content.encryption, source.address != nil, !self.isRoom(source),
+            let channel = self.sendingChannels(of: source).first
         else { return nil }
         let text = "This bridge cannot relay messages encrypted with \(encryption); your message was not passed on. Send it unencrypted to reach the other side."
         return Delivery(
             channel: self.channels[channel].name, target: Self.normalized(message.source), body: text, originalBody: text, nick: "xmpp-bridge",
             type: .chat, source: message.source, sourceID: message.id, relayID: relayID
         )
+    }
+
+    /// Whether `endpoint` (normalized) is a room (XEP-0045) in some channel.
+    func isRoom(_ endpoint: Endpoint) -> Bool {
+        self.channels.contains { $0.members.contains { $0.room != nil && $0.endpoint == endpoint } }
     }
 
     /// Indices of the channels `source` may send into, ascending, each once.

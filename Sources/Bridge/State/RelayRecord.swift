@@ -25,6 +25,8 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
     /// this copy (XEP-0359; v8), for references in rooms.
     var sourceStanzaID: String?
     var targetStanzaID: String?
+    /// The sender's display name (a room occupant's nick) (v8).
+    var sourceNick: String?
 
     enum CodingKeys: String, CodingKey {
         case relayID = "relay_id"
@@ -39,6 +41,7 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         case displayedAt = "displayed_at"
         case sourceStanzaID = "source_stanza_id"
         case targetStanzaID = "target_stanza_id"
+        case sourceNick = "source_nick"
     }
 
     /// Typed columns for the query interface.
@@ -50,6 +53,9 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         static let createdAt = Column(CodingKeys.createdAt)
         static let sourceStanzaID = Column(CodingKeys.sourceStanzaID)
         static let targetStanzaID = Column(CodingKeys.targetStanzaID)
+        static let targetTransport = Column(CodingKeys.targetTransport)
+        static let targetAddress = Column(CodingKeys.targetAddress)
+        static let sourceNick = Column(CodingKeys.sourceNick)
     }
 
     init(

@@ -169,7 +169,8 @@ enum StateMigrations {
     /// v8 (issue 12): what a queued or dead delivery carries besides text (a file, a
     /// correction, a reply, reactions, a retraction, a receipt passed back), as JSON; and the
     /// stanza-ids rooms gave a relayed message and its copies (XEP-0359), which replies,
-    /// reactions and retractions in rooms refer to. The indexes hold only rows that have one.
+    /// reactions and retractions in rooms refer to (the indexes hold only rows that have
+    /// one), and the sender's nick, for who may correct or retract a room message.
     private static func addRichContent(_ db: Database) throws {
         for table in [QueuedDeliveryRecord.databaseTableName, DeadLetterRecord.databaseTableName] {
             try db.alter(table: table) { t in
@@ -179,11 +180,16 @@ enum StateMigrations {
         try db.alter(table: RelayRecord.databaseTableName) { t in
             t.add(column: "source_stanza_id", .text)
             t.add(column: "target_stanza_id", .text)
+            // Who wrote it (a room occupant's nick): only they may correct or retract it.
+            t.add(column: "source_nick", .text)
         }
         try db.create(
             index: "relays_source_stanza", on: RelayRecord.databaseTableName, columns: ["source_transport", "source_address", "source_stanza_id"],
             condition: Column("source_stanza_id") != nil
         )
-        try db.create(index: "relays_target_stanza", on: RelayRecord.databaseTableName, columns: ["target_stanza_id"], condition: Column("target_stanza_id") != nil)
+        try db.create(
+            index: "relays_target_stanza", on: RelayRecord.databaseTableName, columns: ["target_stanza_id", "target_transport", "target_address"],
+            condition: Column("target_stanza_id") != nil
+        )
     }
 }

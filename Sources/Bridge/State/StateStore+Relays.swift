@@ -28,19 +28,29 @@ extension StateStore {
     /// The ids each endpoint knows the message `id` by, where `source` refers to it (a
     /// correction, reply, reaction or retraction): its own message, or a copy it got from us.
     /// In a room the id may be the room's stanza-id of the message or of our copy.
-    func references(to id: String, from source: Endpoint) throws(StateStoreError) -> ReferenceMap {
+    ///
+    /// - Parameters:
+    ///   - ownOnly: only the source's own message counts (a correction or retraction: no one
+    ///     edits what someone else wrote).
+    ///   - nick: in a room, the own message must also be this sender's.
+    func references(to id: String, from source: Endpoint, ownOnly: Bool = false, nick: String? = nil) throws(StateStoreError) -> ReferenceMap {
         let own = try self.read(.readRelays) { db in
-            try RelayRecord
-                .filter(RelayRecord.Columns.sourceTransport == source.transport && RelayRecord.Columns.sourceAddress == source.address)
-                .filter(RelayRecord.Columns.sourceID == id || RelayRecord.Columns.sourceStanzaID == id)
-                .order(Column.rowID)
-                .fetchAll(db)
-        }
-        guard own.isEmpty else { return ReferenceMap(own: own, received: nil, siblings: []) }
+            let mine = RelayRecord.filter(RelayRecord.Columns.sourceTransport == source.transport && RelayRecord.Columns.sourceAddress == source.address)
+            // Two lookups, each on its own index.
+            var rows = try mine.filter(RelayRecord.Columns.sourceID == id).order(Column.rowID).fetchAll(db)
+            if rows.isEmpty { rows = try mine.filter(RelayRecord.Columns.sourceStanzaID == id).order(Column.rowID).fetchAll(db) }
+            return rows
+        }.filter { nick == nil || $0.sourceNick == nick }
+        guard own.isEmpty, !ownOnly else { return ReferenceMap(own: own, received: nil, siblings: []) }
+        let target = Router.normalized(source)
         let copy = try self.read(.readRelays) { db in
-            try RelayRecord.fetchOne(db, key: id) ?? RelayRecord.filter(RelayRecord.Columns.targetStanzaID == id).fetchOne(db)
+            try RelayRecord.fetchOne(db, key: id)
+                ?? RelayRecord.filter(
+                    RelayRecord.Columns.targetStanzaID == id && RelayRecord.Columns.targetTransport == target.transport
+                        && RelayRecord.Columns.targetAddress == target.address
+                ).fetchOne(db)
         }
-        guard let received = copy, Router.normalized(received.target) == Router.normalized(source) else { return ReferenceMap() }
+        guard let received = copy, Router.normalized(received.target) == target else { return ReferenceMap() }
         let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
         return ReferenceMap(own: [], received: received, siblings: siblings)
     }

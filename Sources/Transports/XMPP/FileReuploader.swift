@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import XMPP
 
@@ -11,53 +13,49 @@ import XMPP
 public struct FileReuploader: Sendable {
     let http: HTTPSClient
     let logger: Logger
+    /// The account's upload service once found (service discovery costs up to 51 requests).
+    private let found = NIOLockedValueBox<UploadService?>(nil)
 
     public init(http: HTTPSClient, logger: Logger) {
         self.http = http
         self.logger = logger
     }
 
+    private func service(_ session: XMPPSession<ContinuousClock>) async throws -> UploadService {
+        if let service = self.found.withLockedValue({ $0 }) { return service }
+        guard let service = try await session.discoverUploadService() else { throw UploadError.noUploadService }
+        self.found.withLockedValue { $0 = service }
+        return service
+    }
+
+    /// A peer's `Content-Type` if it is a plain `type/subtype` (parameters dropped), else nil.
+    static func mediaType(_ value: String) -> String? {
+        let media = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let parts = media.split(separator: "/", omittingEmptySubsequences: false)
+        let token = { (part: Substring) in !part.isEmpty && part.utf8.count <= 64 && part.utf8.allSatisfy { Self.tokenBytes.contains($0) } }
+        guard parts.count == 2, token(parts[0]), token(parts[1]) else { return nil }
+        return media
+    }
+
+    /// RFC 9110 §5.6.2 token characters.
+    static let tokenBytes = Set(Array("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
+
     /// The URL to share for `url`: this account's copy, or `url` itself when it cannot be made.
     func reupload(_ url: String, maximumBytes: Int, session: XMPPSession<ContinuousClock>) async -> String {
         do {
-            guard let service = try await session.discoverUploadService() else { throw UploadError.noUploadService }
+            let service = try await self.service(session)
             let limit = min(service.maxFileSize ?? maximumBytes, maximumBytes)
             let response = try await self.http.get(url: url, maxBytes: limit)
-            let name = Self.fileName(of: url)
-            let contentType = response.headers["Content-Type"].first
+            let name = RichContent.fileName(of: url) ?? "file"
+            let contentType = response.headers["Content-Type"].first.flatMap(Self.mediaType)
             let copy = try await session.upload(response.body, filename: name, contentType: contentType, using: self.http, service: service)
-            self.logger.info("file uploaded again for the target", metadata: ["from": "\(url)", "to": "\(copy)", "bytes": "\(response.body.readableBytes)"])
+            // The URLs are capabilities (whoever has one can fetch the file): debug only.
+            self.logger.info("file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
+            self.logger.debug("file uploaded again", metadata: ["from": "\(url)", "to": "\(copy)"])
             return copy
         } catch {
-            self.logger.warning("cannot upload the file again; sharing the source's URL", metadata: ["url": "\(url)", "error": "\(error)"])
+            self.logger.warning("cannot upload the file again; sharing the source's URL", metadata: ["error": "\(error)"])
             return url
         }
-    }
-
-    /// The last path segment of `url` (without query), percent-decoded; "file" when empty.
-    static func fileName(of url: String) -> String {
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        let segments = path.split(separator: "/")
-        guard segments.count > 2, let last = segments.last else { return "file" }
-        return String(last).removingPercentEncodingIfPossible
-    }
-}
-
-extension String {
-    /// Percent-decoded where that yields UTF-8, else unchanged.
-    fileprivate var removingPercentEncodingIfPossible: String {
-        var bytes: [UInt8] = []
-        var iterator = self.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else {
-                return self
-            }
-            bytes.append(value)
-        }
-        return String(validating: bytes, as: UTF8.self) ?? self
     }
 }

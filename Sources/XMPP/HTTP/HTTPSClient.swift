@@ -166,7 +166,11 @@ public struct HTTPSClient: Sendable {
         let tlsContext: TLSContext?
         if url.scheme == .https {
             do {
-                tlsContext = try self.tlsContexts.context(for: self.configuration.tls)
+                // Only DNS names count for HTTPS, not the XMPP identities an XMPP server's
+                // certificate may carry instead.
+                var tls = self.configuration.tls
+                tls.acceptsXMPPIdentities = false
+                tlsContext = try self.tlsContexts.context(for: tls)
             } catch {
                 throw .tls(error)
             }

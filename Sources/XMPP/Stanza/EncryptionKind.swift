@@ -3,7 +3,7 @@
 /// use, and `urn:xmpp:omemo:2`), OpenPGP for XMPP (XEP-0373 §4, `<openpgp/>`), legacy PGP
 /// (XEP-0027, `<x xmlns='jabber:x:encrypted'/>`), or the announcement of XEP-0380 §2
 /// (`<encryption namespace/>`). OTR has no element: its body starts with `?OTR`.
-public enum EncryptionKind {
+enum EncryptionKind {
     static let announcement = "urn:xmpp:eme:0"
 
     /// The encryption's name when `element` is an encrypted payload or an announcement of one.

@@ -58,6 +58,7 @@ public struct RichContent: Hashable, Sendable, Codable {
         self.confirmsDisplayed = confirmsDisplayed
     }
 
+    /// The namespaces of the elements read and written (the XEPs above).
     public enum Namespace {
         public static let oob = "jabber:x:oob"
         public static let correction = "urn:xmpp:message-correct:0"
@@ -121,7 +122,7 @@ public struct RichContent: Hashable, Sendable, Codable {
         }
         if content.encryption == nil, let body = message.body {
             // OTR has no element; an OMEMO-encrypted file is shared as an `aesgcm:` URL.
-            if body.hasPrefix("?OTR") { content.encryption = "OTR" }
+            if ["?OTR:", "?OTRv", "?OTR?", "?OTR Error:"].contains(where: body.hasPrefix) { content.encryption = "OTR" }
             if body.hasPrefix("aesgcm://") { content.encryption = "OMEMO" }
         }
         if content.url == nil, content.encryption == nil, let body = message.body, let url = Self.fileURL(in: body) { content.url = url }
@@ -140,23 +141,58 @@ public struct RichContent: Hashable, Sendable, Codable {
     }
 
     /// The URL when `body` is nothing but the URL of a file (an upload shared without OOB):
-    /// http(s), no spaces, and a last path segment with a file extension that is not a web
-    /// page's. Nil for any other text.
+    /// http(s), no spaces, and a last path segment ending in the extension of a media or
+    /// document type people share from phones (``fileSuffixes``). Nil for any other text.
     static func fileURL(in body: String) -> String? {
+        // Most bodies are not URLs: decided before any copy is made.
+        guard body.utf8.count <= 4_096, body.contains("://") else { return nil }
         let text = body.trimmingWhitespace
-        guard text.hasPrefix("https://") || text.hasPrefix("http://"), text.utf8.count <= 4_096,
-            !text.contains(where: \.isWhitespace)
-        else { return nil }
+        guard text.hasPrefix("https://") || text.hasPrefix("http://"), !text.contains(where: \.isWhitespace) else { return nil }
         let afterScheme = text.drop { $0 != "/" }.dropFirst(2)
         guard let slash = afterScheme.firstIndex(of: "/") else { return nil }
         let path = afterScheme[slash...].prefix { $0 != "?" && $0 != "#" }
         guard let last = path.split(separator: "/").last, let dot = last.lastIndex(of: "."), last.index(after: dot) < last.endIndex else { return nil }
         let suffix = last[last.index(after: dot)...].lowercased()
-        guard suffix.count <= 8, suffix.allSatisfy({ $0.isLetter || $0.isNumber }), !Self.pageSuffixes.contains(suffix) else { return nil }
+        guard Self.fileSuffixes.contains(suffix) else { return nil }
         return text
     }
 
-    static let pageSuffixes: Set<String> = ["html", "htm", "php", "asp", "aspx", "jsp", "cgi", "shtml", "xhtml"]
+    /// Extensions of what upload services hold: pictures, video, audio, documents, archives.
+    static let fileSuffixes: Set<String> = [
+        "jpg", "jpeg", "png", "gif", "webp", "heic", "heif", "avif", "bmp", "svg", "mp4", "m4v", "mov", "webm", "mkv", "3gp", "mp3", "m4a", "aac",
+        "ogg", "oga", "opus", "wav", "flac", "amr", "pdf", "txt", "log", "csv", "md", "json", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt",
+        "ods", "odp", "rtf", "zip", "gz", "tgz", "xz", "bz2", "7z", "rar", "tar", "apk", "vcf", "ics", "gpx",
+    ]
+
+    /// The file name in `url`: its last path segment without query or fragment, percent-
+    /// decoded, with path separators and control characters removed; nil when it has none.
+    public static func fileName(of url: String) -> String? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let path = rest[slash...].prefix { $0 != "?" && $0 != "#" }
+        guard let last = path.split(separator: "/").last else { return nil }
+        let decoded = Self.percentDecoded(String(last))
+        let name = String(decoded.unicodeScalars.filter { $0 != "/" && $0 != "\\" && !($0.properties.generalCategory == .control) }.map(Character.init))
+        return name.isEmpty || name == "." || name == ".." ? nil : String(name.prefix(255))
+    }
+
+    /// `text` with `%XX` escapes decoded where that yields UTF-8, else unchanged.
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else {
+                return text
+            }
+            bytes.append(value)
+        }
+        return String(validating: bytes, as: UTF8.self) ?? text
+    }
 
     /// `text` without the Unicode scalars `range` marks (XEP-0426 counts code points);
     /// an invalid range removes nothing.

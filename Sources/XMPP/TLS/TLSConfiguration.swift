@@ -16,6 +16,10 @@ public struct TLSConfiguration: Hashable, Sendable {
     public var additionalTrustRootsFile: String?
     /// Whether the system trust store is used.
     public var useSystemTrustStore: Bool
+    /// Whether a server certificate may name the host by an XMPP identity (XmppAddr or
+    /// SRV-ID, RFC 6120 §13.7.1.2) when its DNS names do not: true for XMPP servers; the
+    /// HTTPS client turns it off, where only DNS-IDs count (RFC 9110 §4.3.4).
+    public var acceptsXMPPIdentities: Bool = true
 
     public init(
         certificateVerification: CertificateVerification = .full,

@@ -60,7 +60,8 @@ public final class TLSContext: @unchecked Sendable {
         switch role {
         case .client:
             switch configuration.certificateVerification {
-            case .full: SSL_CTX_set_verify(context, SSL_VERIFY_PEER, XMPPCertificateIdentity.verifyCallback)
+            case .full:
+                SSL_CTX_set_verify(context, SSL_VERIFY_PEER, configuration.acceptsXMPPIdentities ? XMPPCertificateIdentity.verifyCallback : nil)
             case .insecureNoVerification: SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             }
         case .server(let chain, let key):
