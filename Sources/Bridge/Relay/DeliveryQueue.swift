@@ -143,8 +143,9 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     mutating func finished(_ batch: [Delivery], results: [DeliveryResult], now: Instant) -> Outcome {
         var outcome = Outcome()
         var counted = false
+        let positions = self.inFlightPositions()
         for (offset, delivery) in batch.enumerated() {
-            guard let index = self.index(of: delivery.sequence) else { continue }  // dropped meanwhile
+            guard let index = positions[delivery.sequence] else { continue }  // dropped meanwhile
             self.items[index].inFlight = false
             var result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
             if case .delivered = result, let bounce = self.earlyBounces.removeValue(forKey: delivery.relayID) {
@@ -299,6 +300,21 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
             if found.count == sequences.count { break }
         }
         return found
+    }
+
+    /// Where each item of the batch in flight is, still pending: one pass that stops once
+    /// all are found (the batch sits near the front), where a search per item would pass
+    /// the batch's finished items again and again (quadratic in the batch size).
+    private func inFlightPositions() -> [Int64: CircularBuffer<Item>.Index] {
+        var positions: [Int64: CircularBuffer<Item>.Index] = [:]
+        positions.reserveCapacity(self.inFlight.count)
+        var index = self.items.startIndex
+        while index != self.items.endIndex, positions.count < self.inFlight.count {
+            let item = self.items[index]
+            if item.inFlight, !item.done { positions[item.delivery.sequence] = index }
+            index = self.items.index(after: index)
+        }
+        return positions
     }
 
     private func index(of sequence: Int64) -> CircularBuffer<Item>.Index? {
