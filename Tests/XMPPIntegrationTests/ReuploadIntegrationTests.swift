@@ -9,14 +9,10 @@ import XMPP
 /// service, with the same bytes.
 @Suite("re-upload across two Prosody servers", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct ReuploadIntegrationTests {
-    static let limit = 2 * 1024 * 1024
+    static let limit = UploadIntegrationTests.limit
 
     static func server(_ domain: String, users: [String]) throws -> ProsodyServer {
-        var options = ProsodyServer.Options()
-        options.domain = domain
-        options.fileShareSizeLimit = Self.limit
-        options.fileShareHTTPHost = "localhost"
-        return try ProsodyServer.start(options, accounts: users.map { ($0, "pw") })
+        try UploadIntegrationTests.server(domain: domain, users: users, httpHost: "localhost")
     }
 
     @Test("alice's file on a.test arrives at bob as a URL on b.test's upload service; the bytes are equal")

@@ -9,14 +9,11 @@ import XMPP
 /// verified against the test CA, and sends the URL so clients show the file inline.
 @Suite("send --file against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct SendFileCommandTests {
-    static let limit = 2 * 1024 * 1024
+    static let limit = UploadIntegrationTests.limit
 
     /// Prosody whose upload URLs name `localhost` (the CLI has only the system resolver).
     static func server() throws -> ProsodyServer {
-        var options = ProsodyServer.Options()
-        options.fileShareSizeLimit = Self.limit
-        options.fileShareHTTPHost = "localhost"
-        return try ProsodyServer.start(options, accounts: [("alice", "pw"), ("bob", "pw")])
+        try UploadIntegrationTests.server(users: ["alice", "bob"], httpHost: "localhost")
     }
 
     @Test("send --file of 1 MB with a caption: bob gets the caption, then body == URL with OOB, and the URL's bytes are the file's")

@@ -25,6 +25,17 @@ struct UploadIntegrationTests {
         )
     }
 
+    /// A Prosody with an upload service taking files up to ``limit``; every user's password
+    /// is "pw". `httpHost` names the service's URLs (`localhost` for a client with only the
+    /// system resolver).
+    static func server(domain: String = "example.test", users: [String] = ["alice"], httpHost: String? = nil) throws -> ProsodyServer {
+        var options = ProsodyServer.Options()
+        options.domain = domain
+        options.fileShareSizeLimit = Self.limit
+        options.fileShareHTTPHost = httpHost
+        return try ProsodyServer.start(options, accounts: users.map { ($0, "pw") })
+    }
+
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -38,9 +49,7 @@ struct UploadIntegrationTests {
 
     @Test("discovery finds the component with its limit; 1 MB goes up and comes back the same, from bytes and from a file")
     func uploadAndFetch() async throws {
-        var options = ProsodyServer.Options()
-        options.fileShareSizeLimit = Self.limit
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw")])
+        let server = try Self.server()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
@@ -82,9 +91,7 @@ struct UploadIntegrationTests {
 
     @Test("a file over the limit is refused before any slot or PUT; the service's own refusal carries its max-file-size")
     func tooLarge() async throws {
-        var options = ProsodyServer.Options()
-        options.fileShareSizeLimit = Self.limit
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw")])
+        let server = try Self.server()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
@@ -112,9 +119,7 @@ struct UploadIntegrationTests {
 
     @Test("without trust in the test CA the PUT fails certificate verification; a URL by IP address fails the name check")
     func untrustedCertificate() async throws {
-        var options = ProsodyServer.Options()
-        options.fileShareSizeLimit = Self.limit
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw")])
+        let server = try Self.server()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let service = try #require(try await alice.session.discoverUploadService())

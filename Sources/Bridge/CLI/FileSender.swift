@@ -19,8 +19,8 @@ struct FileSender {
 
     /// Uploads the file at `path`; the URL to share.
     func upload(_ path: String) async throws(UploadError) -> String {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        let url = try await self.session.upload(fileAt: path, filename: name, contentType: Self.mediaType(of: name), using: self.http)
+        // Named by its last path component (the session's default); typed by its extension.
+        let url = try await self.session.upload(fileAt: path, contentType: Self.mediaType(of: path), using: self.http)
         self.logger.info("uploaded", metadata: ["file": "\(path)", "url": "\(url)"])
         return url
     }

@@ -234,7 +234,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             // receiver can tell a repeat from a new message.
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
-            if type == .chat || type == .normal, body != nil, content.reactionTo == nil, content.retractID == nil, content.confirms == nil {
+            if type == .chat || type == .normal, content.asksConfirmation(body: body) {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
                 message.extensions += DeliveryConfirmation.requests

@@ -71,8 +71,21 @@ public struct RichContent: Hashable, Sendable, Codable {
         public static let hints = "urn:xmpp:hints"
     }
 
+    /// The names in the stored JSON (the bridge's queue keeps rich content this way): fixed
+    /// here so that renaming a property cannot make queued rows unreadable.
+    enum CodingKeys: String, CodingKey {
+        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, confirms, confirmsDisplayed, reuploadMaxBytes
+    }
+
     /// Nothing but text.
     public var isEmpty: Bool { self == RichContent() }
+
+    /// Whether a message with this content may ask for a receipt and a displayed marker
+    /// (``DeliveryConfirmation/requests``): one with a body that is no receipt itself (XEP-0184
+    /// §5.4: never ask to confirm a confirmation), reaction or retraction (no message to see).
+    public func asksConfirmation(body: String?) -> Bool {
+        body != nil && self.confirms == nil && self.reactionTo == nil && self.retractID == nil
+    }
 
     /// An operation on an earlier message (correction, reaction, retraction), or a reply.
     public var references: String? { self.replaceID ?? self.reactionTo ?? self.retractID ?? self.replyTo }
