@@ -25,6 +25,31 @@ struct FileSender {
         return url
     }
 
+    /// Uploads each file and shares its URL with every target, in order. A file that cannot
+    /// be uploaded is reported by name and skipped; false if any was. The ids of the
+    /// messages sent go into `ids` (bounces are matched by them).
+    func send(_ paths: [String], to targets: [JID], type: Message.Kind, ids: inout RecentIDs) async throws -> Bool {
+        var allSent = true
+        for path in paths {
+            let url: String
+            do {
+                url = try await self.upload(path)
+            } catch {
+                CommandLineOutput.error("\(path): not sent: \(error)")
+                allSent = false
+                continue
+            }
+            var messages: [Message] = []
+            for target in targets {
+                let id = await self.session.nextID()
+                ids.insert(id)
+                messages.append(Self.message(sharing: url, to: target, type: type, id: id))
+            }
+            try await self.session.send(messages)
+        }
+        return allSent
+    }
+
     /// The message sharing `url` with `target`: body and OOB URL equal.
     static func message(sharing url: String, to target: JID, type: Message.Kind, id: String) -> Message {
         let (body, elements) = RichContent(url: url).outgoing(text: nil)

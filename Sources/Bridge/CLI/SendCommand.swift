@@ -71,21 +71,7 @@ struct SendCommand: AsyncParsableCommand {
             if !self.file.isEmpty {
                 if let caption = self.message { try await self.sendBody(caption, to: targets, via: session, ids: &sent) }
                 let sender = FileSender(session: session, tls: try self.account.resolve().client.tls, logger: logger)
-                for path in self.file {
-                    do {
-                        let url = try await sender.upload(path)
-                        var messages: [Message] = []
-                        for target in targets {
-                            let id = await session.nextID()
-                            sent.insert(id)
-                            messages.append(FileSender.message(sharing: url, to: target, type: kind, id: id))
-                        }
-                        try await session.send(messages)
-                    } catch let error as UploadError {
-                        CommandLineOutput.error("\(path): not sent: \(error)")
-                        failure = .notDelivered
-                    }
-                }
+                if try await !sender.send(self.file, to: targets, type: kind, ids: &sent) { failure = .notDelivered }
             } else if let text = self.message {
                 try await self.sendBody(text, to: targets, via: session, ids: &sent)
             } else if self.lines {

@@ -66,21 +66,7 @@ extension RelayPipeline {
     /// Queues deliveries the bridge makes itself (notices, receipts passed back): committed
     /// in the next group, then handed to their workers, like any relayed message.
     func enqueueGenerated(_ generated: [Delivery]) {
-        guard let sequences = self.journal.assignSequences(generated.count) else { return }
-        let now = Date()
-        var deliveries = generated
-        for (offset, sequence) in sequences.enumerated() {
-            deliveries[offset].sequence = sequence
-            self.recentRelayIDs.insert(deliveries[offset].relayID)
-        }
-        let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
-        let targets = self.targets(for: entries)
-        let logger = self.logger
-        self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) }) { result in
-            if case .failure(let error) = result {
-                logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
-            }
-            for (worker, group) in targets { worker.append(group) }
-        }
+        guard let entries = self.sequenced(generated, at: Date()) else { return }
+        self.appendUncommitted(entries, with: [])
     }
 }

@@ -324,13 +324,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         // 6. Journal: durable before anything else sees it. The commit's completion runs on
         //    the journal's thread and hands the deliveries to the workers there (7), in
         //    commit order.
-        guard let sequences = self.journal.assignSequences(deliveries.count) else { return .accepted }
         let now = Date()
-        for (offset, sequence) in sequences.enumerated() {
-            deliveries[offset].sequence = sequence
-            self.recentRelayIDs.insert(deliveries[offset].relayID)
-        }
-        let entries = deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
+        guard let entries = self.sequenced(deliveries, at: now) else { return .accepted }
         // The source's position moves in the same commit (a resumed stream then resends only
         // the rest; a repeat of this message is recognised).
         // The room's stanza-id of a room message goes on the id map rows these enqueues
@@ -338,25 +333,14 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         if let stanzaID = message.roomStanzaID {
             bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
         }
-        let journal: [JournalEntry] = entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping
-        let logger = self.logger
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
-            // The commit's completion hands them over on the journal's thread; a worker
-            // removed meanwhile has them collected by remove(transport:), which waits for it.
-            let targets = self.targets(for: entries)
-            self.journal.append(journal) { result in
-                if case .failure(let error) = result {
-                    // Still delivered from memory: better late durability than a lost message.
-                    logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
-                }
-                for (worker, group) in targets { worker.append(group) }
-            }
+            self.appendUncommitted(entries, with: bookkeeping)
             return .accepted
         }
         do {
-            try await self.journal.commit(journal)
+            try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping)
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             // Not handled after all: a retry with the same unique id (Idempotency-Key) is new.
@@ -366,6 +350,34 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         // 7. Queue, to the workers running now (one may have been replaced meanwhile).
         self.enqueue(entries)
         return .accepted
+    }
+
+    /// `deliveries` with their queue sequences, their relay ids remembered for echo checks;
+    /// nil when the journal is closed.
+    func sequenced(_ deliveries: [Delivery], at now: Date) -> [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]? {
+        guard let sequences = self.journal.assignSequences(deliveries.count) else { return nil }
+        var deliveries = deliveries
+        for (offset, sequence) in sequences.enumerated() {
+            deliveries[offset].sequence = sequence
+            self.recentRelayIDs.insert(deliveries[offset].relayID)
+        }
+        return deliveries.map { (delivery: $0, enqueuedAt: now, attempts: 0) }
+    }
+
+    /// Hands `entries` (and `extra` after them) to the journal's next group commit without
+    /// waiting for it. The commit's completion hands them to their workers on the journal's
+    /// thread; a worker removed meanwhile has them collected by remove(transport:), which
+    /// waits for it. A failed commit still delivers from memory: better late durability
+    /// than a lost message.
+    func appendUncommitted(_ entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)], with extra: [JournalEntry]) {
+        let targets = self.targets(for: entries)
+        let logger = self.logger
+        self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: $0.enqueuedAt, attempts: $0.attempts) } + extra) { result in
+            if case .failure(let error) = result {
+                logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
+            }
+            for (worker, group) in targets { worker.append(group) }
+        }
     }
 
     /// Remembers a handled unique id; the journal entries that make it durable (and, now

@@ -1,3 +1,5 @@
+import XMPP
+
 /// What an HTTP ingress request asks for, from its method and path (no I/O):
 ///
 /// - `POST /channels/{channel}`: a message (text or JSON body);
@@ -18,7 +20,7 @@ public enum IngressRoute: Hashable, Sendable {
     public static func match(method: String, path: String) -> Result<IngressRoute, IngressError> {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         guard path.hasPrefix("/"), !segments.isEmpty else { return .failure(.notFound("no such path: \(path)")) }
-        let decoded = segments.map { $0.removingPercentEncoding ?? "\u{0}" }
+        let decoded = segments.map { PercentEncoding.decode($0) ?? "\u{0}" }
         // A segment that does not decode, or decodes to a separator or control character,
         // names nothing.
         if decoded.contains(where: { $0.contains("/") || $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }) {
@@ -55,34 +57,6 @@ extension IngressRoute {
         case .success: return "POST"
         case .failure(let error) where error.status == 405: return "GET, HEAD"
         case .failure: return nil
-        }
-    }
-}
-
-extension String {
-    /// RFC 3986 percent-decoding; nil for a `%` not followed by two hex digits or bytes
-    /// that are not UTF-8.
-    fileprivate var removingPercentEncoding: String? {
-        guard self.contains("%") else { return self }
-        var bytes: [UInt8] = []
-        var iterator = Array(self.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

@@ -185,26 +185,9 @@ public struct RichContent: Hashable, Sendable, Codable {
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let path = rest[slash...].prefix { $0 != "?" && $0 != "#" }
         guard let last = path.split(separator: "/").last else { return nil }
-        let decoded = Self.percentDecoded(String(last))
+        let decoded = PercentEncoding.decode(String(last)) ?? String(last)
         let name = String(decoded.unicodeScalars.filter { $0 != "/" && $0 != "\\" && !($0.properties.generalCategory == .control) }.map(Character.init))
         return name.isEmpty || name == "." || name == ".." ? nil : String(name.prefix(255))
-    }
-
-    /// `text` with `%XX` escapes decoded where that yields UTF-8, else unchanged.
-    static func percentDecoded(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else {
-                return text
-            }
-            bytes.append(value)
-        }
-        return String(validating: bytes, as: UTF8.self) ?? text
     }
 
     /// `text` without the Unicode scalars `range` marks (XEP-0426 counts code points);
