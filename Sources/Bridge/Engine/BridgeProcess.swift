@@ -63,6 +63,15 @@ struct BridgeProcess {
             settled: { delivered, failed in statusBook.settled(delivered.map(\.0), failed: failed) },
             finish: { await groupBox.group?.triggerGracefulShutdown() }
         )
+        // Stream positions beside the database; what the last process saw acknowledged
+        // leaves the queue before it is loaded, whether or not its completion was committed.
+        let ledgers = inMemory ? nil : try StreamLedgers(folder: configuration.settings.statePath + ".ledger")
+        if let ledgers {
+            for account in configuration.accounts.keys {
+                let acknowledged = try ledgers.ledger(for: account).snapshot().acknowledgedIDs
+                try store.completeAcknowledged(transport: account, relayIDs: acknowledged)
+            }
+        }
         try await pipeline.load()
         let runtime = BridgeRuntime(
             configuration: configuration, store: store,
@@ -70,7 +79,7 @@ struct BridgeProcess {
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
-                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] },
+                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
                 storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, blockingWork: blockingWork,
                 deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
             ),

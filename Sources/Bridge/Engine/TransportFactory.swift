@@ -15,6 +15,9 @@ struct TransportFactory: Sendable {
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     var journal: Journal?
     var storedSessions: @Sendable () -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
+    /// Each account's stream positions (with ``journal``): where its session writes them
+    /// before each write, and what a restart resumes from.
+    var ledgers: StreamLedgers?
     /// Each account's stored archive cursor (``TransportEvent/checkpoint(_:)``).
     var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
@@ -37,15 +40,17 @@ struct TransportFactory: Sendable {
         logger[metadataKey: "account"] = "\(account.name)"
         let name = account.name
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
-        var persist: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)?
-        if let journal = self.journal {
+        var ledger: StreamLedgerFile?
+        var stored: StreamManagementStateMachine.StoredSession?
+        if let journal = self.journal, let ledgers = self.ledgers {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
-            persist = { session in (try? await journal.commit([.streamSession(transport: name, session)])) != nil }
+            let file = try ledgers.ledger(for: name)
+            ledger = file
+            stored = StreamLedgers.resumable(self.storedSessions()[name], ledger: file.snapshot())
         }
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
         let cursor = self.journal == nil ? nil : self.storedCheckpoints()[name].flatMap(ArchiveCursor.init)
-        let stored = self.journal == nil ? nil : self.storedSessions()[name]
         let session = XMPPSession(
             configuration: .init(
                 client: account.client,
@@ -59,7 +64,7 @@ struct TransportFactory: Sendable {
                 acknowledgesAfterConsumer: true,
                 storedSession: stored,
                 sessionStateChanged: stateChanged,
-                persistSessionState: persist,
+                ledger: ledger,
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 roomTimings: account.roomTimings

@@ -238,7 +238,12 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
                 if !delivered.isEmpty || !outcome.deadLetters.isEmpty {
                     self.settledDeliveries(delivered, outcome.deadLetters.map { ($0.delivery, $0.reason) })
                 }
-                self.journal.record(outcome.entries)
+                if outcome.entries.allSatisfy(\.isCompletion) {
+                    // Nothing waits on these: they ride the next commit.
+                    self.journal.recordLazily(outcome.entries)
+                } else {
+                    self.journal.record(outcome.entries)
+                }
                 self.batchSettled()
                 if outcome.retried > 0 {
                     self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])

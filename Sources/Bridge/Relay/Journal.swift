@@ -12,8 +12,11 @@ import Transports
 ///
 /// ``commit(_:)`` returns once the transaction that holds its entries is committed: that is
 /// the bridge's point of durability, before which no source is acknowledged.
-/// ``record(_:)`` adds entries without waiting (completions and attempt counts, whose loss
-/// in a crash means at most a repeated delivery).
+/// ``record(_:)`` adds entries without waiting (attempt counts, dead letters), and
+/// ``recordLazily(_:)`` without starting a commit of their own: completions ride the next
+/// commit that happens anyway, or one after ``lazyDelay`` at the latest. A completion lost
+/// in a crash means at most a repeated delivery, and for XMPP targets not even that: the
+/// stream ledger knows what the server acknowledged (``StreamLedgerFile``).
 ///
 /// The writer runs on its own thread (an `NIOThreadPool` of one), never on the Swift
 /// cooperative pool or an event loop. Sequences are assigned here, in memory, so callers
@@ -23,6 +26,9 @@ final class Journal: Sendable {
 
     private struct Pending {
         var entries: [JournalEntry] = []
+        /// Entries for the next commit, which they do not start (``recordLazily(_:)``).
+        var lazy: [JournalEntry] = []
+        var lazyTimerArmed = false
         var waiters: [Completion] = []
         var flushing = false
         var nextSequence: Int64
@@ -36,10 +42,18 @@ final class Journal: Sendable {
 
     /// Checkpoints the WAL off this thread (nil: SQLite's automatic checkpoints, in memory).
     private let checkpointer: WALCheckpointer?
+    /// How long lazily recorded entries wait for a commit to ride before they get their own.
+    let lazyDelay: Duration
+    private let sleep: @Sendable (Duration) async throws -> Void
 
-    init(store: StateStore, checkpointer: WALCheckpointer? = nil, logger: Logger) throws(StateStoreError) {
+    init<C: Clock>(
+        store: StateStore, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50), clock: C = ContinuousClock(),
+        logger: Logger
+    ) throws(StateStoreError) where C.Duration == Duration {
         self.store = store
         self.checkpointer = checkpointer
+        self.lazyDelay = lazyDelay
+        self.sleep = { duration in try await clock.sleep(for: duration) }
         self.logger = logger
         self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
         self.thread = NIOThreadPool(numberOfThreads: 1)
@@ -94,6 +108,47 @@ final class Journal: Sendable {
         if start { self.startFlushing() }
     }
 
+    /// Writes `entries` with the next commit that happens anyway, or after ``lazyDelay`` at
+    /// the latest, without starting one now.
+    func recordLazily(_ entries: [JournalEntry]) {
+        guard !entries.isEmpty else { return }
+        let arm = self.pending.withLockedValue { pending -> Bool in
+            pending.lazy += entries
+            guard !pending.lazyTimerArmed else { return false }
+            pending.lazyTimerArmed = true
+            return true
+        }
+        guard arm else { return }
+        Task {
+            try? await self.sleep(self.lazyDelay)
+            let start = self.pending.withLockedValue { pending -> Bool in
+                pending.lazyTimerArmed = false
+                return !pending.lazy.isEmpty && Self.claimFlush(&pending)
+            }
+            if start { self.startFlushing() }
+        }
+    }
+
+    /// Runs `body` on the journal's thread, after the commits of everything handed over
+    /// so far (the thread runs its work in order): lookups in the id map never run on an
+    /// event loop, and see what was relayed just before.
+    func read<T: Sendable>(_ body: @escaping @Sendable (StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, StateStoreError>, Never>) in
+            self.thread.submit { state in
+                guard case .active = state else {
+                    continuation.resume(returning: .failure(StateStoreError(operation: .readRelays, location: self.store.location, underlying: "the journal is shut down")))
+                    return
+                }
+                do throws(StateStoreError) {
+                    continuation.resume(returning: .success(try body(self.store)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
     /// Returns once everything handed over so far is committed (or failed).
     func flushed() async {
         try? await self.commit([])
@@ -124,10 +179,12 @@ final class Journal: Sendable {
             let (entries, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], [Completion]) in
                 defer {
                     pending.entries.removeAll(keepingCapacity: true)
+                    pending.lazy.removeAll(keepingCapacity: true)
                     pending.waiters.removeAll(keepingCapacity: true)
                 }
-                if pending.entries.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
-                return (pending.entries, pending.waiters)
+                if pending.entries.isEmpty, pending.lazy.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
+                // Lazy entries first: they were recorded before what now starts the commit.
+                return (pending.lazy.isEmpty ? pending.entries : pending.lazy + pending.entries, pending.waiters)
             }
             if entries.isEmpty, waiters.isEmpty { return }
             var failure: (any Error)?

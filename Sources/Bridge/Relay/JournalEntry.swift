@@ -32,4 +32,9 @@ enum JournalEntry: Sendable {
     case targetStanzaID(relayID: String, target: Endpoint, stanzaID: String)
     /// The room a relayed message came from gave it this stanza-id.
     case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: String)
+
+    /// A delivery's completion: nothing waits for it to be durable.
+    var isCompletion: Bool {
+        if case .complete = self { true } else { false }
+    }
 }

@@ -32,11 +32,12 @@ extension RelayPipeline {
     /// told to local subscribers of its channel with the id the source knows. Receipts for
     /// copies sent into a room are ignored: any occupant could send one from the room's
     /// JID (a private message), so they prove nothing.
-    func receipt(_ receipt: DeliveryReceipt, now: Date) {
+    func receipt(_ receipt: DeliveryReceipt, now: Date) async {
         self.metrics.receipt(displayed: receipt.displayed)
         let record: RelayRecord?
+        let id = receipt.relayID
         do {
-            record = try self.store.relay(receipt.relayID)
+            record = try await self.journal.read { store throws(StateStoreError) in try store.relay(id) }
         } catch {
             self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
             return

@@ -7,8 +7,9 @@ import XMPP
 /// encrypted messages.
 extension RelayPipeline {
     /// The ids each target knows the message `message` refers to by; empty when it refers to
-    /// none, or the id map cannot be read (then it is relayed as a new message). Commits under
-    /// way are waited for first: the message referred to may have come just before.
+    /// none, or the id map cannot be read (then it is relayed as a new message). Read on the
+    /// journal's thread after the commits under way: the message referred to may have come
+    /// just before.
     ///
     /// Only a sending member's references are looked up (a stranger costs no database
     /// read). A correction or retraction applies only to the sender's own message; in a
@@ -17,9 +18,10 @@ extension RelayPipeline {
         let source = Router.normalized(message.source)
         guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty else { return ReferenceMap() }
         let ownOnly = message.content.replaceID != nil || message.content.retractID != nil
-        await self.journal.flushed()
+        let from = message.source
+        let nick = ownOnly && self.router.isRoom(source) ? message.nick : nil
         do {
-            return try self.store.references(to: id, from: message.source, ownOnly: ownOnly, nick: ownOnly && self.router.isRoom(source) ? message.nick : nil)
+            return try await self.journal.read { store throws(StateStoreError) in try store.references(to: id, from: from, ownOnly: ownOnly, nick: nick) }
         } catch {
             self.logger.error("cannot read the id map; reference not mapped", metadata: ["error": "\(error)"])
             return ReferenceMap()

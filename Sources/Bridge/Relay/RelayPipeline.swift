@@ -246,7 +246,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             notice.isOccupantNotice = true
             return await self.relay(notice)
         case .receipt(let receipt):
-            self.receipt(receipt, now: Date())
+            await self.receipt(receipt, now: Date())
         case .copyStanzaID(let relayID, let target, let stanzaID):
             self.journal.record([.targetStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
         case .confirmed(let relayIDs):
@@ -282,7 +282,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             }
             bookkeeping += self.remember(unique, from: source)
         }
-        if self.isEcho(message.id) {
+        if await self.isEcho(message.id) {
             self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
             self.journal.record(bookkeeping)
             return .dropped("echo of a relayed message")
@@ -415,11 +415,13 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         for (worker, group) in self.targets(for: entries) { worker.append(group) }
     }
 
-    private func isEcho(_ id: String) -> Bool {
+    /// Whether `id` is one we relayed: in memory for this process's recent ids, else from
+    /// the id map on the journal's thread (only ids with our prefix get that far).
+    private func isEcho(_ id: String) async -> Bool {
         guard id.hasPrefix(self.idPrefix) else { return false }
         if self.recentRelayIDs.contains(id) { return true }
         do {
-            return try self.store.isRelayID(id)
+            return try await self.journal.read { store throws(StateStoreError) in try store.isRelayID(id) }
         } catch {
             self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
             return false

@@ -43,6 +43,17 @@ extension StateStore {
         try self.write(.complete) { db in try QueuedDeliveryRecord.deleteOne(db, key: sequence) }
     }
 
+    /// Removes `transport`'s deliveries that its server acknowledged before a restart
+    /// (their ids from the stream ledger). Only first attempts: a delivery queued again
+    /// after a bounce keeps its relay id, and must not leave with the copy that bounced.
+    func completeAcknowledged(transport: String, relayIDs: [String]) throws(StateStoreError) {
+        guard !relayIDs.isEmpty else { return }
+        try self.write(.complete) { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM queue WHERE target_transport = ? AND relay_id = ? AND attempts = 0")
+            for id in relayIDs { try statement.execute(arguments: [transport, id]) }
+        }
+    }
+
     /// Removes several confirmed deliveries in one transaction.
     func complete(sequences: [Int64]) throws(StateStoreError) {
         guard !sequences.isEmpty else { return }

@@ -61,21 +61,17 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
                 var handled: [UInt32] = []
-                // The highest of them committed with its number (went to the pipeline).
-                var committed: UInt32?
                 for await event in session.events {
-                    let intake = await self.forward(event)
+                    await self.forward(event)
                     if case .message(let message, _) = event, let number = message.streamNumber {
                         handled.append(number)
-                        if intake { committed = number }
                     }
                     // At the end of a burst (or every 64 messages of a long one): once its
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
                         await self.handler.barrier()
-                        await session.handled(handled, committed: committed)
+                        await session.handled(handled)
                         handled.removeAll(keepingCapacity: true)
-                        committed = nil
                     }
                 }
                 await group.waitForAll()

@@ -33,13 +33,14 @@ extension XMPPSession {
         /// A stream management session stored by an earlier process, resumed on the first
         /// connect (XEP-0198 §5).
         public var storedSession: StreamManagementStateMachine.StoredSession?
-        /// Told the resumable session's state whenever it changes (to persist it), or nil
-        /// when there is none any more.
+        /// Told the resumable session (id, location, JID) when one begins, is resumed or
+        /// ends (nil), to persist it; positions within it go to the ``ledger``.
         public var sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
-        /// Made durable before each acknowledgement is sent, so a session resumed after a
-        /// restart never reports fewer handled stanzas than the server already heard; false:
-        /// it could not be stored, and the acknowledgement is not sent (the server asks again).
-        public var persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)?
+        /// Told each position change right before the write it describes (outbound numbers
+        /// with their ids, acknowledgements, the handled count we report), so a session
+        /// resumed after a crash neither resends what the server took nor reports fewer
+        /// handled stanzas than the server already heard. Nil: positions are not kept.
+        public var ledger: (any StreamPositionLedger)?
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
         /// stream; nil: never.
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?
@@ -72,7 +73,7 @@ extension XMPPSession {
             resumesStreams: Bool = true,
             storedSession: StreamManagementStateMachine.StoredSession? = nil,
             sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil,
-            persistSessionState: (@Sendable (StreamManagementStateMachine.StoredSession?) async -> Bool)? = nil,
+            ledger: (any StreamPositionLedger)? = nil,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
             stopAcknowledgementTimeout: Duration = .seconds(2),
@@ -97,7 +98,7 @@ extension XMPPSession {
             self.resumesStreams = resumesStreams
             self.storedSession = storedSession
             self.sessionStateChanged = sessionStateChanged
-            self.persistSessionState = persistSessionState
+            self.ledger = ledger
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout

@@ -7,56 +7,28 @@ extension XMPPSession {
     /// Writes stanzas (and SM elements) in order with one flush, numbering the stanzas
     /// while stream management counts.
     ///
-    /// When the owner persists sessions, the state that lists these stanzas as sent but not
-    /// yet acknowledged is made durable before they are written: a process killed right
-    /// after the write then resumes knowing their ids, and the server's `h` confirms them
-    /// instead of their being sent twice (XEP-0198 §5). Transmissions take turns, so what
-    /// goes on the wire is in numbering order although the commit is awaited.
+    /// Each number goes to the ledger with its id before the write, so a process killed
+    /// right after it resumes knowing which ids the server's `h` covers, instead of sending
+    /// them twice (XEP-0198 §5). Nothing is awaited between numbering and handing the
+    /// elements to the channel, whose writes keep their order: the wire order is the
+    /// numbering order.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
-        let durable = self.configuration.persistSessionState != nil && elements.contains(where: Self.isStanza)
-        if durable { await self.takeTransmitTurn() }
-        defer { if durable { self.passTransmitTurn() } }
-        var numbered = false
+        let ledger = self.configuration.ledger
         for element in elements where Self.isStanza(element) {
-            numbered = self.streamManagement.stanzaSent(element) != nil || numbered
-        }
-        if numbered {
-            self.publishSessionState()
-            if let persist = self.configuration.persistSessionState, var stored = self.streamManagement.storedSession {
-                stored.jid = self.machine.ownJID.description
-                if !(await persist(stored)) {
-                    // Sent anyway: a crash before the next commit may then repeat them, never lose them.
-                    self.logger.error("cannot store the stream management state before sending; a crash now could send these again")
-                }
-            }
+            if let number = self.streamManagement.stanzaSent(element) { ledger?.sent(number, id: element[attribute: "id"]) }
         }
         try await connection.send(elements)
     }
 
-    private func takeTransmitTurn() async {
-        while self.transmitting {
-            await withCheckedContinuation { self.transmitWaiters.append($0) }
-        }
-        self.transmitting = true
-    }
-
-    private func passTransmitTurn() {
-        self.transmitting = false
-        if !self.transmitWaiters.isEmpty { self.transmitWaiters.removeFirst().resume() }
-    }
-
-    /// Hands the resumable session's state to whoever persists it, with the ids of the
-    /// stanzas the server acknowledged since the last time.
+    /// Hands the resumable session (its id, location and JID) to whoever persists it when
+    /// one begins, is resumed or ends, with the ids of the stanzas the server acknowledged
+    /// on resumption. Positions within the session go to the ledger instead.
     func publishSessionState(acknowledgedIDs: [String] = []) {
         guard let changed = self.configuration.sessionStateChanged else { return }
         var stored = self.streamManagement.storedSession
         stored?.jid = self.machine.ownJID.description
         stored?.acknowledgedIDs = acknowledgedIDs
         changed(stored)
-    }
-
-    static func ids(_ elements: ArraySlice<XMLElement>) -> [String] {
-        elements.compactMap { $0[attribute: "id"] }
     }
 
     static func isStanza(_ element: XMLElement) -> Bool {
@@ -93,6 +65,7 @@ extension XMPPSession {
             switch action {
             case .acknowledged(let through, let count):
                 released = Array(pendingIDs.prefix(count)).filter { !$0.isEmpty }
+                self.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
                 if restored, count > 0 {
                     // What the server took before the earlier process ended.
@@ -100,6 +73,9 @@ extension XMPPSession {
                 }
             case .resumed(let resend):
                 resumed = true
+                if let id = self.streamManagement.resumption?.id {
+                    self.configuration.ledger?.begin(sessionID: id, acknowledged: self.streamManagement.acknowledged)
+                }
                 self.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
                 // After a restart only ids are known: the owner sends what was not counted.
                 if !restored { try? await self.transmit(resend, on: connection) }
@@ -116,27 +92,28 @@ extension XMPPSession {
     /// The old session is gone: its numbered stanzas' senders are told to try again.
     func abandonResumption() {
         self.streamManagement = StreamManagementStateMachine()
+        self.configuration.ledger?.end()
         self.publishSessionState()
         let acknowledgements = self.acknowledgementWaiters
         self.acknowledgementWaiters.removeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
     }
 
-    /// Carries out what the SM machine decided for an element in its namespace;
-    /// `released`: the stanzas unacknowledged before it.
-    func perform(_ actions: [StreamManagementStateMachine.Action], released: [XMLElement], on connection: XMPPConnection) async {
+    /// Carries out what the SM machine decided for an element in its namespace.
+    func perform(_ actions: [StreamManagementStateMachine.Action], on connection: XMPPConnection) async {
         for action in actions {
             switch action {
             case .enabled(let id, _, let max):
                 self.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
+                if let id { self.configuration.ledger?.begin(sessionID: id, acknowledged: 0) } else { self.configuration.ledger?.end() }
                 self.publishSessionState()
             case .enableFailed(let condition):
                 self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
                 // No acknowledgement will come for what was numbered: its senders try again.
                 self.abandonResumption()
-            case .acknowledged(let through, let count):
+            case .acknowledged(let through, _):
+                self.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
-                self.publishSessionState(acknowledgedIDs: Self.ids(released.prefix(count)))
             case .resumed, .resumeFailed:
                 // Resumption happens during negotiation, not on an established stream.
                 self.logger.warning("unexpected stream resumption answer ignored")
@@ -148,46 +125,22 @@ extension XMPPSession {
         await self.sendAcknowledgement(on: connection)
     }
 
-    /// Sends `<a h/>` if one is owed. The count is made durable first (when the owner
-    /// persists sessions): a session resumed after a restart must never report fewer
-    /// handled stanzas than the server already heard (Prosody then closes the stream).
-    /// One acknowledgement at a time, so they reach the server in increasing order.
+    /// Sends `<a h/>` if one is owed. The count goes to the ledger first: a session
+    /// resumed after a restart must never report fewer handled stanzas than the server
+    /// already heard (Prosody then closes the stream). Nothing is awaited between taking
+    /// the acknowledgement and handing it to the channel, so they leave in increasing order.
     func sendAcknowledgement(on connection: XMPPConnection) async {
-        guard !self.acknowledging else { return }  // the one under way sends what is owed after it
-        self.acknowledging = true
-        defer { self.acknowledging = false }
         while let ack = self.streamManagement.takeAck() {
-            self.publishSessionState()
-            if let persist = self.configuration.persistSessionState, var stored = self.streamManagement.storedSession,
-                !self.isDurable(handled: stored.handled, session: stored.id)
-            {
-                stored.jid = self.machine.ownJID.description
-                guard await persist(stored) else {
-                    self.logger.error("cannot store the stream management state; the server's request for an acknowledgement stays unanswered")
-                    return
-                }
-                self.durableHandled = (stored.id, stored.handled)
-            }
+            self.configuration.ledger?.reported(handled: self.streamManagement.handled)
             try? await connection.send([ack])
         }
     }
 
-    /// Whether the owner already holds `handled` (or more) for this session durably: the
-    /// messages it confirmed through ``handled(_:)`` were committed with their numbers.
-    func isDurable(handled: UInt32, session: String) -> Bool {
-        guard let durable = self.durableHandled, durable.session == session else { return false }
-        return durable.handled &- handled < UInt32(1) << 31
-    }
-
-    /// The consumer is done with these inbound messages (``Message/streamNumber``); with
-    /// stream management the server is told, once for all of them. `committed`: the
-    /// highest of them whose number the owner stored durably with the message (then the
-    /// acknowledgement needs no extra commit when it reports no more than that).
-    public func handled(_ numbers: [UInt32], committed: UInt32? = nil) async {
+    /// The consumer is done with these inbound messages (``Message/streamNumber``), durably
+    /// for the bridge (committed with their numbers); with stream management the server is
+    /// told, once for all of them.
+    public func handled(_ numbers: [UInt32]) async {
         for number in numbers { self.streamManagement.handled(number) }
-        if let committed, let session = self.streamManagement.resumption?.id, !self.isDurable(handled: committed, session: session) {
-            self.durableHandled = (session, committed)
-        }
         guard let connection = self.connection else { return }
         await self.sendAcknowledgement(on: connection)
     }

@@ -24,14 +24,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
-    /// An acknowledgement is being made durable and sent; later ones wait their turn.
-    var acknowledging = false
-    /// Stanzas are being numbered, made durable and written (``transmit(_:on:)``); later
-    /// transmissions wait here, in turn, so the wire order is the numbering order.
-    var transmitting = false
-    var transmitWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The inbound count the owner holds durably for this SM session (``handled(_:)``).
-    var durableHandled: (session: String, handled: UInt32)?
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
@@ -183,6 +175,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
             self.streamManagement = StreamManagementStateMachine()
+            self.configuration.ledger?.end()
             self.publishSessionState()
         }
         if let connection = self.connection {
@@ -238,6 +231,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
             self.streamManagement = StreamManagementStateMachine()
+            self.configuration.ledger?.end()
             self.publishSessionState()
         }
     }
@@ -245,9 +239,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
             self.keepalive.trafficReceived(now: self.clock.now)
-            let unacknowledged = element.namespace == StreamManagementStateMachine.namespace ? self.streamManagement.pending : []
             if let actions = self.streamManagement.received(element) {
-                await self.perform(actions, released: unacknowledged, on: connection)
+                await self.perform(actions, on: connection)
                 continue
             }
             let number = self.streamManagement.stanzaReceived()
