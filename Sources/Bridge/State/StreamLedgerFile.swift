@@ -179,7 +179,7 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
                 acknowledgedSessions.append((self.load(UInt64.self, Offset.previousTag), self.load(UInt32.self, Offset.previousAcknowledged)))
             }
             for slot in slots {
-                guard let id = slot.id, !id.isEmpty, slot.number != 0 else { continue }
+                guard slot.tag != 0, let id = slot.id, !id.isEmpty else { continue }  // tag 0: never written
                 // Acknowledged: at or before the session's acknowledged count (modulo 2³²).
                 if acknowledgedSessions.contains(where: { $0.tag == slot.tag && $0.through &- slot.number < UInt32(1) << 31 }) {
                     snapshot.acknowledgedIDs.append(id)

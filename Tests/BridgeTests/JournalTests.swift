@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+import Transports
+
+@testable import Bridge
+
+/// The journal's lazy entries and reads on its thread (issue 21): completions ride commits
+/// that happen anyway, and lookups see what was handed over before them.
+@Suite("journal")
+struct JournalTests {
+    static func queued(_ journal: Journal, _ index: Int) async throws -> Int64 {
+        let sequence = try #require(journal.assignSequences(1)?.lowerBound)
+        var delivery = WALCheckpointerTests.delivery(index)
+        delivery.sequence = sequence
+        try await journal.commit([.enqueue(delivery, enqueuedAt: Date(), attempts: 0)])
+        return sequence
+    }
+
+    @Test("a lazy completion starts no commit: it rides the next one")
+    func lazyRidesNextCommit() async throws {
+        let clock = ManualClock()
+        let store = try StateStore.inMemory()
+        let journal = try Journal(store: store, clock: clock, logger: Logger(label: "test"))
+        let first = try await Self.queued(journal, 1)
+        let commits = journal.commitCount
+        journal.recordLazily([.complete(sequence: first)])
+        await clock.waitForSleepers(1)  // its timer is armed: nothing else will start a commit
+        #expect(journal.commitCount == commits)
+        #expect(try store.pendingCount(transport: "home") == 1)
+        _ = try await Self.queued(journal, 2)
+        #expect(journal.commitCount == commits + 1)
+        #expect(try store.pendingCount(transport: "home") == 1)  // the first left, the second came
+        await journal.shutdown()
+    }
+
+    @Test("with no commit to ride, a lazy completion gets its own after the delay")
+    func lazyAfterDelay() async throws {
+        let clock = ManualClock()
+        let store = try StateStore.inMemory()
+        let journal = try Journal(store: store, lazyDelay: .milliseconds(50), clock: clock, logger: Logger(label: "test"))
+        let first = try await Self.queued(journal, 1)
+        let commits = journal.commitCount
+        journal.recordLazily([.complete(sequence: first)])
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(49))
+        #expect(journal.commitCount == commits)
+        clock.advance(by: .milliseconds(1))
+        #expect(await untilTrue { journal.commitCount == commits + 1 })
+        #expect(try store.pendingCount(transport: "home") == 0)
+        await journal.shutdown()
+    }
+
+    @Test("a read on the journal's thread sees entries handed over before it, committed")
+    func readAfterAppend() async throws {
+        let store = try StateStore.inMemory()
+        let journal = try Journal(store: store, logger: Logger(label: "test"))
+        let sequence = try #require(journal.assignSequences(1)?.lowerBound)
+        var delivery = WALCheckpointerTests.delivery(1)
+        delivery.sequence = sequence
+        journal.record([.enqueue(delivery, enqueuedAt: Date(), attempts: 0)])
+        let known = try await journal.read { store throws(StateStoreError) in try store.isRelayID("r1") }
+        #expect(known)
+        await journal.shutdown()
+        await #expect(throws: StateStoreError.self) { _ = try await journal.read { store throws(StateStoreError) in try store.isRelayID("r1") } }
+    }
+}
+
+extension JournalTests {
+    @Test("at start, deliveries the ledger saw acknowledged leave the queue; a copy queued again after a bounce stays")
+    func completeAcknowledged() async throws {
+        let store = try StateStore.inMemory()
+        let journal = try Journal(store: store, logger: Logger(label: "test"))
+        var entries: [JournalEntry] = []
+        for (index, attempts) in [(1, 0), (2, 1), (3, 0)] {
+            var delivery = WALCheckpointerTests.delivery(index)
+            delivery.sequence = try #require(journal.assignSequences(1)?.lowerBound)
+            entries.append(.enqueue(delivery, enqueuedAt: Date(), attempts: attempts))
+        }
+        try await journal.commit(entries)
+        await journal.shutdown()
+        try store.completeAcknowledged(transport: "home", relayIDs: ["r1", "r2", "r9"])
+        try store.completeAcknowledged(transport: "work", relayIDs: ["r3"])  // another account's ids
+        #expect(try store.loadQueue().map(\.delivery.relayID).sorted() == ["r2", "r3"])
+    }
+}
