@@ -52,7 +52,9 @@ start_ns=$(date +%s%N)
 BRIDGE_PID=$!
 online=0
 while :; do
-  online=$("$BIN" status --config "$CFG" --json 2>/dev/null | python3 -c 'import json,sys
+  # `status` answers 75 ("starting") while accounts are still connecting: under pipefail
+  # that must not end the script (it used to die here, silently, at 10,000 accounts).
+  online=$({ "$BIN" status --config "$CFG" --json 2>/dev/null || true; } | python3 -c 'import json,sys
 try: print(sum(1 for x in json.load(sys.stdin) if x["connected"]))
 except Exception: print(0)')
   elapsed_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
