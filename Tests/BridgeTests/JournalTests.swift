@@ -85,3 +85,19 @@ extension JournalTests {
         #expect(try store.loadQueue().map(\.delivery.relayID).sorted() == ["r2", "r3"])
     }
 }
+
+extension JournalTests {
+    @Test("stored timestamps are GRDB's own text, rounded to the millisecond as its formatter does")
+    func timestamps() throws {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        var random = SplitMix64(state: 21)
+        var dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_798_761_599.9995), Date(timeIntervalSince1970: 951_782_400.5)]
+        for index in 0..<2_000 { dates.append(Date(timeIntervalSince1970: Double(random.next() % 4_102_444_800_000) / 1000 + (index % 2 == 0 ? 0.0004 : 0.0006))) }
+        for date in dates {
+            #expect(StorageTimestamp.text(date) == formatter.string(from: date), "\(date.timeIntervalSince1970)")
+        }
+    }
+}

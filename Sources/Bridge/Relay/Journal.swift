@@ -237,7 +237,7 @@ final class Journal: Sendable {
                     """).execute(arguments: [
                         delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
                         delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
-                        delivery.source.address, delivery.sourceID, delivery.relayID, enqueuedAt, attempts,
+                        delivery.source.address, delivery.sourceID, delivery.relayID, StorageTimestamp.text(enqueuedAt), attempts,
                         RichContentColumn.encode(delivery.content),
                     ])
                 try db.cachedStatement(sql: """
@@ -246,7 +246,7 @@ final class Journal: Sendable {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [
                         delivery.relayID, delivery.channel, delivery.source.transport, delivery.source.address, delivery.sourceID,
-                        delivery.target.transport, delivery.target.address, enqueuedAt, delivery.nick,
+                        delivery.target.transport, delivery.target.address, StorageTimestamp.text(enqueuedAt), delivery.nick,
                     ])
             case .complete(let sequence):
                 try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])
