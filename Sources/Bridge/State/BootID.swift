@@ -18,14 +18,10 @@ struct BootID: Hashable, Sendable {
 
     /// Parses the 36-character UUID form; nil if it is not one.
     init?(uuid text: String) {
-        let digits = text.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "\n") }
-        guard digits.count == 32 else { return nil }
-        var words: [UInt64] = [0, 0]
-        for (index, digit) in digits.enumerated() {
-            guard let value = Self.hexValue(digit) else { return nil }
-            words[index / 16] = words[index / 16] << 4 | UInt64(value)
-        }
-        self.init(high: words[0], low: words[1])
+        let digits = text.filter { $0 != "-" && $0 != "\n" }
+        guard digits.count == 32, digits.allSatisfy(\.isHexDigit) else { return nil }
+        guard let high = UInt64(digits.prefix(16), radix: 16), let low = UInt64(digits.suffix(16), radix: 16) else { return nil }
+        self.init(high: high, low: low)
     }
 
     init(_ pointer: UnsafeRawPointer) {
@@ -44,14 +40,5 @@ struct BootID: Hashable, Sendable {
         var buffer = [CChar](repeating: 0, count: 64)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return BootID(high: 0, low: 0) }
         return BootID(uuid: String(cString: buffer)) ?? BootID(high: 0, low: 0)
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
