@@ -10,20 +10,21 @@ import XMPP
 struct StreamLedgerFileTests {
     static let boot = BootID(high: 1, low: 2)
 
+    /// Writes session s1 with `ids` as stanzas 1… into a ledger at `path`, acknowledged
+    /// through `acknowledged`, and closes it (as a process that ends).
+    static func write(_ ids: [String?], acknowledged: UInt32, reported: UInt32 = 0, to path: String) throws {
+        let ledger = try StreamLedgerFile(path: path, bootID: Self.boot)
+        ledger.begin(sessionID: "s1", acknowledged: 0)
+        for (offset, id) in ids.enumerated() { ledger.sent(UInt32(offset + 1), id: id) }
+        ledger.acknowledged(through: acknowledged)
+        ledger.reported(handled: reported)
+    }
+
     @Test("positions written by one instance read back in another: unacknowledged ids in order, acknowledged ones, the reported count")
     func readBack() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("a.ledger")
-        do {
-            let ledger = try StreamLedgerFile(path: path, bootID: Self.boot)
-            ledger.begin(sessionID: "s1", acknowledged: 0)
-            ledger.sent(1, id: "a")
-            ledger.sent(2, id: "b")
-            ledger.sent(3, id: nil)
-            ledger.sent(4, id: "d")
-            ledger.acknowledged(through: 2)
-            ledger.reported(handled: 7)
-        }
+        try Self.write(["a", "b", nil, "d"], acknowledged: 2, reported: 7, to: path)
         let snapshot = try StreamLedgerFile(path: path, bootID: Self.boot).snapshot()
         #expect(snapshot.current == StreamLedgerSnapshot.Session(tag: StreamLedgerFile.tag("s1"), acknowledged: 2, sent: 4, reported: 7, overflowed: false))
         #expect(snapshot.unacknowledgedIDs == ["", "d"])
@@ -36,12 +37,7 @@ struct StreamLedgerFileTests {
     func otherBoot() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("a.ledger")
-        do {
-            let ledger = try StreamLedgerFile(path: path, bootID: Self.boot)
-            ledger.begin(sessionID: "s1", acknowledged: 0)
-            ledger.sent(1, id: "a")
-            ledger.acknowledged(through: 1)
-        }
+        try Self.write(["a"], acknowledged: 1, to: path)
         let snapshot = try StreamLedgerFile(path: path, bootID: BootID(high: 9, low: 9)).snapshot()
         #expect(snapshot == StreamLedgerSnapshot())
     }

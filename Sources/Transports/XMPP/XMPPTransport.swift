@@ -270,10 +270,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         }
     }
 
-    /// Hands `event` to the bridge; true when it was a message for the pipeline (which
-    /// commits its stream number with it).
-    @discardableResult
-    private func forward(_ event: XMPPSessionEvent) async -> Bool {
+    /// Hands `event` to the bridge.
+    private func forward(_ event: XMPPSessionEvent) async {
         switch event {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
@@ -291,16 +289,15 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             if carbon == nil, message.type == .error, let id = message.id, let error = message.error {
                 // A bounce: the server (or the recipient's) refused a message we sent.
                 await self.handler.handle(.bounced(relayID: id, reason: error.description, permanent: !error.isTransient), from: self.name)
-                return false
+                return
             }
             if carbon == nil, let receipt = Self.receipt(in: message, account: self.name) {
                 // Recorded through the journal, so acknowledged (stream management) with the burst.
                 await self.handler.handle(.receipt(receipt), from: self.name)
-                return false
+                return
             }
-            guard carbon == nil, let inbound = await self.inbound(message) else { return false }
+            guard carbon == nil, let inbound = await self.inbound(message) else { return }
             await self.handler.handle(.message(inbound), from: self.name)
-            return true
         case .stopped(let error):
             if let error {
                 self.logger.error("account stopped", metadata: ["error": "\(error)"])
@@ -309,13 +306,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
                 await self.handler.handle(.unavailable(reason: "stopped"), from: self.name)
             }
         case .presence(let presence, let best):
-            guard let from = presence.from else { return false }
+            guard let from = presence.from else { return }
             let own = await self.session.boundJID
             if let own, from.bare == own.bare {
                 // The user's other clients; our own resource does not count.
                 let others = await self.session.resources(of: own).filter { $0.from != own }
                 await self.handler.handle(.ownPresence(Self.state(others.first)), from: self.name)
-                return false
+                return
             }
             let rosterName = await self.session.roster.items[from.bare]?.name
             let nick = rosterName ?? from.localpart ?? from.domainpart
@@ -326,7 +323,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         case .rosterChanged:
             await self.handler.handle(.rosterChanged, from: self.name)
         case .subscriptionRequest, .subscriptionChanged:
-            return false
+            return
         case .archiveCursorMoved(let cursor):
             await self.handler.handle(.checkpoint(cursor.description), from: self.name)
         case .roomChanged(let status):
@@ -343,7 +340,6 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
         }
-        return false
     }
 
     /// The receipt or displayed marker in `message` for one of our ids (see
