@@ -141,7 +141,15 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT]
   wait_for_line "$DIR/$label.log" "online" "$RELAY_PID" 30 || die "bridge did not come online"
   throughput "$label" "relay@$XMPP_DOMAIN"
   if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$label" = bridge ] && [ "$VARIANT" = off ]; then
-    perf record -g -F 999 -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
+    if [ -n "${RELAY_BENCH_PERF_EVENTS:-}" ]; then
+      # Counted events instead of samples (e.g. "raw_syscalls:sys_enter sched:sched_switch"):
+      # a count per message that does not depend on the machine's noise.
+      events=()
+      for event in $RELAY_BENCH_PERF_EVENTS; do events+=(-e "$event"); done
+      perf record "${events[@]}" -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
+    else
+      perf record -g -F 999 -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
+    fi
     PERF_PID=$!
     sleep 0.5
     load "$label-perf" "${RELAY_BENCH_PERF_MODE:-throughput}" "relay@$XMPP_DOMAIN"

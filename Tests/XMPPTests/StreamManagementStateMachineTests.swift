@@ -81,6 +81,26 @@ struct StreamManagementStateMachineTests {
         #expect(machine.handled == 3)
     }
 
+    @Test("an answer deferred below a batch stays owed until enough is handled, or is taken without deferring")
+    func deferredAnswer() {
+        var machine = Self.active()
+        for _ in 1...3 { _ = machine.stanzaReceived() }
+        _ = machine.received(Self.sm("r"))
+        machine.handled(1)
+        #expect(machine.takeAck(deferringBelow: 2) == nil)
+        #expect(machine.acknowledgementOwed)
+        machine.handled(2)
+        #expect(machine.takeAck(deferringBelow: 2)?[attribute: "h"] == "2")
+        #expect(!machine.acknowledgementOwed)
+        _ = machine.received(Self.sm("r"))
+        machine.handled(3)
+        #expect(machine.takeAck(deferringBelow: 2) == nil)
+        // The owner's delay ended (or the stream closes): taken as it is.
+        #expect(machine.takeAck()?[attribute: "h"] == "3")
+        #expect(!machine.acknowledgementOwed)
+        #expect(machine.takeAck() == nil)
+    }
+
     @Test("counters wrap at 2³²")
     func wrap() {
         var machine = Machine()

@@ -65,6 +65,9 @@ struct TransportFactory: Sendable {
                 storedSession: stored,
                 sessionStateChanged: stateChanged,
                 ledger: ledger,
+                // One answer per 200 ms (or 64 stanzas) to a server that asks after every
+                // stanza: what it reports is committed either way.
+                acknowledgementDelay: .milliseconds(200),
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 roomTimings: account.roomTimings

@@ -41,6 +41,12 @@ extension XMPPSession {
         /// resumed after a crash neither resends what the server took nor reports fewer
         /// handled stanzas than the server already heard. Nil: positions are not kept.
         public var ledger: (any StreamPositionLedger)?
+        /// How long an answer to the server's `<r/>` may wait to report more handled
+        /// stanzas at once (XEP-0198 §4): at most this, or until ``acknowledgementBatch``
+        /// more are handled. Zero: answered at once. What it reports is durable either way;
+        /// the wait only saves a write and the server's next `<r/>` per stanza.
+        public var acknowledgementDelay: Duration
+        public var acknowledgementBatch: UInt32
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
         /// stream; nil: never.
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?
@@ -74,6 +80,8 @@ extension XMPPSession {
             storedSession: StreamManagementStateMachine.StoredSession? = nil,
             sessionStateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)? = nil,
             ledger: (any StreamPositionLedger)? = nil,
+            acknowledgementDelay: Duration = .zero,
+            acknowledgementBatch: UInt32 = 64,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
             stopAcknowledgementTimeout: Duration = .seconds(2),
@@ -99,6 +107,8 @@ extension XMPPSession {
             self.storedSession = storedSession
             self.sessionStateChanged = sessionStateChanged
             self.ledger = ledger
+            self.acknowledgementDelay = acknowledgementDelay
+            self.acknowledgementBatch = acknowledgementBatch
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout

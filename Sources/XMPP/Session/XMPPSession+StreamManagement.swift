@@ -129,11 +129,33 @@ extension XMPPSession {
     /// resumed after a restart must never report fewer handled stanzas than the server
     /// already heard (Prosody then closes the stream). Nothing is awaited between taking
     /// the acknowledgement and handing it to the channel, so they leave in increasing order.
-    func sendAcknowledgement(on connection: XMPPConnection) async {
-        while let ack = self.streamManagement.takeAck() {
+    ///
+    /// With an ``Configuration-swift.struct/acknowledgementDelay``, an answer that would
+    /// report few new stanzas waits (one timer) unless `now`: the server asks once per
+    /// answer, so a paced stream costs one `<r/>` and one `<a/>` per delay, not per stanza.
+    func sendAcknowledgement(on connection: XMPPConnection, now: Bool = false) async {
+        let delay = self.configuration.acknowledgementDelay
+        let batch = now || delay == .zero ? 0 : self.configuration.acknowledgementBatch
+        while let ack = self.streamManagement.takeAck(deferringBelow: batch) {
             self.configuration.ledger?.reported(handled: self.streamManagement.handled)
             try? await connection.send([ack])
         }
+        if !self.streamManagement.acknowledgementOwed {
+            self.acknowledgementTimer?.cancel()
+            self.acknowledgementTimer = nil
+        } else if self.acknowledgementTimer == nil {
+            let clock = self.clock
+            self.acknowledgementTimer = Task {
+                guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
+                await self.acknowledgementTimerFired()
+            }
+        }
+    }
+
+    private func acknowledgementTimerFired() async {
+        self.acknowledgementTimer = nil
+        guard let connection = self.connection else { return }
+        await self.sendAcknowledgement(on: connection, now: true)
     }
 
     /// The consumer is done with these inbound messages (``Message/streamNumber``), durably

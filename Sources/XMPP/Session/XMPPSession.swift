@@ -26,6 +26,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var restoredSession = false
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
+    /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
+    var acknowledgementTimer: Task<Void, Never>?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
@@ -179,6 +181,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.publishSessionState()
         }
         if let connection = self.connection {
+            // What was handled is reported before the close: the server must not keep it
+            // as unacknowledged (it would store it offline, to come again).
+            await self.sendAcknowledgement(on: connection, now: true)
             await self.settleAcknowledgements()
             if self.presence != nil {
                 try? await self.transmit([Presence(type: .unavailable).element], on: connection)

@@ -9,7 +9,8 @@
 ///   the journal commit that holds it); `h` is the in-order watermark, so a stanza handled
 ///   early waits for the ones before it.
 /// - Acknowledgements are coalesced: `<r/>` only marks an answer as owed; the owner takes
-///   it with ``takeAck()`` once per read batch or after handled stanzas advance, and an
+///   it with ``takeAck(deferringBelow:)`` once per read batch or after handled stanzas
+///   advance (or later, once enough is handled or the owner's delay ends), and an
 ///   answer that reported less than was received is sent again once the rest is handled
 ///   (an unrequested `<a/>` is allowed at any time, §4).
 /// - Resumption (§5): `<resumed h>` releases what the server counted and returns the rest
@@ -277,11 +278,21 @@ public struct StreamManagementStateMachine: Sendable {
         }
     }
 
-    /// `<a h/>` to send now, if one is owed: the server asked, or an earlier answer fell
-    /// short of what had been received and more is handled since.
-    public mutating func takeAck() -> XMLElement? {
-        guard case .active = self.state else { return nil }
-        guard self.ackOwed || (self.reportedShort && self.lastAckSent != self.handled) else { return nil }
+    /// Whether an `<a h/>` is owed: the server asked, or an earlier answer fell short of
+    /// what had been received and more is handled since.
+    public var acknowledgementOwed: Bool {
+        guard case .active = self.state else { return false }
+        return self.ackOwed || (self.reportedShort && self.lastAckSent != self.handled)
+    }
+
+    /// `<a h/>` to send now, if one is owed. With `deferringBelow`, an answer that would
+    /// report fewer than that many newly handled stanzas is held back (it stays owed, for
+    /// the owner to take later): a server that asks after every stanza gets one answer per
+    /// batch instead (§4 lets it be answered at any time; Prosody asks again only once
+    /// answered).
+    public mutating func takeAck(deferringBelow batch: UInt32 = 0) -> XMLElement? {
+        guard self.acknowledgementOwed else { return nil }
+        if batch > 0, self.handled &- (self.lastAckSent ?? 0) < batch { return nil }
         self.ackOwed = false
         self.lastAckSent = self.handled
         self.reportedShort = self.handled != self.received
