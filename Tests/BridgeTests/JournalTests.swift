@@ -1,8 +1,10 @@
 import Foundation
+import GRDB
 import Logging
 import Testing
 import TestSupport
 import Transports
+import XMPP
 
 @testable import Bridge
 
@@ -99,5 +101,31 @@ extension JournalTests {
         for date in dates {
             #expect(StorageTimestamp.text(date) == formatter.string(from: date), "\(date.timeIntervalSince1970)")
         }
+    }
+}
+
+extension JournalTests {
+    @Test("v9 leaves the relay path's commits without the queue's and the id map's time indexes; lookups by relay id still find their rows")
+    func leanIndexes() async throws {
+        let store = try StateStore.inMemory()
+        let indexes = try store.read(.inspect) { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'") }
+        #expect(!indexes.contains("queue_transport_sequence"))
+        #expect(!indexes.contains("queue_by_relay_id"))
+        #expect(!indexes.contains("relays_on_created_at"))
+        #expect(indexes.contains("relays_source"))
+        let journal = try Journal(store: store, logger: Logger(label: "test"))
+        var entries: [JournalEntry] = []
+        for index in 1...3 {
+            var delivery = WALCheckpointerTests.delivery(index)
+            delivery.sequence = try #require(journal.assignSequences(1)?.lowerBound)
+            entries.append(.enqueue(delivery, enqueuedAt: Date(), attempts: 0))
+        }
+        try await journal.commit(entries)
+        // A resumption's acknowledged ids leave the queue with the session state, in one statement.
+        var session = StreamManagementStateMachine.StoredSession(id: "s", location: nil, handled: 0, acknowledged: 2, unacknowledgedIDs: [])
+        session.acknowledgedIDs = ["r1", "r3", "r9"]
+        try await journal.commit([.streamSession(transport: "home", session)])
+        await journal.shutdown()
+        #expect(try store.loadQueue().map(\.delivery.relayID) == ["r2"])
     }
 }

@@ -262,9 +262,7 @@ final class Journal: Sendable {
             case .streamSession(let transport, let session):
                 // What the server acknowledged leaves the queue in the same transaction as the
                 // session state that counts it, so a restart never sends it again.
-                for id in session?.acknowledgedIDs ?? [] {
-                    try db.cachedStatement(sql: "DELETE FROM queue WHERE target_transport = ? AND relay_id = ?").execute(arguments: [transport, id])
-                }
+                try StateStore.deleteQueued(transport: transport, relayIDs: session?.acknowledgedIDs ?? [], in: db)
                 guard lastSession[transport] == index else { continue }
                 try StreamSessionRecord.save(session, transport: transport, in: db)
             case .sourcePosition(let transport, let sequence):

@@ -15,6 +15,7 @@ enum StateMigrations {
         migrator.registerMigration("v6-route-rooms", migrate: addRouteRooms)
         migrator.registerMigration("v7-receipts", migrate: addReceipts)
         migrator.registerMigration("v8-rich-content", migrate: addRichContent)
+        migrator.registerMigration("v9-lean-relay-indexes", migrate: dropRelayPathIndexes)
         return migrator
     }
 
@@ -191,5 +192,18 @@ enum StateMigrations {
             index: "relays_target_stanza", on: RelayRecord.databaseTableName, columns: ["target_stanza_id", "target_transport", "target_address"],
             condition: Column("target_stanza_id") != nil
         )
+    }
+
+    /// v9 (issue 21): indexes the relay path paid for on every commit but nothing on it
+    /// reads. Each costs a page (a WAL frame) per insert and per delete: 9.6 frames per
+    /// relayed message became 6.1. The queue is small and read whole at start; lookups by
+    /// relay id (stream management acknowledgements) are rare and take one scan for all
+    /// their ids; relays are pruned by rowid, which grows with `created_at`.
+    private static func dropRelayPathIndexes(_ db: Database) throws {
+        try db.execute(sql: """
+            DROP INDEX IF EXISTS queue_transport_sequence;
+            DROP INDEX IF EXISTS queue_by_relay_id;
+            DROP INDEX IF EXISTS relays_on_created_at;
+            """)
     }
 }

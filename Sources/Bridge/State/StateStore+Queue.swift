@@ -48,10 +48,17 @@ extension StateStore {
     /// after a bounce keeps its relay id, and must not leave with the copy that bounced.
     func completeAcknowledged(transport: String, relayIDs: [String]) throws(StateStoreError) {
         guard !relayIDs.isEmpty else { return }
-        try self.write(.complete) { db in
-            let statement = try db.cachedStatement(sql: "DELETE FROM queue WHERE target_transport = ? AND relay_id = ? AND attempts = 0")
-            for id in relayIDs { try statement.execute(arguments: [transport, id]) }
-        }
+        try self.write(.complete) { db in try Self.deleteQueued(transport: transport, relayIDs: relayIDs, firstAttemptsOnly: true, in: db) }
+    }
+
+    /// Deletes `transport`'s queued deliveries with these relay ids in one scan of the
+    /// queue (no index by relay id: such lookups are rare, and the queue is small).
+    static func deleteQueued(transport: String, relayIDs: [String], firstAttemptsOnly: Bool = false, in db: Database) throws {
+        guard !relayIDs.isEmpty else { return }
+        let ids = String(decoding: try JSONEncoder().encode(relayIDs), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            DELETE FROM queue WHERE target_transport = ? AND relay_id IN (SELECT value FROM json_each(?)) AND (attempts = 0 OR NOT ?)
+            """).execute(arguments: [transport, ids, firstAttemptsOnly])
     }
 
     /// Removes several confirmed deliveries in one transaction.

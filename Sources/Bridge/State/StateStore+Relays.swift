@@ -83,7 +83,15 @@ extension StateStore {
     @discardableResult
     func pruneRelays(before date: Date) throws(StateStoreError) -> Int {
         try self.write(.pruneRelays) { db in
-            try RelayRecord.filter(RelayRecord.Columns.createdAt < date).deleteAll(db)
+            // Rows are appended in time order, so the first recent one bounds the old ones:
+            // the scan reads only what it then deletes (no index on created_at to keep up).
+            let end = try Int64.fetchOne(db, sql: "SELECT rowid FROM relays WHERE created_at >= ? ORDER BY rowid LIMIT 1", arguments: [date])
+            if let end {
+                try db.execute(sql: "DELETE FROM relays WHERE rowid < ?", arguments: [end])
+            } else {
+                try db.execute(sql: "DELETE FROM relays")
+            }
+            return db.changesCount
         }
     }
 

@@ -24,7 +24,12 @@ final class QuickAckHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func arm(_ context: ChannelHandlerContext) {
         #if os(Linux)
         let option = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_QUICKACK))
-        context.channel.setOption(option, value: 1).whenFailure { _ in }
+        // On the channel's own loop: set at once, without a future per read.
+        if let options = context.channel.syncOptions {
+            try? options.setOption(option, value: 1)
+        } else {
+            context.channel.setOption(option, value: 1).whenFailure { _ in }
+        }
         #endif
     }
 }
