@@ -63,10 +63,15 @@ extension ConfigurationLoader {
         return settings
     }
 
+    /// Batches a worker keeps in flight: a transport that writes one while earlier ones
+    /// wait for the server's acknowledgement keeps the link busy; local transports answer
+    /// as they write, so for them it changes nothing.
+    static var batchesInFlight: Int { 4 }
+
     /// The delivery queue settings of `[bridge]`, for `batchSize` deliveries at once.
     static func queueConfiguration<I: InstantProtocol & Sendable>(_ settings: BridgeSettings) -> DeliveryQueue<I>.Configuration where I.Duration == Duration {
         DeliveryQueue<I>.Configuration(
-            batchSize: settings.deliveryBatchSize, maxAttempts: settings.maxAttempts,
+            batchSize: settings.deliveryBatchSize, batchesInFlight: Self.batchesInFlight, maxAttempts: settings.maxAttempts,
             retryInitialDelay: .milliseconds(settings.retryInitialMilliseconds), retryMaximumDelay: .milliseconds(settings.retryMaxMilliseconds),
             maxRows: settings.maxQueueRows, maxBytes: settings.maxQueueBytes
         )

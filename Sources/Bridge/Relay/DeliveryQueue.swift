@@ -8,7 +8,11 @@ import Transports
 /// - Order is kept per target (transport + address): a delivery is never taken while an
 ///   earlier one for the same target waits, but a target waiting out a backoff does not
 ///   hold up the others.
-/// - One batch is in flight at a time; results come back in order.
+/// - Up to `batchesInFlight` batches are in flight at a time (a transport that writes one
+///   while earlier ones wait for the server's acknowledgement); each batch's results come
+///   back in order. A later batch may hold later deliveries for a target whose earlier one
+///   is still in flight: they are written in order, and a connection that fails takes
+///   them all back (cumulative acknowledgements).
 /// - An attempt that ends in "retry later" counts against the first delivery it stopped
 ///   at, which then waits `retryInitialDelay · 2^(attempts-1)` (capped); after
 ///   `maxAttempts`, or at once on a permanent failure, it becomes a dead letter.
@@ -23,6 +27,8 @@ import Transports
 struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
     struct Configuration: Sendable, Equatable {
         var batchSize: Int = 100
+        /// Batches handed to the transport and not yet answered, at most (1: stop and wait).
+        var batchesInFlight: Int = 1
         var maxAttempts: Int = 10
         var retryInitialDelay: Duration = .seconds(1)
         var retryMaximumDelay: Duration = .seconds(300)
@@ -77,7 +83,9 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     private(set) var count = 0
     private(set) var bytes = 0
     private(set) var isAvailable = false
-    private var inFlight: [Int64] = []
+    /// Sequences of every batch in flight, and how many batches that is.
+    private var inFlight: Set<Int64> = []
+    private var batchCount = 0
     private var recent: [String: Item] = [:]
     /// Bounces that arrived while their delivery was still in flight (a server answers an
     /// error before the confirming round trip): applied when the batch's results come.
@@ -117,7 +125,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     /// The next batch to hand to the transport, or why there is none.
     mutating func next(now: Instant) -> Next {
-        guard self.isAvailable, self.inFlight.isEmpty else { return .idle }
+        guard self.isAvailable, self.batchCount < max(1, self.configuration.batchesInFlight) else { return .idle }
         var batch: [Delivery] = []
         var blocked: Set<Endpoint> = []
         var earliest: Instant?
@@ -125,7 +133,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         while index != self.items.endIndex, batch.count < self.configuration.batchSize {
             let item = self.items[index]
             defer { index = self.items.index(after: index) }
-            if item.done || blocked.contains(item.delivery.target) { continue }
+            if item.done || item.inFlight || blocked.contains(item.delivery.target) { continue }
             if let notBefore = item.notBefore, notBefore > now {
                 blocked.insert(item.delivery.target)
                 earliest = earliest.map { min($0, notBefore) } ?? notBefore
@@ -133,20 +141,25 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
             }
             self.items[index].inFlight = true
             batch.append(item.delivery)
-            self.inFlight.append(item.delivery.sequence)
+            self.inFlight.insert(item.delivery.sequence)
         }
-        if !batch.isEmpty { return .deliver(batch) }
+        if !batch.isEmpty {
+            self.batchCount += 1
+            return .deliver(batch)
+        }
         return earliest.map { .wait(until: $0) } ?? .idle
     }
 
-    /// The transport's answers for the batch in flight, in order.
+    /// The transport's answers for one batch in flight, in order.
     mutating func finished(_ batch: [Delivery], results: [DeliveryResult], now: Instant) -> Outcome {
         var outcome = Outcome()
         var counted = false
-        let positions = self.inFlightPositions()
+        let positions = self.positions(of: batch)
         for (offset, delivery) in batch.enumerated() {
-            guard let index = positions[delivery.sequence] else { continue }  // dropped meanwhile
+            guard let index = positions[delivery.sequence] else { continue }
             self.items[index].inFlight = false
+            // Dropped or confirmed meanwhile: its answer is ignored (and it can leave the front).
+            guard !self.items[index].done else { continue }
             var result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
             if case .delivered = result, let bounce = self.earlyBounces.removeValue(forKey: delivery.relayID) {
                 result = bounce.permanent ? .failed(bounce.reason) : .retryLater(bounce.reason)
@@ -179,9 +192,16 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
                 self.charge(at: index, reason: reason, now: now, into: &outcome)
             }
         }
-        self.inFlight.removeAll()
-        self.earlyBounces.removeAll()
-        self.readyWhileInFlight.removeAll()
+        for delivery in batch {
+            self.inFlight.remove(delivery.sequence)
+            self.earlyBounces.removeValue(forKey: delivery.relayID)
+        }
+        self.batchCount = max(0, self.batchCount - 1)
+        if self.batchCount == 0 {
+            self.inFlight.removeAll()
+            self.earlyBounces.removeAll()
+            self.readyWhileInFlight.removeAll()
+        }
         self.trimFront()
         return outcome
     }
@@ -302,16 +322,17 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         return found
     }
 
-    /// Where each item of the batch in flight is, still pending: one pass that stops once
-    /// all are found (the batch sits near the front), where a search per item would pass
-    /// the batch's finished items again and again (quadratic in the batch size).
-    private func inFlightPositions() -> [Int64: CircularBuffer<Item>.Index] {
+    /// Where each item of `batch` is, still in flight (done or not): one pass that stops once
+    /// all are found (batches sit near the front), where a search per item would pass the
+    /// batch's finished items again and again (quadratic in the batch size).
+    private func positions(of batch: [Delivery]) -> [Int64: CircularBuffer<Item>.Index] {
+        let wanted = Set(batch.map(\.sequence))
         var positions: [Int64: CircularBuffer<Item>.Index] = [:]
-        positions.reserveCapacity(self.inFlight.count)
+        positions.reserveCapacity(wanted.count)
         var index = self.items.startIndex
-        while index != self.items.endIndex, positions.count < self.inFlight.count {
+        while index != self.items.endIndex, positions.count < wanted.count {
             let item = self.items[index]
-            if item.inFlight, !item.done { positions[item.delivery.sequence] = index }
+            if item.inFlight, wanted.contains(item.delivery.sequence) { positions[item.delivery.sequence] = index }
             index = self.items.index(after: index)
         }
         return positions

@@ -208,49 +208,75 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         }
     }
 
+    /// Hands batches to the transport while the queue gives them: each in a child task
+    /// that waits for the transport's answer, the next as soon as the one before is
+    /// written (up to the queue's `batchesInFlight`). Returns when the queue has nothing
+    /// to give and no batch is in flight.
     private func drain() async {
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let now = self.clock.now
-            // Marked before the queue is asked, so settled() cannot slip in between the
-            // queue handing out a batch and the batch counting as in flight.
-            self.waiters.withLockedValue { $0.delivering = true }
-            switch self.queue.withLockedValue({ $0.next(now: now) }) {
-            case .idle:
-                self.batchSettled()
-                return
-            case .wait(let until):
-                self.batchSettled()
-                self.wake(at: until)
-                return
-            case .deliver(let batch):
-                let results = await self.transport.deliver(batch)
-                let later = self.clock.now
-                let (outcome, queuedAt) = self.queue.withLockedValue { queue in
-                    let times = queue.enqueuedTimes(of: Set(batch.map(\.sequence)))
-                    return (queue.finished(batch, results: results, now: later), times)
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                let now = self.clock.now
+                // Marked before the queue is asked, so settled() cannot slip in between the
+                // queue handing out a batch and the batch counting as in flight.
+                self.waiters.withLockedValue { $0.delivering = true }
+                switch self.queue.withLockedValue({ $0.next(now: now) }) {
+                case .idle:
+                    guard inFlight > 0 else { break }
+                    await group.next()
+                    inFlight -= 1
+                    continue
+                case .wait(let until):
+                    self.wake(at: until)
+                    guard inFlight > 0 else { break }
+                    await group.next()
+                    inFlight -= 1
+                    continue
+                case .deliver(let batch):
+                    let written = OneShotSignal()
+                    inFlight += 1
+                    group.addTask {
+                        let results = await self.transport.deliver(batch) { written.fire() }
+                        written.fire()
+                        self.finished(batch, results: results)
+                    }
+                    await written.wait()
+                    continue
                 }
-                // Counted before they are written: whoever sees a dead letter stored sees it counted.
-                for letter in outcome.deadLetters { self.report(letter) }
-                var delivered: [(Delivery, Date?)] = []
-                for (delivery, result) in zip(batch, results) {
-                    if case .delivered = result { delivered.append((delivery, queuedAt[delivery.sequence])) }
-                }
-                if !delivered.isEmpty || !outcome.deadLetters.isEmpty {
-                    self.settledDeliveries(delivered, outcome.deadLetters.map { ($0.delivery, $0.reason) })
-                }
-                if outcome.entries.allSatisfy(\.isCompletion) {
-                    // Nothing waits on these: they ride the next commit.
-                    self.journal.recordLazily(outcome.entries)
-                } else {
-                    self.journal.record(outcome.entries)
-                }
-                self.batchSettled()
-                if outcome.retried > 0 {
-                    self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])
-                }
-                self.signalProgress()
+                break
             }
+            // Shutting down or cancelled: the batches in flight still get their answers.
+            await group.waitForAll()
         }
+        self.batchSettled()
+    }
+
+    /// Applies one batch's answers: the queue's outcome, counters, the journal.
+    private func finished(_ batch: [Delivery], results: [DeliveryResult]) {
+        let later = self.clock.now
+        let (outcome, queuedAt) = self.queue.withLockedValue { queue in
+            let times = queue.enqueuedTimes(of: Set(batch.map(\.sequence)))
+            return (queue.finished(batch, results: results, now: later), times)
+        }
+        // Counted before they are written: whoever sees a dead letter stored sees it counted.
+        for letter in outcome.deadLetters { self.report(letter) }
+        var delivered: [(Delivery, Date?)] = []
+        for (delivery, result) in zip(batch, results) {
+            if case .delivered = result { delivered.append((delivery, queuedAt[delivery.sequence])) }
+        }
+        if !delivered.isEmpty || !outcome.deadLetters.isEmpty {
+            self.settledDeliveries(delivered, outcome.deadLetters.map { ($0.delivery, $0.reason) })
+        }
+        if outcome.entries.allSatisfy(\.isCompletion) {
+            // Nothing waits on these: they ride the next commit.
+            self.journal.recordLazily(outcome.entries)
+        } else {
+            self.journal.record(outcome.entries)
+        }
+        if outcome.retried > 0 {
+            self.logger.info("delivery postponed", metadata: ["reason": "\(Self.reason(results))"])
+        }
+        self.signalProgress()
     }
 
     /// No batch is in flight any more: wakes ``settled()`` waiters.

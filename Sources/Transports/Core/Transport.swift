@@ -15,6 +15,12 @@ public protocol Transport: Service {
     /// A delivery counts as delivered only when the other side has confirmed it.
     func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
 
+    /// ``deliver(_:)``, calling `written` once the batch is handed over (written to the
+    /// connection, or answered without writing) and before waiting for the other side's
+    /// confirmation: the caller may then hand over the next batch while this one waits, so
+    /// batches in flight keep the link busy. Called exactly once, before returning.
+    func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult]
+
     /// Ends `run()` soon (used when a reload removes or replaces this transport).
     func stop() async
 
@@ -26,4 +32,11 @@ public protocol Transport: Service {
 
 extension Transport {
     public var executor: (any TaskExecutor)? { nil }
+
+    /// A transport that confirms as it writes: written once answered.
+    public func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
+        let results = await self.deliver(deliveries)
+        written()
+        return results
+    }
 }

@@ -178,6 +178,12 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        await self.deliver(deliveries, written: {})
+    }
+
+    /// Writes the batch, calls `written`, then waits for the server's acknowledgement
+    /// (XEP-0198): the worker writes its next batch meanwhile.
+    public func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         var messages: [Message] = []
         var indices: [Int] = []
@@ -239,8 +245,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             indices.append(index)
         }
         if !messages.isEmpty {
-            let outcome = await self.confirm(messages)
+            let outcome = await self.confirm(messages, written: written)
             for index in indices { results[index] = outcome }
+        } else {
+            written()
         }
         return results.map { $0 ?? .failed("not attempted") }
     }
@@ -249,7 +257,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     /// within the delivery timeout makes the session drop its connection; the answer then
     /// comes from the session: confirmed once the stream is resumed (XEP-0198 §5), or
     /// "retry later" when the connection's requests fail.
-    private func confirm(_ messages: [Message]) async -> DeliveryResult {
+    private func confirm(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
         let session = self.session
         let logger = self.logger
         let executor = self.executor
@@ -263,7 +271,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         do {
             // Confirmed by the server's stream management acknowledgement, or by a ping
             // round trip where it has none (a stream is handled in order).
-            try await session.sendConfirmed(messages)
+            try await session.sendConfirmed(messages, written: written)
             return .delivered
         } catch {
             return .retryLater("\(error)")

@@ -169,12 +169,22 @@ extension XMPPSession {
 
     /// Sends messages and returns once the server has taken them: by its stream management
     /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
-    /// (the server handles a stream in order).
-    public func sendConfirmed(_ messages: [Message]) async throws {
+    /// (the server handles a stream in order). `written` is called once, when the messages
+    /// are handed to the connection (or could not be), before the confirmation is awaited.
+    public func sendConfirmed(_ messages: [Message], written: @escaping @Sendable () -> Void = {}) async throws {
+        var signalled = false
+        let signal = {
+            if !signalled {
+                signalled = true
+                written()
+            }
+        }
+        defer { signal() }
         // A stopping session takes nothing new: it could not be confirmed before the close.
         guard !self.isStopping else { throw XMPPSessionError.stopped }
         guard self.streamManagement.isCounting, let connection = self.connection else {
             try await self.send(messages)
+            signal()
             try await self.pingServer()
             return
         }
@@ -193,6 +203,7 @@ extension XMPPSession {
         } catch {
             waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
         }
+        signal()
         try await withTaskCancellationHandler {
             try await waiter.value()
         } onCancel: {
