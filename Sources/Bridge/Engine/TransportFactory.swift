@@ -68,6 +68,10 @@ struct TransportFactory: Sendable {
                 // One answer per 200 ms (or 64 stanzas) to a server that asks after every
                 // stanza: what it reports is committed either way.
                 acknowledgementDelay: .milliseconds(200),
+                // Our own <r/>: one per 50 ms of trickle, or once the worker's window of
+                // batches in flight is full, or 64 stanzas wait.
+                acknowledgementRequestDelay: .milliseconds(50),
+                acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 roomTimings: account.roomTimings

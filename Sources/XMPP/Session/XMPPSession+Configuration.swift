@@ -47,6 +47,13 @@ extension XMPPSession {
         /// the wait only saves a write and the server's next `<r/>` per stanza.
         public var acknowledgementDelay: Duration
         public var acknowledgementBatch: UInt32
+        /// How long our `<r/>` may wait to ask for several delivery batches at once
+        /// (XEP-0198 §4), unless ``acknowledgementRequestStanzas`` stanzas or
+        /// ``acknowledgementRequestWaiters`` senders wait for an answer. Zero: one `<r/>`
+        /// with every batch. Confirmation comes later; the messages do not.
+        public var acknowledgementRequestDelay: Duration
+        public var acknowledgementRequestStanzas: Int
+        public var acknowledgementRequestWaiters: Int
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
         /// stream; nil: never.
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?
@@ -82,6 +89,9 @@ extension XMPPSession {
             ledger: (any StreamPositionLedger)? = nil,
             acknowledgementDelay: Duration = .zero,
             acknowledgementBatch: UInt32 = 64,
+            acknowledgementRequestDelay: Duration = .zero,
+            acknowledgementRequestStanzas: Int = 64,
+            acknowledgementRequestWaiters: Int = 4,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
             stopAcknowledgementTimeout: Duration = .seconds(2),
@@ -109,6 +119,9 @@ extension XMPPSession {
             self.ledger = ledger
             self.acknowledgementDelay = acknowledgementDelay
             self.acknowledgementBatch = acknowledgementBatch
+            self.acknowledgementRequestDelay = acknowledgementRequestDelay
+            self.acknowledgementRequestStanzas = acknowledgementRequestStanzas
+            self.acknowledgementRequestWaiters = acknowledgementRequestWaiters
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout

@@ -197,18 +197,52 @@ extension XMPPSession {
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
         self.acknowledgementWaiters.append((last, waiter))
-        elements.append(self.streamManagement.requestAck())
+        let requestNow = self.requestsAcknowledgementNow(unacknowledged: self.streamManagement.pending.count + messages.count)
+        if requestNow { elements.append(self.streamManagement.requestAck()) }
         do {
             try await self.transmit(elements, on: connection)
         } catch {
             waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
         }
+        if !requestNow { self.armAcknowledgementRequest() }
         signal()
         try await withTaskCancellationHandler {
             try await waiter.value()
         } onCancel: {
             waiter.complete(.failure(XMPPSessionError.stopped))
         }
+    }
+
+    /// Whether a batch's `<r/>` goes with it: always without an
+    /// ``Configuration-swift.struct/acknowledgementRequestDelay``; with one, when enough
+    /// waits for an answer (stanzas, or callers: the worker's window must not fill).
+    /// Otherwise one `<r/>` after the delay asks for all that was written meanwhile.
+    private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
+        let configuration = self.configuration
+        let now = configuration.acknowledgementRequestDelay == .zero || unacknowledged >= configuration.acknowledgementRequestStanzas
+            || self.acknowledgementWaiters.count >= configuration.acknowledgementRequestWaiters
+        if now {
+            self.acknowledgementRequest?.cancel()
+            self.acknowledgementRequest = nil
+        }
+        return now
+    }
+
+    /// One `<r/>` after the delay, for everything written until then (one timer).
+    private func armAcknowledgementRequest() {
+        guard self.acknowledgementRequest == nil else { return }
+        let clock = self.clock
+        let delay = self.configuration.acknowledgementRequestDelay
+        self.acknowledgementRequest = Task {
+            guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
+            await self.acknowledgementRequestDue()
+        }
+    }
+
+    private func acknowledgementRequestDue() async {
+        self.acknowledgementRequest = nil
+        guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
+        try? await connection.send([self.streamManagement.requestAck()])
     }
 
     /// Returns once the server has taken everything sent so far: by a stream management

@@ -28,6 +28,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var archive: ArchiveCatchUpStateMachine?
     /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
     var acknowledgementTimer: Task<Void, Never>?
+    /// Our own `<r/>` held back to ask for several batches at once.
+    var acknowledgementRequest: Task<Void, Never>?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
