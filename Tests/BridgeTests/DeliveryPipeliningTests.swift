@@ -114,4 +114,32 @@ struct DeliveryPipeliningTests {
         running.cancel()
         await journal.shutdown()
     }
+
+    @Test("a delivery queued while a batch waits for its answer goes at once, not after that answer")
+    func laterDeliveryDoesNotWait() async throws {
+        let folder = try TemporaryFolder()
+        let store = try StateStore(path: folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "test"))
+        let transport = AcknowledgingTransport()
+        let worker = DeliveryWorker(
+            transport: transport, journal: journal, configuration: .init(batchSize: 10, batchesInFlight: 4), clock: ManualClock(),
+            logger: Logger(label: "test")
+        )
+        worker.setAvailable(true)
+        let running = Task { try await worker.run() }
+        var written = transport.written.makeAsyncIterator()
+        worker.append([(delivery: DeliveryQueueTests.delivery(1), enqueuedAt: Date(), attempts: 0)])
+        #expect(await written.next()?.map(\.sequence) == [1])
+        // The queue is idle now, the first batch unanswered: the next one must not wait for it.
+        worker.append([(delivery: DeliveryQueueTests.delivery(2), enqueuedAt: Date(), attempts: 0)])
+        #expect(await written.next()?.map(\.sequence) == [2])
+        transport.release(.delivered)
+        transport.release(.delivered)
+        await worker.waitUntilEmpty()
+        worker.stop()
+        await worker.settled()
+        running.cancel()
+        await journal.shutdown()
+    }
 }
+

@@ -16,9 +16,10 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     private struct Waiters {
         var room: [CheckedContinuation<Void, Never>] = []
         var empty: [CheckedContinuation<Void, Never>] = []
-        /// Waiting for the batch in flight to be answered (``settled()``).
+        /// Waiting for the batches in flight to be answered (``settled()``).
         var settled: [CheckedContinuation<Void, Never>] = []
-        var delivering = false
+        /// Batches in flight, plus one while the queue is being asked for the next.
+        var delivering = 0
         var timer: Task<Void, Never>?
         var stopped = false
     }
@@ -161,7 +162,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     func settled() async {
         await withCheckedContinuation { continuation in
             let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
-                if !waiters.delivering { return true }
+                if waiters.delivering == 0 { return true }
                 waiters.settled.append(continuation)
                 return false
             }
@@ -197,58 +198,51 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
 
     private func serve() async {
         self.wakeup.yield()  // whatever the journal held at start
-        // On graceful shutdown the batch in flight finishes (so it is not sent twice after a
-        // restart); no new batch starts.
-        await withGracefulShutdownHandler {
-            for await _ in self.wakeups {
-                await self.drain()
+        // Batches in flight run as children of this group; on graceful shutdown no new
+        // batch starts, and the group waits for those in flight to be answered (so they
+        // are not sent twice after a restart).
+        await withDiscardingTaskGroup { group in
+            await withGracefulShutdownHandler {
+                for await _ in self.wakeups {
+                    await self.drain(into: &group)
+                }
+            } onGracefulShutdown: {
+                self.wakeup.finish()
             }
-        } onGracefulShutdown: {
-            self.wakeup.finish()
         }
     }
 
     /// Hands batches to the transport while the queue gives them: each in a child task
     /// that waits for the transport's answer, the next as soon as the one before is
     /// written (up to the queue's `batchesInFlight`). Returns when the queue has nothing
-    /// to give and no batch is in flight.
-    private func drain() async {
-        await withTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                let now = self.clock.now
-                // Marked before the queue is asked, so settled() cannot slip in between the
-                // queue handing out a batch and the batch counting as in flight.
-                self.waiters.withLockedValue { $0.delivering = true }
-                switch self.queue.withLockedValue({ $0.next(now: now) }) {
-                case .idle:
-                    guard inFlight > 0 else { break }
-                    await group.next()
-                    inFlight -= 1
-                    continue
-                case .wait(let until):
-                    self.wake(at: until)
-                    guard inFlight > 0 else { break }
-                    await group.next()
-                    inFlight -= 1
-                    continue
-                case .deliver(let batch):
-                    let written = OneShotSignal()
-                    inFlight += 1
-                    group.addTask {
-                        let results = await self.transport.deliver(batch) { written.fire() }
-                        written.fire()
-                        self.finished(batch, results: results)
-                    }
-                    await written.wait()
-                    continue
+    /// to give now; an answered batch wakes the worker again.
+    private func drain(into group: inout DiscardingTaskGroup) async {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let now = self.clock.now
+            // Counted before the queue is asked, so settled() cannot slip in between the
+            // queue handing out a batch and the batch counting as in flight.
+            self.waiters.withLockedValue { $0.delivering += 1 }
+            switch self.queue.withLockedValue({ $0.next(now: now) }) {
+            case .idle:
+                self.batchEnded()
+                return
+            case .wait(let until):
+                self.batchEnded()
+                self.wake(at: until)
+                return
+            case .deliver(let batch):
+                let written = OneShotSignal()
+                group.addTask {
+                    let results = await self.transport.deliver(batch) { written.fire() }
+                    written.fire()
+                    self.finished(batch, results: results)
+                    self.batchEnded()
+                    // The window has room again, or a retry is due: look at the queue.
+                    self.wakeup.yield()
                 }
-                break
+                await written.wait()
             }
-            // Shutting down or cancelled: the batches in flight still get their answers.
-            await group.waitForAll()
         }
-        self.batchSettled()
     }
 
     /// Applies one batch's answers: the queue's outcome, counters, the journal.
@@ -279,10 +273,12 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         self.signalProgress()
     }
 
-    /// No batch is in flight any more: wakes ``settled()`` waiters.
-    private func batchSettled() {
-        let settled = self.waiters.withLockedValue { waiters in
-            waiters.delivering = false
+    /// A batch was answered (or the queue had none): once none is in flight, wakes
+    /// ``settled()`` waiters.
+    private func batchEnded() {
+        let settled = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+            waiters.delivering -= 1
+            guard waiters.delivering == 0 else { return [] }
             defer { waiters.settled.removeAll() }
             return waiters.settled
         }
