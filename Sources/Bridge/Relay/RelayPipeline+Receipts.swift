@@ -1,7 +1,7 @@
 import Foundation
 import Transports
 
-/// Receipts, delivery status and metric labels: the parts of the pipeline that report on
+/// Receipts and delivery status: the parts of the pipeline that report on
 /// deliveries rather than make them.
 extension RelayPipeline {
     /// Which of `relayIDs` are still queued (in memory: ahead of the journal's commits),
@@ -16,16 +16,6 @@ extension RelayPipeline {
             for entry in waiting where relayIDs.contains(entry.delivery.relayID) { found.insert(entry.delivery.relayID) }
         }
         return found
-    }
-
-    /// A fixed metrics label for a drop reason the pipeline gives.
-    static func label(_ reason: String) -> String {
-        switch reason {
-        case "already handled": "duplicate"
-        case "echo of a relayed message": "echo"
-        case "state database error": "state_error"
-        default: DropReason.label(forDescription: reason) ?? "other"
-        }
     }
 
     /// A recipient confirmed a copy: recorded against that copy if it went to them, and

@@ -193,7 +193,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     func handle(_ event: TransportEvent, from transport: String, instance: UInt64) async -> TransportEventOutcome {
         guard self.instances[transport] == instance else {
             self.logger.debug("event from a replaced transport ignored", metadata: ["transport": "\(transport)"])
-            return .dropped("transport replaced")
+            return .dropped(DropReason.transportReplaced.description)
         }
         return await self.process(event, from: transport)
     }
@@ -248,9 +248,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         case .receipt(let receipt):
             await self.receipt(receipt, now: Date())
         case .copyStanzaID(let relayID, let target, let stanzaID):
-            self.journal.record([.targetStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
-        case .confirmed(let relayIDs):
-            let count = self.workers[transport]?.confirmed(relayIDs: relayIDs) ?? 0
+            self.journal.record([.copyStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
+        case .acknowledgedBeforeRestart(let relayIDs):
+            let count = self.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
         }
         return .accepted
@@ -262,12 +262,13 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
 
     private func relay(_ message: InboundMessage) async -> TransportEventOutcome {
         self.metrics.received(from: message.source.transport)
-        let outcome = await self.route(message)
-        if case .dropped(let reason) = outcome { self.metrics.dropped(reason: Self.label(reason)) }
-        return outcome
+        guard let reason = await self.route(message) else { return .accepted }
+        self.metrics.dropped(reason: reason.label)
+        return .dropped(reason.description)
     }
 
-    private func route(_ message: InboundMessage) async -> TransportEventOutcome {
+    /// Relays `message`; why not, when it is not.
+    private func route(_ message: InboundMessage) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
         var bookkeeping: [JournalEntry] = []
@@ -278,14 +279,14 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             if self.seen[source]?.ids.contains(unique) == true {
                 self.logger.debug("message handed over again (same unique id); relayed once", metadata: ["from": "\(message.source)", "id": "\(unique)"])
                 self.journal.record(bookkeeping)
-                return .dropped("already handled")
+                return .alreadyHandled
             }
             bookkeeping += self.remember(unique, from: source)
         }
         if await self.isEcho(message.id) {
             self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
             self.journal.record(bookkeeping)
-            return .dropped("echo of a relayed message")
+            return .echo
         }
         // 3. Route.
         let routed: [Delivery]
@@ -297,7 +298,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             // Strangers and non-members are never relayed (no open relay).
             self.logger.debug("not relayed", metadata: ["from": "\(message.source)", "reason": "\(reason)"])
             self.journal.record(bookkeeping)
-            return .dropped(reason.description)
+            return reason
         case .deliver(let deliveries):
             routed = deliveries
         }
@@ -325,7 +326,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         //    the journal's thread and hands the deliveries to the workers there (7), in
         //    commit order.
         let now = Date()
-        guard let entries = self.sequenced(deliveries, at: now) else { return .accepted }
+        guard let entries = self.sequenced(deliveries, at: now) else { return nil }
         // The source's position moves in the same commit (a resumed stream then resends only
         // the rest; a repeat of this message is recognised).
         // The room's stanza-id of a room message goes on the id map rows these enqueues
@@ -337,7 +338,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
             self.appendUncommitted(entries, with: bookkeeping)
-            return .accepted
+            return nil
         }
         do {
             try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping)
@@ -345,11 +346,11 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             // Not handled after all: a retry with the same unique id (Idempotency-Key) is new.
             if let unique = message.uniqueID { self.seen[source]?.ids.remove(unique) }
-            return .dropped("state database error")
+            return .stateError
         }
         // 7. Queue, to the workers running now (one may have been replaced meanwhile).
         self.enqueue(entries)
-        return .accepted
+        return nil
     }
 
     /// `deliveries` with their queue sequences, their relay ids remembered for echo checks;

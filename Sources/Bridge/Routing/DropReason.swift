@@ -1,5 +1,7 @@
-/// Why the router relays a message nowhere (issue 4, "Routing"); logged at debug, never an
-/// error: strangers, chat states and echoes of our own relays are expected traffic.
+/// Why a message is relayed nowhere: the router's reasons (issue 4, "Routing") and the
+/// pipeline's own (a repeat, an echo, the state database). Logged at debug, never an
+/// error: strangers, chat states and echoes of our own relays are expected traffic. Its
+/// ``label`` counts it; its ``description`` is what a local source is told.
 enum DropReason: Hashable, Sendable, CustomStringConvertible {
     /// No body, or only whitespace: chat states (XEP-0085) and receipts (XEP-0184) are not
     /// relayed as empty text.
@@ -21,6 +23,14 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case encrypted(String)
     /// A retraction or reaction of a message none of the targets got from us.
     case unknownReference
+    /// The same unique id (archive stanza-id, Idempotency-Key) was handled before.
+    case alreadyHandled
+    /// One of our own relay ids came back.
+    case echo
+    /// The deliveries could not be committed.
+    case stateError
+    /// From a transport instance a reload replaced.
+    case transportReplaced
 
     /// A fixed label for metrics (no channel or bridge names).
     var label: String {
@@ -32,16 +42,11 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         case .noReceivers: "no_receivers"
         case .encrypted: "encrypted"
         case .unknownReference: "unknown_reference"
+        case .alreadyHandled: "duplicate"
+        case .echo: "echo"
+        case .stateError: "state_error"
+        case .transportReplaced: "transport_replaced"
         }
-    }
-
-    /// The label of the reason with this description (reasons reach the pipeline as text).
-    static func label(forDescription description: String) -> String? {
-        if description.hasPrefix("already relayed by ") { return "already_relayed" }
-        if description.hasPrefix("sender is no sending member") { return "not_a_member" }
-        if description.hasPrefix("encrypted with ") { return "encrypted" }
-        for reason: DropReason in [.noBody, .fromOwnAccount, .noReceivers, .unknownReference] where reason.description == description { return reason.label }
-        return nil
     }
 
     var description: String {
@@ -62,6 +67,14 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
             "encrypted with \(kind); the bridge cannot read it"
         case .unknownReference:
             "refers to a message no target got from this bridge"
+        case .alreadyHandled:
+            "already handled"
+        case .echo:
+            "echo of a relayed message"
+        case .stateError:
+            "state database error"
+        case .transportReplaced:
+            "transport replaced"
         }
     }
 }
