@@ -189,7 +189,7 @@ struct ArchiveCatchUpIntegrationTests {
             for start in stride(from: 0, to: sent.count, by: 10) {
                 let batch = sent[start..<min(start + 10, sent.count)].map { Message(type: .chat, to: work, body: $0) }
                 do {
-                    try await session.sendConfirmed(batch)
+                    try await session.sendAcknowledged(batch)
                 } catch {
                     break
                 }
@@ -210,7 +210,7 @@ struct ArchiveCatchUpIntegrationTests {
             if !aliceBack { try? await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(aliceBack)
-        try await alice.session.sendConfirmed(sent.dropFirst(confirmedBeforeCrash).map { Message(type: .chat, to: work, body: $0) })
+        try await alice.session.sendAcknowledged(sent.dropFirst(confirmedBeforeCrash).map { Message(type: .chat, to: work, body: $0) })
         _ = await Received.bodies(bob.log, count: 300, timeout: .seconds(60))
         let (received, lost, duplicated) = try await Self.count(sent, alice: alice, bob: bob, marker: "marker", bridge: bridge)
         print("Prosody killed mid burst: bob had \(atKill) at the kill, alice had \(confirmedBeforeCrash) confirmed; bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")

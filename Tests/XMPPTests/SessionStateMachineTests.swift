@@ -35,25 +35,25 @@ struct SessionStateMachineTests {
     enum Did: Hashable, CustomTestStringConvertible {
         case send(XMLElement)
         case completeRequest(id: String, IQ)
-        case deliverMessage(Message, carbon: CarbonDirection?)
+        case emitMessage(Message, carbon: CarbonDirection?)
         case presenceChanged(Presence, best: Presence?)
         case subscriptionRequested(from: JID, Presence)
         case subscriptionChanged(Presence)
         case rosterChanged(Roster.PushOutcome)
         case ignored
-        case roomEcho(room: JID, id: String, stanzaID: String)
+        case copyStanzaID(room: JID, id: String, stanzaID: String)
 
         init(_ action: Machine.Action) {
             switch action {
             case .send(let element): self = .send(normalized(element))
             case .completeRequest(let id, let iq): self = .completeRequest(id: id, iq)
-            case .deliverMessage(let message, let carbon): self = .deliverMessage(message, carbon: carbon)
+            case .emitMessage(let message, let carbon): self = .emitMessage(message, carbon: carbon)
             case .presenceChanged(let presence, let best): self = .presenceChanged(presence, best: best)
             case .subscriptionRequested(let from, let presence): self = .subscriptionRequested(from: from, presence)
             case .subscriptionChanged(let presence): self = .subscriptionChanged(presence)
             case .rosterChanged(let outcome): self = .rosterChanged(outcome)
             case .ignored: self = .ignored
-            case .roomEcho(let room, let id, let stanzaID): self = .roomEcho(room: room, id: id, stanzaID: stanzaID)
+            case .copyStanzaID(let room, let id, let stanzaID): self = .copyStanzaID(room: room, id: id, stanzaID: stanzaID)
             }
         }
 
@@ -71,14 +71,14 @@ struct SessionStateMachineTests {
             switch self {
             case .send(let element): ".send(\(render(element)))"
             case .completeRequest(let id, _): ".completeRequest(\(id))"
-            case .deliverMessage(let message, let carbon): ".deliverMessage(\(render(message.element)), carbon: \(String(describing: carbon)))"
+            case .emitMessage(let message, let carbon): ".emitMessage(\(render(message.element)), carbon: \(String(describing: carbon)))"
             case .presenceChanged(let presence, let best):
                 ".presenceChanged(\(render(presence.element)), best: \(best.map { render($0.element) } ?? "nil"))"
             case .subscriptionRequested(let from, _): ".subscriptionRequested(from: \(from))"
             case .subscriptionChanged(let presence): ".subscriptionChanged(\(render(presence.element)))"
             case .rosterChanged(let outcome): ".rosterChanged(\(outcome))"
             case .ignored: ".ignored"
-            case .roomEcho(let room, let id, let stanzaID): ".roomEcho(\(room), \(id), \(stanzaID))"
+            case .copyStanzaID(let room, let id, let stanzaID): ".copyStanzaID(\(room), \(id), \(stanzaID))"
             }
         }
     }
@@ -384,7 +384,7 @@ struct SessionStateMachineTests {
         var machine = try Self.machine()
         let inner = try Message(element: Self.stanza(Self.innerMessage))
         let actions = try Self.receive(Self.carbon(direction, from: Self.ownBare), &machine)
-        #expect(actions == [.deliverMessage(inner, carbon: expected)])
+        #expect(actions == [.emitMessage(inner, carbon: expected)])
         #expect(inner.body == "pay Eve")
     }
 
@@ -393,7 +393,7 @@ struct SessionStateMachineTests {
         var machine = try Self.machine()
         let xml = "<message from='\(Self.juliet)' to='\(Self.own)' type='chat' id='c-1'><body>hi 👋</body><active xmlns='http://jabber.org/protocol/chatstates'/></message>"
         let message = try Message(element: Self.stanza(xml))
-        #expect(try Self.receive(xml, &machine) == [.deliverMessage(message, carbon: nil)])
+        #expect(try Self.receive(xml, &machine) == [.emitMessage(message, carbon: nil)])
     }
 
     @Test("an unreadable message is ignored, not answered")

@@ -212,11 +212,11 @@ extension StreamNegotiationStateMachineTests {
         #expect(Step(machine.streamClosed()) == .none)
     }
 
-    @Test("after ready, stanzas are delivered and a stream error closes")
-    func deliverAfterReady() throws {
+    @Test("after ready, stanzas are emitted and a stream error closes")
+    func emitAfterReady() throws {
         var machine = try Self.readyMachine()
         let message = Self.element("message", XMPPNamespace.client, text: "hi")
-        #expect(Step(machine.elementReceived(message)) == .deliver(message))
+        #expect(Step(machine.elementReceived(message)) == .emit(message))
         #expect(Step(machine.elementReceived(Self.streamError("conflict", text: nil))) == .close(.streamError(condition: .conflict, text: nil)))
     }
 
@@ -225,9 +225,9 @@ extension StreamNegotiationStateMachineTests {
         var machine = try Self.readyMachine()
         #expect(Step(machine.closeRequested()) == .sendStreamClose)
         #expect(Step(machine.closeRequested()) == .none)
-        // Stanzas still in flight are delivered while closing.
+        // Stanzas still in flight are emitted while closing.
         let message = Self.element("message", XMPPNamespace.client)
-        #expect(Step(machine.elementReceived(message)) == .deliver(message))
+        #expect(Step(machine.elementReceived(message)) == .emit(message))
         #expect(Step(machine.streamClosed()) == .finish)
         #expect(Step(machine.timedOut()) == .none)
     }

@@ -57,7 +57,7 @@ struct StreamNegotiationStateMachineTests {
         case ready(JID, StreamFeatures)
         case closeWithStreamError(StreamErrorCondition, XMPPClientError)
         case close(XMPPClientError)
-        case deliver(XMLElement)
+        case emit(XMLElement)
         case sendStreamClose
         case finish
         case registered
@@ -72,7 +72,7 @@ struct StreamNegotiationStateMachineTests {
             case .ready(let jid, let features): self = .ready(jid, features)
             case .closeWithStreamError(let condition, let error): self = .closeWithStreamError(condition, error)
             case .close(let error): self = .close(error)
-            case .deliver(let element): self = .deliver(element)
+            case .emit(let element): self = .emit(element)
             case .sendStreamClose: self = .sendStreamClose
             case .finish: self = .finish
             case .registered: self = .registered
@@ -296,7 +296,7 @@ extension StreamNegotiationStateMachineTests.Step: CustomTestStringConvertible {
         case .ready(let jid, _): ".ready(\(jid))"
         case .closeWithStreamError(let condition, let error): ".closeWithStreamError(\(condition.rawValue), \(error))"
         case .close(let error): ".close(\(error))"
-        case .deliver(let element): ".deliver(\(render(element)))"
+        case .emit(let element): ".emit(\(render(element)))"
         case .sendStreamClose: ".sendStreamClose"
         case .finish: ".finish"
         case .registered: ".registered"

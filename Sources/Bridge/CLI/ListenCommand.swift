@@ -52,7 +52,7 @@ struct ListenCommand: AsyncParsableCommand {
                 }
                 return
             case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
-                .roomChanged, .occupant, .roomCursorMoved, .roomEcho:
+                .roomChanged, .occupant, .roomCursorMoved, .copyStanzaID:
                 continue
             }
         }

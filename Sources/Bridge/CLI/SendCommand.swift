@@ -104,7 +104,7 @@ struct SendCommand: AsyncParsableCommand {
                 }
             }
             // Stream management's acknowledgement where the server offers it, else a ping.
-            try await session.confirmAllSent()
+            try await session.waitForAcknowledgement()
         } catch {
             CommandLineOutput.error("not all messages were confirmed: \(error)")
             failure = .notDelivered

@@ -20,7 +20,7 @@ struct SessionRunner {
                 CommandLineOutput.error(error.map { "\($0)" } ?? "session stopped")
                 throw status.exitCode
             case .offline, .message, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
-                .roomChanged, .occupant, .roomCursorMoved, .roomEcho:
+                .roomChanged, .occupant, .roomCursorMoved, .copyStanzaID:
                 continue
             }
         }

@@ -239,7 +239,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     /// Deliveries the target took before a restart (learnt on resuming its session): they
     /// are done; an answer still in flight for one of them is ignored.
-    mutating func confirmed(relayIDs: Set<String>) -> Outcome {
+    mutating func acknowledged(relayIDs: Set<String>) -> Outcome {
         var outcome = Outcome()
         var index = self.items.startIndex
         while index != self.items.endIndex {

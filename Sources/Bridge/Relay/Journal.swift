@@ -286,7 +286,7 @@ final class Journal: Sendable {
                     UPDATE relays SET received_at = COALESCE(received_at, ?), displayed_at = CASE WHEN ? THEN COALESCE(displayed_at, ?) ELSE displayed_at END
                     WHERE relay_id = ? AND target_transport = ? AND target_address IS ?
                     """).execute(arguments: [at, displayed, at, relayID, target.transport, target.address])
-            case .targetStanzaID(let relayID, let target, let stanzaID):
+            case .copyStanzaID(let relayID, let target, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET target_stanza_id = ? WHERE relay_id = ? AND target_transport = ? AND target_address IS ?")
                     .execute(arguments: [stanzaID, relayID, target.transport, target.address])
             case .sourceStanzaID(let source, let sourceID, let stanzaID):

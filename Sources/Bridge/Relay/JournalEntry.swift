@@ -29,7 +29,7 @@ enum JournalEntry: Sendable {
     case receipt(relayID: String, target: Endpoint, displayed: Bool, at: Date)
     /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
     /// reflection: replies, reactions and retractions in the room refer to it (issue 12).
-    case targetStanzaID(relayID: String, target: Endpoint, stanzaID: String)
+    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
     /// The room a relayed message came from gave it this stanza-id.
     case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: String)
 

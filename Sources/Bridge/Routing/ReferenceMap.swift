@@ -30,10 +30,10 @@ struct ReferenceMap: Hashable, Sendable {
     ///   - siblings: every copy of `received`'s original, oldest first.
     init(own: [RelayRecord], received: RelayRecord?, siblings: [RelayRecord]) {
         if !own.isEmpty {
-            for record in own { self.add(record.target, Known(id: record.relayID, stanzaID: record.targetStanzaID)) }
+            for record in own { self.add(record.target, Known(id: record.relayID, stanzaID: record.copyStanzaID)) }
         } else if let received {
             self.add(received.source, Known(id: received.sourceID, stanzaID: received.sourceStanzaID))
-            for record in siblings { self.add(record.target, Known(id: record.relayID, stanzaID: record.targetStanzaID)) }
+            for record in siblings { self.add(record.target, Known(id: record.relayID, stanzaID: record.copyStanzaID)) }
         }
     }
 

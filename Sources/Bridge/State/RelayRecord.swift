@@ -24,7 +24,7 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
     /// The stanza-id the source room gave the message, and the one the target room gave
     /// this copy (XEP-0359; v8), for references in rooms.
     var sourceStanzaID: String?
-    var targetStanzaID: String?
+    var copyStanzaID: String?
     /// The sender's display name (a room occupant's nick) (v8).
     var sourceNick: String?
 
@@ -40,7 +40,7 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         case receivedAt = "received_at"
         case displayedAt = "displayed_at"
         case sourceStanzaID = "source_stanza_id"
-        case targetStanzaID = "target_stanza_id"
+        case copyStanzaID = "target_stanza_id"
         case sourceNick = "source_nick"
     }
 
@@ -52,7 +52,7 @@ struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, PersistableRec
         static let sourceID = Column(CodingKeys.sourceID)
         static let createdAt = Column(CodingKeys.createdAt)
         static let sourceStanzaID = Column(CodingKeys.sourceStanzaID)
-        static let targetStanzaID = Column(CodingKeys.targetStanzaID)
+        static let copyStanzaID = Column(CodingKeys.copyStanzaID)
         static let targetTransport = Column(CodingKeys.targetTransport)
         static let targetAddress = Column(CodingKeys.targetAddress)
         static let sourceNick = Column(CodingKeys.sourceNick)

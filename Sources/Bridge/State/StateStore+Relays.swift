@@ -46,7 +46,7 @@ extension StateStore {
         let copy = try self.read(.readRelays) { db in
             try RelayRecord.fetchOne(db, key: id)
                 ?? RelayRecord.filter(
-                    RelayRecord.Columns.targetStanzaID == id && RelayRecord.Columns.targetTransport == target.transport
+                    RelayRecord.Columns.copyStanzaID == id && RelayRecord.Columns.targetTransport == target.transport
                         && RelayRecord.Columns.targetAddress == target.address
                 ).fetchOne(db)
         }

@@ -28,7 +28,7 @@ public enum TransportEvent: Sendable {
     /// Deliveries the other side took before this process ended, learnt only now (XMPP
     /// stream resumption after a restart, XEP-0198 §5): they are delivered, not to be sent
     /// again.
-    case confirmed(relayIDs: [String])
+    case acknowledgedBeforeRestart(relayIDs: [String])
     /// The transport's resume point in its source's history moved (an XMPP account's
     /// archive cursor, XEP-0313): stored in order with the messages before it, and handed
     /// back at the next start so the transport can fetch what it missed. `key` names a

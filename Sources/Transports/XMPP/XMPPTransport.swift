@@ -271,7 +271,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         do {
             // Confirmed by the server's stream management acknowledgement, or by a ping
             // round trip where it has none (a stream is handled in order).
-            try await session.sendConfirmed(messages, written: written)
+            try await session.sendAcknowledged(messages, written: written)
             return .delivered
         } catch {
             return .retryLater("\(error)")
@@ -340,13 +340,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
         case .occupant(let room, let nick, let joined):
             await self.handler.handle(.occupant(room: Endpoint(transport: self.name, address: room.description), nick: nick, joined: joined), from: self.name)
-        case .roomEcho(let room, let id, let stanzaID):
+        case .copyStanzaID(let room, let id, let stanzaID):
             await self.handler.handle(.copyStanzaID(relayID: id, target: Endpoint(transport: self.name, address: room.description), stanzaID: stanzaID), from: self.name)
         case .roomCursorMoved(let room, let cursor):
             await self.handler.handle(.checkpoint(cursor.description, key: Self.checkpointKey(account: self.name, room: room)), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
-            await self.handler.handle(.confirmed(relayIDs: handledIDs), from: self.name)
+            await self.handler.handle(.acknowledgedBeforeRestart(relayIDs: handledIDs), from: self.name)
         }
     }
 

@@ -238,7 +238,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             self.logger.trace("negotiation send", metadata: ["element": "\(element.name)"])
             context.writeAndFlush(self.wrapOutboundOut(self.serialize(element, context: context)), promise: nil)
             return false
-        case .deliver(let element):
+        case .emit(let element):
             context.fireChannelRead(self.wrapInboundOut(element))
             return false
         case .startTLS:

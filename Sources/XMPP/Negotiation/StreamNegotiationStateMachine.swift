@@ -92,7 +92,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         /// Close the stream (`</stream:stream>`) and report the error.
         case close(XMPPClientError)
         /// A stanza of the negotiated stream, for the application.
-        case deliver(XMLElement)
+        case emit(XMLElement)
         /// Write `</stream:stream>` (we are ending the session).
         case sendStreamClose
         /// Close the connection: the stream ended cleanly.
@@ -168,7 +168,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         }
         switch self.state {
         case .ready, .closing:
-            return .deliver(element)
+            return .emit(element)
         case .awaitingFeatures(let stage):
             guard element.name == "features", element.namespace == XMPPNamespace.stream else {
                 return self.unexpected(element.name)

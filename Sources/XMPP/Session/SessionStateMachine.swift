@@ -46,7 +46,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         /// The answer to our request `id` arrived.
         case completeRequest(id: String, IQ)
         /// A message for the application; `carbon` says whether it is a copy (XEP-0280).
-        case deliverMessage(Message, carbon: CarbonDirection?)
+        case emitMessage(Message, carbon: CarbonDirection?)
         /// A contact's presence changed; `best` is the bare JID's aggregate.
         case presenceChanged(Presence, best: Presence?)
         /// Someone asks to see our presence and policy did not approve it.
@@ -58,7 +58,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         /// Dropped, with the reason to log (spoofed reply, forged carbon, stranger's push, …).
         case ignored(String)
         /// A room reflected our own message `id` and gave it this stanza-id (XEP-0359 §6).
-        case roomEcho(room: JID, id: String, stanzaID: String)
+        case copyStanzaID(room: JID, id: String, stanzaID: String)
     }
 
     public let configuration: Configuration
@@ -208,9 +208,9 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
             return self.reject(element, error)
         }
         switch CarbonFilter.classify(message, ownJID: self.ownJID) {
-        case .notCarbon: return [.deliverMessage(message, carbon: nil)]
-        case .received(let inner): return [.deliverMessage(inner, carbon: .received)]
-        case .sent(let inner): return [.deliverMessage(inner, carbon: .sent)]
+        case .notCarbon: return [.emitMessage(message, carbon: nil)]
+        case .received(let inner): return [.emitMessage(inner, carbon: .received)]
+        case .sent(let inner): return [.emitMessage(inner, carbon: .sent)]
         case .forged(let from): return [.ignored("forged carbon copy from \(from?.description ?? "nobody")")]
         }
     }

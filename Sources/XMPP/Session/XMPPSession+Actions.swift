@@ -11,7 +11,7 @@ extension XMPPSession {
             } else {
                 waiter.complete(.success(iq))
             }
-        case .deliverMessage(let message, let carbon):
+        case .emitMessage(let message, let carbon):
             await self.emit(.message(message, carbon: carbon))
         case .presenceChanged(let presence, let best):
             await self.emit(.presence(presence, best: best))
@@ -21,8 +21,8 @@ extension XMPPSession {
             await self.emit(.subscriptionChanged(presence))
         case .rosterChanged(let outcome):
             await self.emit(.rosterChanged(outcome))
-        case .roomEcho(let room, let id, let stanzaID):
-            await self.emit(.roomEcho(room: room, id: id, stanzaID: stanzaID))
+        case .copyStanzaID(let room, let id, let stanzaID):
+            await self.emit(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here; a
             // stranger can send them at will, so: debug, plus a summary now and then.

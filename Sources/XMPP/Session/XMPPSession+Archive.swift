@@ -12,7 +12,7 @@ extension XMPPSession {
             case .archived(var message, let cursor):
                 if case .after(let id) = cursor { message.archiveID = id }
                 message.archiveCursor = cursor
-                return [.deliverMessage(message, carbon: nil)]
+                return [.emitMessage(message, carbon: nil)]
             case .skipped:
                 return []
             case .forged(let reason):
@@ -23,10 +23,10 @@ extension XMPPSession {
         }
         var actions = self.machine.received(element)
         for index in actions.indices {
-            guard case .deliverMessage(var message, nil) = actions[index] else { continue }
+            guard case .emitMessage(var message, nil) = actions[index] else { continue }
             message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: self.machine.ownJID)
             message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
-            actions[index] = .deliverMessage(message, carbon: nil)
+            actions[index] = .emitMessage(message, carbon: nil)
         }
         return actions
     }

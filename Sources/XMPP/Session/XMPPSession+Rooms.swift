@@ -133,7 +133,7 @@ extension XMPPSession {
             guard case .relay = verdict else { return [] }
             if case .after(let id) = cursor { message.archiveID = id }
             message.archiveCursor = cursor
-            return [.deliverMessage(message, carbon: nil)]
+            return [.emitMessage(message, carbon: nil)]
         case .skipped:
             self.rooms.entries[room] = entry
             return []
@@ -149,17 +149,17 @@ extension XMPPSession {
             message.archiveID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
             message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
             self.rooms.entries[room] = entry
-            return [.deliverMessage(message, carbon: nil)]
+            return [.emitMessage(message, carbon: nil)]
         case .echo:
             self.rooms.entries[room] = entry
             guard entry.trustsStanzaIDs, let id = OriginID.of(message) ?? message.id,
                 let stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
             else { return [] }
-            return [.roomEcho(room: room, id: id, stanzaID: stanzaID)]
+            return [.copyStanzaID(room: room, id: id, stanzaID: stanzaID)]
         case .ignored(let reason):
             self.rooms.entries[room] = entry
             // Errors still go to the owner: they are bounces of our deliveries.
-            if message.type == .error { return [.deliverMessage(message, carbon: nil)] }
+            if message.type == .error { return [.emitMessage(message, carbon: nil)] }
             self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
             return []
         case .refusedForNow(let actions):
@@ -168,7 +168,7 @@ extension XMPPSession {
             self.armRoomTimer()
             // Refused for now (out of the room, its service away): sent again once we are back in.
             message.error?.type = .wait
-            return [.deliverMessage(message, carbon: nil)]
+            return [.emitMessage(message, carbon: nil)]
         }
     }
 

@@ -171,7 +171,7 @@ extension XMPPSession {
     /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
     /// (the server handles a stream in order). `written` is called once, when the messages
     /// are handed to the connection (or could not be), before the confirmation is awaited.
-    public func sendConfirmed(_ messages: [Message], written: @escaping @Sendable () -> Void = {}) async throws {
+    public func sendAcknowledged(_ messages: [Message], written: @escaping @Sendable () -> Void = {}) async throws {
         var signalled = false
         let signal = {
             if !signalled {
@@ -247,7 +247,7 @@ extension XMPPSession {
 
     /// Returns once the server has taken everything sent so far: by a stream management
     /// acknowledgement when enabled, else by a ping round trip.
-    public func confirmAllSent() async throws {
+    public func waitForAcknowledgement() async throws {
         guard self.streamManagement.isCounting, let connection = self.connection else {
             try await self.pingServer()
             return
@@ -274,7 +274,7 @@ extension XMPPSession {
         let clock = self.clock
         let deadline = clock.now.advanced(by: self.configuration.stopAcknowledgementTimeout)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await self.confirmAllSent() }
+            group.addTask { try? await self.waitForAcknowledgement() }
             group.addTask { _ = try? await clock.sleep(until: deadline, tolerance: nil) }
             await group.next()
             group.cancelAll()

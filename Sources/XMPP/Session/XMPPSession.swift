@@ -253,11 +253,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             let number = self.streamManagement.stanzaReceived()
             var deferred = false
             for action in await self.stanzaActions(for: element) {
-                if case .deliverMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
+                if case .emitMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
                     // Handled when the consumer says so (after its durable commit).
                     message.streamNumber = number
                     deferred = true
-                    await self.perform(.deliverMessage(message, carbon: carbon), on: connection)
+                    await self.perform(.emitMessage(message, carbon: carbon), on: connection)
                 } else {
                     await self.perform(action, on: connection)
                 }

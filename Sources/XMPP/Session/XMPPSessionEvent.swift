@@ -30,7 +30,7 @@ public enum XMPPSessionEvent: Sendable {
     case roomCursorMoved(room: JID, ArchiveCursor)
     /// A room reflected a message we sent with `id` and gave it `stanzaID` (XEP-0359 §6), the
     /// id its occupants' replies, reactions and retractions use. Never relayed.
-    case roomEcho(room: JID, id: String, stanzaID: String)
+    case copyStanzaID(room: JID, id: String, stanzaID: String)
     /// The session ended for good: stopped (nil) or a permanent failure.
     case stopped(XMPPClientError?)
 }
