@@ -20,6 +20,9 @@
 #   RELAY_BENCH_PERF=F record the bridge (durable, mam off, throughput run) with
 #                      `perf record -g` and write `perf report` to F
 #   RELAY_BENCH_PERF_MODE=latency  record a paced run instead of a throughput run
+#   RELAY_BENCH_PERF_MAM=on        record with mod_mam on instead of off
+#   RELAY_BENCH_PERF_EVENTS="raw_syscalls:sys_enter sched:sched_switch"  count these
+#                      events (perf record -e) instead of sampling call graphs
 #   RELAY_BENCH_REPEAT throughput runs per path (default 3; the report shows the median and range)
 #   RELAY_BENCH_ONLY   space-separated subset of paths, e.g. "direct bridge"
 #   RELAY_BENCH_MAM    space-separated subset of "off on"
@@ -140,7 +143,7 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT]
   RELAY_PID=$!
   wait_for_line "$DIR/$label.log" "online" "$RELAY_PID" 30 || die "bridge did not come online"
   throughput "$label" "relay@$XMPP_DOMAIN"
-  if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$label" = bridge ] && [ "$VARIANT" = off ]; then
+  if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$label" = bridge ] && [ "$VARIANT" = "${RELAY_BENCH_PERF_MAM:-off}" ]; then
     if [ -n "${RELAY_BENCH_PERF_EVENTS:-}" ]; then
       # Counted events instead of samples (e.g. "raw_syscalls:sys_enter sched:sched_switch"):
       # a count per message that does not depend on the machine's noise.

@@ -112,6 +112,11 @@ enum JIDPartPreparation {
 
     /// Prepares and enforces a domainpart (RFC 7622 §3.2).
     static func prepareDomainpart(_ raw: some Collection<Unicode.Scalar>) throws(JIDError) -> String {
+        if let canonical = canonicalASCIIDomainpart(raw) { return canonical }
+        return try prepareDomainpartInFull(raw)
+    }
+
+    static func prepareDomainpartInFull(_ raw: some Collection<Unicode.Scalar>) throws(JIDError) -> String {
         if raw.isEmpty { throw .emptyDomainpart }
         if let bytes = excessiveRawBytes(raw) { throw .domainpartTooLong(bytes: bytes) }
         var mapped = String.UnicodeScalarView()
@@ -158,10 +163,6 @@ enum JIDPartPreparation {
     // MARK: - Mappings
 
     /// PRECIS width mapping rule (RFC 8264 §9.3, approximated; see type docs).
-    /// NFC; the identity for ASCII, which is almost every JID, so that case skips the work.
-    static func nfc(_ string: String) -> String {
-        string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping
-    }
 
     static func widthMapped(_ scalars: some Collection<Unicode.Scalar>) -> String.UnicodeScalarView {
         var output = String.UnicodeScalarView()
