@@ -1,50 +1,49 @@
 import Foundation
 import Logging
-import ServiceLifecycle
-import NIOConcurrencyHelpers
 import Testing
 import TestSupport
 import Transports
 
 @testable import Bridge
 
-/// A transport that writes at once and confirms when the test says: each batch is
-/// announced on `written` (after it called the worker's `written`), then held until
-/// ``release(_:)``. The shape of the XMPP transport with stream management.
-final class AcknowledgingTransport: Transport, Sendable {
-    let name = "home"
-    let written: AsyncStream<[Delivery]>
-    private let writtenSink: AsyncStream<[Delivery]>.Continuation
-    private let answers: AsyncStream<DeliveryResult>
-    private let answerSink: AsyncStream<DeliveryResult>.Continuation
-
-    init() {
-        (self.written, self.writtenSink) = AsyncStream.makeStream(of: [Delivery].self)
-        (self.answers, self.answerSink) = AsyncStream.makeStream(of: DeliveryResult.self)
-    }
-
-    func release(_ result: DeliveryResult) { self.answerSink.yield(result) }
-    func run() async throws { try? await gracefulShutdown() }
-    func stop() async {}
-
-    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
-        await self.deliver(deliveries, written: {})
-    }
-
-    func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
-        written()
-        self.writtenSink.yield(deliveries)
-        var answers = self.answers.makeAsyncIterator()
-        let answer = await answers.next() ?? .retryLater("stopped")
-        return deliveries.map { _ in answer }
-    }
-}
-
 /// Batches in flight (issue 21): a worker writes the next batch while earlier ones wait
 /// for the server's acknowledgement, within the queue's window.
 @Suite("delivery pipelining")
 struct DeliveryPipeliningTests {
     typealias Queue = DeliveryQueueTests.Queue
+
+    /// A running worker over a ``HeldTransport``, with a journal in a temporary folder.
+    struct Running {
+        let folder: TemporaryFolder
+        let journal: Journal
+        let transport = HeldTransport(name: "home")
+        let worker: DeliveryWorker<ManualClock>
+        let task: Task<Void, any Error>
+
+        init(batchSize: Int, batchesInFlight: Int) throws {
+            self.folder = try TemporaryFolder()
+            self.journal = try Journal(store: try StateStore(path: self.folder.path("state.sqlite")), logger: Logger(label: "test"))
+            self.worker = DeliveryWorker(
+                transport: self.transport, journal: self.journal, configuration: .init(batchSize: batchSize, batchesInFlight: batchesInFlight),
+                clock: ManualClock(), logger: Logger(label: "test")
+            )
+            self.worker.setAvailable(true)
+            let worker = self.worker
+            self.task = Task { try await worker.run() }
+        }
+
+        func append(_ sequences: ClosedRange<Int64>) {
+            self.worker.append(sequences.map { (delivery: DeliveryQueueTests.delivery($0), enqueuedAt: Date(), attempts: 0) })
+        }
+
+        func finish() async {
+            await self.worker.waitUntilEmpty()
+            self.worker.stop()
+            await self.worker.settled()
+            self.task.cancel()
+            await self.journal.shutdown()
+        }
+    }
 
     @Test("the queue hands out up to batchesInFlight batches, never an item twice, and takes more as answers come")
     func queueWindow() {
@@ -90,56 +89,30 @@ struct DeliveryPipeliningTests {
 
     @Test("the worker writes the next batch before the first is acknowledged, and no more than the window")
     func workerWritesAhead() async throws {
-        let folder = try TemporaryFolder()
-        let store = try StateStore(path: folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "test"))
-        let transport = AcknowledgingTransport()
-        let worker = DeliveryWorker(
-            transport: transport, journal: journal, configuration: .init(batchSize: 1, batchesInFlight: 2), clock: ManualClock(),
-            logger: Logger(label: "test")
-        )
-        worker.setAvailable(true)
-        worker.append((1...3).map { (delivery: DeliveryQueueTests.delivery(Int64($0)), enqueuedAt: Date(), attempts: 0) })
-        let running = Task { try await worker.run() }
-        var written = transport.written.makeAsyncIterator()
+        let running = try Running(batchSize: 1, batchesInFlight: 2)
+        var written = running.transport.entered.makeAsyncIterator()
+        running.append(1...3)
         #expect(await written.next()?.map(\.sequence) == [1])
         #expect(await written.next()?.map(\.sequence) == [2])  // before any acknowledgement
-        transport.release(.delivered)
+        running.transport.release(.delivered)
         #expect(await written.next()?.map(\.sequence) == [3])  // only once one was answered
-        transport.release(.delivered)
-        transport.release(.delivered)
-        await worker.waitUntilEmpty()
-        #expect(worker.count == 0)
-        worker.stop()
-        running.cancel()
-        await journal.shutdown()
+        running.transport.release(.delivered)
+        running.transport.release(.delivered)
+        await running.finish()
+        #expect(running.worker.count == 0)
     }
 
     @Test("a delivery queued while a batch waits for its answer goes at once, not after that answer")
     func laterDeliveryDoesNotWait() async throws {
-        let folder = try TemporaryFolder()
-        let store = try StateStore(path: folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "test"))
-        let transport = AcknowledgingTransport()
-        let worker = DeliveryWorker(
-            transport: transport, journal: journal, configuration: .init(batchSize: 10, batchesInFlight: 4), clock: ManualClock(),
-            logger: Logger(label: "test")
-        )
-        worker.setAvailable(true)
-        let running = Task { try await worker.run() }
-        var written = transport.written.makeAsyncIterator()
-        worker.append([(delivery: DeliveryQueueTests.delivery(1), enqueuedAt: Date(), attempts: 0)])
+        let running = try Running(batchSize: 10, batchesInFlight: 4)
+        var written = running.transport.entered.makeAsyncIterator()
+        running.append(1...1)
         #expect(await written.next()?.map(\.sequence) == [1])
         // The queue is idle now, the first batch unanswered: the next one must not wait for it.
-        worker.append([(delivery: DeliveryQueueTests.delivery(2), enqueuedAt: Date(), attempts: 0)])
+        running.append(2...2)
         #expect(await written.next()?.map(\.sequence) == [2])
-        transport.release(.delivered)
-        transport.release(.delivered)
-        await worker.waitUntilEmpty()
-        worker.stop()
-        await worker.settled()
-        running.cancel()
-        await journal.shutdown()
+        running.transport.release(.delivered)
+        running.transport.release(.delivered)
+        await running.finish()
     }
 }
-

@@ -44,8 +44,8 @@ final class FakeTransport: Transport, Sendable {
     }
 }
 
-/// A transport whose deliveries wait until the test answers them: each batch is announced
-/// on `entered`, then held until ``release(_:)``.
+/// A transport whose deliveries wait until the test answers them: each batch is written at
+/// once, announced on `entered`, then held until ``release(_:)``.
 final class HeldTransport: Transport, Sendable {
     let name: String
     let entered: AsyncStream<[Delivery]>
@@ -66,6 +66,13 @@ final class HeldTransport: Transport, Sendable {
     func stop() async {}
 
     func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        await self.deliver(deliveries, written: {})
+    }
+
+    /// Written at once, answered when released: the shape of XMPP with stream management,
+    /// so a worker may hand over its next batch meanwhile.
+    func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
+        written()
         self.enteredSink.yield(deliveries)
         var answers = self.answers.makeAsyncIterator()
         let answer = await answers.next() ?? .retryLater("stopped")
