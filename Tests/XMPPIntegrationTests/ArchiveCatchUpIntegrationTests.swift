@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Testing
 import XMPP
 
@@ -203,11 +204,8 @@ struct ArchiveCatchUpIntegrationTests {
         try server.restart()
         let confirmedBeforeCrash = await sender.value
         // Alice sends again what the server did not confirm, once she is back online.
-        var aliceBack = false
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !aliceBack, ContinuousClock.now < deadline {
-            aliceBack = await alice.log.events.filter { if case .online = $0 { true } else { false } }.count >= 2
-            if !aliceBack { try? await Task.sleep(for: .milliseconds(20)) }
+        let aliceBack = await eventually(timeout: .seconds(30)) {
+            await alice.log.events.filter { if case .online = $0 { true } else { false } }.count >= 2
         }
         #expect(aliceBack)
         try await alice.session.sendAcknowledged(sent.dropFirst(confirmedBeforeCrash).map { Message(type: .chat, to: work, body: $0) })

@@ -1,3 +1,4 @@
+import TestSupport
 import EmbeddedProsody
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import XMPP
 
 #if canImport(Glibc)
@@ -86,13 +87,11 @@ struct BridgeDaemon {
 
     /// Waits until some log line satisfies `predicate`; false on timeout or if the bridge exited.
     func waitForLog(timeout: Duration = .seconds(15), _ predicate: (Substring) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let seen = await eventuallyValue(timeout: timeout, every: .milliseconds(50)) { () -> Bool? in
             if self.logLines.contains(where: predicate) { return true }
-            guard self.run.process.isRunning else { return self.logLines.contains(where: predicate) }
-            try? await Task.sleep(for: .milliseconds(50))
+            return self.run.process.isRunning ? nil : false
         }
-        return false
+        return seen ?? false
     }
 
     /// Waits until each of `accounts` logged `online`.
@@ -110,16 +109,14 @@ struct BridgeDaemon {
 
     /// Waits until a Unix socket at `path` accepts connections (a socket local, the control socket).
     func waitForSocket(_ path: String, timeout: Duration = .seconds(15)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let listening = await eventuallyValue(timeout: timeout, every: .milliseconds(50)) { () -> Bool? in
             if let client = try? UnixLineClient(path: path) {
                 client.close()
-                return
+                return true
             }
-            guard self.run.process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return self.run.process.isRunning ? nil : false
         }
-        throw TestFailure("nothing listens at \(path); stderr:\n\(self.run.errors)")
+        guard listening == true else { throw TestFailure("nothing listens at \(path); stderr:\n\(self.run.errors)") }
     }
 
     /// SIGTERM, then the exit status (nil if it had to be killed).
@@ -224,12 +221,11 @@ enum Received {
 
     /// Waits until `log` holds at least `count` messages with a body; returns their bodies.
     static func bodies(_ log: EventLog, count: Int, timeout: Duration = .seconds(10)) async -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let enough = await eventuallyValue(timeout: timeout) { () async -> [String]? in
             let bodies = await self.bodies(log)
-            if bodies.count >= count { return bodies }
-            try? await Task.sleep(for: .milliseconds(20))
+            return bodies.count >= count ? bodies : nil
         }
+        if let enough { return enough }
         return await self.bodies(log)
     }
 
@@ -244,12 +240,3 @@ enum Received {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; its last value.
-func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}

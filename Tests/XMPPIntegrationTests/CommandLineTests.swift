@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Testing
 import XMPP
 
@@ -135,16 +136,11 @@ struct CommandLineTests {
             ["listen", "--json", "--log-level", "info"] + Self.accountArguments("bob", on: server, passwordFile: password),
             in: server.directory
         )
-        let deadline = Date().addingTimeInterval(15)
-        while !run.errors.contains("session established"), Date() < deadline, run.process.isRunning {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually(every: .milliseconds(50)) { run.errors.contains("session established") || !run.process.isRunning }
         #expect(run.errors.contains("session established"), "stderr: \(run.errors)")
         let alice = try await TestSession.start("alice", on: server)
         try await alice.session.send(Message(type: .chat, to: try JID("bob@example.test"), id: "m-1", body: "hello <&>\"' 😀 中文"))
-        while !run.output.contains("\n"), Date() < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually(every: .milliseconds(50)) { run.output.contains("\n") }
         let line = try #require(run.output.split(separator: "\n").first)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
         #expect(object["type"] == "chat")

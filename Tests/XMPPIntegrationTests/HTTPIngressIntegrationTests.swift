@@ -324,12 +324,10 @@ struct HTTPIngressIntegrationTests {
     }
 
     private func waitForState(_ state: String, id: String, http: HTTPTestClient) async throws -> [String: Any]? {
-        let deadline = ContinuousClock.now + .seconds(10)
         var last: [String: Any]?
-        while ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(10)) {
             last = try await http.get("/messages/\(id)", token: Self.token).json
-            if last?["state"] as? String == state { return last }
-            try await Task.sleep(for: .milliseconds(20))
+            return last?["state"] as? String == state
         }
         return last
     }

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Testing
 import XMPP
 
@@ -352,12 +353,9 @@ enum MirrorSupport {
     static func poll(
         timeout: Duration = .seconds(15), since start: ContinuousClock.Instant = .now, _ condition: () async -> Bool
     ) async -> Duration? {
-        let deadline = start + timeout
-        while ContinuousClock.now < deadline {
-            if await condition() { return ContinuousClock.now - start }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return await condition() ? ContinuousClock.now - start : nil
+        let remaining = ContinuousClock.now.duration(to: start + timeout)
+        guard await eventually(timeout: max(remaining, .zero), every: .milliseconds(10), condition) else { return nil }
+        return ContinuousClock.now - start
     }
 
     /// The presence and the sender's aggregate of a presence event from `jid` (any resource).

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Testing
 import XMPP
 
@@ -113,10 +114,9 @@ struct SessionIntegrationTests {
         try server.restart()
         // A second .online is the reconnect.
         var onlineCount = 0
-        let deadline = ContinuousClock.now + .seconds(30)
-        while onlineCount < 2, ContinuousClock.now < deadline {
+        _ = await eventually(timeout: .seconds(30), every: .milliseconds(50)) {
             onlineCount = await bob.log.events.filter { if case .online = $0 { true } else { false } }.count
-            try await Task.sleep(for: .milliseconds(50))
+            return onlineCount >= 2
         }
         #expect(onlineCount == 2)
 
@@ -148,22 +148,15 @@ struct SessionIntegrationTests {
     }
 
     static func collect(_ log: EventLog, count: Int, timeout: Duration = .seconds(20)) async -> [Message] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let enough = await eventuallyValue(timeout: timeout) { () async -> [Message]? in
             let messages = await log.messages
-            if messages.count >= count { return messages }
-            try? await Task.sleep(for: .milliseconds(20))
+            return messages.count >= count ? messages : nil
         }
+        if let enough { return enough }
         return await log.messages
     }
 
     static func waitForRoster(_ account: TestSession, contact: JID, subscription: RosterItem.Subscription?) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            let item = await account.session.roster.items[contact]
-            if item?.subscription == subscription { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+        await eventually(timeout: .seconds(10)) { await account.session.roster.items[contact]?.subscription == subscription }
     }
 }

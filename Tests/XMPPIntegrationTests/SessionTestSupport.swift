@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Logging
 import XMPP
 
@@ -18,17 +19,15 @@ actor EventLog {
         timeout: Duration = .seconds(10),
         _ predicate: @Sendable (XMPPSessionEvent) -> Bool
     ) async -> XMPPSessionEvent? {
-        let deadline = ContinuousClock.now + timeout
         var index = start
-        while ContinuousClock.now < deadline {
+        return await eventuallyValue(timeout: timeout) { () -> XMPPSessionEvent? in
             while index < self.events.count {
                 let event = self.events[index]
                 index += 1
                 if predicate(event) { return event }
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            return nil
         }
-        return nil
     }
 
     var messages: [Message] {

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -105,13 +106,10 @@ final class DatagramListener {
 
     /// The next datagram as text, or nil after `timeout`.
     func next(timeout: Duration) async -> String? {
-        let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while ContinuousClock.now < deadline {
+        return await eventuallyValue(timeout: timeout, every: .milliseconds(5)) { () -> String? in
             let count = buffer.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 { return String(decoding: buffer[0..<count], as: UTF8.self) }
-            try? await Task.sleep(for: .milliseconds(5))
+            return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
         }
-        return nil
     }
 }
