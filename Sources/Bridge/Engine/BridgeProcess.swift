@@ -47,10 +47,10 @@ struct BridgeProcess {
             ]
         )
         let metrics = RelayMetrics(factory: metricsFactory)
-        let statusBook = DeliveryStatusBook(store: store, clock: ContinuousClock())
         var random = SystemRandomNumberGenerator()
         let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
         let journal = try Journal(store: store, checkpointer: checkpointer, logger: logger)
+        let statusBook = DeliveryStatusBook(store: store, journal: journal, clock: ContinuousClock())
         let pipeline = RelayPipeline(
             router: BridgeRuntime.router(channels: [], configuration: configuration),
             journal: journal,

@@ -14,6 +14,9 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     }
 
     private let store: StateStore
+    /// Where the id map is read: the journal's thread, never the HTTP ingress's event loop
+    /// (nil: on the caller's thread, for tests without a journal).
+    private let journal: Journal?
     /// Which of these relay ids are still queued (the pipeline), and the XMPP transports'
     /// names (their copies decide the overall state); attached once both exist.
     private let sources = NIOLockedValueBox<(queued: @Sendable (Set<String>) async -> Set<String>, accounts: @Sendable () async -> Set<String>)>(
@@ -27,8 +30,9 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     private let recentFailures = NIOLockedValueBox<(reasons: [String: String], order: [String])>(([:], []))
     private static var failureMemory: Int { 10_000 }
 
-    init(store: StateStore, clock: C) {
+    init(store: StateStore, journal: Journal? = nil, clock: C) {
         self.store = store
+        self.journal = journal
         self.clock = clock
     }
 
@@ -69,15 +73,24 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         for waiter in waiting { waiter.resume() }
     }
 
+    private func read<T: Sendable>(_ body: @escaping @Sendable (StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+        if let journal { return try await journal.read(body) }
+        return try body(self.store)
+    }
+
     func status(ofMessage id: String, from source: String) async -> MessageDeliveryStatus? {
         let relays: [RelayRecord]
         let dead: [String: String]
         do {
-            relays = try self.store.relays(forSource: source, address: nil, id: id)
+            let read = try await self.read { store throws(StateStoreError) in
+                let relays = try store.relays(forSource: source, address: nil, id: id)
+                return (relays, try store.deadLetterReasons(relayIDs: relays.map(\.relayID)))
+            }
+            relays = read.0
             let remembered = self.recentFailures.withLockedValue { memory in
                 relays.compactMap { relay in memory.reasons[relay.relayID].map { (relay.relayID, $0) } }
             }
-            dead = try self.store.deadLetterReasons(relayIDs: relays.map(\.relayID)).merging(remembered) { stored, _ in stored }
+            dead = read.1.merging(remembered) { stored, _ in stored }
         } catch {
             return nil
         }
