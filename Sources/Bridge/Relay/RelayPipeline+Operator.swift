@@ -1,10 +1,11 @@
 import Foundation
 import Transports
 
-/// Operator actions on the queue (`xmpp-bridge queue list|retry|drop`).
+/// Operator actions on the queue (`xmpp-bridge queue list|retry|drop`). Dead letters are
+/// read on the journal's thread, never on the control server's event loop.
 extension RelayPipeline {
     /// Queued deliveries (from memory) and dead letters (from the database), by sequence.
-    func queueEntries(transport: String?) throws(StateStoreError) -> [QueueItemSummary] {
+    func queueEntries(transport: String?) async throws(StateStoreError) -> [QueueItemSummary] {
         var entries: [QueueItemSummary] = []
         for (name, worker) in self.workers where transport == nil || transport == name {
             entries += worker.snapshot().pending.map {
@@ -14,7 +15,7 @@ extension RelayPipeline {
         for (name, waiting) in self.parked where transport == nil || transport == name {
             entries += waiting.map { QueueItemSummary(delivery: $0.delivery, state: .queued, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: nil) }
         }
-        entries += try self.store.deadLetters(transport: transport).map(QueueItemSummary.init)
+        entries += try await self.journal.read { store throws(StateStoreError) in try store.deadLetters(transport: transport) }.map(QueueItemSummary.init)
         return entries.sorted { $0.delivery.sequence < $1.delivery.sequence }
     }
 
@@ -26,7 +27,7 @@ extension RelayPipeline {
             for sequence in sequences where self.workers.values.contains(where: { $0.retryNow(sequence) }) { count += 1 }
         }
         let wanted = sequences.map(Set.init)
-        let dead = try self.store.deadLetters().filter { wanted?.contains($0.sequence) ?? true }
+        let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { wanted?.contains($0.sequence) ?? true }
         guard !dead.isEmpty, let fresh = self.journal.assignSequences(dead.count) else { return count }
         let now = Date()
         var revived: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)] = []
@@ -54,7 +55,7 @@ extension RelayPipeline {
             count += 1
             remaining.remove(sequence)
         }
-        let dead = try self.store.deadLetters().filter { sequences == nil || remaining.contains($0.sequence) }
+        let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { sequences == nil || remaining.contains($0.sequence) }
         guard !dead.isEmpty else { return count }
         try await self.journal.commit(dead.map { .removeDeadLetter(sequence: $0.sequence) })
         self.deadLetters.withLockedValue { counts in
