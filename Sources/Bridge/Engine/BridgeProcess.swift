@@ -49,7 +49,11 @@ struct BridgeProcess {
         let metrics = RelayMetrics(factory: metricsFactory)
         var random = SystemRandomNumberGenerator()
         let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
-        let journal = try Journal(store: store, checkpointer: checkpointer, logger: logger)
+        // The lazy-completion timer lives on the event loop, which is awake for the relay anyway.
+        let journalLoop = eventLoops.next()
+        let journal = try Journal(
+            store: store, checkpointer: checkpointer, clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
+        )
         let statusBook = DeliveryStatusBook(store: store, journal: journal, clock: ContinuousClock())
         let pipeline = RelayPipeline(
             router: BridgeRuntime.router(channels: [], configuration: configuration),

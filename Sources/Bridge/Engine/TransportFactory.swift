@@ -78,7 +78,9 @@ struct TransportFactory: Sendable {
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: logger),
-            clock: ContinuousClock(),
+            // Its timers (coalesced acknowledgements, pings, rooms) arm and fire on the loop.
+            clock: EventLoopClock(loop),
+            executor: EventLoopTaskExecutor(loop),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger
         )

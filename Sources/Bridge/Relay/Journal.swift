@@ -45,15 +45,18 @@ final class Journal: Sendable {
     /// How long lazily recorded entries wait for a commit to ride before they get their own.
     let lazyDelay: Duration
     private let sleep: @Sendable (Duration) async throws -> Void
+    /// Where the lazy timer runs (an event loop with ``EventLoopClock``: no other thread wakes).
+    private let timerExecutor: (any TaskExecutor)?
 
     init<C: Clock>(
         store: StateStore, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50), clock: C = ContinuousClock(),
-        logger: Logger
+        timerExecutor: (any TaskExecutor)? = nil, logger: Logger
     ) throws(StateStoreError) where C.Duration == Duration {
         self.store = store
         self.checkpointer = checkpointer
         self.lazyDelay = lazyDelay
         self.sleep = { duration in try await clock.sleep(for: duration) }
+        self.timerExecutor = timerExecutor
         self.logger = logger
         self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
         self.thread = NIOThreadPool(numberOfThreads: 1)
@@ -119,7 +122,7 @@ final class Journal: Sendable {
             return true
         }
         guard arm else { return }
-        Task {
+        Task(executorPreference: self.timerExecutor) {
             try? await self.sleep(self.lazyDelay)
             let start = self.pending.withLockedValue { pending -> Bool in
                 pending.lazyTimerArmed = false

@@ -21,7 +21,7 @@ public struct FileReuploader: Sendable {
         self.logger = logger
     }
 
-    private func service(_ session: XMPPSession<ContinuousClock>) async throws -> UploadService {
+    private func service(_ session: XMPPSession<EventLoopClock>) async throws -> UploadService {
         if let service = self.found.withLockedValue({ $0 }) { return service }
         guard let service = try await session.discoverUploadService() else { throw UploadError.noUploadService }
         self.found.withLockedValue { $0 = service }
@@ -41,7 +41,7 @@ public struct FileReuploader: Sendable {
     static let tokenBytes = Set(Array("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
 
     /// The URL to share for `url`: this account's copy, or `url` itself when it cannot be made.
-    func reupload(_ url: String, maximumBytes: Int, session: XMPPSession<ContinuousClock>) async -> String {
+    func reupload(_ url: String, maximumBytes: Int, session: XMPPSession<EventLoopClock>) async -> String {
         do {
             let service = try await self.service(session)
             let limit = min(service.maxFileSize ?? maximumBytes, maximumBytes)

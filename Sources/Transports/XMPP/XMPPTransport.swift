@@ -10,7 +10,7 @@ import XMPP
 /// and count as delivered once a server round trip confirms the server took them.
 public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     public let name: String
-    private let session: XMPPSession<ContinuousClock>
+    private let session: XMPPSession<EventLoopClock>
     private let handler: any TransportEventHandler
     private let bridgeID: String
     private let deliveryTimeout: Duration
@@ -27,7 +27,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     ///   reading cannot hold the queue for ever).
     public init(
         name: String,
-        session: XMPPSession<ContinuousClock>,
+        session: XMPPSession<EventLoopClock>,
         handler: any TransportEventHandler,
         bridgeID: String,
         deliveryTimeout: Duration = .seconds(30),

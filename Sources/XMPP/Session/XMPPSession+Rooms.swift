@@ -200,7 +200,7 @@ extension XMPPSession {
             case .selfPing(let to):
                 let ping = IQ(type: .get, id: self.nextID(), to: to, payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
                 let timeout = self.configuration.roomTimings.pingTimeout
-                Task {
+                Task(executorPreference: self.executor) {
                     let outcome: RoomStateMachine<C.Instant>.SelfPingOutcome
                     do {
                         _ = try await self.request(ping, timeout: timeout)
@@ -216,7 +216,7 @@ extension XMPPSession {
                 var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#owner")
                 query.append(XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")]))
                 let iq = IQ(type: .set, id: self.nextID(), to: room, payload: query)
-                Task {
+                Task(executorPreference: self.executor) {
                     do {
                         _ = try await self.request(iq)
                         self.logger.info("created the room with its default configuration", metadata: ["room": "\(room)"])
@@ -254,7 +254,7 @@ extension XMPPSession {
         if let armed = self.roomTimer, armed.deadline == next { return }
         self.roomTimer?.task.cancel()
         let clock = self.clock
-        self.roomTimer = (next, Task {
+        self.roomTimer = (next, Task(executorPreference: self.executor) {
             guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
             await self.roomTimerFired()
         })
@@ -278,7 +278,7 @@ extension XMPPSession {
     /// replacing any still running for this room.
     func startAfterJoin(_ room: JID) {
         self.rooms.entries[room]?.afterJoin?.cancel()
-        self.rooms.entries[room]?.afterJoin = Task { await self.afterJoin(room) }
+        self.rooms.entries[room]?.afterJoin = Task(executorPreference: self.executor) { await self.afterJoin(room) }
     }
 
     /// Asks the room what it supports (XEP-0030): `stanza-id`s are trusted only from a room

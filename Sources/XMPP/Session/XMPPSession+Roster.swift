@@ -15,7 +15,7 @@ extension XMPPSession {
         self.rosterWaiters.append((condition, waiter))
         let clock = self.clock
         let deadline = clock.now.advanced(by: timeout)
-        let timer = Task {
+        let timer = Task(executorPreference: self.executor) {
             guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
             waiter.complete(.success(false))
         }

@@ -145,7 +145,7 @@ extension XMPPSession {
             self.acknowledgementTimer = nil
         } else if self.acknowledgementTimer == nil {
             let clock = self.clock
-            self.acknowledgementTimer = Task {
+            self.acknowledgementTimer = Task(executorPreference: self.executor) {
                 guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
                 await self.acknowledgementTimerFired()
             }
@@ -233,7 +233,7 @@ extension XMPPSession {
         guard self.acknowledgementRequest == nil else { return }
         let clock = self.clock
         let delay = self.configuration.acknowledgementRequestDelay
-        self.acknowledgementRequest = Task {
+        self.acknowledgementRequest = Task(executorPreference: self.executor) {
             guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
             await self.acknowledgementRequestDue()
         }

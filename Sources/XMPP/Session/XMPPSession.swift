@@ -13,6 +13,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private let password: String
     private let client: XMPPClient
     let clock: C
+    /// Where the session's own tasks (timers, IQ requests in flight) start: the account's
+    /// event loop in the bridge, so a timer armed and fired there wakes no other thread.
+    /// Nil: Swift's global pool.
+    let executor: (any TaskExecutor)?
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
@@ -52,6 +56,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         password: String,
         client: XMPPClient,
         clock: C,
+        executor: (any TaskExecutor)? = nil,
         ids: StanzaIDGenerator,
         logger: Logger
     ) {
@@ -59,6 +64,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.password = password
         self.client = client
         self.clock = clock
+        self.executor = executor
         self.ids = ids
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
@@ -131,7 +137,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 if let hint = lastError.flatMap(Self.hint) { metadata["hint"] = "\(hint)" }
                 self.logger.warning("connection failed; retrying", metadata: metadata)
                 let clock = self.clock
-                let sleep = Task<Void, Never> { _ = try? await clock.sleep(until: until, tolerance: nil) }
+                let sleep = Task<Void, Never>(executorPreference: self.executor) { _ = try? await clock.sleep(until: until, tolerance: nil) }
                 self.backoff = sleep
                 await withTaskCancellationHandler {
                     await sleep.value
@@ -348,7 +354,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             case .sendPing:
                 // The answer, like any other traffic, resets the machine.
                 let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-                Task { _ = try? await self.request(ping, timeout: self.configuration.pingTimeout) }
+                Task(executorPreference: self.executor) { _ = try? await self.request(ping, timeout: self.configuration.pingTimeout) }
             case .connectionDead:
                 self.logger.warning("server did not answer a ping; treating the connection as dead")
                 await connection.abort()
@@ -390,9 +396,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if let armed = self.expiry, armed.deadline <= next { return }
         self.expiry?.timer.cancel()
         let clock = self.clock
-        self.expiry = (next, Task {
+        self.expiry = (next, Task(executorPreference: self.executor) {
             guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            self.expireRequests()
+            await self.expireRequests()
         })
     }
 
