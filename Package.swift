@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "xmpp-bridge", targets: ["Bridge"]),
         .library(name: "XMPP", targets: ["XMPP"]),
+        .library(name: "TransportCore", targets: ["TransportCore"]),
         .library(name: "Transports", targets: ["Transports"]),
     ],
     dependencies: [
@@ -56,9 +57,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What every transport and the relay share: deliveries, events, the Transport
+        // protocol. No XMPP, no HTTP: the architecture's bottom layer.
+        .target(
+            name: "TransportCore",
+            dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "Transports",
             dependencies: [
+                "TransportCore",
                 "XMPP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -77,6 +88,7 @@ let package = Package(
             dependencies: [
                 "XMPP",
                 "Transports",
+                "TransportCore",
                 "EmbeddedProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -151,6 +163,7 @@ let package = Package(
                 "TestSupport",
                 "XMPP",
                 "Transports",
+                "TransportCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -158,6 +171,7 @@ let package = Package(
             name: "TransportsTests",
             dependencies: [
                 "Transports",
+                "TransportCore",
                 "XMPP",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -171,6 +185,7 @@ let package = Package(
             dependencies: [
                 "XMPP",
                 "Transports",
+                "TransportCore",
                 "EmbeddedProsody",
                 "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
+import TransportCore
 import Transports
 import XMPP
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 
 @testable import Bridge

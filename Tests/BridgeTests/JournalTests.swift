@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 import XMPP
 

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 import XMPP
 

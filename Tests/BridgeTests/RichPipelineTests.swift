@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 import XMPP
 
@@ -28,7 +29,7 @@ struct RichPipelineTests {
         )
     }
 
-    static func message(_ body: String?, id: String, from source: Endpoint = alice, _ content: RichContent = RichContent()) -> InboundMessage {
+    static func message(_ body: String?, id: String, from source: Endpoint = alice, _ content: MessageContent = MessageContent()) -> InboundMessage {
         var message = InboundMessage(source: source, sender: "\(source.address ?? "")/phone", nick: "n", id: id, body: body)
         message.content = content
         return message
@@ -46,13 +47,13 @@ struct RichPipelineTests {
             original.awaitsCommit = false
             #expect(await pipeline.handle(.message(original), from: "work") == .accepted)
             // No barrier between them: the lookup waits for the original's commit itself.
-            #expect(await pipeline.handle(.message(Self.message("hello", id: "a-2", RichContent(replaceID: "a-1"))), from: "work") == .accepted)
+            #expect(await pipeline.handle(.message(Self.message("hello", id: "a-2", MessageContent(replaceID: "a-1"))), from: "work") == .accepted)
             await journal.flushed()
         }
         let store = try StateStore(path: path)
         let queued = try store.loadQueue().map(\.delivery)
         #expect(queued.map(\.body) == ["helo", "hello"])
-        #expect(queued.last?.content == RichContent(replaceID: queued.first?.relayID))
+        #expect(queued.last?.content == MessageContent(replaceID: queued.first?.relayID))
     }
 
     @Test("bob's receipt for his copy goes back to alice under her id; none when the channel does not pass receipts")
@@ -67,7 +68,7 @@ struct RichPipelineTests {
         await journal.flushed()
         let queued = try store.loadQueue().map(\.delivery)
         let back = try #require(queued.first { $0.target == Self.alice })
-        #expect(back.content == RichContent(confirms: "a-1", confirmsDisplayed: true))
+        #expect(back.content == MessageContent(confirms: "a-1", confirmsDisplayed: true))
         #expect(back.body.isEmpty)
 
         var quiet = Self.link
@@ -89,15 +90,15 @@ struct RichPipelineTests {
         _ = await pipeline.handle(.receipt(DeliveryReceipt(relayID: copy.relayID, from: Self.bob, displayed: false)), from: "home")
         // The same receipt again (another of bob's devices): passed back once.
         _ = await pipeline.handle(.receipt(DeliveryReceipt(relayID: copy.relayID, from: Self.bob, displayed: false)), from: "home")
-        _ = await pipeline.handle(.message(Self.message("forged", id: "b-1", from: Self.bob, RichContent(replaceID: copy.relayID))), from: "home")
-        _ = await pipeline.handle(.message(Self.message(nil, id: "b-2", from: Self.bob, RichContent(retractID: copy.relayID))), from: "home")
-        _ = await pipeline.handle(.message(Self.message(nil, id: "b-3", from: Self.bob, RichContent(reactionTo: copy.relayID, reactions: ["👍"]))), from: "home")
+        _ = await pipeline.handle(.message(Self.message("forged", id: "b-1", from: Self.bob, MessageContent(replaceID: copy.relayID))), from: "home")
+        _ = await pipeline.handle(.message(Self.message(nil, id: "b-2", from: Self.bob, MessageContent(retractID: copy.relayID))), from: "home")
+        _ = await pipeline.handle(.message(Self.message(nil, id: "b-3", from: Self.bob, MessageContent(reactionTo: copy.relayID, reactions: ["👍"]))), from: "home")
         await journal.flushed()
         let toAlice = try store.loadQueue().map(\.delivery).filter { $0.target == Self.alice }
         #expect(toAlice.map(\.content) == [
-            RichContent(confirms: "a-1"),
-            RichContent(),
-            RichContent(reactionTo: "a-1", reactions: ["👍"]),
+            MessageContent(confirms: "a-1"),
+            MessageContent(),
+            MessageContent(reactionTo: "a-1", reactions: ["👍"]),
         ])
         #expect(toAlice.dropFirst().first?.body == "[correction] forged", "not a correction of alice's message")
     }
@@ -106,11 +107,11 @@ struct RichPipelineTests {
     func splitKeepsOperationOnFirstPart() {
         let delivery = Delivery(
             channel: "link", target: Self.bob, body: String(repeating: "line\n", count: 400), originalBody: "", nick: "n", type: .chat,
-            source: Self.alice, sourceID: "a-2", relayID: "r-2", content: RichContent(replaceID: "r-1")
+            source: Self.alice, sourceID: "a-2", relayID: "r-2", content: MessageContent(replaceID: "r-1")
         )
         let parts = DeliverySplitter.split(delivery, maxStanzaBytes: 1_200)
         #expect(parts.count > 1)
-        #expect(parts.first?.content == RichContent(replaceID: "r-1"))
+        #expect(parts.first?.content == MessageContent(replaceID: "r-1"))
         #expect(parts.dropFirst().allSatisfy { $0.content.isEmpty })
     }
 }

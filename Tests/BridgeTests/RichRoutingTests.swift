@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import Transports
 import XMPP
 
@@ -19,7 +20,7 @@ struct RichRoutingTests {
         Router(channels: [RelayChannel(name: "c", members: members.map { ChannelMember(endpoint: $0, direction: .inout) }, format: format)], ownJIDs: [])
     }
 
-    static func message(_ body: String?, _ content: RichContent, from source: Endpoint = alice, id: String = "a-9") -> InboundMessage {
+    static func message(_ body: String?, _ content: MessageContent, from source: Endpoint = alice, id: String = "a-9") -> InboundMessage {
         var message = InboundMessage(source: source, sender: "\(source.address ?? "")/phone", nick: "Alice", id: id, body: body)
         message.content = content
         return message
@@ -42,7 +43,7 @@ struct RichRoutingTests {
     @Test("a file: caption first, then body == URL with OOB; local outputs get one line with url")
     func fileWithCaption() {
         let url = "https://u.test/f/cat.png"
-        let got = Self.deliveries(Self.router(), Self.message("a cat", RichContent(url: url)))
+        let got = Self.deliveries(Self.router(), Self.message("a cat", MessageContent(url: url)))
         let toBob = got.filter { $0.target == Self.bob }
         #expect(toBob.map(\.body) == ["Alice: a cat", url])
         #expect(toBob.map(\.content.url) == [nil, url])
@@ -55,9 +56,9 @@ struct RichRoutingTests {
     @Test("a file without caption: the file's name in the format when it adds attribution, nothing extra for {body}")
     func fileWithoutCaption() {
         let url = "https://u.test/f/build%20log.txt"
-        let attributed = Self.deliveries(Self.router(), Self.message(url, RichContent(url: url))).filter { $0.target == Self.bob }
+        let attributed = Self.deliveries(Self.router(), Self.message(url, MessageContent(url: url))).filter { $0.target == Self.bob }
         #expect(attributed.map(\.body) == ["Alice: build log.txt", url])
-        let plain = Self.deliveries(Self.router(format: "{body}"), Self.message(url, RichContent(url: url))).filter { $0.target == Self.bob }
+        let plain = Self.deliveries(Self.router(format: "{body}"), Self.message(url, MessageContent(url: url))).filter { $0.target == Self.bob }
         #expect(plain.map(\.body) == [url])
     }
 
@@ -67,7 +68,7 @@ struct RichRoutingTests {
             own: [Self.record("r-bob", source: Self.alice, sourceID: "a-1", target: Self.bob), Self.record("r-out", source: Self.alice, sourceID: "a-1", target: Self.out)],
             received: nil, siblings: []
         )
-        let got = Self.deliveries(Self.router(), Self.message("fixed", RichContent(replaceID: "a-1")), references: references)
+        let got = Self.deliveries(Self.router(), Self.message("fixed", MessageContent(replaceID: "a-1")), references: references)
         #expect(got.first { $0.target == Self.bob }?.content.replaceID == "r-bob")
         #expect(got.first { $0.target == Self.out }?.content.replaceID == "r-out")
         // carol never got the original: a new message, marked.
@@ -82,8 +83,8 @@ struct RichRoutingTests {
             own: [], received: Self.record("r-bob", source: Self.alice, sourceID: "a-1", target: Self.bob),
             siblings: [Self.record("r-bob", source: Self.alice, sourceID: "a-1", target: Self.bob), Self.record("r-carol", source: Self.alice, sourceID: "a-1", target: Self.carol)]
         )
-        let got = Self.deliveries(Self.router(), Self.message(nil, RichContent(reactionTo: "r-bob", reactions: ["👍"]), from: Self.bob), references: references)
-        #expect(got.first { $0.target == Self.alice }?.content == RichContent(reactionTo: "a-1", reactions: ["👍"]))
+        let got = Self.deliveries(Self.router(), Self.message(nil, MessageContent(reactionTo: "r-bob", reactions: ["👍"]), from: Self.bob), references: references)
+        #expect(got.first { $0.target == Self.alice }?.content == MessageContent(reactionTo: "a-1", reactions: ["👍"]))
         #expect(got.first { $0.target == Self.alice }?.body == "", "no body for clients with reactions")
         #expect(got.first { $0.target == Self.carol }?.content.reactionTo == "r-carol")
         // The local output never got the original: it gets the text.
@@ -94,10 +95,10 @@ struct RichRoutingTests {
     @Test("a retraction goes only to targets with a copy; with none, it is dropped with a reason")
     func retraction() {
         let references = ReferenceMap(own: [Self.record("r-bob", source: Self.alice, sourceID: "a-1", target: Self.bob)], received: nil, siblings: [])
-        let got = Self.deliveries(Self.router(), Self.message("fallback", RichContent(retractID: "a-1")), references: references)
+        let got = Self.deliveries(Self.router(), Self.message("fallback", MessageContent(retractID: "a-1")), references: references)
         #expect(got.map(\.target) == [Self.bob])
         #expect(got.first?.content.retractID == "r-bob")
-        let none = Self.router().route(Self.message("fallback", RichContent(retractID: "zzz"))) { "r" }
+        let none = Self.router().route(Self.message("fallback", MessageContent(retractID: "zzz"))) { "r" }
         #expect(none == .drop(reason: .unknownReference))
     }
 
@@ -107,7 +108,7 @@ struct RichRoutingTests {
             own: [Self.record("r-caption", source: Self.alice, sourceID: "a-1", target: Self.bob), Self.record("r-file", source: Self.alice, sourceID: "a-1", target: Self.bob)],
             received: nil, siblings: []
         )
-        let retraction = Self.deliveries(Self.router(), Self.message("x", RichContent(retractID: "a-1")), references: references)
+        let retraction = Self.deliveries(Self.router(), Self.message("x", MessageContent(retractID: "a-1")), references: references)
         #expect(retraction.map(\.content.retractID) == ["r-caption", "r-file"])
         #expect(references.id(for: Self.bob) == "r-file")
         #expect(references.id(for: Self.bob, correction: true) == "r-caption")
@@ -117,9 +118,9 @@ struct RichRoutingTests {
     func replyFallback() {
         let quote = "> helo\n"
         let references = ReferenceMap(own: [], received: Self.record("r-bob", source: Self.alice, sourceID: "a-1", target: Self.bob), siblings: [])
-        let got = Self.deliveries(Self.router(), Self.message("hi", RichContent(replyTo: "r-bob", replyFallback: quote), from: Self.bob), references: references)
+        let got = Self.deliveries(Self.router(), Self.message("hi", MessageContent(replyTo: "r-bob", replyFallback: quote), from: Self.bob), references: references)
         let toAlice = got.first { $0.target == Self.alice }
-        #expect(toAlice?.content == RichContent(replyTo: "a-1", replyFallback: quote))
+        #expect(toAlice?.content == MessageContent(replyTo: "a-1", replyFallback: quote))
         #expect(toAlice?.body == "Alice: hi", "the transport puts the quote in front, marked")
         let toCarol = got.first { $0.target == Self.carol }
         #expect(toCarol?.content.replyTo == nil)
@@ -128,7 +129,7 @@ struct RichRoutingTests {
 
     @Test("an encrypted message: no XMPP target gets its fallback body; local outputs get an event; no local output, dropped as encrypted")
     func encrypted() {
-        let message = Self.message("I sent you an OMEMO encrypted message", RichContent(encryption: "OMEMO"))
+        let message = Self.message("I sent you an OMEMO encrypted message", MessageContent(encryption: "OMEMO"))
         let got = Self.deliveries(Self.router(), message)
         #expect(got.map(\.target) == [Self.out])
         #expect(got.first?.content.encryption == "OMEMO")
@@ -136,7 +137,7 @@ struct RichRoutingTests {
         let notice = Self.router(members: [Self.alice, Self.bob]).encryptionNotice(for: message, relayID: "n1")
         #expect(notice?.target == Self.alice)
         #expect(notice?.body.contains("OMEMO") == true)
-        let stranger = Self.message("x", RichContent(encryption: "OMEMO"), from: Endpoint(transport: "work", address: "eve@x.test"))
+        let stranger = Self.message("x", MessageContent(encryption: "OMEMO"), from: Endpoint(transport: "work", address: "eve@x.test"))
         #expect(Self.router().encryptionNotice(for: stranger, relayID: "n2") == nil, "strangers get no answer")
     }
 
@@ -158,9 +159,21 @@ struct RichRoutingTests {
 
     @Test("rich content survives the queue column; an unreadable column reads as plain text")
     func column() {
-        let content = RichContent(url: "https://u.test/a.png", replyTo: "r", replyFallback: "> q\n")
-        #expect(RichContentColumn.decode(RichContentColumn.encode(content)) == content)
-        #expect(RichContentColumn.encode(RichContent()) == nil)
-        #expect(RichContentColumn.decode("{not json") == RichContent())
+        let content = MessageContent(url: "https://u.test/a.png", replyTo: "r", replyFallback: "> q\n")
+        #expect(MessageContentColumn.decode(MessageContentColumn.encode(content)) == content)
+        #expect(MessageContentColumn.encode(MessageContent()) == nil)
+        #expect(MessageContentColumn.decode("{not json") == MessageContent())
+    }
+
+    @Test("queue rows written before MessageContent (RichContent's JSON) read the same")
+    func columnWrittenByAnEarlierVersion() {
+        let stored = #"{"confirms":"c","confirmsDisplayed":true,"encryption":"OMEMO","reactionTo":"t","reactions":["👍"],"#
+            + #""replaceID":"p","replyFallback":"> q\n","replyTo":"r","retractID":"x","reuploadMaxBytes":1024,"url":"https:\/\/u.test\/a.png"}"#
+        let expected = MessageContent(
+            url: "https://u.test/a.png", replaceID: "p", replyTo: "r", replyFallback: "> q\n", reactionTo: "t", reactions: ["👍"], retractID: "x",
+            encryption: "OMEMO", confirms: "c", confirmsDisplayed: true, reuploadMaxBytes: 1024
+        )
+        #expect(MessageContentColumn.decode(stored) == expected)
+        #expect(MessageContentColumn.encode(expected) == stored)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TransportCore
 import Transports
 import XMPP
 

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 import XMPP
 

@@ -1,4 +1,5 @@
 import Testing
+import TransportCore
 import Transports
 
 @testable import Bridge

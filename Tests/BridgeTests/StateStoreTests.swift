@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 
 @testable import Bridge

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import TestSupport
 import Testing
+import TransportCore
 
 @testable import Transports
 

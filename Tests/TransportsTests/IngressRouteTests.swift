@@ -1,4 +1,5 @@
 import Testing
+import TransportCore
 
 @testable import Transports
 

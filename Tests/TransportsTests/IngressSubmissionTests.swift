@@ -1,4 +1,5 @@
 import Testing
+import TransportCore
 import XMPP
 
 @testable import Transports
@@ -78,13 +79,13 @@ struct IngressSubmissionTests {
     @Test("a JSON body's rich fields (issue 12): a file needs no body, a reaction neither; a wrong shape is 422")
     func jsonRichFields() {
         var file = IngressSubmission(body: "")
-        file.content = RichContent(url: "https://u.test/a.png")
+        file.content = MessageContent(url: "https://u.test/a.png")
         #expect(Self.parse("application/json", #"{"url":"https://u.test/a.png"}"#) == .success(file))
         var reaction = IngressSubmission(body: "")
-        reaction.content = RichContent(reactionTo: "m-1", reactions: ["👍"])
+        reaction.content = MessageContent(reactionTo: "m-1", reactions: ["👍"])
         #expect(Self.parse("application/json", #"{"reaction":{"id":"m-1","emojis":["👍"]}}"#) == .success(reaction))
         var reply = IngressSubmission(body: "yes")
-        reply.content = RichContent(replyTo: "m-2")
+        reply.content = MessageContent(replyTo: "m-2")
         #expect(Self.parse("application/json", #"{"body":"yes","reply_to":"m-2"}"#) == .success(reply))
         guard case .failure(let error) = Self.parse("application/json", #"{"reaction":"👍"}"#) else {
             Issue.record("a reaction that is not an object was accepted")

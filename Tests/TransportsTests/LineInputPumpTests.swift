@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import Testing
+import TransportCore
 
 @testable import Transports
 

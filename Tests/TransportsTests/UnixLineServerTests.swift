@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import Testing
+import TransportCore
 
 @testable import Transports
 

@@ -1,4 +1,5 @@
 import Testing
+import TransportCore
 import XMPP
 
 @testable import Transports

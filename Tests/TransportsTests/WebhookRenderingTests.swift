@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TransportCore
 
 @testable import Transports
 

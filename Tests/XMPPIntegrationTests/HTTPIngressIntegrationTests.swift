@@ -2,6 +2,7 @@ import EmbeddedProsody
 import Foundation
 import Testing
 import TestSupport
+import TransportCore
 import Transports
 import XMPP
 

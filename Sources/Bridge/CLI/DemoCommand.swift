@@ -2,6 +2,7 @@ import ArgumentParser
 import EmbeddedProsody
 import Foundation
 import Logging
+import TransportCore
 import Transports
 import XMPP
 

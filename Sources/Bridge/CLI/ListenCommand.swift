@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TransportCore
 import Transports
 import XMPP
 

@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// All of `bridge.toml`: the bridge's own settings, XMPP accounts, local transports and

@@ -1,5 +1,6 @@
 import Foundation
 import TOMLKit
+import TransportCore
 import Transports
 
 extension ConfigurationLoader {

@@ -1,4 +1,5 @@
 import TOMLKit
+import TransportCore
 import Transports
 
 extension ConfigurationLoader {

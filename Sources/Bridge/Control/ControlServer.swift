@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import TransportCore
 import Transports
 
 #if canImport(Glibc)

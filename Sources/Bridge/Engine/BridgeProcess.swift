@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
+import TransportCore
 import Transports
 import XMPP
 

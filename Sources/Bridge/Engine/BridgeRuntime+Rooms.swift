@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 import XMPP
 
@@ -27,11 +28,11 @@ extension BridgeRuntime {
         }
         let checkpoints = (try? self.storeForStatus.sourceCheckpoints()) ?? [:]
         for name in configuration.accounts.keys.sorted() {
-            guard let transport = self.transport(named: name) as? XMPPTransport else { continue }
+            guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
             let rooms = wanted[name] ?? []
             var cursors: [JID: ArchiveCursor] = [:]
             for room in rooms {
-                if let cursor = checkpoints[XMPPTransport.checkpointKey(account: name, room: room.jid)].flatMap(ArchiveCursor.init) {
+                if let cursor = checkpoints[transport.checkpointKey(room: room.jid)].flatMap(ArchiveCursor.init) {
                     cursors[room.jid] = cursor
                 }
             }
@@ -52,7 +53,7 @@ extension BridgeRuntime {
     func roomEntries() async -> [ControlResponse.RoomEntry] {
         var entries: [ControlResponse.RoomEntry] = []
         for name in self.currentConfiguration.accounts.keys.sorted() {
-            guard let transport = self.transport(named: name) as? XMPPTransport else { continue }
+            guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
             for room in await transport.roomStatuses() {
                 entries.append(
                     ControlResponse.RoomEntry(

@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import TransportCore
 import Transports
 import XMPP
 

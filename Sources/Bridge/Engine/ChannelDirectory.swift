@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import TransportCore
 import Transports
 
 /// The channel names that exist right now, and their webhook templates, readable from any

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Logging
 import NIOCore
+import TransportCore
 import Transports
 import XMPP
 

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
+import TransportCore
 import Transports
 
 /// Serves `[bridge] metrics_listen`: `GET /metrics` in the Prometheus text format

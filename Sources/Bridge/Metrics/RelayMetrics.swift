@@ -1,6 +1,7 @@
 import CoreMetrics
 import NIOConcurrencyHelpers
 import Foundation
+import TransportCore
 import Transports
 
 /// The relay's counters and histograms, through swift-metrics with an injected factory

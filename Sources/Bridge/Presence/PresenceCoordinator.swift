@@ -1,4 +1,5 @@
 import Logging
+import TransportCore
 import Transports
 
 /// Runs the ``PresenceRelay`` for the running bridge: feeds it the transports' presence

@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// Relays presence between accounts and to local transports (issue 5, deliverables 1

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import TransportCore
 import Transports
 
 /// One transport's queued deliveries in memory, the mirror of its rows in the journal, and

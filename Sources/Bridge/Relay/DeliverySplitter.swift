@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 import XMPP
 
@@ -13,7 +14,7 @@ enum DeliverySplitter {
 
     /// `delivery` itself when it fits, else its parts in order.
     static func split(_ delivery: Delivery, maxStanzaBytes: Int) -> [Delivery] {
-        // A reply's quote goes in front of the body when it is sent (RichContent.outgoing).
+        // A reply's quote goes in front of the body when it is sent (MessageContent.outgoing).
         let overhead = Self.envelopeBytes + Self.escapedSize(delivery.target.address ?? "") + Self.escapedSize(delivery.subject ?? "")
             + Self.escapedSize(delivery.content.replyFallback ?? "")
         // Room for the "(k/n) " prefix too.
@@ -28,7 +29,7 @@ enum DeliverySplitter {
             // A correction, reply or file applies to the first part; the rest are plain text.
             if offset > 0 {
                 part.subject = nil
-                part.content = RichContent()
+                part.content = MessageContent()
             }
             return part
         }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
+import TransportCore
 import Transports
 
 /// Runs one transport's ``DeliveryQueue``: takes a batch when the transport is available,

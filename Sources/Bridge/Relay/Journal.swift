@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
+import TransportCore
 import Transports
 
 /// The single writer of the relay's durable state (queue, id map, dead letters), with
@@ -241,7 +242,7 @@ final class Journal: Sendable {
                         delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
                         delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
                         delivery.source.address, delivery.sourceID, delivery.relayID, StorageTimestamp.text(enqueuedAt), attempts,
-                        RichContentColumn.encode(delivery.content),
+                        MessageContentColumn.encode(delivery.content),
                     ])
                 try db.cachedStatement(sql: """
                     INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at,

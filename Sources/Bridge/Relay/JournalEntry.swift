@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import Transports
 import XMPP
 

@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// Hands events to one observer (presence relay, roster mirrors) in order on its own task,

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import Transports
 
 /// Operator actions on the queue (`xmpp-bridge queue list|retry|drop`). Dead letters are

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import Transports
 import XMPP
 
@@ -60,7 +61,7 @@ extension RelayPipeline {
             channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
             // Its own source id: a later reference to the copy must not find the receipt.
             sourceID: "receipt:\(receipt.relayID)", relayID: self.ids.next(),
-            content: RichContent(confirms: record.sourceID, confirmsDisplayed: receipt.displayed ? true : nil)
+            content: MessageContent(confirms: record.sourceID, confirmsDisplayed: receipt.displayed ? true : nil)
         )
         self.enqueueGenerated([confirmation])
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import TransportCore
 import Transports
 import XMPP
 

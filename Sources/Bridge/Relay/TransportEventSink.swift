@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// Where one transport instance sends its events: the pipeline, tagged with the instance,

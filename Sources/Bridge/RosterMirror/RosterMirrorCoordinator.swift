@@ -1,4 +1,5 @@
 import Logging
+import TransportCore
 import Transports
 import XMPP
 

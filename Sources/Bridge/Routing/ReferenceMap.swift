@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// The ids each endpoint knows one message by (issue 12): how a correction (XEP-0308), reply

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import Transports
 import XMPP
 
@@ -25,14 +26,14 @@ struct RichRelay {
     struct Piece: Hashable, Sendable {
         var body: String
         var originalBody: String
-        var content = RichContent()
+        var content = MessageContent()
         /// The message's subject goes with this piece.
         var carriesSubject = false
     }
 
     /// The message's text (nil when it has none), its extras, and the referenced message's ids.
     let text: String?
-    let content: RichContent
+    let content: MessageContent
     let references: ReferenceMap
 
     /// The pieces for `target`, in order; none when it gets nothing.
@@ -47,12 +48,12 @@ struct RichRelay {
         if let encryption = self.content.encryption {
             guard local else { return [] }
             let note = "sent a message encrypted with \(encryption), which the bridge cannot read"
-            return [Piece(body: render(note), originalBody: note, content: RichContent(encryption: encryption))]
+            return [Piece(body: render(note), originalBody: note, content: MessageContent(encryption: encryption))]
         }
         if self.content.retractID != nil {
             // Every copy the target holds: a caption and its file, or a split message's parts.
             let note = "retracted an earlier message"
-            return self.references.ids(for: target, room: room).map { Piece(body: render(note), originalBody: note, content: RichContent(retractID: $0)) }
+            return self.references.ids(for: target, room: room).map { Piece(body: render(note), originalBody: note, content: MessageContent(retractID: $0)) }
         }
         if self.content.reactionTo != nil {
             let reactions = self.content.reactions ?? []
@@ -60,7 +61,7 @@ struct RichRelay {
             guard let mapped else {
                 return reactions.isEmpty ? [] : [Piece(body: render(note), originalBody: note)]
             }
-            return [Piece(body: local ? render(note) : "", originalBody: note, content: RichContent(reactionTo: mapped, reactions: reactions))]
+            return [Piece(body: local ? render(note) : "", originalBody: note, content: MessageContent(reactionTo: mapped, reactions: reactions))]
         }
         if let url = self.content.url {
             var pieces = self.file(url, local: local, render: render, plainFormat: plainFormat)
@@ -68,7 +69,7 @@ struct RichRelay {
             return pieces
         }
         guard var text = self.text else { return [] }
-        var content = RichContent()
+        var content = MessageContent()
         if self.content.replaceID != nil {
             if let mapped {
                 content.replaceID = mapped
@@ -95,7 +96,7 @@ struct RichRelay {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty || trimmed == url ? nil : text
         }
-        let file = RichContent(url: url)
+        let file = MessageContent(url: url)
         if local {
             let line = caption.map { "\($0) \(url)" } ?? url
             return [Piece(body: render(line), originalBody: line, content: file, carriesSubject: true)]

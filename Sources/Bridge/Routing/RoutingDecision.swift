@@ -1,3 +1,4 @@
+import TransportCore
 import Transports
 
 /// What the router decides for one inbound message (issue 4, "Routing"): relay nothing, and

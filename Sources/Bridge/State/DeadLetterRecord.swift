@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TransportCore
 import Transports
 
 /// A row of `dead_letters`: a delivery that will not be attempted again by itself, because
@@ -68,7 +69,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
         self.sourceAddress = delivery.source.address
         self.sourceID = delivery.sourceID
         self.relayID = delivery.relayID
-        self.content = RichContentColumn.encode(delivery.content)
+        self.content = MessageContentColumn.encode(delivery.content)
         self.enqueuedAt = enqueuedAt
         self.attempts = attempts
         self.reason = reason
@@ -82,7 +83,7 @@ struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, Persistab
             target: Endpoint(transport: self.targetTransport, address: self.targetAddress),
             body: self.body, originalBody: self.originalBody, nick: self.nick, subject: self.subject, type: self.type,
             source: Endpoint(transport: self.sourceTransport, address: self.sourceAddress),
-            sourceID: self.sourceID, relayID: self.relayID, content: RichContentColumn.decode(self.content)
+            sourceID: self.sourceID, relayID: self.relayID, content: MessageContentColumn.decode(self.content)
         )
     }
 }

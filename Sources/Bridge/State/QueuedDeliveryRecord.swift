@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TransportCore
 import Transports
 
 /// A row of `queue`, the durable outbound queue: every field of a `Delivery`, endpoints as
@@ -72,7 +73,7 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         self.sourceAddress = delivery.source.address
         self.sourceID = delivery.sourceID
         self.relayID = delivery.relayID
-        self.content = RichContentColumn.encode(delivery.content)
+        self.content = MessageContentColumn.encode(delivery.content)
         self.enqueuedAt = enqueuedAt
         self.attempts = attempts
         self.lastError = nil
@@ -92,7 +93,7 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
             source: Endpoint(transport: self.sourceTransport, address: self.sourceAddress),
             sourceID: self.sourceID,
             relayID: self.relayID,
-            content: RichContentColumn.decode(self.content)
+            content: MessageContentColumn.decode(self.content)
         )
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TransportCore
 import XMPP
 import Transports
 

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// The secret an HTTP client must show as `Authorization: Bearer <token>` (RFC 6750 §2.1).
 /// Compared in constant time: how long a check takes says nothing about how much of a
 /// guess was right.

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// The settings of one HTTP ingress (`[local.NAME] kind = "http"`).
 public struct HTTPIngressOptions: Sendable {
     public var listen: HTTPListenAddress

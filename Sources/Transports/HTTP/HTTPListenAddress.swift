@@ -1,3 +1,5 @@
+import TransportCore
+
 /// Where an HTTP listener (the HTTP ingress, the metrics endpoint) accepts connections:
 /// `host:port` (`127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`) or a Unix-domain socket
 /// path (`/run/xmpp-bridge/http.sock`, or `unix:` and a path).

@@ -10,6 +10,7 @@ import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// The HTTP ingress local transport (`[local.NAME] kind = "http"`): curl, Alertmanager,

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// A refused HTTP ingress request: the status code and a reason, answered as
 /// `{"error": reason}`.

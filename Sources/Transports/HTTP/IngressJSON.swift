@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// JSON bodies of the HTTP ingress: sorted keys, slashes as they are.
 enum IngressJSON {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TransportCore
 
 /// Answers HTTP ingress requests once routed, authorised and their body read: hands
 /// messages to the bridge and answers 202 only after the bridge's durable commit (a

@@ -1,3 +1,4 @@
+import TransportCore
 import XMPP
 
 /// What an HTTP ingress request asks for, from its method and path (no I/O):

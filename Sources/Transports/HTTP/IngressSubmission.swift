@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import XMPP
 
 /// One message an HTTP request submits, read from its body and headers (no I/O).
@@ -12,7 +13,7 @@ public struct IngressSubmission: Hashable, Sendable {
     public var body: String
     public var subject: String?
     /// A JSON body's rich-message fields (issue 12): file URL, correction, reply, reaction, retraction.
-    public var content = RichContent()
+    public var content = MessageContent()
     public var type: RelayChannel.DeliveryType?
     /// `Idempotency-Key`: 1–128 characters of `A-Z a-z 0-9 . _ : -`.
     public var idempotencyKey: String?

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// An Alertmanager webhook (prometheus.io, `webhook_config`: version 4, `status`,
 /// `alerts[]` with `labels`, `annotations`, `startsAt`, `generatorURL`, and the group's

@@ -1,5 +1,6 @@
 import Foundation
 import Mustache
+import TransportCore
 
 /// A Mustache template (hummingbird-project/swift-mustache) that turns an Alertmanager or
 /// Grafana webhook into the text of one message. Output is plain text: nothing is

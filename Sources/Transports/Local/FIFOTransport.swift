@@ -4,6 +4,7 @@ import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// The named-pipe local transport (input only): created if missing (mode 0600 unless

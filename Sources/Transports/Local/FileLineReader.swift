@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// Reads lines from a file descriptor (stdin, a FIFO, a file) on its own thread and

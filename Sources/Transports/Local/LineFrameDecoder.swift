@@ -1,4 +1,5 @@
 import NIOCore
+import TransportCore
 
 /// Splits a byte stream into ``LineSplitter/Line``s for a NIO pipeline (Unix socket
 /// clients), with the same limits and UTF-8 policy as the other local inputs.

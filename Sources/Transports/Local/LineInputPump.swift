@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TransportCore
 
 /// Turns lines read from a descriptor into messages for the bridge, one batch at a time
 /// and in order; bad lines (too long, invalid UTF-8 under `reject`) are logged and skipped.

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// Splits a byte stream into lines for local inputs (stdin, FIFOs, sockets): bounded
 /// line length, CR LF or LF endings, and a decision on invalid UTF-8. Pure and
 /// incremental: feed any chunks, take complete lines.

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// How a local transport reads its input lines and names what it sends.
 public struct LocalInputOptions: Sendable {
     /// Longest input line in bytes (default 64 KiB); longer lines are dropped and logged.

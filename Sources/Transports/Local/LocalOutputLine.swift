@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import XMPP
 
 /// How relayed messages look on local outputs: `{sender}: {body}`, or one JSON object

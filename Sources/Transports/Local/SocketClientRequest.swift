@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import XMPP
 
 /// One JSON line from a Unix-socket client: a message
@@ -35,7 +36,7 @@ public struct SocketClientRequest: Decodable, Sendable {
     }
 
     /// What the line carries besides its text.
-    var content: RichContent { self.rich.content }
+    var content: MessageContent { self.rich.content }
 }
 
 extension SocketClientRequest {

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 import XMPP
 import Logging
 import NIOConcurrencyHelpers
@@ -208,7 +209,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
 
     /// Hands a message to the bridge; the answer comes after the bridge's durable commit.
     private func submit(
-        body: String, channel: String?, type: RelayChannel.DeliveryType?, subject: String?, id: String, ack: Bool = false, content: RichContent = RichContent()
+        body: String, channel: String?, type: RelayChannel.DeliveryType?, subject: String?, id: String, ack: Bool = false, content: MessageContent = MessageContent()
     ) async -> String? {
         var message = InboundMessage(
             source: Endpoint(transport: self.name), sender: self.options.nick, nick: self.options.nick, id: id,

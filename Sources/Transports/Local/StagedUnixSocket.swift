@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// A Unix-domain socket path for a listener (``UnixLineServer``, the HTTP ingress, the

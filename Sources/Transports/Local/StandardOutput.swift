@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TransportCore
 
 /// Writes whole lines to standard output one writer at a time, so lines from deliveries
 /// and presence events never interleave; a closed reader is reported, not fatal.

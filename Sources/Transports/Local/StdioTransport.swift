@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TransportCore
 
 /// The stdin/stdout local transport: each input line is a message into its channels;
 /// relayed messages are written as lines, `{sender}: {body}` or one JSON object each.

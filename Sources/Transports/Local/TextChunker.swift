@@ -1,3 +1,5 @@
+import TransportCore
+
 /// Cuts long text into message-sized pieces: at most `maxBytes` UTF-8 bytes each, at line
 /// ends where possible, never inside a character. Used where one input would exceed the
 /// server's stanza limit (Prosody and ejabberd: 256 KiB).

@@ -6,6 +6,7 @@ import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// A Unix-domain socket server whose clients speak lines: the socket file is made safe

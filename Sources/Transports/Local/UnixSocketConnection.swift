@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import TransportCore
 #endif
 
 /// A blocking client connection to a Unix-domain socket path; the only place that builds a

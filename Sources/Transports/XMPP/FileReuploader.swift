@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import TransportCore
 import XMPP
 
 /// Shares a file again from this account's own upload service (issue 12, `reupload`): for a

@@ -1,3 +1,4 @@
+import TransportCore
 import XMPP
 
 /// The element xmpp-bridge puts into every message it relays, naming the bridge, so any

@@ -2,13 +2,14 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
+import TransportCore
 import XMPP
 
 /// The XMPP transport: one per configured account, an adapter over ``XMPPSession``.
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
 /// and count as delivered once a server round trip confirms the server took them.
-public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
+public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping {
     public let name: String
     private let session: XMPPSession<EventLoopClock>
     private let handler: any TransportEventHandler
@@ -224,8 +225,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             }
             // Files, corrections, replies, reactions, retractions and receipts as their
             // XEPs' elements, with the ids this target knows.
-            var content = delivery.content
-            if let url = content.url, let limit = content.reuploadMaxBytes, let reuploader = self.reuploader {
+            var content = RichContent(delivery.content)
+            if let url = content.url, let limit = delivery.content.reuploadMaxBytes, let reuploader = self.reuploader {
                 // Before the confirmation timer starts: a download is not a stuck server.
                 content.url = await reuploader.reupload(url, maximumBytes: limit, session: self.session)
             }
@@ -343,7 +344,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         case .copyStanzaID(let room, let id, let stanzaID):
             await self.handler.handle(.copyStanzaID(relayID: id, target: Endpoint(transport: self.name, address: room.description), stanzaID: stanzaID), from: self.name)
         case .roomCursorMoved(let room, let cursor):
-            await self.handler.handle(.checkpoint(cursor.description, key: Self.checkpointKey(account: self.name, room: room)), from: self.name)
+            await self.handler.handle(.checkpoint(cursor.description, key: self.checkpointKey(room: room)), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.acknowledgedBeforeRestart(relayIDs: handledIDs), from: self.name)
@@ -360,8 +361,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
     }
 
     /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
-    public static func checkpointKey(account: String, room: JID) -> String {
-        "\(account) room:\(room.bare)"
+    public func checkpointKey(room: JID) -> String {
+        "\(self.name) room:\(room.bare)"
     }
 
     /// The rooms to sit in (XEP-0045); joined or left at once when online.
@@ -403,7 +404,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
         } else {
             id = await self.session.nextID()
         }
-        let (content, text) = RichContent.parse(message)
+        let (rich, text) = RichContent.parse(message)
+        let content = MessageContent(rich)
         var inbound = InboundMessage(
             source: Endpoint(transport: self.name, address: from.bare.description),
             sender: from.description,
@@ -418,7 +420,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping {
             sourceSequence: message.streamNumber,
             uniqueID: room.map { room in message.archiveID.map { "\(room) \($0)" } } ?? message.archiveID,
             checkpoint: message.archiveCursor?.description,
-            checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : Self.checkpointKey(account: self.name, room: $0) }
+            checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : self.checkpointKey(room: $0) }
         )
         inbound.content = content
         if room != nil { inbound.roomStanzaID = message.archiveID }

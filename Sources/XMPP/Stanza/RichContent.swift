@@ -13,7 +13,7 @@
 ///
 /// The ids are those of the side the message is on: read from a received stanza they are
 /// the sender's; before sending, a bridge replaces them with the ids the target knows.
-public struct RichContent: Hashable, Sendable, Codable {
+public struct RichContent: Hashable, Sendable {
     /// The URL of a shared file (OOB), when the message is a file.
     public var url: String?
     /// The id of the message this one corrects.
@@ -35,17 +35,11 @@ public struct RichContent: Hashable, Sendable, Codable {
     /// A delivery receipt (or, with `confirmsDisplayed`, a displayed marker) for the id.
     public var confirms: String?
     public var confirmsDisplayed: Bool?
-    /// Not part of the XML: an instruction to the sending side to fetch the file at `url`
-    /// (at most this many bytes) and share its own upload of it instead (a target that
-    /// cannot reach the source's upload host).
-    public var reuploadMaxBytes: Int?
 
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
-        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil,
-        reuploadMaxBytes: Int? = nil
+        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil
     ) {
-        self.reuploadMaxBytes = reuploadMaxBytes
         self.url = url
         self.replaceID = replaceID
         self.replyTo = replyTo
@@ -69,12 +63,6 @@ public struct RichContent: Hashable, Sendable, Codable {
         public static let retractV0 = "urn:xmpp:message-retract:0"
         public static let fasten = "urn:xmpp:fasten:0"
         public static let hints = "urn:xmpp:hints"
-    }
-
-    /// The names in the stored JSON (the bridge's queue keeps rich content this way): fixed
-    /// here so that renaming a property cannot make queued rows unreadable.
-    enum CodingKeys: String, CodingKey {
-        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, confirms, confirmsDisplayed, reuploadMaxBytes
     }
 
     /// Nothing but text.

@@ -1,4 +1,3 @@
-import XMPP
 
 /// A message a transport received, as the router sees it.
 public struct InboundMessage: Hashable, Sendable, Codable {
@@ -43,7 +42,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// What the message carries besides text (a file, a correction, a reply, reactions, a
     /// retraction, encryption), with the ids the source knows; `body` is the text alone
     /// (a reply's quoted fallback is in `content`).
-    public var content = RichContent()
+    public var content = MessageContent()
     /// The stanza-id the room gave a room message (XEP-0359 §6), which replies, reactions
     /// and retractions in the room refer to.
     public var roomStanzaID: String?

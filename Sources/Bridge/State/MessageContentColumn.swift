@@ -1,10 +1,11 @@
 import Foundation
-import XMPP
+import TransportCore
+import Transports
 
-/// How ``RichContent`` is stored in the `content` column of `queue` and `dead_letters`
+/// How ``MessageContent`` is stored in the `content` column of `queue` and `dead_letters`
 /// (migration v8): JSON with sorted keys, NULL for plain text (most rows).
-enum RichContentColumn {
-    static func encode(_ content: RichContent) -> String? {
+enum MessageContentColumn {
+    static func encode(_ content: MessageContent) -> String? {
         guard !content.isEmpty else { return nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -13,8 +14,8 @@ enum RichContentColumn {
 
     /// A column this build cannot read (written by a newer one) reads as plain text: the
     /// delivery still goes out, with its text.
-    static func decode(_ column: String?) -> RichContent {
-        guard let column else { return RichContent() }
-        return (try? JSONDecoder().decode(RichContent.self, from: Data(column.utf8))) ?? RichContent()
+    static func decode(_ column: String?) -> MessageContent {
+        guard let column else { return MessageContent() }
+        return (try? JSONDecoder().decode(MessageContent.self, from: Data(column.utf8))) ?? MessageContent()
     }
 }

@@ -1,3 +1,4 @@
+import TransportCore
 import XMPP
 
 /// A transport with a contact list it can read and edit: an XMPP account's roster

@@ -1,4 +1,3 @@
-import XMPP
 
 /// One message to hand to one endpoint: what the router decides and the durable queue
 /// stores until the target transport confirms it.
@@ -21,12 +20,12 @@ public struct Delivery: Hashable, Sendable, Codable {
     /// The stanza id to send with; recorded so an echo of it is recognised (no loops).
     public var relayID: String
     /// What crosses besides text, with the ids this target knows (mapped through the id map).
-    public var content: RichContent
+    public var content: MessageContent
 
     public init(
         sequence: Int64 = 0, channel: String, target: Endpoint, body: String, originalBody: String, nick: String,
         subject: String? = nil, type: RelayChannel.DeliveryType, source: Endpoint, sourceID: String, relayID: String,
-        content: RichContent = RichContent()
+        content: MessageContent = MessageContent()
     ) {
         self.content = content
         self.sequence = sequence

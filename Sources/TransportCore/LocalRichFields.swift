@@ -1,4 +1,3 @@
-import XMPP
 
 /// The rich-message fields a local client may put in a JSON message (socket lines, HTTP
 /// bodies; issue 12), with ids it knows: its own messages' ids (from `ack` or the 202
@@ -30,8 +29,8 @@ public struct LocalRichFields: Decodable, Hashable, Sendable {
     public init() {}
 
     /// What the message carries besides its text.
-    public var content: RichContent {
-        RichContent(
+    public var content: MessageContent {
+        MessageContent(
             url: self.url, replaceID: self.replaceID, replyTo: self.replyTo, reactionTo: self.reaction?.id, reactions: self.reaction?.emojis,
             retractID: self.retractID
         )
