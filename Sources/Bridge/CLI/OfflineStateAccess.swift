@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// How a command (`status`, `route`, `queue`) works on the state database when no daemon
 /// answers on the control socket. It never races a daemon that is starting: reads take the
@@ -33,6 +34,11 @@ struct OfflineStateAccess {
         do {
             if writes {
                 store = try StateStore(path: path)
+                // What a daemon killed mid-run left unapplied goes in first, so this change
+                // is not undone by the next start.
+                if FileManager.default.fileExists(atPath: path + ".intake") {
+                    try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: Logger(label: "xmpp-bridge"))
+                }
             } else if FileManager.default.fileExists(atPath: path) {
                 store = try StateStore(readingAt: path)
             } else {

@@ -52,8 +52,10 @@ struct BridgeProcess {
         let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
         // The lazy-completion timer lives on the event loop, which is awake for the relay anyway.
         let journalLoop = eventLoops.next()
+        // Entries are durable in the intake log before SQLite applies them (off the relay path).
+        let intake = inMemory ? nil : try IntakeLogFile(path: configuration.settings.statePath + ".intake")
         let journal = try Journal(
-            store: store, checkpointer: checkpointer, clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
+            store: store, log: intake, checkpointer: checkpointer, clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
         )
         let statusBook = DeliveryStatusBook(store: store, journal: journal, clock: ContinuousClock())
         let pipeline = RelayPipeline(

@@ -11,9 +11,17 @@ import Transports
 /// arrived since the last commit in one SQLite transaction. While a transaction runs, the
 /// next group gathers, so a busy bridge commits less often per message, never more.
 ///
-/// ``commit(_:)`` returns once the transaction that holds its entries is committed: that is
-/// the bridge's point of durability, before which no source is acknowledged.
-/// ``record(_:)`` adds entries without waiting (attempt counts, dead letters), and
+/// With an intake log (``IntakeLogFile``, the daemon's default), entries are durable the
+/// moment they are copied into it, on the caller's thread: ``commit(_:)`` and
+/// ``append(_:completion:)`` answer at once, and the SQLite commit that applies them
+/// happens off the relay path, for everything gathered in ``lazyDelay`` (or sooner once
+/// ``applyBatch`` entries wait). A message's one durable write is then a memory copy, and
+/// neither its source nor its target waits for the journal's thread. After `kill -9` the
+/// records not yet applied are applied when the journal opens. When the log is full,
+/// entries wait for their SQLite commit as without a log, until the log is empty again.
+///
+/// Without a log (in-memory state, tests), ``commit(_:)`` returns once the transaction
+/// that holds its entries is committed; ``record(_:)`` adds entries without waiting, and
 /// ``recordLazily(_:)`` without starting a commit of their own: completions ride the next
 /// commit that happens anyway, or one after ``lazyDelay`` at the latest. A completion lost
 /// in a crash means at most a repeated delivery, and for XMPP targets not even that: the
@@ -26,10 +34,17 @@ final class Journal: Sendable {
     typealias Completion = @Sendable (Result<Void, any Error>) -> Void
 
     private struct Pending {
+        /// Handed over, not yet applied to SQLite, in order.
         var entries: [JournalEntry] = []
-        /// Entries for the next commit, which they do not start (``recordLazily(_:)``).
-        var lazy: [JournalEntry] = []
-        var lazyTimerArmed = false
+        /// How many of the first `entries` are in the intake log (durable already); the
+        /// others wait for their SQLite commit.
+        var logged = 0
+        /// The intake log's end after the last logged entry.
+        var loggedEnd = 0
+        /// A group did not fit: nothing more goes into the log until it is applied and reset
+        /// (so logged entries always come first).
+        var logFull = false
+        var timerArmed = false
         var waiters: [Completion] = []
         var flushing = false
         var nextSequence: Int64
@@ -40,28 +55,57 @@ final class Journal: Sendable {
     private let thread: NIOThreadPool
     private let pending: NIOLockedValueBox<Pending>
     private let logger: Logger
+    private let log: IntakeLogFile?
 
     /// Checkpoints the WAL off this thread (nil: SQLite's automatic checkpoints, in memory).
     private let checkpointer: WALCheckpointer?
-    /// How long lazily recorded entries wait for a commit to ride before they get their own.
+    /// How long entries that need no commit of their own wait for one (logged entries,
+    /// completions) before they get one.
     let lazyDelay: Duration
+    /// Logged entries waiting that start a commit at once.
+    static let applyBatch = 512
     private let sleep: @Sendable (Duration) async throws -> Void
-    /// Where the lazy timer runs (an event loop with ``EventLoopClock``: no other thread wakes).
+    /// Where the timer runs (an event loop with ``EventLoopClock``: no other thread wakes).
     private let timerExecutor: (any TaskExecutor)?
 
+    /// Opens the journal over `store`; with `log`, first applies what an earlier process
+    /// left in it unapplied.
     init<C: Clock>(
-        store: StateStore, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50), clock: C = ContinuousClock(),
-        timerExecutor: (any TaskExecutor)? = nil, logger: Logger
+        store: StateStore, log: IntakeLogFile? = nil, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50),
+        clock: C = ContinuousClock(), timerExecutor: (any TaskExecutor)? = nil, logger: Logger
     ) throws(StateStoreError) where C.Duration == Duration {
         self.store = store
+        self.log = log
         self.checkpointer = checkpointer
         self.lazyDelay = lazyDelay
         self.sleep = { duration in try await clock.sleep(for: duration) }
         self.timerExecutor = timerExecutor
         self.logger = logger
+        if let log { try Self.replay(log, into: store, logger: logger) }
         self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
         self.thread = NIOThreadPool(numberOfThreads: 1)
         self.thread.start()
+    }
+
+    /// Applies the records `log` holds unapplied (a process ended without applying them),
+    /// in one transaction, then empties it. A record that cannot be read ends the replay
+    /// there (a torn tail), with an error line.
+    static func replay(_ log: IntakeLogFile, into store: StateStore, logger: Logger) throws(StateStoreError) {
+        var entries: [JournalEntry] = []
+        let records = log.unapplied()
+        for (index, record) in records.enumerated() {
+            do {
+                entries += try record.withUnsafeBytes { bytes throws(JournalEntryCodec.Malformed) in try JournalEntryCodec.decode(bytes) }
+            } catch {
+                logger.error("intake log record unreadable; later records ignored", metadata: ["path": "\(log.path)", "record": "\(index)", "error": "\(error)"])
+                break
+            }
+        }
+        if !entries.isEmpty {
+            try store.write(.enqueue) { db in try Self.apply(entries, in: db) }
+            logger.notice("applied what the intake log held from before", metadata: ["records": "\(records.count)", "entries": "\(entries.count)"])
+        }
+        log.reset()
     }
 
     /// Stops the writer thread after the entries already handed over are written.
@@ -81,61 +125,84 @@ final class Journal: Sendable {
         }
     }
 
-    /// Writes `entries` in the next group commit and returns once it is committed.
+    /// Makes `entries` durable and returns then: at once when they went into the intake
+    /// log, else once their group commit is done.
     func commit(_ entries: [JournalEntry]) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             self.append(entries) { continuation.resume(with: $0) }
         }
     }
 
-    /// Writes `entries` in the next group commit; `completion` runs on the journal's thread
-    /// once that commit is done (or failed), in the order entries were appended.
+    /// Makes `entries` durable; `completion` runs once they are, in the order entries were
+    /// appended: on the caller's thread before this returns when they went into the intake
+    /// log, else on the journal's thread once their commit is done (or failed).
     func append(_ entries: [JournalEntry], completion: @escaping Completion) {
-        let start = self.pending.withLockedValue { pending -> Bool in
-            pending.entries += entries
-            pending.waiters.append(completion)
-            return Self.claimFlush(&pending)
-        }
-        if start { self.startFlushing() }
+        self.handOver(entries, lazily: false, completion: completion)
     }
 
-    /// Entries handed over and not yet committed (for intake backpressure).
+    /// Entries handed over and not yet applied (for intake backpressure).
     var backlog: Int { self.pending.withLockedValue { $0.entries.count } }
 
-    /// Writes `entries` in the next group commit without waiting for it.
+    /// Makes `entries` durable without waiting for it.
     func record(_ entries: [JournalEntry]) {
         guard !entries.isEmpty else { return }
-        let start = self.pending.withLockedValue { pending -> Bool in
-            pending.entries += entries
-            return Self.claimFlush(&pending)
-        }
-        if start { self.startFlushing() }
+        self.handOver(entries, lazily: false, completion: nil)
     }
 
     /// Writes `entries` with the next commit that happens anyway, or after ``lazyDelay`` at
-    /// the latest, without starting one now.
+    /// the latest, without starting one now (in the intake log at once when there is one).
     func recordLazily(_ entries: [JournalEntry]) {
         guard !entries.isEmpty else { return }
-        let arm = self.pending.withLockedValue { pending -> Bool in
-            pending.lazy += entries
-            guard !pending.lazyTimerArmed else { return false }
-            pending.lazyTimerArmed = true
-            return true
+        self.handOver(entries, lazily: true, completion: nil)
+    }
+
+    /// Into the intake log if it has room, and into the next group. A commit starts now for
+    /// entries that are not logged and not lazy, or once many logged ones wait; else the
+    /// timer starts one after ``lazyDelay``.
+    private func handOver(_ entries: [JournalEntry], lazily: Bool, completion: Completion?) {
+        // Encoded before taking the lock; copied into the log under it, so the log's order
+        // is the order of `pending.entries`.
+        let record = self.log != nil && !entries.isEmpty ? JournalEntryCodec.encode(entries) : nil
+        let (logged, start, arm) = self.pending.withLockedValue { pending -> (Bool, Bool, Bool) in
+            var logged = false
+            if let record, let log = self.log, !pending.logFull {
+                if let end = log.append(record) {
+                    logged = true
+                    pending.loggedEnd = end
+                } else {
+                    pending.logFull = true
+                    self.logger.warning("intake log full; entries wait for their commit until it is applied", metadata: ["path": "\(log.path)"])
+                }
+            }
+            pending.entries += entries
+            if logged { pending.logged = pending.entries.count }
+            if !logged, let completion { pending.waiters.append(completion) }
+            let now = (!logged && !lazily) || pending.entries.count >= Self.applyBatch
+            if now, Self.claimFlush(&pending) { return (logged, true, false) }
+            guard !now, !pending.timerArmed, !pending.entries.isEmpty else { return (logged, false, false) }
+            pending.timerArmed = true
+            return (logged, false, true)
         }
-        guard arm else { return }
+        if logged { completion?(.success(())) }
+        if start { self.startFlushing() }
+        if arm { self.armTimer() }
+    }
+
+    /// One commit after ``lazyDelay`` for what waits then.
+    private func armTimer() {
         Task(executorPreference: self.timerExecutor) {
             try? await self.sleep(self.lazyDelay)
             let start = self.pending.withLockedValue { pending -> Bool in
-                pending.lazyTimerArmed = false
-                return !pending.lazy.isEmpty && Self.claimFlush(&pending)
+                pending.timerArmed = false
+                return !pending.entries.isEmpty && Self.claimFlush(&pending)
             }
             if start { self.startFlushing() }
         }
     }
 
-    /// Runs `body` on the journal's thread, after the commits of everything handed over
-    /// so far (the thread runs its work in order): lookups in the id map never run on an
-    /// event loop, and see what was relayed just before.
+    /// Runs `body` on the journal's thread, after everything handed over so far is applied
+    /// (the thread runs its work in order, and applies what the log holds first): lookups
+    /// in the id map never run on an event loop, and see what was relayed just before.
     func read<T: Sendable>(_ body: @escaping @Sendable (StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, StateStoreError>, Never>) in
             self.thread.submit { state in
@@ -143,6 +210,7 @@ final class Journal: Sendable {
                     continuation.resume(returning: .failure(StateStoreError(operation: .readRelays, location: self.store.location, underlying: "the journal is shut down")))
                     return
                 }
+                self.flush()
                 do throws(StateStoreError) {
                     continuation.resume(returning: .success(try body(self.store)))
                 } catch {
@@ -153,9 +221,22 @@ final class Journal: Sendable {
         return try result.get()
     }
 
-    /// Returns once everything handed over so far is committed (or failed).
+    /// Returns once everything handed over so far is applied to SQLite (or failed).
     func flushed() async {
-        try? await self.commit([])
+        try? await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let start = self.pending.withLockedValue { pending -> Bool in
+                pending.waiters.append { continuation.resume(with: $0) }
+                return Self.claimFlush(&pending)
+            }
+            if start { self.startFlushing() }
+        }
+    }
+
+    /// Returns once everything handed over so far is durable: at once when all of it is in
+    /// the intake log, else once it is committed.
+    func durable() async {
+        let waits = self.pending.withLockedValue { $0.entries.count > $0.logged || !$0.waiters.isEmpty }
+        if waits { await self.flushed() }
     }
 
     /// How many transactions the journal has committed (for benchmarks and tests).
@@ -177,25 +258,29 @@ final class Journal: Sendable {
         }
     }
 
-    /// Writes groups until nothing is pending.
+    /// Writes groups until nothing is pending. Logged entries whose commit fails stay
+    /// pending (their sources were answered already) and are tried again after the delay.
     private func flush() {
         while true {
-            let (entries, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], [Completion]) in
+            let (entries, logged, loggedEnd, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], Int, Int, [Completion]) in
                 defer {
                     pending.entries.removeAll(keepingCapacity: true)
-                    pending.lazy.removeAll(keepingCapacity: true)
                     pending.waiters.removeAll(keepingCapacity: true)
+                    pending.logged = 0
                 }
-                if pending.entries.isEmpty, pending.lazy.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
-                // Lazy entries first: they were recorded before what now starts the commit.
-                return (pending.lazy.isEmpty ? pending.entries : pending.lazy + pending.entries, pending.waiters)
+                if pending.entries.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
+                return (pending.entries, pending.logged, pending.loggedEnd, pending.waiters)
             }
             if entries.isEmpty, waiters.isEmpty { return }
             var failure: (any Error)?
             if !entries.isEmpty {
                 do {
                     try self.store.write(.enqueue) { db in try Self.apply(entries, in: db) }
-                    self.pending.withLockedValue { $0.commits += 1 }
+                    if logged > 0 { self.log?.applied(through: loggedEnd) }
+                    self.pending.withLockedValue { pending in
+                        pending.commits += 1
+                        if pending.entries.isEmpty, self.log?.resetIfApplied() == true { pending.logFull = false }
+                    }
                     self.checkpointer?.commitsHappened(1)
                 } catch {
                     self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(entries.count)"])
@@ -204,6 +289,16 @@ final class Journal: Sendable {
             }
             let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
             for waiter in waiters { waiter(result) }
+            if failure != nil, logged > 0 {
+                self.pending.withLockedValue { pending in
+                    pending.entries = Array(entries[..<logged]) + pending.entries
+                    pending.logged += logged
+                    pending.flushing = false
+                    pending.timerArmed = true
+                }
+                self.armTimer()
+                return
+            }
         }
     }
 
@@ -212,6 +307,7 @@ final class Journal: Sendable {
             defer {
                 pending.waiters.removeAll()
                 pending.entries.removeAll()
+                pending.logged = 0
                 pending.flushing = false
             }
             return pending.waiters
@@ -234,8 +330,9 @@ final class Journal: Sendable {
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
+                // OR REPLACE: the intake log's replay may apply an enqueue SQLite already has.
                 try db.cachedStatement(sql: """
-                    INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
+                    INSERT OR REPLACE INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
                       source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [

@@ -203,9 +203,10 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         await self.process(event, from: transport)
     }
 
-    /// Everything handed over so far is committed when this returns.
+    /// Everything handed over so far is durable when this returns (in the intake log, or
+    /// committed).
     nonisolated func barrier() async {
-        await self.journal.flushed()
+        await self.journal.durable()
     }
 
     private func process(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {

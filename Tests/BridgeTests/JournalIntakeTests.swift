@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+import TestSupport
+import TransportCore
+
+@testable import Bridge
+
+/// The journal over an intake log (issue 21): a commit is durable once copied into the
+/// log, the SQLite commit follows off the caller's path, and what a killed process left
+/// unapplied is applied when the next journal opens.
+@Suite("journal with an intake log")
+struct JournalIntakeTests {
+    static let logger = Logger(label: "test")
+
+    static func delivery(_ journal: Journal, _ index: Int) throws -> Delivery {
+        var delivery = WALCheckpointerTests.delivery(index)
+        delivery.sequence = try #require(journal.assignSequences(1)?.lowerBound)
+        return delivery
+    }
+
+    @Test("a commit returns once logged; SQLite gets it with the timer's commit, for everything gathered")
+    func commitIsLoggedThenApplied() async throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock()
+        let store = try StateStore(path: folder.path("s.sqlite"))
+        let journal = try Journal(store: store, log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger)
+        for index in 1...3 {
+            try await journal.commit([.enqueue(try Self.delivery(journal, index), enqueuedAt: Date(), attempts: 0)])
+        }
+        await clock.waitForSleepers(1)
+        #expect(journal.commitCount == 0)
+        #expect(try store.pendingCount(transport: "home") == 0)
+        await journal.durable()  // all logged: returns without a commit
+        #expect(journal.commitCount == 0)
+        clock.advance(by: journal.lazyDelay)
+        #expect(await untilTrue { journal.commitCount == 1 })
+        #expect(try store.pendingCount(transport: "home") == 3)
+        await journal.shutdown()
+    }
+
+    @Test("kill -9 before the SQLite commit: the next journal applies what the log holds, once")
+    func replayAfterCrash() async throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock()
+        let crashed = try Journal(
+            store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger
+        )
+        let first = try Self.delivery(crashed, 1)
+        let second = try Self.delivery(crashed, 2)
+        try await crashed.commit([.enqueue(first, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", uniqueID: "u1")])
+        crashed.record([.enqueue(second, enqueuedAt: Date(), attempts: 0)])
+        crashed.recordLazily([.complete(sequence: first.sequence)])
+        await clock.waitForSleepers(1)
+        #expect(crashed.commitCount == 0)
+
+        // The next process: same files, the crashed journal never ran its commit.
+        let store = try StateStore(path: folder.path("s.sqlite"))
+        let log = try IntakeLogFile(path: folder.path("s.intake"))
+        let restarted = try Journal(store: store, log: log, logger: Self.logger)
+        #expect(try store.pendingCount(transport: "home") == 1)  // the second; the first was completed
+        #expect(try store.isRelayID("r1"))
+        #expect(try store.seenUniqueIDs(limit: 10)["work"] == ["u1"])
+        #expect(log.unapplied().isEmpty)
+        #expect(restarted.assignSequences(1)?.lowerBound ?? 0 > second.sequence)
+        await restarted.shutdown()
+        // A third start finds nothing to apply again.
+        let again = try Journal(store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), logger: Self.logger)
+        #expect(try store.pendingCount(transport: "home") == 1)
+        await again.shutdown()
+        await crashed.shutdown()
+    }
+
+    @Test("a full log: entries wait for their commit, and the log is used again once applied")
+    func fullLogFallsBackToCommits() async throws {
+        let folder = try TemporaryFolder()
+        let store = try StateStore(path: folder.path("s.sqlite"))
+        let log = try IntakeLogFile(path: folder.path("s.intake"), capacity: 4096)
+        let journal = try Journal(store: store, log: log, logger: Self.logger)
+        // Each enqueue (2,000-byte body) is about 2.1 KB: the second does not fit.
+        try await journal.commit([.enqueue(try Self.delivery(journal, 1), enqueuedAt: Date(), attempts: 0)])
+        #expect(journal.commitCount == 0)
+        try await journal.commit([.enqueue(try Self.delivery(journal, 2), enqueuedAt: Date(), attempts: 0)])
+        #expect(journal.commitCount >= 1)  // it waited for SQLite, which took the first too
+        #expect(try store.pendingCount(transport: "home") == 2)
+        #expect(log.usedBytes == 0)  // applied and reset
+        try await journal.commit([.enqueue(try Self.delivery(journal, 3), enqueuedAt: Date(), attempts: 0)])
+        #expect(log.usedBytes > 0)
+        await journal.shutdown()
+        #expect(try store.pendingCount(transport: "home") == 3)
+    }
+}
