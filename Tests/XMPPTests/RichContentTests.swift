@@ -79,6 +79,13 @@ struct RichContentTests {
         #expect(RichContent.fileURL(in: "https://git.test/repo.git") == nil)
     }
 
+    @Test("the scheme separator scan finds \"://\" wherever a string search would")
+    func schemeSeparatorScan() {
+        for text in ["://", "a://b", "::://", "x:/y://", "é://", "https://u", ":/", ":/x/", "a:b//", "//", ":", "", "a:/:/", "ab:/"] {
+            #expect(RichContent.containsSchemeSeparator(text.utf8) == text.contains("://"), "\(text)")
+        }
+    }
+
     @Test("only OTR's own prefixes mark a body as OTR")
     func otrPrefixes() throws {
         #expect(RichContent.parse(try self.message("", body: "?OTR:AAMDJ+MVmSfjFZcAAAAAAQAAAAIAAADA")).content.encryption == "OTR")

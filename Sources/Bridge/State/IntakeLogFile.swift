@@ -51,6 +51,9 @@ final class IntakeLogFile: @unchecked Sendable {
         guard descriptor >= 0 else { throw IntakeLogError(path: path, operation: "open", errno: errno) }
         defer { close(descriptor) }
         guard ftruncate(descriptor, off_t(self.size)) == 0 else { throw IntakeLogError(path: path, operation: "resize", errno: errno) }
+        // Blocks reserved now: a store into a page the full disk cannot back would be SIGBUS.
+        let reserved = posix_fallocate(descriptor, 0, off_t(self.size))
+        guard reserved == 0 else { throw IntakeLogError(path: path, operation: "reserve space for", errno: reserved) }
         guard let mapped = mmap(nil, self.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
             throw IntakeLogError(path: path, operation: "map", errno: errno)
         }
@@ -175,7 +178,7 @@ final class IntakeLogFile: @unchecked Sendable {
 /// The intake log (``IntakeLogFile``) could not be opened or mapped.
 struct IntakeLogError: Error, Hashable, Sendable, CustomStringConvertible {
     var path: String
-    /// What failed: open, resize, map.
+    /// What failed: open, resize, reserve space for, map.
     var operation: String
     var errno: Int32
 

@@ -146,7 +146,7 @@ public struct RichContent: Hashable, Sendable {
     /// document type people share from phones (``fileSuffixes``). Nil for any other text.
     static func fileURL(in body: String) -> String? {
         // Most bodies are not URLs: decided before any copy is made.
-        guard body.utf8.count <= 4_096, body.contains("://") else { return nil }
+        guard body.utf8.count <= 4_096, Self.containsSchemeSeparator(body.utf8) else { return nil }
         let text = body.trimmingWhitespace
         guard text.hasPrefix("https://") || text.hasPrefix("http://"), !text.contains(where: \.isWhitespace) else { return nil }
         let afterScheme = text.drop { $0 != "/" }.dropFirst(2)
@@ -156,6 +156,22 @@ public struct RichContent: Hashable, Sendable {
         let suffix = last[last.index(after: dot)...].lowercased()
         guard Self.fileSuffixes.contains(suffix) else { return nil }
         return text
+    }
+
+    /// Whether `utf8` contains "://" (a byte scan: `String.contains` of a string goes
+    /// through Foundation on Linux, on every relayed message).
+    static func containsSchemeSeparator(_ utf8: String.UTF8View) -> Bool {
+        var slashesAfterColon = -1
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: ":"): slashesAfterColon = 0
+            case UInt8(ascii: "/") where slashesAfterColon >= 0:
+                slashesAfterColon += 1
+                if slashesAfterColon == 2 { return true }
+            default: slashesAfterColon = -1
+            }
+        }
+        return false
     }
 
     /// Extensions of what upload services hold: pictures, video, audio, documents, archives.
