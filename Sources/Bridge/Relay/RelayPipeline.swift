@@ -12,21 +12,21 @@ import XMPP
 /// 3. **route**: the pure ``Router`` picks the targets (members only, no loops);
 /// 4. **split**: a delivery over its XMPP target's stanza limit becomes parts (``DeliverySplitter``);
 /// 5. **room**: each target's queue must have room, else intake waits (backpressure, never drops);
-/// 6. **journal**: one group commit (``Journal``) makes it durable; only then is the source
-///    answered (the socket reply, the stdin/FIFO read of the next line);
-/// 7. **queue**: the committed deliveries join each target's in-memory ``DeliveryQueue``,
-///    whose ``DeliveryWorker`` hands them to the target transport.
+/// 6. **journal**: durable once copied into the intake log (``Journal``, ``IntakeLogFile``);
+///    only then is the source answered (the socket reply, the stdin/FIFO read of the next
+///    line, the XMPP server's `<a h/>`);
+/// 7. **queue**: the deliveries join each target's in-memory ``DeliveryQueue``, whose
+///    ``DeliveryWorker`` hands them to the target transport.
 ///
-/// Thread hops from a socket read to a socket write, for an XMPP source and target: two.
+/// Thread hops from a socket read to a socket write, for an XMPP source and target: none.
 /// Each account's session, its event intake and its delivery worker prefer the account's
-/// event loop (``EventLoopTaskExecutor``), and this actor is a default actor, so it runs
-/// stages 1–5 on the thread of the task that calls it:
-/// - source loop: the socket read, decoding, the session's machines, stages 1–5;
-/// - hop 1, the journal's thread: the group commit (6), which hands the committed
-///   deliveries to each target's queue (7) and wakes its worker;
-/// - hop 2, the target's loop: the worker takes the batch, the target session numbers it
-///   and writes it to the socket.
-/// An event that finds this actor busy with another account's event (on the other loop)
+/// event loop (``EventLoopTaskExecutor``; the daemon runs one loop), and this actor is a
+/// default actor, so it runs on the thread of the task that calls it: the socket read,
+/// decoding, the session's machines, stages 1–7 and the target session's write all run on
+/// the loop. The journal's thread applies the intake log to SQLite every 50 ms, beside the
+/// path. Without the log (full, or an in-memory state) stage 6 is a group commit there,
+/// whose completion hands the deliveries to the workers: one hop there and one back.
+/// An event that finds this actor busy with another account's event (on another loop)
 /// continues where that one runs: one more hop, only under contention. Local sources
 /// without an event loop (stdin, FIFO) start on Swift's global pool. Observers (presence
 /// relay, roster mirrors) get their events through mailboxes and are never awaited here.
