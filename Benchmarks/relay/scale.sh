@@ -64,9 +64,14 @@ except Exception: print(0)')
   sleep 1
 done
 rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
+# Where it is: anonymous (heap, stacks) vs file-backed (code, the memory-mapped ledgers and log).
+anon=$(awk '/^RssAnon/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
+file=$(awk '/^RssFile/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
+shmem=$(awk '/^RssShmem/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
 threads=$(ls /proc/"$BRIDGE_PID"/task | wc -l)
 printf 'scale: %s accounts in one bridge (%s threads)\n' "$ACCOUNTS" "$threads"
 printf '  online        %s of %s after %.1f s   goal all within 60 s: %s\n' "$online" "$ACCOUNTS" "$(awk -v m="$elapsed_ms" 'BEGIN {print m / 1000}')" \
   "$(awk -v m="$elapsed_ms" -v o="$online" -v n="$ACCOUNTS" 'BEGIN {print (o >= n && m <= 60000) ? "met" : "NOT met"}')"
 printf '  RSS           %s MB   goal <= 300 MB: %s\n' "$rss" "$(awk -v r="$rss" 'BEGIN {print (r <= 300) ? "met" : "NOT met"}')"
+printf '  RSS by kind   anonymous %s MB, file-backed %s MB, shared memory %s MB\n' "$anon" "$file" "$shmem"
 printf '  log lines at warning or above: %s\n' "$(grep -c -E 'warning|error|critical' "$WORK/bridge.log" || true)"

@@ -62,7 +62,7 @@ struct JournalIntakeTests {
         #expect(try store.pendingCount(transport: "home") == 1)  // the second; the first was completed
         #expect(try store.isRelayID("r1"))
         #expect(try store.seenUniqueIDs(limit: 10)["work"] == ["u1"])
-        #expect(log.unapplied().isEmpty)
+        #expect(log.records(after: try store.intakeApplied()).isEmpty)
         #expect(restarted.assignSequences(1)?.lowerBound ?? 0 > second.sequence)
         await restarted.shutdown()
         // A third start finds nothing to apply again.
@@ -72,22 +72,59 @@ struct JournalIntakeTests {
         await crashed.shutdown()
     }
 
-    @Test("a full log: entries wait for their commit, and the log is used again once applied")
+    @Test("both halves full: the next entry waits for its commit, and the log is used again once applied")
     func fullLogFallsBackToCommits() async throws {
         let folder = try TemporaryFolder()
         let store = try StateStore(path: folder.path("s.sqlite"))
         let log = try IntakeLogFile(path: folder.path("s.intake"), capacity: 4096)
-        let journal = try Journal(store: store, log: log, logger: Self.logger)
-        // Each enqueue (2,000-byte body) is about 2.1 KB: the second does not fit.
-        try await journal.commit([.enqueue(try Self.delivery(journal, 1), enqueuedAt: Date(), attempts: 0)])
+        let journal = try Journal(store: store, log: log, clock: ManualClock(), logger: Self.logger)
+        // Each enqueue (2,000-byte body) is about 2.1 KB: one per half.
+        for index in 1...2 { try await journal.commit([.enqueue(try Self.delivery(journal, index), enqueuedAt: Date(), attempts: 0)]) }
         #expect(journal.commitCount == 0)
-        try await journal.commit([.enqueue(try Self.delivery(journal, 2), enqueuedAt: Date(), attempts: 0)])
-        #expect(journal.commitCount >= 1)  // it waited for SQLite, which took the first too
-        #expect(try store.pendingCount(transport: "home") == 2)
-        #expect(log.usedBytes == 0)  // applied and reset
         try await journal.commit([.enqueue(try Self.delivery(journal, 3), enqueuedAt: Date(), attempts: 0)])
-        #expect(log.usedBytes > 0)
-        await journal.shutdown()
+        #expect(journal.commitCount >= 1)  // it waited for SQLite, which took the first two too
         #expect(try store.pendingCount(transport: "home") == 3)
+        let commits = journal.commitCount
+        try await journal.commit([.enqueue(try Self.delivery(journal, 4), enqueuedAt: Date(), attempts: 0)])
+        #expect(journal.commitCount == commits)  // logged again
+        await journal.shutdown()
+        #expect(try store.pendingCount(transport: "home") == 4)
+    }
+
+    @Test("killed after the commit but before the log is emptied: the next start applies nothing twice")
+    func committedRecordsAreNotReplayed() async throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock()
+        let first = try Journal(
+            store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger
+        )
+        // Applying these twice would forget "b" and keep "a" (new positions on re-insert).
+        for id in ["a", "b", "c"] { first.record([.seen(transport: "work", uniqueID: id)]) }
+        first.record([.trimSeen(transport: "work", keep: 2)])
+        // The log as it is before the commit: put back after it, it is the log of a process
+        // killed between its commit and emptying the half.
+        let before = try Data(contentsOf: URL(fileURLWithPath: folder.path("s.intake")))
+        await first.flushed()
+        try FileManager.default.removeItem(atPath: folder.path("s.intake"))
+        try before.write(to: URL(fileURLWithPath: folder.path("s.intake")))
+        let store = try StateStore(path: folder.path("s.sqlite"))
+        let log = try IntakeLogFile(path: folder.path("s.intake"))
+        #expect(log.records(after: nil).count == 4)
+        let second = try Journal(store: store, log: log, logger: Self.logger)
+        #expect(try store.seenUniqueIDs(limit: 10)["work"]?.sorted() == ["b", "c"])
+        await second.shutdown()
+        await first.shutdown()
+    }
+
+    @Test("a valid record the journal cannot read stops the start with an error and stays in the log")
+    func unreadableRecordIsKept() throws {
+        let folder = try TemporaryFolder()
+        let log = try IntakeLogFile(path: folder.path("s.intake"))
+        let garbage: [UInt8] = [99, 1, 0, 0, 0, 7]
+        #expect(log.append(garbage, checksum: IntakeLogFile.checksum(garbage)) != nil)
+        #expect(throws: StateStoreError.self) {
+            _ = try Journal(store: try StateStore(path: folder.path("s.sqlite")), log: log, logger: Self.logger)
+        }
+        #expect(try IntakeLogFile(path: folder.path("s.intake")).records(after: nil).map(\.payload) == [garbage])
     }
 }

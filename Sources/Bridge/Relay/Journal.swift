@@ -17,8 +17,10 @@ import Transports
 /// happens off the relay path, for everything gathered in ``lazyDelay`` (or sooner once
 /// ``applyBatch`` entries wait). A message's one durable write is then a memory copy, and
 /// neither its source nor its target waits for the journal's thread. After `kill -9` the
-/// records not yet applied are applied when the journal opens. When the log is full,
-/// entries wait for their SQLite commit as without a log, until the log is empty again.
+/// records not yet applied are applied when the journal opens; the database records how
+/// far it has applied the log in the same transaction, so none is applied twice. Taking a
+/// group turns the log to its other half, so a busy bridge keeps logging while a commit
+/// runs. When both halves are full, entries wait for their SQLite commit as without a log.
 ///
 /// Without a log (in-memory state, tests), ``commit(_:)`` returns once the transaction
 /// that holds its entries is committed; ``record(_:)`` adds entries without waiting, and
@@ -32,6 +34,7 @@ import Transports
 /// never read back what they wrote.
 final class Journal: Sendable {
     typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+    typealias Position = IntakeLogFile.Position
 
     private struct Pending {
         /// Handed over, not yet applied to SQLite, in order.
@@ -39,10 +42,12 @@ final class Journal: Sendable {
         /// How many of the first `entries` are in the intake log (durable already); the
         /// others wait for their SQLite commit.
         var logged = 0
-        /// The intake log's end after the last logged entry.
-        var loggedEnd = 0
-        /// A group did not fit: nothing more goes into the log until it is applied and reset
-        /// (so logged entries always come first).
+        /// The intake log position of the last logged entry.
+        var loggedThrough: Position?
+        /// Unlogged entries in the commit under way: not durable until it ends.
+        var unloggedInFlight = 0
+        /// A group did not fit: nothing more goes into the log until every unlogged entry is
+        /// committed (so a logged entry never follows one that is not durable).
         var logFull = false
         var timerArmed = false
         var waiters: [Completion] = []
@@ -87,22 +92,28 @@ final class Journal: Sendable {
         self.thread.start()
     }
 
-    /// Applies the records `log` holds unapplied (a process ended without applying them),
-    /// in one transaction, then empties it. A record that cannot be read ends the replay
-    /// there (a torn tail), with an error line.
+    /// Applies the records `log` holds after the position SQLite has applied through (a
+    /// process ended before applying them), in one transaction with the new position, then
+    /// empties the log. A valid record that cannot be decoded (another version) is an error
+    /// that leaves the log as it is: nothing acknowledged is thrown away.
     static func replay(_ log: IntakeLogFile, into store: StateStore, logger: Logger) throws(StateStoreError) {
+        let records = log.records(after: try store.intakeApplied())
         var entries: [JournalEntry] = []
-        let records = log.unapplied()
         for (index, record) in records.enumerated() {
             do {
-                entries += try record.withUnsafeBytes { bytes throws(JournalEntryCodec.Malformed) in try JournalEntryCodec.decode(bytes) }
+                entries += try record.payload.withUnsafeBytes { bytes in try JournalEntryCodec.decode(bytes) }
             } catch {
-                logger.error("intake log record unreadable; later records ignored", metadata: ["path": "\(log.path)", "record": "\(index)", "error": "\(error)"])
-                break
+                throw StateStoreError(
+                    operation: .replayIntakeLog, location: log.path,
+                    underlying: "record \(index) of \(records.count) cannot be read (\(error)); the log is left as it is"
+                )
             }
         }
-        if !entries.isEmpty {
-            try store.write(.enqueue) { db in try Self.apply(entries, in: db) }
+        if let last = records.last?.position {
+            try store.write(.replayIntakeLog) { db in
+                try Self.apply(entries, in: db)
+                try Self.markApplied(last, in: db)
+            }
             logger.notice("applied what the intake log held from before", metadata: ["records": "\(records.count)", "entries": "\(entries.count)"])
         }
         log.reset()
@@ -157,31 +168,36 @@ final class Journal: Sendable {
     }
 
     /// Into the intake log if it has room, and into the next group. A commit starts now for
-    /// entries that are not logged and not lazy, or once many logged ones wait; else the
-    /// timer starts one after ``lazyDelay``.
+    /// entries that are not logged and not lazy, or once many wait; else the timer starts
+    /// one after ``lazyDelay``.
     private func handOver(_ entries: [JournalEntry], lazily: Bool, completion: Completion?) {
-        // Encoded before taking the lock; copied into the log under it, so the log's order
-        // is the order of `pending.entries`.
+        // Encoded and summed before taking the locks; copied into the log under them, so
+        // the log's order is the order of `pending.entries`.
         let record = self.log != nil && !entries.isEmpty ? JournalEntryCodec.encode(entries) : nil
-        let (logged, start, arm) = self.pending.withLockedValue { pending -> (Bool, Bool, Bool) in
+        let checksum = record.map(IntakeLogFile.checksum)
+        let (logged, start, arm, full) = self.pending.withLockedValue { pending -> (Bool, Bool, Bool, Bool) in
             var logged = false
-            if let record, let log = self.log, !pending.logFull {
-                if let end = log.append(record) {
+            var full = false
+            if let record, let checksum, let log = self.log, !pending.logFull {
+                if let position = log.append(record, checksum: checksum) {
                     logged = true
-                    pending.loggedEnd = end
+                    pending.loggedThrough = position
                 } else {
                     pending.logFull = true
-                    self.logger.warning("intake log full; entries wait for their commit until it is applied", metadata: ["path": "\(log.path)"])
+                    full = true
                 }
             }
             pending.entries += entries
             if logged { pending.logged = pending.entries.count }
             if !logged, let completion { pending.waiters.append(completion) }
             let now = (!logged && !lazily) || pending.entries.count >= Self.applyBatch
-            if now, Self.claimFlush(&pending) { return (logged, true, false) }
-            guard !now, !pending.timerArmed, !pending.entries.isEmpty else { return (logged, false, false) }
+            if now, Self.claimFlush(&pending) { return (logged, true, false, full) }
+            guard !now, !pending.timerArmed, !pending.entries.isEmpty else { return (logged, false, false, full) }
             pending.timerArmed = true
-            return (logged, false, true)
+            return (logged, false, true, full)
+        }
+        if full, let log = self.log {
+            self.logger.warning("intake log full; entries wait for their commit until it has room", metadata: ["path": "\(log.path)"])
         }
         if logged { completion?(.success(())) }
         if start { self.startFlushing() }
@@ -233,9 +249,9 @@ final class Journal: Sendable {
     }
 
     /// Returns once everything handed over so far is durable: at once when all of it is in
-    /// the intake log, else once it is committed.
+    /// the intake log, else once it is committed (also what a commit under way holds).
     func durable() async {
-        let waits = self.pending.withLockedValue { $0.entries.count > $0.logged || !$0.waiters.isEmpty }
+        let waits = self.pending.withLockedValue { $0.entries.count > $0.logged || $0.unloggedInFlight > 0 || !$0.waiters.isEmpty }
         if waits { await self.flushed() }
     }
 
@@ -258,41 +274,42 @@ final class Journal: Sendable {
         }
     }
 
-    /// Writes groups until nothing is pending. Logged entries whose commit fails stay
-    /// pending (their sources were answered already) and are tried again after the delay.
+    /// One group taken for a commit.
+    private struct Batch {
+        var entries: [JournalEntry]
+        /// How many of the first entries are logged, and the log position of the last.
+        var logged: Int
+        var loggedThrough: Position?
+        var waiters: [Completion]
+    }
+
+    /// Writes groups until nothing is pending. Taking a group turns the intake log to its
+    /// other half, so the half being committed is emptied once applied.
     private func flush() {
         while true {
-            let (entries, logged, loggedEnd, waiters) = self.pending.withLockedValue { pending -> ([JournalEntry], Int, Int, [Completion]) in
+            let batch = self.pending.withLockedValue { pending -> Batch in
                 defer {
                     pending.entries.removeAll(keepingCapacity: true)
                     pending.waiters.removeAll(keepingCapacity: true)
                     pending.logged = 0
                 }
                 if pending.entries.isEmpty, pending.waiters.isEmpty { pending.flushing = false }
-                return (pending.entries, pending.logged, pending.loggedEnd, pending.waiters)
+                pending.unloggedInFlight = pending.entries.count - pending.logged
+                if pending.logged > 0 { self.log?.rotate() }
+                return Batch(
+                    entries: pending.entries, logged: pending.logged, loggedThrough: pending.logged > 0 ? pending.loggedThrough : nil,
+                    waiters: pending.waiters
+                )
             }
-            if entries.isEmpty, waiters.isEmpty { return }
-            var failure: (any Error)?
-            if !entries.isEmpty {
-                do {
-                    try self.store.write(.enqueue) { db in try Self.apply(entries, in: db) }
-                    if logged > 0 { self.log?.applied(through: loggedEnd) }
-                    self.pending.withLockedValue { pending in
-                        pending.commits += 1
-                        if pending.entries.isEmpty, self.log?.resetIfApplied() == true { pending.logFull = false }
-                    }
-                    self.checkpointer?.commitsHappened(1)
-                } catch {
-                    self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(entries.count)"])
-                    failure = error
-                }
-            }
-            let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
-            for waiter in waiters { waiter(result) }
-            if failure != nil, logged > 0 {
+            if batch.entries.isEmpty, batch.waiters.isEmpty { return }
+            let failure = batch.entries.isEmpty ? nil : self.commit(batch)
+            for waiter in batch.waiters { waiter(failure.map { .failure($0) } ?? .success(())) }
+            if failure != nil, batch.logged > 0, !self.applyOneByOne(batch) {
+                // Not applied at all (the disk?): kept, in front, and tried again later.
                 self.pending.withLockedValue { pending in
-                    pending.entries = Array(entries[..<logged]) + pending.entries
-                    pending.logged += logged
+                    pending.entries = Array(batch.entries[..<batch.logged]) + pending.entries
+                    pending.logged += batch.logged
+                    if pending.loggedThrough.map({ $0 < batch.loggedThrough! }) ?? true { pending.loggedThrough = batch.loggedThrough }
                     pending.flushing = false
                     pending.timerArmed = true
                 }
@@ -300,6 +317,55 @@ final class Journal: Sendable {
                 return
             }
         }
+    }
+
+    /// Applies `batch` with the log position it reaches; nil when committed.
+    private func commit(_ batch: Batch) -> (any Error)? {
+        do {
+            try self.store.write(.enqueue) { db in
+                try Self.apply(batch.entries, in: db)
+                if let position = batch.loggedThrough { try Self.markApplied(position, in: db) }
+            }
+        } catch {
+            self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(batch.entries.count)"])
+            self.pending.withLockedValue { $0.unloggedInFlight = 0 }
+            return error
+        }
+        if let position = batch.loggedThrough { self.log?.applied(through: position) }
+        self.pending.withLockedValue { pending in
+            pending.commits += 1
+            pending.unloggedInFlight = 0
+            if pending.logFull, pending.entries.isEmpty { pending.logFull = false }
+        }
+        self.checkpointer?.commitsHappened(1)
+        return nil
+    }
+
+    /// After a failed commit, the logged entries (their sources were answered already) one
+    /// by one, each in a savepoint: one that cannot be applied is dropped with an error line
+    /// instead of holding back all after it. False when even that transaction fails.
+    private func applyOneByOne(_ batch: Batch) -> Bool {
+        do {
+            try self.store.write(.enqueue) { db in
+                for entry in batch.entries[..<batch.logged] {
+                    do {
+                        try db.inSavepoint {
+                            try Self.apply([entry], in: db)
+                            return .commit
+                        }
+                    } catch {
+                        self.logger.error("journal entry dropped: it cannot be applied", metadata: ["entry": "\(entry)", "error": "\(error)"])
+                    }
+                }
+                if let position = batch.loggedThrough { try Self.markApplied(position, in: db) }
+            }
+        } catch {
+            self.logger.error("journal commit failed again; logged entries kept for a later try", metadata: ["error": "\(error)"])
+            return false
+        }
+        if let position = batch.loggedThrough { self.log?.applied(through: position) }
+        self.pending.withLockedValue { $0.commits += 1 }
+        return true
     }
 
     private func failAll(_ error: any Error) {
@@ -313,6 +379,12 @@ final class Journal: Sendable {
             return pending.waiters
         }
         for waiter in waiters { waiter(.failure(error)) }
+    }
+
+    /// Records in the database how far the intake log is applied (same transaction).
+    private static func markApplied(_ position: Position, in db: Database) throws {
+        try db.cachedStatement(sql: #"INSERT OR REPLACE INTO intake_applied (id, epoch, "end") VALUES (0, ?, ?)"#)
+            .execute(arguments: [Int64(bitPattern: position.epoch), position.end])
     }
 
     /// One transaction's statements, prepared once per connection and reused. Of several
@@ -330,9 +402,8 @@ final class Journal: Sendable {
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
-                // OR REPLACE: the intake log's replay may apply an enqueue SQLite already has.
                 try db.cachedStatement(sql: """
-                    INSERT OR REPLACE INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
+                    INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
                       source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [

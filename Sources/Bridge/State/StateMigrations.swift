@@ -16,6 +16,7 @@ enum StateMigrations {
         migrator.registerMigration("v7-receipts", migrate: addReceipts)
         migrator.registerMigration("v8-rich-content", migrate: addRichContent)
         migrator.registerMigration("v9-lean-relay-indexes", migrate: dropRelayPathIndexes)
+        migrator.registerMigration("v10-intake-log-position", migrate: createIntakeApplied)
         return migrator
     }
 
@@ -204,6 +205,19 @@ enum StateMigrations {
             DROP INDEX IF EXISTS queue_transport_sequence;
             DROP INDEX IF EXISTS queue_by_relay_id;
             DROP INDEX IF EXISTS relays_on_created_at;
+            """)
+    }
+
+    /// v10 (issue 21): how far the intake log (``IntakeLogFile``) is applied, written in the
+    /// same transaction as what it applies, so replaying the log after a crash applies
+    /// exactly what the database lacks. One row.
+    private static func createIntakeApplied(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE intake_applied (
+              id INTEGER PRIMARY KEY CHECK (id = 0),
+              epoch INTEGER NOT NULL,
+              "end" INTEGER NOT NULL
+            )
             """)
     }
 }

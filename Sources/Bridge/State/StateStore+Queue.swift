@@ -108,6 +108,15 @@ extension StateStore {
         }
     }
 
+    /// How far the intake log is applied (``IntakeLogFile/Position``); nil before it ever was.
+    func intakeApplied() throws(StateStoreError) -> IntakeLogFile.Position? {
+        try self.read(.replayIntakeLog) { db in
+            try Row.fetchOne(db, sql: #"SELECT epoch, "end" FROM intake_applied WHERE id = 0"#).map { row in
+                IntakeLogFile.Position(epoch: UInt64(bitPattern: row["epoch"] as Int64), end: row["end"])
+            }
+        }
+    }
+
     /// The enqueue time of the oldest delivery waiting for `transport`.
     func oldestPending(transport: String) throws(StateStoreError) -> Date? {
         try self.read(.readQueue) { db in

@@ -21,6 +21,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case readRosterMirror = "read roster mirror snapshot"
         case saveRosterMirror = "save roster mirror snapshot"
         case inspect = "inspect"
+        case replayIntakeLog = "apply the intake log"
     }
 
     var operation: Operation
