@@ -68,6 +68,8 @@ rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
 anon=$(awk '/^RssAnon/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
 file=$(awk '/^RssFile/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
 shmem=$(awk '/^RssShmem/ {printf "%.1f", $2 / 1024}' /proc/"$BRIDGE_PID"/status)
+# RELAY_BENCH_SMAPS=FILE keeps the bridge's memory map with each mapping's RSS, to see where it is.
+[ -z "${RELAY_BENCH_SMAPS:-}" ] || cp /proc/"$BRIDGE_PID"/smaps "$RELAY_BENCH_SMAPS"
 threads=$(ls /proc/"$BRIDGE_PID"/task | wc -l)
 printf 'scale: %s accounts in one bridge (%s threads)\n' "$ACCOUNTS" "$threads"
 printf '  online        %s of %s after %.1f s   goal all within 60 s: %s\n' "$online" "$ACCOUNTS" "$(awk -v m="$elapsed_ms" 'BEGIN {print m / 1000}')" \

@@ -56,15 +56,23 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw StreamLedgerError(path: path, operation: "open", errno: errno) }
         defer { close(descriptor) }
+        // Decided from the header alone: a file that is not kept is emptied by truncation,
+        // which touches no page (a memset would make all 96 KiB resident, per account).
+        var header = [UInt8](repeating: 0, count: Offset.boot + 16)
+        let read = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        let kept = read == header.count
+            && header.withUnsafeBytes { bytes in
+                bytes.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == Self.magic
+                    && bytes.loadUnaligned(fromByteOffset: Offset.capacity, as: UInt64.self) == UInt64(capacity)
+                    && BootID(bytes.baseAddress! + Offset.boot) == bootID
+            }
+        if !kept, ftruncate(descriptor, 0) != 0 { throw StreamLedgerError(path: path, operation: "resize", errno: errno) }
         guard ftruncate(descriptor, off_t(self.size)) == 0 else { throw StreamLedgerError(path: path, operation: "resize", errno: errno) }
         guard let mapped = mmap(nil, self.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
             throw StreamLedgerError(path: path, operation: "map", errno: errno)
         }
         self.base = mapped
-        let kept = self.load(UInt64.self, Offset.magic) == Self.magic && self.load(UInt64.self, Offset.capacity) == UInt64(capacity)
-            && BootID(self.base + Offset.boot) == bootID
         if !kept {
-            memset(self.base, 0, self.size)
             self.store(UInt64(capacity), Offset.capacity)
             bootID.write(to: self.base + Offset.boot)
             atomicMemoryFence(ordering: .releasing)
@@ -145,10 +153,15 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// What the file says now (after a restart: what the earlier process left).
+    /// What the file says now (after a restart: what the earlier process left). Read at
+    /// start; afterwards the mapping holds only the pages written since.
     func snapshot() -> StreamLedgerSnapshot {
         self.lock.withLock {
             var snapshot = StreamLedgerSnapshot()
+            // No session, current or previous: no slot means anything, and none is read (a
+            // read would bring all 96 KiB into the page cache, and the kernel maps cached
+            // neighbours of every later fault into this process).
+            guard self.load(UInt32.self, Offset.active) == 1 || self.load(UInt32.self, Offset.previousActive) == 1 else { return snapshot }
             var slots: [(tag: UInt64, number: UInt32, id: String?)] = []
             slots.reserveCapacity(self.capacity)
             for index in 0..<self.capacity {
@@ -185,6 +198,9 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
                     snapshot.acknowledgedIDs.append(id)
                 }
             }
+            // Reading touched every slot: give the pages back (the file keeps them; a later
+            // write faults its page in again), so an idle account costs one resident page.
+            madvise(self.base, self.size, MADV_DONTNEED)
             return snapshot
         }
     }
