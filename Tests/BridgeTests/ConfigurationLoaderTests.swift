@@ -77,6 +77,16 @@ struct ConfigurationLoaderTests {
         #expect(configuration.accounts["work"]?.roomTimings.rejoinAfterKick == .seconds(60))
     }
 
+    @Test("max_concurrent_logins bounds the login queue: 64 by default, 1 to 10,000")
+    func concurrentLogins() throws {
+        let account = "[accounts.work]\njid = \"bridge@work.example\"\npassword_env = \"X\"\n"
+        var loader = ConfigurationLoader(file: try Self.write("[bridge]\nmax_concurrent_logins = 8\n" + account), environment: ["X": "pw"])
+        #expect(try loader.loadBridge().settings.maxConcurrentLogins == 8)
+        var defaults = ConfigurationLoader(file: try Self.write(account), environment: ["X": "pw"])
+        #expect(try defaults.loadBridge().settings.maxConcurrentLogins == 64)
+        #expect(try Self.problems("[bridge]\nmax_concurrent_logins = 0\n" + account).contains { $0.hasPrefix("bridge.max_concurrent_logins") })
+    }
+
     @Test("a broken file reports every problem with its TOML path")
     func everyProblem() throws {
         let problems = try Self.problems(

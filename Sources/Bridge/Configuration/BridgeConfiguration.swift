@@ -71,12 +71,15 @@ struct BridgeSettings: Sendable, Equatable {
     var deliveryTimeoutMilliseconds: Int = 30_000
     /// Events an XMPP session holds for the bridge before it stops reading its socket.
     var eventBuffer: Int = 256
+    /// Accounts that connect and log in at the same time; the others wait their turn.
+    var maxConcurrentLogins: Int = 64
     /// Where `/metrics` (Prometheus text) and `/health/live`, `/health/ready` are served; nil: off.
     var metricsListen: HTTPListenAddress?
 
     static let keys = [
         "state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
-        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer", "metrics_listen",
+        "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer", "max_concurrent_logins",
+        "metrics_listen",
     ]
 }
 

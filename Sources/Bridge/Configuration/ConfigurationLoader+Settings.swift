@@ -59,6 +59,9 @@ extension ConfigurationLoader {
         if let value = self.integer(table, "event_buffer", path, in: 1...1_000_000, hint: "events a session holds before it stops reading, e.g. 256") {
             settings.eventBuffer = value
         }
+        if let value = self.integer(table, "max_concurrent_logins", path, in: 1...10_000, hint: "accounts logging in at the same time, e.g. 64") {
+            settings.maxConcurrentLogins = value
+        }
         settings.metricsListen = self.metricsListen(table, at: path)
         return settings
     }

@@ -87,7 +87,8 @@ struct BridgeProcess {
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
-                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] }, blockingWork: blockingWork,
+                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] },
+                connectionGate: ConnectionGate(limit: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
                 deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
             ),
             pipeline: pipeline, logger: logger

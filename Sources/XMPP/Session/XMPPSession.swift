@@ -17,6 +17,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// event loop in the bridge, so a timer armed and fired there wakes no other thread.
     /// Nil: Swift's global pool.
     let executor: (any TaskExecutor)?
+    /// The process's login queue (nil: none): held while connecting and logging in.
+    let connectionGate: ConnectionGate?
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
@@ -57,6 +59,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         client: XMPPClient,
         clock: C,
         executor: (any TaskExecutor)? = nil,
+        connectionGate: ConnectionGate? = nil,
         ids: StanzaIDGenerator,
         logger: Logger
     ) {
@@ -65,6 +68,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.client = client
         self.clock = clock
         self.executor = executor
+        self.connectionGate = connectionGate
         self.ids = ids
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
@@ -109,10 +113,25 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await self.finish(lastError)
                 return
             case .connect:
+                // One place in the process's login queue while connecting and logging in.
+                if let gate = self.connectionGate {
+                    do {
+                        try await gate.acquire()
+                    } catch {
+                        break  // cancelled while waiting: the loop ends
+                    }
+                }
+                let connected: Result<XMPPConnection, XMPPClientError>
                 do throws(XMPPClientError) {
-                    let connection = try await self.client.connect(
-                        configuration: self.configuration.client, password: self.password, resume: self.resumeRequest()
+                    connected = .success(
+                        try await self.client.connect(configuration: self.configuration.client, password: self.password, resume: self.resumeRequest())
                     )
+                } catch {
+                    connected = .failure(error)
+                }
+                self.connectionGate?.release()
+                do throws(XMPPClientError) {
+                    let connection = try connected.get()
                     if self.isStopping || Task.isCancelled {
                         // stop() came while connecting: do not start a session nobody wants.
                         await connection.close()
