@@ -80,7 +80,8 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     }
 
     let configuration: Configuration
-    private(set) var items = CircularBuffer<Item>()
+    /// Grown on demand: most accounts' queues are empty (16 items would be 4 KiB each).
+    private(set) var items = CircularBuffer<Item>(initialCapacity: 1)
     private(set) var count = 0
     private(set) var bytes = 0
     private(set) var isAvailable = false
@@ -94,7 +95,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     /// Targets reported ready while a batch was in flight: a "wait for target" answer in
     /// that batch is already out of date.
     private var readyWhileInFlight: Set<Endpoint> = []
-    private var recentOrder = CircularBuffer<String>()
+    private var recentOrder = CircularBuffer<String>(initialCapacity: 1)
 
     init(configuration: Configuration) {
         self.configuration = configuration

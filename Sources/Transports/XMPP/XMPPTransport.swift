@@ -280,6 +280,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     }
 
     /// Hands `event` to the bridge.
+    /// Not inlined into the session's event loop: its locals then live in its own frame,
+    /// popped after each event, not in the long-lived loop's (one per account).
+    @inline(never)
     private func forward(_ event: XMPPSessionEvent) async {
         switch event {
         case .online(let jid):

@@ -1,5 +1,8 @@
 extension XMPPSession {
     /// Carries out what ``SessionStateMachine`` decided for one inbound stanza.
+    /// Not inlined into the read loop: its locals live in its own frame, popped after each
+    /// action, not in the long-lived loop's (one per account).
+    @inline(never)
     func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
         switch action {
         case .send(let element):

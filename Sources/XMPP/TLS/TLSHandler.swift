@@ -34,7 +34,6 @@ public final class TLSHandler: ChannelDuplexHandler {
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
-        self.plaintext = context.channel.allocator.buffer(capacity: 16 * 1024)
         if context.channel.isActive {
             self.startHandshake(context: context)
         }
@@ -139,11 +138,13 @@ public final class TLSHandler: ChannelDuplexHandler {
     }
 
     private func readPlaintext(context: ChannelHandlerContext) {
-        self.plaintext.clear()
         let outcome = self.connection.readPlaintext(into: &self.plaintext)
         if self.plaintext.readableBytes > 0 {
             context.fireChannelRead(self.wrapInboundOut(self.plaintext))
         }
+        // Not kept between reads: an idle connection holds no 16 KiB buffer (thousands of
+        // accounts), and a busy one pays one allocation per read.
+        self.plaintext = ByteBuffer()
         switch outcome {
         case .complete, .incomplete:
             self.flushNetwork(context: context)

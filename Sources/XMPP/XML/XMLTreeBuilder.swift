@@ -130,7 +130,8 @@ extension XMLTreeBuilder {
     /// A direct-mapped cache from libxml2's interned name pointers to Swift strings.
     /// Fixed size, so hostile input with endless new names cannot grow it.
     struct NameCache {
-        private static let size = 256
+        // 64 slots: the names of one XMPP stream are few; a collision only costs a String.
+        private static let size = 64
         private var keys = [UnsafeRawPointer?](repeating: nil, count: NameCache.size)
         private var values = [String](repeating: "", count: NameCache.size)
 
