@@ -58,7 +58,7 @@ CFG=$WORK/bridge.toml
 "$BIN" run --config "$CFG" --log-level warning > "$WORK/bridge.log" 2>&1 &
 BRIDGE_PID=$!
 deadline=$(( $(date +%s) + 60 ))
-until "$BIN" status --config "$CFG" --json 2>/dev/null | python3 -c 'import json,sys; t=json.load(sys.stdin); sys.exit(0 if t and all(x["connected"] for x in t) else 1)'; do
+until "$BIN" status --config "$CFG" --json 2>/dev/null | python3 -c 'import json,sys; t=json.load(sys.stdin); sys.exit(0 if t and all(x["connected"] for x in t) else 1)' 2>/dev/null; do
   [ "$(date +%s)" -lt "$deadline" ] || { say "not all accounts online"; tail "$WORK/bridge.log" >&2; exit 1; }
   sleep 0.5
 done
