@@ -1,5 +1,5 @@
 /// What a transport reports to the bridge.
-public enum TransportEvent: Sendable {
+public indirect enum TransportEvent: Sendable {
     /// A message for the router.
     case message(InboundMessage)
     /// The transport can deliver now (connected, or a local output ready): flush its queue.

@@ -40,7 +40,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
     }
 
     /// What the session must do after a stanza arrived.
-    public enum Action: Sendable {
+    public indirect enum Action: Sendable {
         /// Write this stanza.
         case send(XMLElement)
         /// The answer to our request `id` arrived.

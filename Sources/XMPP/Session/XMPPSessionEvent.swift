@@ -1,5 +1,5 @@
 /// What a running ``XMPPSession`` reports to its owner, in order.
-public enum XMPPSessionEvent: Sendable {
+public indirect enum XMPPSessionEvent: Sendable {
     /// Connected, bound and restored (roster fetched, presence sent) as this JID.
     case online(JID)
     /// The connection ended; the session reconnects unless it was stopped or gave up.
