@@ -121,13 +121,18 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                         break  // cancelled while waiting: the loop ends
                     }
                 }
-                let connected: Result<XMPPConnection, XMPPClientError>
-                do throws(XMPPClientError) {
-                    connected = .success(
-                        try await self.client.connect(configuration: self.configuration.client, password: self.password, resume: self.resumeRequest())
-                    )
-                } catch {
-                    connected = .failure(error)
+                // Connecting and negotiating (TLS, SASL, bind) in a task of its own, for the
+                // same reason as restoring: its deep frames go when it ends.
+                let (client, configuration, password, resume) = (self.client, self.configuration.client, self.password, self.resumeRequest())
+                let connected = await withTaskGroup(of: Result<XMPPConnection, XMPPClientError>.self) { group in
+                    group.addTask {
+                        do throws(XMPPClientError) {
+                            return .success(try await client.connect(configuration: configuration, password: password, resume: resume))
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                    return await group.next() ?? .failure(XMPPClientError.connectFailed(attempts: ["cancelled"]))
                 }
                 self.connectionGate?.release()
                 do throws(XMPPClientError) {
@@ -243,7 +248,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
-            await self.restore(connection, resumed: resumed)
+            // In a task of its own, which ends when it is done: a task keeps its largest
+            // stack of async frames for life, and restoring (roster, carbons, presence,
+            // rooms) needs a deep one once per connection, not for the session's lifetime.
+            await withTaskGroup(of: Void.self) { restoring in
+                restoring.addTask { await self.restore(connection, resumed: resumed) }
+            }
             // Whichever ends first (reading ends when the connection closes) ends the rest.
             await group.next()
             group.cancelAll()
