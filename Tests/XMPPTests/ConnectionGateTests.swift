@@ -48,4 +48,29 @@ struct ConnectionGateTests {
         #expect(gate.usage == (0, 0))
         try await gate.acquire()  // the place is free again
     }
+
+    @Test func oneGatePerServerByHostElseDomain() throws {
+        let gates = ConnectionGates(limitPerServer: 3)
+        let a = XMPPClientConfiguration(jid: try JID("a@one.example"))
+        let b = XMPPClientConfiguration(jid: try JID("b@ONE.example"))
+        let c = XMPPClientConfiguration(jid: try JID("c@two.example"))
+        let d = XMPPClientConfiguration(jid: try JID("d@three.example"), host: "One.Example")
+        #expect(gates.gate(for: a) === gates.gate(for: b))
+        #expect(gates.gate(for: a) !== gates.gate(for: c))
+        #expect(gates.gate(for: d) === gates.gate(for: a))  // the host it connects to
+        #expect(gates.gate(for: c).limit == 3)
+    }
+
+    @Test func aFullGateForOneServerHoldsUpNoOther() async throws {
+        let gates = ConnectionGates(limitPerServer: 1)
+        let dead = XMPPClientConfiguration(jid: try JID("a@dead.example"))
+        let healthy = XMPPClientConfiguration(jid: try JID("b@healthy.example"))
+        try await gates.gate(for: dead).acquire()
+        let waiting = Task { try await gates.gate(for: dead).acquire() }
+        #expect(await untilTrue { gates.gate(for: dead).usage.waiting == 1 })
+        try await gates.gate(for: healthy).acquire()  // returns at once
+        #expect(gates.gate(for: healthy).usage == (1, 0))
+        waiting.cancel()
+        _ = try? await waiting.value
+    }
 }

@@ -71,7 +71,7 @@ struct BridgeSettings: Sendable, Equatable {
     var deliveryTimeoutMilliseconds: Int = 30_000
     /// Events an XMPP session holds for the bridge before it stops reading its socket.
     var eventBuffer: Int = 256
-    /// Accounts that connect and log in at the same time; the others wait their turn.
+    /// Accounts that connect and log in at the same time, per server; the others wait their turn.
     var maxConcurrentLogins: Int = 64
     /// Where `/metrics` (Prometheus text) and `/health/live`, `/health/ready` are served; nil: off.
     var metricsListen: HTTPListenAddress?

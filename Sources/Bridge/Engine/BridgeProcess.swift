@@ -88,7 +88,7 @@ struct BridgeProcess {
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
                 storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] },
-                connectionGate: ConnectionGate(limit: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
+                connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
                 deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
             ),
             pipeline: pipeline, logger: logger

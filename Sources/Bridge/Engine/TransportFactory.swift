@@ -23,8 +23,8 @@ struct TransportFactory: Sendable {
     var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     var tlsContexts = TLSContextCache()
-    /// The process's login queue: how many accounts connect and log in at once.
-    var connectionGate: ConnectionGate?
+    /// The login queues, one per server: how many accounts connect and log in at once.
+    var connectionGates: ConnectionGates?
     /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
     var blockingWork: (any BlockingWorkRunner)?
     /// Answers `GET /messages/{id}` and `?wait=sent` for HTTP ingress locals.
@@ -84,7 +84,7 @@ struct TransportFactory: Sendable {
             // Its timers (coalesced acknowledgements, pings, rooms) arm and fire on the loop.
             clock: EventLoopClock(loop),
             executor: EventLoopTaskExecutor(loop),
-            connectionGate: self.connectionGate,
+            connectionGate: self.connectionGates?.gate(for: account.client),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
             logger: logger
         )

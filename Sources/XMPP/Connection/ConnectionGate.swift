@@ -1,10 +1,10 @@
 import NIOConcurrencyHelpers
 
 /// Bounds how many sessions connect and log in at once (TCP, TLS, SASL, bind or resume),
-/// shared by every account of a process: a bridge with thousands of accounts starts (or
-/// reconnects after its server came back) as a paced queue instead of a storm that floods
-/// the server, the loop and the log with timeouts. Waiters are let in in arrival order; a
-/// cancelled waiter leaves the queue.
+/// shared by every account of a process on one server (``ConnectionGates``): a bridge with
+/// thousands of accounts starts (or reconnects after its server came back) as a paced queue
+/// instead of a storm that floods the server, the loop and the log with timeouts. Waiters
+/// are let in in arrival order; a cancelled waiter leaves the queue.
 public final class ConnectionGate: Sendable {
     private struct State {
         var inUse = 0

@@ -17,7 +17,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// event loop in the bridge, so a timer armed and fired there wakes no other thread.
     /// Nil: Swift's global pool.
     let executor: (any TaskExecutor)?
-    /// The process's login queue (nil: none): held while connecting and logging in.
+    /// The login queue of this account's server (nil: none): held while connecting and
+    /// logging in.
     let connectionGate: ConnectionGate?
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
