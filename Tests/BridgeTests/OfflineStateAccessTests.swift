@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import Testing
 import TestSupport
@@ -97,7 +98,7 @@ struct OfflineStateAccessTests {
                 request.transport = "work"
                 request.address = "carol@example.test"
             }
-            let response = OfflineStateAccess(configuration: configuration).apply(request)
+            let response = OfflineStateAccess(configuration: configuration, logger: Logger(label: "test")).apply(request)
             #expect(!response.ok)
             #expect(response.error == OfflineStateAccess.starting, "\(operation)")
         }
@@ -109,7 +110,7 @@ struct OfflineStateAccessTests {
     func offlineReadsAndWrites() throws {
         let state = self.folder.path("bridge.sqlite")
         let configuration = try self.configuration(state: state)
-        let access = OfflineStateAccess(configuration: configuration)
+        let access = OfflineStateAccess(configuration: configuration, logger: Logger(label: "test"))
         let empty = access.apply(ControlRequest(op: .status))
         #expect(empty.ok)
         #expect(empty.transports?.map(\.name) == ["work"])
@@ -132,7 +133,7 @@ struct OfflineStateAccessTests {
         // An empty SQLite file: no migration applied.
         _ = FileManager.default.createFile(atPath: state, contents: nil)
         #expect(throws: StateStoreError.self) { _ = try StateStore(readingAt: state) }
-        let response = OfflineStateAccess(configuration: try self.configuration(state: state)).apply(ControlRequest(op: .status))
+        let response = OfflineStateAccess(configuration: try self.configuration(state: state), logger: Logger(label: "test")).apply(ControlRequest(op: .status))
         #expect(!response.ok)
         #expect(response.error?.contains("`xmpp-bridge run` migrates it") == true, "\(response.error ?? "-")")
     }

@@ -49,6 +49,21 @@ struct ConnectionGateTests {
         try await gate.acquire()  // the place is free again
     }
 
+    @Test func aTaskCancelledBeforeItAsksTakesNoPlaceAndQueuesNothing() async throws {
+        let gate = ConnectionGate(limit: 1)
+        try await gate.acquire()
+        let (go, sink) = AsyncStream.makeStream(of: Void.self)
+        let late = Task {
+            var iterator = go.makeAsyncIterator()
+            await iterator.next()
+            try await gate.acquire()
+        }
+        late.cancel()
+        sink.yield()
+        await #expect(throws: CancellationError.self) { try await late.value }
+        #expect(gate.usage == (1, 0))
+    }
+
     @Test func oneGatePerServerByHostElseDomain() throws {
         let gates = ConnectionGates(limitPerServer: 3)
         let a = XMPPClientConfiguration(jid: try JID("a@one.example"))

@@ -8,6 +8,8 @@ import Logging
 /// a daemon gets a clear "starting" answer instead.
 struct OfflineStateAccess {
     let configuration: BridgeConfiguration
+    /// Where applying a killed daemon's intake log is reported.
+    let logger: Logger
 
     /// What a command says while a daemon holds the lock but does not answer yet.
     static let starting = "the bridge is starting (or not answering on its control socket): its state database is locked; try again in a moment"
@@ -37,7 +39,7 @@ struct OfflineStateAccess {
                 // What a daemon killed mid-run left unapplied goes in first, so this change
                 // is not undone by the next start.
                 if FileManager.default.fileExists(atPath: path + ".intake") {
-                    try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: Logger(label: "xmpp-bridge"))
+                    try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: self.logger)
                 }
             } else if FileManager.default.fileExists(atPath: path) {
                 store = try StateStore(readingAt: path)

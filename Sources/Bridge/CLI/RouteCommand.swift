@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TransportCore
 import Transports
 
@@ -99,7 +100,8 @@ struct RouteCommand: AsyncParsableCommand {
         if UnixLineServer.someoneListens(at: path), let answer = ControlClient.exchange(request, path: path) {
             response = answer
         } else {
-            response = OfflineStateAccess(configuration: configuration).apply(request)
+            let logger = Logger(label: "xmpp-bridge.offline", factory: { StreamLogHandler.standardError(label: $0) })
+            response = OfflineStateAccess(configuration: configuration, logger: logger).apply(request)
             if request.op == .add || request.op == .remove, response.ok {
                 CommandLineOutput.error("no running bridge; changed the state database (effective at the next start)")
             }

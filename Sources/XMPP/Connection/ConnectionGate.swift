@@ -30,7 +30,10 @@ public final class ConnectionGate: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let admitted = self.state.withLockedValue { state -> Bool in
+                // Checked under the lock: a cancellation that came before this queued the
+                // waiter found nothing to remove, so it must not queue now.
+                let admitted = self.state.withLockedValue { state -> Bool? in
+                    if Task.isCancelled { return nil }
                     guard state.inUse < self.limit, state.waiters.isEmpty else {
                         state.waiters.append((id, continuation))
                         return false
@@ -38,7 +41,11 @@ public final class ConnectionGate: Sendable {
                     state.inUse += 1
                     return true
                 }
-                if admitted { continuation.resume() }
+                switch admitted {
+                case nil: continuation.resume(throwing: CancellationError())
+                case true: continuation.resume()
+                case false: break
+                }
             }
         } onCancel: {
             let waiter = self.state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
