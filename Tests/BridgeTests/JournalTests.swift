@@ -55,6 +55,30 @@ struct JournalTests {
         await journal.shutdown()
     }
 
+    @Test("a delivery queued and completed in one group leaves no queue row, keeps its id map row; a later group's completion deletes")
+    func queuedAndCompletedInOneGroup() throws {
+        let store = try StateStore.inMemory()
+        var deliveries: [Delivery] = []
+        for index in 1...3 {
+            var delivery = WALCheckpointerTests.delivery(index)
+            delivery.sequence = Int64(index)
+            deliveries.append(delivery)
+        }
+        try store.write(.enqueue) { db in
+            try Journal.apply(
+                [
+                    .enqueue(deliveries[0], enqueuedAt: Date(), attempts: 0), .enqueue(deliveries[1], enqueuedAt: Date(), attempts: 0),
+                    .attempted(sequence: 1, attempts: 1, error: "e"), .complete(sequence: 1),
+                    // Completed before it is queued (another order): not a pair, both applied.
+                    .complete(sequence: 3), .enqueue(deliveries[2], enqueuedAt: Date(), attempts: 0),
+                ], in: db)
+        }
+        #expect(try store.pendingCount(transport: "home") == 2)
+        #expect(try store.isRelayID("r1") && store.isRelayID("r2") && store.isRelayID("r3"))
+        try store.write(.enqueue) { db in try Journal.apply([.complete(sequence: 2), .complete(sequence: 3)], in: db) }
+        #expect(try store.pendingCount(transport: "home") == 0)
+    }
+
     @Test("a read on the journal's thread sees entries handed over before it, committed")
     func readAfterAppend() async throws {
         let store = try StateStore.inMemory()

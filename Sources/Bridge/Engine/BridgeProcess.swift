@@ -54,8 +54,11 @@ struct BridgeProcess {
         let journalLoop = eventLoops.next()
         // Entries are durable in the intake log before SQLite applies them (off the relay path).
         let intake = inMemory ? nil : try IntakeLogFile(path: configuration.settings.statePath + ".intake")
+        // With the log, applying to SQLite is off every path that waits: one transaction per
+        // half second at a trickle, in which a delivery acknowledged meanwhile costs no queue row.
         let journal = try Journal(
-            store: store, log: intake, checkpointer: checkpointer, clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
+            store: store, log: intake, checkpointer: checkpointer, lazyDelay: intake == nil ? .milliseconds(50) : .milliseconds(500),
+            clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
         )
         let statusBook = DeliveryStatusBook(store: store, journal: journal, clock: ContinuousClock())
         let pipeline = RelayPipeline(

@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import TransportCore
+
+extension Journal {
+    /// One transaction's statements, prepared once per connection and reused. Of several
+    /// session states or checkpoints for one account in a group, only the last is written.
+    /// A delivery queued and completed in the same group never touches the queue table
+    /// (its row would be inserted and deleted in one transaction); its id map row is kept.
+    static func apply(_ entries: [JournalEntry], in db: Database) throws {
+        var lastSession: [String: Int] = [:]
+        var lastCheckpoint: [String: Int] = [:]
+        var queuedAt: [Int64: Int] = [:]
+        var passing: Set<Int> = []
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .streamSession(let transport, _): lastSession[transport] = index
+            case .checkpoint(let transport, _): lastCheckpoint[transport] = index
+            case .enqueue(let delivery, _, _): queuedAt[delivery.sequence] = index
+            case .complete(let sequence):
+                if let queued = queuedAt.removeValue(forKey: sequence) {
+                    passing.insert(queued)
+                    passing.insert(index)
+                }
+            default: break
+            }
+        }
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .enqueue(let delivery, let enqueuedAt, let attempts):
+                if !passing.contains(index) {
+                    try db.cachedStatement(sql: """
+                        INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
+                          source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """).execute(arguments: [
+                            delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
+                            delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
+                            delivery.source.address, delivery.sourceID, delivery.relayID, StorageTimestamp.text(enqueuedAt), attempts,
+                            MessageContentColumn.encode(delivery.content),
+                        ])
+                }
+                try db.cachedStatement(sql: """
+                    INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at,
+                      source_nick)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: [
+                        delivery.relayID, delivery.channel, delivery.source.transport, delivery.source.address, delivery.sourceID,
+                        delivery.target.transport, delivery.target.address, StorageTimestamp.text(enqueuedAt), delivery.nick,
+                    ])
+            case .complete(let sequence):
+                guard !passing.contains(index) else { continue }
+                try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])
+            case .attempted(let sequence, let attempts, let error):
+                try db.cachedStatement(sql: "UPDATE queue SET attempts = ?, last_error = ? WHERE sequence = ?")
+                    .execute(arguments: [attempts, error, sequence])
+            case .deadLetter(let delivery, let enqueuedAt, let attempts, let reason):
+                try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [delivery.sequence])
+                try DeadLetterRecord(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date())
+                    .insert(db, onConflict: .replace)
+            case .removeDeadLetter(let sequence):
+                try db.cachedStatement(sql: "DELETE FROM dead_letters WHERE sequence = ?").execute(arguments: [sequence])
+            case .streamSession(let transport, let session):
+                // What the server acknowledged leaves the queue in the same transaction as the
+                // session state that counts it, so a restart never sends it again.
+                try StateStore.deleteQueued(transport: transport, relayIDs: session?.acknowledgedIDs ?? [], in: db)
+                guard lastSession[transport] == index else { continue }
+                try StreamSessionRecord.save(session, transport: transport, in: db)
+            case .sourcePosition(let transport, let sequence):
+                try db.cachedStatement(sql: "UPDATE stream_sessions SET handled = ? WHERE transport = ? AND handled < ?")
+                    .execute(arguments: [Int64(sequence), transport, Int64(sequence)])
+            case .seen(let transport, let uniqueID):
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO seen_unique_ids (transport, unique_id) VALUES (?, ?)")
+                    .execute(arguments: [transport, uniqueID])
+            case .checkpoint(let transport, let checkpoint):
+                guard lastCheckpoint[transport] == index else { continue }
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints (transport, checkpoint) VALUES (?, ?)")
+                    .execute(arguments: [transport, checkpoint])
+            case .trimSeen(let transport, let keep):
+                try db.cachedStatement(sql: """
+                    DELETE FROM seen_unique_ids WHERE transport = ? AND position <= (
+                      SELECT position FROM seen_unique_ids WHERE transport = ? ORDER BY position DESC LIMIT 1 OFFSET ?)
+                    """).execute(arguments: [transport, transport, keep])
+            case .receipt(let relayID, let target, let displayed, let at):
+                // Displayed implies received; the first time of each is kept.
+                try db.cachedStatement(sql: """
+                    UPDATE relays SET received_at = COALESCE(received_at, ?), displayed_at = CASE WHEN ? THEN COALESCE(displayed_at, ?) ELSE displayed_at END
+                    WHERE relay_id = ? AND target_transport = ? AND target_address IS ?
+                    """).execute(arguments: [at, displayed, at, relayID, target.transport, target.address])
+            case .copyStanzaID(let relayID, let target, let stanzaID):
+                try db.cachedStatement(sql: "UPDATE relays SET target_stanza_id = ? WHERE relay_id = ? AND target_transport = ? AND target_address IS ?")
+                    .execute(arguments: [stanzaID, relayID, target.transport, target.address])
+            case .sourceStanzaID(let source, let sourceID, let stanzaID):
+                try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
+                    .execute(arguments: [stanzaID, source.transport, source.address, sourceID])
+            }
+        }
+    }
+}
