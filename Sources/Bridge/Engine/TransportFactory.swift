@@ -71,9 +71,10 @@ struct TransportFactory: Sendable {
                 // One answer per 200 ms (or 64 stanzas) to a server that asks after every
                 // stanza: what it reports is committed either way.
                 acknowledgementDelay: .milliseconds(200),
-                // Our own <r/>: one per 50 ms of trickle, or once the worker's window of
-                // batches in flight is full, or 64 stanzas wait.
-                acknowledgementRequestDelay: .milliseconds(50),
+                // Our own <r/>: with a lone message, then once per 100 ms of trickle (riding
+                // a message's write), or once the worker's window of batches in flight is
+                // full, or 64 stanzas wait (AcknowledgementRequestPacer).
+                acknowledgementRequestDelay: .milliseconds(100),
                 acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,

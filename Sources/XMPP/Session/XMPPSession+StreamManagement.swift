@@ -213,19 +213,17 @@ extension XMPPSession {
         }
     }
 
-    /// Whether a batch's `<r/>` goes with it: always without an
-    /// ``Configuration-swift.struct/acknowledgementRequestDelay``; with one, when enough
-    /// waits for an answer (stanzas, or callers: the worker's window must not fill).
-    /// Otherwise one `<r/>` after the delay asks for all that was written meanwhile.
+    /// Whether a batch's `<r/>` goes with it (``AcknowledgementRequestPacer``); when it
+    /// does, the timer for a later one is not needed.
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
-        let configuration = self.configuration
-        let now = configuration.acknowledgementRequestDelay == .zero || unacknowledged >= configuration.acknowledgementRequestStanzas
-            || self.acknowledgementWaiters.count >= configuration.acknowledgementRequestWaiters
-        if now {
+        let request = self.acknowledgementRequests.batchWritten(
+            unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count, now: self.clock.now
+        )
+        if request {
             self.acknowledgementRequest?.cancel()
             self.acknowledgementRequest = nil
         }
-        return now
+        return request
     }
 
     /// One `<r/>` after the delay, for everything written until then (one timer).
@@ -242,6 +240,7 @@ extension XMPPSession {
     private func acknowledgementRequestDue() async {
         self.acknowledgementRequest = nil
         guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
+        self.acknowledgementRequests.requested(at: self.clock.now)
         try? await connection.send([self.streamManagement.requestAck()])
     }
 
@@ -254,6 +253,7 @@ extension XMPPSession {
         }
         let waiter = OneShotWaiter<Void>()
         self.acknowledgementWaiters.append((self.streamManagement.sent, waiter))
+        self.acknowledgementRequests.requested(at: self.clock.now)
         do {
             try await connection.send([self.streamManagement.requestAck()])
         } catch {
