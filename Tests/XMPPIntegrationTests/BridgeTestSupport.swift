@@ -79,7 +79,7 @@ struct BridgeDaemon {
     let config: String
 
     static func start(config: String, stdin: String = "/dev/null", in directory: String, environment: [String: String] = [:]) throws -> BridgeDaemon {
-        let run = try CommandLineTests.start(["run", "--config", config, "--log-level", "info"], stdin: stdin, in: directory, environment: environment)
+        let run = try CommandLineTests.start(["run", "--config", config, "--log-level", ProcessInfo.processInfo.environment["BRIDGE_TEST_LOG_LEVEL"] ?? "info"], stdin: stdin, in: directory, environment: environment)
         return BridgeDaemon(run: run, config: config)
     }
 
