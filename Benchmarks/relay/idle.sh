@@ -21,8 +21,8 @@ say() { printf '%s\n' "$*" >&2; }
 
 BIN=${RELAY_BENCH_BIN:-$ROOT/.build/release/xmpp-bridge}
 if [ ! -x "$BIN" ]; then
-  say "building: swift build -c release --product xmpp-bridge"
-  swift build -c release --product xmpp-bridge >&2
+  say "building: scripts/build-release.sh"
+  "$ROOT/scripts/build-release.sh" >&2
 fi
 WORK=$(mktemp -d /tmp/relay-idle.XXXXXX)
 BRIDGE_PID=

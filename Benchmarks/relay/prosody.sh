@@ -180,8 +180,8 @@ bench_bridge_binary() {
     command -v swift >/dev/null || die "swift not found (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
     BIN=$ROOT/.build/release/xmpp-bridge
     if [ ! -x "$BIN" ] || [ -n "$(find Sources Package.swift -newer "$BIN" -print -quit)" ]; then
-      say "building: swift build -c release --product xmpp-bridge"
-      swift build -c release --product xmpp-bridge >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
+      say "building: scripts/build-release.sh"
+      "$ROOT/scripts/build-release.sh" >&2 || die "build failed (RELAY_BENCH_BIN=path uses a binary built elsewhere)"
     fi
   fi
 }

@@ -20,7 +20,7 @@ cd "$ROOT"
 say() { printf '%s\n' "$*" >&2; }
 
 BIN=${RELAY_BENCH_BIN:-$ROOT/.build/release/xmpp-bridge}
-[ -x "$BIN" ] || swift build -c release --product xmpp-bridge >&2
+[ -x "$BIN" ] || "$ROOT/scripts/build-release.sh" >&2
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 WORK=$(mktemp -d /tmp/relay-scale.XXXXXX)
 BRIDGE_PID=
