@@ -184,14 +184,41 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // What the integration suites share: a logged-in test client (`TestSession`) and
+        // when each tier runs (`IntegrationEnvironment`).
+        .target(
+            name: "IntegrationSupport",
+            dependencies: [
+                "XMPP",
+                "EmbeddedProsody",
+                "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/IntegrationSupport"
+        ),
+        // The XMPP library against real servers (login, session, keepalive, upload).
         .testTarget(
             name: "XMPPIntegrationTests",
+            dependencies: [
+                "XMPP",
+                "EmbeddedProsody",
+                "TestSupport",
+                "IntegrationSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The `xmpp-bridge` binary end to end: daemons, commands and real servers.
+        .testTarget(
+            name: "BridgeDaemonTests",
             dependencies: [
                 "XMPP",
                 "Transports",
                 "TransportCore",
                 "EmbeddedProsody",
                 "TestSupport",
+                "IntegrationSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

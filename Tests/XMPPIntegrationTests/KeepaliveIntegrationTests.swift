@@ -1,7 +1,8 @@
 import EmbeddedProsody
 import Foundation
-import Testing
+import IntegrationSupport
 import TestSupport
+import Testing
 import XMPP
 
 /// The session's keepalive on a manual clock against a real Prosody (issue 8: the

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import TestSupport
 import Testing
 import XMPP
@@ -45,7 +46,7 @@ struct SessionIntegrationTests {
             }
         }
         try await bob.session.send(Message(type: .chat, to: alice.jid, body: "reply <&> 😀"))
-        let received = await Self.collect(bob.log, count: sent.count)
+        let received = await bob.log.messages(atLeast: sent.count)
         #expect(received.count == sent.count)
         for (message, expected) in zip(received, sent) {
             #expect(message.type == expected.0)
@@ -53,7 +54,7 @@ struct SessionIntegrationTests {
             #expect(message.from == alice.jid)
             if expected.0 == .headline { #expect(message.subject == "Alert ⚠") }
         }
-        let reply = await Self.collect(alice.log, count: 1)
+        let reply = await alice.log.messages(atLeast: 1)
         #expect(reply.first?.body == "reply <&> 😀")
         await alice.stop()
         await bob.stop()
@@ -145,15 +146,6 @@ struct SessionIntegrationTests {
         #expect(await alice.session.roster.items[try JID("mallory@example.test")] == nil)
         await alice.stop()
         await eve.stop()
-    }
-
-    static func collect(_ log: EventLog, count: Int, timeout: Duration = .seconds(20)) async -> [Message] {
-        let enough = await eventuallyValue(timeout: timeout) { () async -> [Message]? in
-            let messages = await log.messages
-            return messages.count >= count ? messages : nil
-        }
-        if let enough { return enough }
-        return await log.messages
     }
 
     static func waitForRoster(_ account: TestSession, contact: JID, subscription: RosterItem.Subscription?) async -> Bool {

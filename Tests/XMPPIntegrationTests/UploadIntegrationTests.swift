@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import NIOPosix
 import Testing
 import XMPP
@@ -9,8 +10,6 @@ import XMPP
 /// a slot, the PUT through our TLS, the GET back, and the refusals.
 @Suite("HTTP File Upload against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct UploadIntegrationTests {
-    static let limit = 2 * 1024 * 1024
-
     /// A client for `server`'s HTTPS: the upload domain connects to 127.0.0.1, and the
     /// certificate is checked against the upload domain, trusting `trustFile` only.
     static func http(_ server: ProsodyServer, trustFile: String?) -> HTTPSClient {
@@ -25,22 +24,6 @@ struct UploadIntegrationTests {
         )
     }
 
-    /// A Prosody with an upload service taking files up to ``limit``; every user's password
-    /// is "pw". `httpHost` names the service's URLs (`localhost` for a client with only the
-    /// system resolver).
-    static func server(domain: String = "example.test", users: [String] = ["alice"], httpHost: String? = nil) throws -> ProsodyServer {
-        var options = ProsodyServer.Options()
-        options.domain = domain
-        options.fileShareSizeLimit = Self.limit
-        options.fileShareHTTPHost = httpHost
-        return try ProsodyServer.start(options, accounts: users.map { ($0, "pw") })
-    }
-
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-    }
-
     /// How many slots Prosody has issued so far (its log line per slot, at info level).
     static func slotsIssued(_ server: ProsodyServer) -> Int {
         let log = (try? String(contentsOfFile: "\(server.directory)/prosody.log", encoding: .utf8)) ?? ""
@@ -49,15 +32,15 @@ struct UploadIntegrationTests {
 
     @Test("discovery finds the component with its limit; 1 MB goes up and comes back the same, from bytes and from a file")
     func uploadAndFetch() async throws {
-        let server = try Self.server()
+        let server = try UploadServer.start()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
 
         let service = try #require(try await alice.session.discoverUploadService())
-        #expect(service == UploadService(jid: try JID(server.uploadDomain), maxFileSize: Self.limit))
+        #expect(service == UploadService(jid: try JID(server.uploadDomain), maxFileSize: UploadServer.limit))
 
-        let bytes = Self.randomBytes(1 << 20)
+        let bytes = UploadServer.randomBytes(1 << 20)
         let url = try await alice.session.upload(bytes, filename: "build.log", contentType: "text/plain", using: http, service: service)
         let parsed = try HTTPURL(url)
         #expect(parsed.scheme == .https)
@@ -71,7 +54,7 @@ struct UploadIntegrationTests {
 
         // The same through a file, with discovery inside upload(), named after the file.
         let path = "\(server.directory)/report ü.bin"
-        let other = Self.randomBytes(300_000)
+        let other = UploadServer.randomBytes(300_000)
         try Data(other).write(to: URL(fileURLWithPath: path))
         let fileURL = try await alice.session.upload(fileAt: path, contentType: nil, using: http)
         #expect(try HTTPURL(fileURL).target.lowercased().hasSuffix("/report%20%c3%bc.bin"))
@@ -91,27 +74,27 @@ struct UploadIntegrationTests {
 
     @Test("a file over the limit is refused before any slot or PUT; the service's own refusal carries its max-file-size")
     func tooLarge() async throws {
-        let server = try Self.server()
+        let server = try UploadServer.start()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
         let service = try #require(try await alice.session.discoverUploadService())
 
         let issued = Self.slotsIssued(server)
-        await #expect(throws: UploadError.fileTooLarge(size: Self.limit + 1, maxFileSize: Self.limit)) {
-            try await alice.session.upload(Self.randomBytes(Self.limit + 1), filename: "big.bin", contentType: nil, using: http, service: service)
+        await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
+            try await alice.session.upload(UploadServer.randomBytes(UploadServer.limit + 1), filename: "big.bin", contentType: nil, using: http, service: service)
         }
         let path = "\(server.directory)/big.bin"
-        try Data(count: Self.limit + 1).write(to: URL(fileURLWithPath: path))
-        await #expect(throws: UploadError.fileTooLarge(size: Self.limit + 1, maxFileSize: Self.limit)) {
+        try Data(count: UploadServer.limit + 1).write(to: URL(fileURLWithPath: path))
+        await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
             try await alice.session.upload(fileAt: path, contentType: nil, using: http, service: service)
         }
         #expect(Self.slotsIssued(server) == issued)
 
         // Asked anyway, Prosody refuses with <file-too-large><max-file-size/>.
         let unknownLimit = UploadService(jid: service.jid, maxFileSize: nil)
-        await #expect(throws: UploadError.fileTooLarge(size: Self.limit + 1, maxFileSize: Self.limit)) {
-            try await alice.session.requestUploadSlot(service: unknownLimit, filename: "big.bin", size: Self.limit + 1, contentType: nil)
+        await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
+            try await alice.session.requestUploadSlot(service: unknownLimit, filename: "big.bin", size: UploadServer.limit + 1, contentType: nil)
         }
         #expect(Self.slotsIssued(server) == issued)
         await alice.stop()
@@ -119,14 +102,14 @@ struct UploadIntegrationTests {
 
     @Test("without trust in the test CA the PUT fails certificate verification; a URL by IP address fails the name check")
     func untrustedCertificate() async throws {
-        let server = try Self.server()
+        let server = try UploadServer.start()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let service = try #require(try await alice.session.discoverUploadService())
 
         let untrusting = Self.http(server, trustFile: nil)
         do {
-            _ = try await alice.session.upload(Self.randomBytes(1000), filename: "a.bin", contentType: nil, using: untrusting, service: service)
+            _ = try await alice.session.upload(UploadServer.randomBytes(1000), filename: "a.bin", contentType: nil, using: untrusting, service: service)
             Issue.record("the upload went through an untrusted certificate")
         } catch {
             guard case .transfer(.tls(let tls)) = error else {

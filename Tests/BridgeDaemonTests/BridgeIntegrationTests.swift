@@ -1,6 +1,7 @@
-import TestSupport
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
+import TestSupport
 import Testing
 import XMPP
 

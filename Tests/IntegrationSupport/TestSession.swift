@@ -4,48 +4,14 @@ import TestSupport
 import Logging
 import XMPP
 
-/// Collects a session's events so a test can wait for the one it expects.
-actor EventLog {
-    private(set) var events: [XMPPSessionEvent] = []
-
-    func append(_ event: XMPPSessionEvent) {
-        self.events.append(event)
-    }
-
-    /// Waits until an event satisfying `predicate` arrived (checking those already seen).
-    /// Waits for an event satisfying `predicate` among those from index `start` on.
-    func waitFor(
-        after start: Int = 0,
-        timeout: Duration = .seconds(10),
-        _ predicate: @Sendable (XMPPSessionEvent) -> Bool
-    ) async -> XMPPSessionEvent? {
-        var index = start
-        return await eventuallyValue(timeout: timeout) { () -> XMPPSessionEvent? in
-            while index < self.events.count {
-                let event = self.events[index]
-                index += 1
-                if predicate(event) { return event }
-            }
-            return nil
-        }
-    }
-
-    var messages: [Message] {
-        self.events.compactMap {
-            if case .message(let message, nil) = $0 { return message }
-            return nil
-        }
-    }
-}
-
 /// A running session of one test account.
-struct TestSession {
-    let session: XMPPSession<ContinuousClock>
-    let log: EventLog
-    let task: Task<Void, Never>
-    let jid: JID
+public struct TestSession {
+    public let session: XMPPSession<ContinuousClock>
+    public let log: EventLog
+    public let task: Task<Void, Never>
+    public let jid: JID
 
-    static func start(
+    public static func start(
         _ user: String,
         on server: any TestXMPPServer,
         resource: String = "test",
@@ -86,7 +52,7 @@ struct TestSession {
     }
 
     /// Waits until `room` reports `state` (after the events seen so far, too).
-    func waitForRoom(_ room: JID, state: RoomStatus.State, after start: Int = 0, timeout: Duration = .seconds(15)) async -> RoomStatus? {
+    public func waitForRoom(_ room: JID, state: RoomStatus.State, after start: Int = 0, timeout: Duration = .seconds(15)) async -> RoomStatus? {
         let event = await self.log.waitFor(after: start, timeout: timeout) {
             if case .roomChanged(let status) = $0 { return status.jid == room.description && status.state == state }
             return false
@@ -97,7 +63,7 @@ struct TestSession {
 
     /// Says `body` in `room` (a groupchat message); returns its id.
     @discardableResult
-    func say(_ body: String, in room: JID) async throws -> String {
+    public func say(_ body: String, in room: JID) async throws -> String {
         let id = await self.session.nextID()
         var message = Message(type: .groupchat, to: room, id: id, body: body)
         message.extensions.append(OriginID.element(id))
@@ -106,7 +72,7 @@ struct TestSession {
     }
 
     /// The groupchat messages received from `room` so far, as (nick, body), in order.
-    func roomMessages(_ room: JID) async -> [(nick: String, body: String)] {
+    public func roomMessages(_ room: JID) async -> [(nick: String, body: String)] {
         await self.log.messages.compactMap { message in
             guard message.type == .groupchat, message.from?.bare == room, let nick = message.from?.resourcepart, let body = message.body else { return nil }
             return (nick, body)
@@ -114,7 +80,7 @@ struct TestSession {
     }
 
     /// Waits until `room` has a message whose body satisfies `predicate`.
-    func waitForRoomMessage(_ room: JID, timeout: Duration = .seconds(15), _ predicate: @escaping @Sendable (String) -> Bool) async -> Message? {
+    public func waitForRoomMessage(_ room: JID, timeout: Duration = .seconds(15), _ predicate: @escaping @Sendable (String) -> Bool) async -> Message? {
         let event = await self.log.waitFor(timeout: timeout) {
             if case .message(let message, nil) = $0 { return message.type == .groupchat && message.from?.bare == room && message.body.map(predicate) == true }
             return false
@@ -123,13 +89,8 @@ struct TestSession {
         return nil
     }
 
-    func stop() async {
+    public func stop() async {
         await self.session.stop()
         await self.task.value
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import NIOPosix
 import Testing
 import XMPP
@@ -9,11 +10,11 @@ import XMPP
 /// verified against the test CA, and sends the URL so clients show the file inline.
 @Suite("send --file against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct SendFileCommandTests {
-    static let limit = UploadIntegrationTests.limit
+    static let limit = UploadServer.limit
 
     /// Prosody whose upload URLs name `localhost` (the CLI has only the system resolver).
     static func server() throws -> ProsodyServer {
-        try UploadIntegrationTests.server(users: ["alice", "bob"], httpHost: "localhost")
+        try UploadServer.start(users: ["alice", "bob"], httpHost: "localhost")
     }
 
     @Test("send --file of 1 MB with a caption: bob gets the caption, then body == URL with OOB, and the URL's bytes are the file's")
@@ -22,7 +23,7 @@ struct SendFileCommandTests {
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.pw")
-        let bytes = UploadIntegrationTests.randomBytes(1 << 20)
+        let bytes = UploadServer.randomBytes(1 << 20)
         let path = "\(server.directory)/build.log"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
@@ -31,7 +32,7 @@ struct SendFileCommandTests {
             in: server.directory
         )
         #expect(run.finish() == 0, "stderr: \(run.errors)")
-        let received = await SessionIntegrationTests.collect(bob.log, count: 2)
+        let received = await bob.log.messages(atLeast: 2)
         #expect(received.first?.body == "last night's build")
         let file = try #require(received.dropFirst().first)
         let url = try #require(file.body)

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import Testing
 import XMPP
 

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import TestSupport
 import Testing
 import XMPP
@@ -71,7 +72,7 @@ struct CommandLineTests {
             stdin: input, in: server.directory
         )
         #expect(run.finish() == 0, "stderr: \(run.errors)")
-        let received = await SessionIntegrationTests.collect(bob.log, count: 1000)
+        let received = await bob.log.messages(atLeast: 1000)
         #expect(received.map { $0.body ?? "" } == lines)
         await bob.stop()
     }
@@ -98,7 +99,7 @@ struct CommandLineTests {
             in: server.directory
         )
         #expect(run.finish() == 0, "stderr: \(run.errors)")
-        let received = await SessionIntegrationTests.collect(bob.log, count: 1)
+        let received = await bob.log.messages(atLeast: 1)
         #expect(received.first?.body == "backup ok")
         #expect(received.first?.type == .headline)
         await bob.stop()

@@ -1,4 +1,5 @@
 import Foundation
+import IntegrationSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -5,24 +5,24 @@ import XMPP
 
 /// When the integration tier runs: always under CI (a missing Prosody then fails the
 /// run, it is never skipped), elsewhere only when Prosody is installed.
-enum IntegrationEnvironment {
-    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
-    static let enabled = isCI || ProsodyServer.missingPrerequisites().isEmpty
+public enum IntegrationEnvironment {
+    public static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    public static let enabled = isCI || ProsodyServer.missingPrerequisites().isEmpty
     /// The ejabberd tier (issue 13): under CI always (a missing ejabberd, or not being
     /// root, fails the run), elsewhere when ejabberd can be started here.
-    static let ejabberdEnabled = isCI || EjabberdServer.missingPrerequisites().isEmpty
+    public static let ejabberdEnabled = isCI || EjabberdServer.missingPrerequisites().isEmpty
     /// The HTTP File Upload tier (XEP-0363): under CI always (a Prosody without
     /// `mod_http_file_share` then fails the run), elsewhere when the module is installed.
-    static let uploadEnabled = isCI || (enabled && ProsodyServer.hasModule("http_file_share"))
+    public static let uploadEnabled = isCI || (enabled && ProsodyServer.hasModule("http_file_share"))
 
-    static func logger(_ label: String) -> Logger {
+    public static func logger(_ label: String) -> Logger {
         var logger = Logger(label: label)
         logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return logger
     }
 
     /// Client configuration for `user` on `server`, trusting its certificate.
-    static func configuration(
+    public static func configuration(
         _ user: String,
         on server: any TestXMPPServer,
         resource: String? = nil,

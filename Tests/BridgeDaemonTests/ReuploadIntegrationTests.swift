@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import NIOPosix
 import Testing
 import XMPP
@@ -9,10 +10,10 @@ import XMPP
 /// service, with the same bytes.
 @Suite("re-upload across two Prosody servers", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct ReuploadIntegrationTests {
-    static let limit = UploadIntegrationTests.limit
+    static let limit = UploadServer.limit
 
     static func server(_ domain: String, users: [String]) throws -> ProsodyServer {
-        try UploadIntegrationTests.server(domain: domain, users: users, httpHost: "localhost")
+        try UploadServer.start(domain: domain, users: users, httpHost: "localhost")
     }
 
     @Test("alice's file on a.test arrives at bob as a URL on b.test's upload service; the bytes are equal")
@@ -52,7 +53,7 @@ struct ReuploadIntegrationTests {
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: IntegrationEnvironment.logger("reupload-test")
         )
 
-        let bytes = UploadIntegrationTests.randomBytes(300_000)
+        let bytes = UploadServer.randomBytes(300_000)
         let source = try await alice.session.upload(bytes, filename: "photo.jpg", contentType: "image/jpeg", using: http)
         #expect(source.hasPrefix("https://localhost:\(a.httpsPort)/"))
         let (body, elements) = RichContent(url: source).outgoing(text: nil)

@@ -1,5 +1,6 @@
 import EmbeddedProsody
 import Foundation
+import IntegrationSupport
 import Testing
 
 /// `xmpp-bridge demo` with piped standard input (issue 13, defect 13): each line is

@@ -1,7 +1,8 @@
 import EmbeddedProsody
 import Foundation
-import Testing
+import IntegrationSupport
 import TestSupport
+import Testing
 import TransportCore
 import Transports
 import XMPP
