@@ -32,10 +32,8 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// archive id, XEP-0359 `stanza-id`); the bridge relays a message with the same one once,
     /// however often the source hands it over (live, then again from the archive).
     public var uniqueID: String?
-    /// The source's resume point once this message is committed (``TransportEvent/checkpoint(_:)``).
-    public var checkpoint: String?
-    /// Whose resume point `checkpoint` is, when not the source transport's own (a room's).
-    public var checkpointKey: String?
+    /// The source's resume point once this message is committed (``TransportEvent/resumePointMoved(_:)``).
+    public var resumePoint: ResumePoint?
     /// A notice made by the bridge that someone entered or left a room, not a message
     /// anyone wrote: it goes only into channels with `occupant_events = true`.
     public var isOccupantNotice = false
@@ -51,7 +49,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
         deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil,
-        uniqueID: String? = nil, checkpoint: String? = nil, checkpointKey: String? = nil
+        uniqueID: String? = nil, resumePoint: ResumePoint? = nil
     ) {
         self.source = source
         self.sender = sender
@@ -66,7 +64,6 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.awaitsCommit = awaitsCommit
         self.sourceSequence = sourceSequence
         self.uniqueID = uniqueID
-        self.checkpoint = checkpoint
-        self.checkpointKey = checkpointKey
+        self.resumePoint = resumePoint
     }
 }

@@ -31,9 +31,8 @@ public indirect enum TransportEvent: Sendable {
     case acknowledgedBeforeRestart(relayIDs: [String])
     /// The transport's resume point in its source's history moved (an XMPP account's
     /// archive cursor, XEP-0313): stored in order with the messages before it, and handed
-    /// back at the next start so the transport can fetch what it missed. `key` names a
-    /// resume point other than the transport's own (a room's archive, per room).
-    case checkpoint(String, key: String? = nil)
+    /// back at the next start so the transport can fetch what it missed.
+    case resumePointMoved(ResumePoint)
     /// A target that could not take deliveries can now (a room joined again, XEP-0045):
     /// its deliveries held by ``DeliveryResult/waitForTarget(_:)`` go now.
     case targetReady(Endpoint)

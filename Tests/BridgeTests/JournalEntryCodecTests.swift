@@ -31,7 +31,7 @@ struct JournalEntryCodecTests {
             .enqueue(rich, enqueuedAt: date, attempts: 0), .enqueue(plain, enqueuedAt: date, attempts: 3), .complete(sequence: 41),
             .attempted(sequence: 42, attempts: 4, error: "timeout"), .deadLetter(plain, enqueuedAt: date, attempts: 5, reason: "gone"),
             .removeDeadLetter(sequence: 42), .streamSession(transport: "home", session), .streamSession(transport: "work", nil),
-            .sourcePosition(transport: "work", sequence: .max), .seen(transport: "work", uniqueID: "u-1"), .checkpoint(transport: "work room:r@m", "c-9"),
+            .sourcePosition(transport: "work", sequence: .max), .seen(transport: "work", uniqueID: "u-1"), .resumePoint(key: "work room:r@m", position: "c-9"),
             .trimSeen(transport: "work", keep: 100_000), .receipt(relayID: "r1", target: Self.target, displayed: true, at: date),
             .copyStanzaID(relayID: "r1", target: Self.target, stanzaID: "s-1"), .sourceStanzaID(source: Self.local, sourceID: "i", stanzaID: "s-2"),
         ]

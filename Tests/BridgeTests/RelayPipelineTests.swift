@@ -297,13 +297,13 @@ struct RelayPipelineTests {
         #expect(try running.store.pendingCount(transport: "home") == 1)
     }
 
-    @Test("a message handed over twice with the same unique id (live, then from the archive) is relayed once, also after a restart; checkpoints persist")
+    @Test("a message handed over twice with the same unique id (live, then from the archive) is relayed once, also after a restart; resume points persist")
     func uniqueIDs() async throws {
         do {
             let running = try await self.start()
             var live = Self.message("once", id: "m1")
             live.uniqueID = "archive-1"
-            live.checkpoint = "id:archive-1"
+            live.resumePoint = ResumePoint("id:archive-1")
             #expect(await running.pipeline.handle(.message(live), from: "work") == .accepted)
             var again = Self.message("once", id: "m1-copy")
             again.uniqueID = "archive-1"
@@ -312,14 +312,14 @@ struct RelayPipelineTests {
                 return
             }
             #expect(reason == "already handled")
-            // A stranger's message moves the checkpoint too, though it is not relayed.
+            // A stranger's message moves the resume point too, though it is not relayed.
             var stranger = Self.message("spam", from: "eve@evil.example", id: "e1")
             stranger.uniqueID = "archive-2"
-            stranger.checkpoint = "id:archive-2"
+            stranger.resumePoint = ResumePoint("id:archive-2")
             guard case .dropped = await running.pipeline.handle(.message(stranger), from: "work") else { return }
-            _ = await running.pipeline.handle(.checkpoint("id:archive-3"), from: "work")
+            _ = await running.pipeline.handle(.resumePointMoved(ResumePoint("id:archive-3")), from: "work")
             await running.journal.flushed()
-            #expect(try running.store.sourceCheckpoints() == ["work": "id:archive-3"])
+            #expect(try running.store.resumePoints() == ["work": "id:archive-3"])
             #expect(try running.store.seenUniqueIDs(limit: 10) == ["work": ["archive-1", "archive-2"]])
             running.cancel()
         }

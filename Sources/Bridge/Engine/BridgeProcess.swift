@@ -90,7 +90,7 @@ struct BridgeProcess {
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
-                storedCheckpoints: { (try? store.sourceCheckpoints()) ?? [:] },
+                storedResumePoints: { (try? store.resumePoints()) ?? [:] },
                 connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
                 deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
             ),

@@ -26,13 +26,13 @@ extension BridgeRuntime {
             let nick = room.nick ?? account.client.jid.localpart ?? "bridge"
             wanted[account.name, default: []].append(RoomConfiguration(jid: jid, nick: nick, password: password))
         }
-        let checkpoints = (try? self.storeForStatus.sourceCheckpoints()) ?? [:]
+        let positions = (try? self.storeForStatus.resumePoints()) ?? [:]
         for name in configuration.accounts.keys.sorted() {
             guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
             let rooms = wanted[name] ?? []
             var cursors: [JID: ArchiveCursor] = [:]
             for room in rooms {
-                if let cursor = checkpoints[transport.checkpointKey(room: room.jid)].flatMap(ArchiveCursor.init) {
+                if let cursor = positions[transport.resumeKey(room: room.jid)].flatMap(ArchiveCursor.init) {
                     cursors[room.jid] = cursor
                 }
             }

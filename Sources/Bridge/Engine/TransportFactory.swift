@@ -19,8 +19,8 @@ struct TransportFactory: Sendable {
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
     var ledgers: StreamLedgers?
-    /// Each account's stored archive cursor (``TransportEvent/checkpoint(_:)``).
-    var storedCheckpoints: @Sendable () -> [String: String] = { [:] }
+    /// Each account's stored archive cursor (``ResumePoint``).
+    var storedResumePoints: @Sendable () -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     var tlsContexts = TLSContextCache()
     /// The login queues, one per server: how many accounts connect and log in at once.
@@ -53,7 +53,7 @@ struct TransportFactory: Sendable {
         }
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
-        let cursor = self.journal == nil ? nil : self.storedCheckpoints()[name].flatMap(ArchiveCursor.init)
+        let cursor = self.journal == nil ? nil : self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
         let session = XMPPSession(
             configuration: .init(
                 client: account.client,
@@ -71,10 +71,10 @@ struct TransportFactory: Sendable {
                 // One answer per 200 ms (or 64 stanzas) to a server that asks after every
                 // stanza: what it reports is committed either way.
                 acknowledgementDelay: .milliseconds(200),
-                // Our own <r/>: with a lone message, then once per 100 ms of trickle (riding
-                // a message's write), or once the worker's window of batches in flight is
-                // full, or 64 stanzas wait (AcknowledgementRequestPacer).
-                acknowledgementRequestDelay: .milliseconds(100),
+                // Our own <r/>: one per 50 ms of trickle, or with the batch that fills the
+                // worker's window of batches in flight, or once 64 stanzas wait
+                // (AcknowledgementRequestPacer).
+                acknowledgementRequestDelay: .milliseconds(50),
                 acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,

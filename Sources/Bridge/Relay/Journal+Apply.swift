@@ -4,18 +4,18 @@ import TransportCore
 
 extension Journal {
     /// One transaction's statements, prepared once per connection and reused. Of several
-    /// session states or checkpoints for one account in a group, only the last is written.
+    /// session states or resume points for one key in a group, only the last is written.
     /// A delivery queued and completed in the same group never touches the queue table
     /// (its row would be inserted and deleted in one transaction); its id map row is kept.
     static func apply(_ entries: [JournalEntry], in db: Database) throws {
         var lastSession: [String: Int] = [:]
-        var lastCheckpoint: [String: Int] = [:]
+        var lastResumePoint: [String: Int] = [:]
         var queuedAt: [Int64: Int] = [:]
         var passing: Set<Int> = []
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .streamSession(let transport, _): lastSession[transport] = index
-            case .checkpoint(let transport, _): lastCheckpoint[transport] = index
+            case .resumePoint(let key, _): lastResumePoint[key] = index
             case .enqueue(let delivery, _, _): queuedAt[delivery.sequence] = index
             case .complete(let sequence):
                 if let queued = queuedAt.removeValue(forKey: sequence) {
@@ -72,10 +72,11 @@ extension Journal {
             case .seen(let transport, let uniqueID):
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO seen_unique_ids (transport, unique_id) VALUES (?, ?)")
                     .execute(arguments: [transport, uniqueID])
-            case .checkpoint(let transport, let checkpoint):
-                guard lastCheckpoint[transport] == index else { continue }
+            case .resumePoint(let key, let position):
+                // The table keeps its first name; what it holds are resume points.
+                guard lastResumePoint[key] == index else { continue }
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints (transport, checkpoint) VALUES (?, ?)")
-                    .execute(arguments: [transport, checkpoint])
+                    .execute(arguments: [key, position])
             case .trimSeen(let transport, let keep):
                 try db.cachedStatement(sql: """
                     DELETE FROM seen_unique_ids WHERE transport = ? AND position <= (

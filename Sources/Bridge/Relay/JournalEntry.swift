@@ -21,8 +21,8 @@ enum JournalEntry: Sendable {
     case sourcePosition(transport: String, sequence: UInt32)
     /// A message with this unique id was handled (relayed or deliberately not): never again.
     case seen(transport: String, uniqueID: String)
-    /// The transport's resume point in its source's history.
-    case checkpoint(transport: String, String)
+    /// A source's resume point (``ResumePoint``), under its storage key.
+    case resumePoint(key: String, position: String)
     /// Only the newest `keep` unique ids of the transport are remembered.
     case trimSeen(transport: String, keep: Int)
     /// The recipient of a relayed copy sent a receipt (XEP-0184) or a displayed marker

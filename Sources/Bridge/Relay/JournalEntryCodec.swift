@@ -40,7 +40,7 @@ enum JournalEntryCodec {
     }
 
     private enum Tag: UInt8 {
-        case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, checkpoint, trimSeen
+        case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
         case receipt, copyStanzaID, sourceStanzaID
     }
 
@@ -137,10 +137,10 @@ enum JournalEntryCodec {
                 self.u8(Tag.seen.rawValue)
                 self.string(transport)
                 self.string(uniqueID)
-            case .checkpoint(let transport, let checkpoint):
-                self.u8(Tag.checkpoint.rawValue)
-                self.string(transport)
-                self.string(checkpoint)
+            case .resumePoint(let key, let position):
+                self.u8(Tag.resumePoint.rawValue)
+                self.string(key)
+                self.string(position)
             case .trimSeen(let transport, let keep):
                 self.u8(Tag.trimSeen.rawValue)
                 self.string(transport)
@@ -257,8 +257,8 @@ enum JournalEntryCodec {
                 return .sourcePosition(transport: try self.string(), sequence: try self.u32())
             case .seen:
                 return .seen(transport: try self.string(), uniqueID: try self.string())
-            case .checkpoint:
-                return .checkpoint(transport: try self.string(), try self.string())
+            case .resumePoint:
+                return .resumePoint(key: try self.string(), position: try self.string())
             case .trimSeen:
                 return .trimSeen(transport: try self.string(), keep: try self.int())
             case .receipt:

@@ -234,8 +234,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.notify(event, from: transport)
         case .bounced(let relayID, let reason, let permanent):
             self.bounced(relayID: relayID, reason: reason, permanent: permanent, from: transport)
-        case .checkpoint(let checkpoint, let key):
-            self.journal.record([.checkpoint(transport: key ?? transport, checkpoint)])
+        case .resumePointMoved(let point):
+            self.journal.record([.resumePoint(key: point.storageKey(transport: transport), position: point.position)])
         case .targetReady(let target):
             self.workers[transport]?.targetReady(Router.normalized(target))
         case .occupant(let room, let nick, let joined):
@@ -275,7 +275,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let source = message.source.transport
         var bookkeeping: [JournalEntry] = []
         if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
-        if let checkpoint = message.checkpoint { bookkeeping.append(.checkpoint(transport: message.checkpointKey ?? source, checkpoint)) }
+        if let point = message.resumePoint { bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
         // 2. Echo and repeat checks.
         if let unique = message.uniqueID {
             if self.seen[source]?.ids.contains(unique) == true {

@@ -135,14 +135,15 @@ extension StateStore {
         }
     }
 
-    /// Every transport's stored resume point (``TransportEvent/checkpoint(_:)``), by name.
-    func sourceCheckpoints() throws(StateStoreError) -> [String: String] {
+    /// Every stored resume point's position (``ResumePoint``), by storage key (a transport's
+    /// name, or the key its transport gave a room). The table keeps its first name.
+    func resumePoints() throws(StateStoreError) -> [String: String] {
         try self.read(.readQueue) { db in
-            var checkpoints: [String: String] = [:]
+            var positions: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT transport, checkpoint FROM source_checkpoints") {
-                checkpoints[row["transport"]] = row["checkpoint"]
+                positions[row["transport"]] = row["checkpoint"]
             }
-            return checkpoints
+            return positions
         }
     }
 

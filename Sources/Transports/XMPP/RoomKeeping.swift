@@ -10,6 +10,6 @@ public protocol RoomKeeping: Sendable {
     func setRooms(_ rooms: [RoomConfiguration], cursors: [JID: ArchiveCursor]) async
     /// Each room's state, for `status` and `rooms`.
     func roomStatuses() async -> [RoomStatus]
-    /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
-    func checkpointKey(room: JID) -> String
+    /// The key a room's archive cursor is stored under (``ResumePoint/key``).
+    func resumeKey(room: JID) -> String
 }

@@ -337,7 +337,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         case .subscriptionRequest, .subscriptionChanged:
             return
         case .archiveCursorMoved(let cursor):
-            await self.handler.handle(.checkpoint(cursor.description), from: self.name)
+            await self.handler.handle(.resumePointMoved(ResumePoint(cursor.description)), from: self.name)
         case .roomChanged(let status):
             if status.state == .joined {
                 await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: status.jid)), from: self.name)
@@ -347,7 +347,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         case .copyStanzaID(let room, let id, let stanzaID):
             await self.handler.handle(.copyStanzaID(relayID: id, target: Endpoint(transport: self.name, address: room.description), stanzaID: stanzaID), from: self.name)
         case .roomCursorMoved(let room, let cursor):
-            await self.handler.handle(.checkpoint(cursor.description, key: self.checkpointKey(room: room)), from: self.name)
+            await self.handler.handle(.resumePointMoved(ResumePoint(cursor.description, key: self.resumeKey(room: room))), from: self.name)
         case .resumedAfterRestart(let handledIDs):
             self.logger.info("resumed the session of before the restart", metadata: ["delivered meanwhile": "\(handledIDs.count)"])
             await self.handler.handle(.acknowledgedBeforeRestart(relayIDs: handledIDs), from: self.name)
@@ -363,8 +363,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         )
     }
 
-    /// The key a room's archive cursor is stored under (``TransportEvent/checkpoint(_:key:)``).
-    public func checkpointKey(room: JID) -> String {
+    /// The key a room's archive cursor is stored under (``ResumePoint/key``).
+    public func resumeKey(room: JID) -> String {
         "\(self.name) room:\(room.bare)"
     }
 
@@ -422,8 +422,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             awaitsCommit: false,
             sourceSequence: message.streamNumber,
             uniqueID: room.map { room in message.archiveID.map { "\(room) \($0)" } } ?? message.archiveID,
-            checkpoint: message.archiveCursor?.description,
-            checkpointKey: room.flatMap { message.archiveCursor == nil ? nil : self.checkpointKey(room: $0) }
+            resumePoint: message.archiveCursor.map { ResumePoint($0.description, key: room.map(self.resumeKey(room:))) }
         )
         inbound.content = content
         if room != nil { inbound.roomStanzaID = message.archiveID }
