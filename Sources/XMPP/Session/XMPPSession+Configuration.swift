@@ -49,10 +49,9 @@ extension XMPPSession {
         public var acknowledgementBatch: UInt32
         /// How long our `<r/>` may wait to ask for several delivery batches at once
         /// (XEP-0198 §4), unless ``acknowledgementRequestStanzas`` stanzas or
-        /// ``acknowledgementRequestWaiters`` senders wait for an answer. A batch written when
-        /// the last `<r/>` is at least this old carries one (a lone message is confirmed at
-        /// once; a trickle asks once per delay, in its own writes). Zero: one `<r/>` with
-        /// every batch. Confirmation comes later; the messages do not.
+        /// ``acknowledgementRequestWaiters`` senders wait for an answer
+        /// (``AcknowledgementRequestPacer``). Zero: one `<r/>` with every batch.
+        /// Confirmation comes later; the messages do not.
         public var acknowledgementRequestDelay: Duration
         public var acknowledgementRequestStanzas: Int
         public var acknowledgementRequestWaiters: Int

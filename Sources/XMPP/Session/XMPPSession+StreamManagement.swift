@@ -216,9 +216,7 @@ extension XMPPSession {
     /// Whether a batch's `<r/>` goes with it (``AcknowledgementRequestPacer``); when it
     /// does, the timer for a later one is not needed.
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
-        let request = self.acknowledgementRequests.batchWritten(
-            unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count, now: self.clock.now
-        )
+        let request = self.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count)
         if request {
             self.acknowledgementRequest?.cancel()
             self.acknowledgementRequest = nil
@@ -240,7 +238,6 @@ extension XMPPSession {
     private func acknowledgementRequestDue() async {
         self.acknowledgementRequest = nil
         guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
-        self.acknowledgementRequests.requested(at: self.clock.now)
         try? await connection.send([self.streamManagement.requestAck()])
     }
 
@@ -253,7 +250,6 @@ extension XMPPSession {
         }
         let waiter = OneShotWaiter<Void>()
         self.acknowledgementWaiters.append((self.streamManagement.sent, waiter))
-        self.acknowledgementRequests.requested(at: self.clock.now)
         do {
             try await connection.send([self.streamManagement.requestAck()])
         } catch {

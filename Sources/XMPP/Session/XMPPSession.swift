@@ -37,7 +37,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var acknowledgementTimer: Task<Void, Never>?
     /// Our own `<r/>` held back to ask for several batches at once, and when one goes.
     var acknowledgementRequest: Task<Void, Never>?
-    var acknowledgementRequests: AcknowledgementRequestPacer<C.Instant>
+    let acknowledgementRequests: AcknowledgementRequestPacer
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
