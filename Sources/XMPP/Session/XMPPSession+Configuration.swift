@@ -55,6 +55,12 @@ extension XMPPSession {
         public var acknowledgementRequestDelay: Duration
         public var acknowledgementRequestStanzas: Int
         public var acknowledgementRequestWaiters: Int
+        /// When a batch carries our `<r/>`, from the three settings above.
+        var acknowledgementRequests: AcknowledgementRequestPacer {
+            AcknowledgementRequestPacer(
+                delay: self.acknowledgementRequestDelay, stanzas: self.acknowledgementRequestStanzas, waiters: self.acknowledgementRequestWaiters
+            )
+        }
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
         /// stream; nil: never.
         public var catchUp: ArchiveCatchUpStateMachine.Configuration?

@@ -216,7 +216,7 @@ extension XMPPSession {
     /// Whether a batch's `<r/>` goes with it (``AcknowledgementRequestPacer``); when it
     /// does, the timer for a later one is not needed.
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
-        let request = self.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count)
+        let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count)
         if request {
             self.acknowledgementRequest?.cancel()
             self.acknowledgementRequest = nil

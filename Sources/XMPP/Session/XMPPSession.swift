@@ -35,9 +35,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var archive: ArchiveCatchUpStateMachine?
     /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
     var acknowledgementTimer: Task<Void, Never>?
-    /// Our own `<r/>` held back to ask for several batches at once, and when one goes.
+    /// Our own `<r/>` held back to ask for several batches at once.
     var acknowledgementRequest: Task<Void, Never>?
-    let acknowledgementRequests: AcknowledgementRequestPacer
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
@@ -76,10 +75,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
         self.logger = logger
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
-        self.acknowledgementRequests = AcknowledgementRequestPacer(
-            delay: configuration.acknowledgementRequestDelay, stanzas: configuration.acknowledgementRequestStanzas,
-            waiters: configuration.acknowledgementRequestWaiters
-        )
         self.presence = configuration.initialPresence
         self.keepalive = KeepaliveStateMachine(
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
