@@ -187,24 +187,28 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds_sched(pid):
-    """The same, summed over the process's threads from /proc/PID/task/*/schedstat
-    (nanoseconds on CPU; finer than the 10 ms ticks of /proc/PID/stat, but threads that
-    exit between two readings are missed)."""
+def schedstat(pid):
+    """Summed over the process's threads from /proc/PID/task/*/schedstat: seconds on CPU
+    (finer than the 10 ms ticks of /proc/PID/stat) and how many times a thread was put on
+    a CPU (its wake-ups; a count, so no noise). Threads that exit between two readings are
+    missed."""
     if not pid:
-        return None
+        return None, None
     total = 0
+    slices = 0
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return None
+        return None, None
     for tid in tasks:
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
+                fields = f.read().split()
+            total += int(fields[0])
+            slices += int(fields[2])
         except (OSError, ValueError, IndexError):
             pass
-    return total / 1e9
+    return total / 1e9, slices
 
 
 def percentile(sorted_values, p):
@@ -266,8 +270,8 @@ async def run(args):
             await event("warm", args.ready_timeout)
         await asyncio.sleep(0.5)
 
-        cpu0 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid),
-                "relay_sched": cpu_seconds_sched(args.relay_pid)}
+        sched0, slices0 = schedstat(args.relay_pid)
+        cpu0 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid), "relay_sched": sched0}
         start = now_ns()
         if args.mode == "throughput":
             for seq in range(args.n):
@@ -287,8 +291,8 @@ async def run(args):
         await child.stdin.drain()
         done = await event("done", args.timeout)
         await asyncio.sleep(0.3)  # let the relay finish its bookkeeping for the last message
-        cpu1 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid),
-                "relay_sched": cpu_seconds_sched(args.relay_pid)}
+        sched1, slices1 = schedstat(args.relay_pid)
+        cpu1 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid), "relay_sched": sched1}
 
         records = done["records"]
         if os.environ.get("RELAY_BENCH_DUMP"):
@@ -319,6 +323,8 @@ async def run(args):
                 used = cpu1[who] - cpu0[who]
                 result[f"{who}_cpu_s"] = round(used, 3)
                 result[f"{who}_cpu_us_per_msg"] = round(used / received * 1e6, 1) if received else None
+        if slices0 is not None and slices1 is not None and received:
+            result["relay_wakeups_per_msg"] = round((slices1 - slices0) / received, 2)
     except Exception as error:  # reported in the JSON line; run.sh carries on
         result["error"] = f"{type(error).__name__}: {error}"
     finally:
@@ -441,6 +447,9 @@ def report(path):
               f" bridge/direct {fmt(ratio(tb, td), 2)}, bot/direct {fmt(ratio(tbot, td), 2)}; two-delivery ceiling 0.5)")
         print(f"  relay CPU/msg bridge/bot  {fmt(ratio(cb, cbot), 2)}x  throughput run ({fmt(cb)} vs {fmt(cbot)} µs);"
               f" paced run {fmt(ratio(pb, pbot), 2)}x ({fmt(pb)} vs {fmt(pbot)} µs)")
+        wb, wbot = g("bridge", "latency", "relay_wakeups_per_msg"), g("bot", "latency", "relay_wakeups_per_msg")
+        print(f"  relay wake-ups/msg, paced bridge {fmt(wb, 2)}, bot {fmt(wbot, 2)}  (times a relay thread was put on a CPU,"
+              " /proc/PID/task/*/schedstat: a count, free of the machine's noise)")
         print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         if not rooms or tm is not None:

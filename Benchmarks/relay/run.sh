@@ -26,6 +26,9 @@
 #   RELAY_BENCH_REPEAT throughput runs per path (default 3; the report shows the median and range)
 #   RELAY_BENCH_ONLY   space-separated subset of paths, e.g. "direct bridge"
 #   RELAY_BENCH_MAM    space-separated subset of "off on"
+#   RELAY_BENCH_BUSY=1 keep every CPU busy with one lowest-priority busy loop each (nice 19),
+#                      so no CPU goes idle between paced messages: what a paced message costs
+#                      once the machine's wake-from-idle cost is taken out (see README)
 #   RELAY_BENCH_ROUTES extra channels in the bridge's routing table (two idle contacts
 #                      each), to measure the cost of a large table (default 0)
 #
@@ -69,9 +72,12 @@ BUILT_FROM=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
 BIN=$WORK/xmpp-bridge
 RELAY_PID=
 PERF_PID=
+BUSY_PIDS=
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
+  local busy
+  for busy in $BUSY_PIDS; do kill -KILL "$busy" 2>/dev/null || true; done
   [ -n "${PERF_PID:-}" ] && stop_pid "$PERF_PID"
   [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
   prosody_stop
@@ -188,6 +194,13 @@ run_bot() {
 }
 
 # ---------------------------------------------------------------- the runs
+if [ "${RELAY_BENCH_BUSY:-0}" = 1 ]; then
+  for _ in $(seq "$(nproc)"); do
+    nice -n 19 bash -c 'while :; do :; done' &
+    BUSY_PIDS="$BUSY_PIDS $!"
+  done
+  say "RELAY_BENCH_BUSY: $(nproc) busy loops at nice 19 (pids$BUSY_PIDS)"
+fi
 say "relay benchmark: N=$N, paced rate $R msg/s; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); prosody $(dpkg-query -W -f '${Version}' prosody 2>/dev/null || echo "?"); slixmpp $SLIXMPP_VERSION; xmpp-bridge from $BUILT_FROM; work dir $WORK"
 for VARIANT in $MAMS; do
   case $VARIANT in on) MAM=1 ;; off) MAM=0 ;; *) die "RELAY_BENCH_MAM: off or on, not $VARIANT" ;; esac

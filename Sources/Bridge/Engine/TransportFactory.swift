@@ -72,10 +72,12 @@ struct TransportFactory: Sendable {
                 // stanza: what it reports is committed either way.
                 acknowledgementDelay: .milliseconds(200),
                 // Our own <r/>: one per 50 ms of trickle, or with the batch that fills the
-                // worker's window of batches in flight, or once 64 stanzas wait
+                // worker's window of batches in flight, or once 64 stanzas wait; a
+                // steady stream's tail is asked for within a second
                 // (AcknowledgementRequestPacer).
                 acknowledgementRequestDelay: .milliseconds(50),
                 acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
+                acknowledgementRequestSteadyDelay: .seconds(1),
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 roomTimings: account.roomTimings

@@ -55,10 +55,14 @@ extension XMPPSession {
         public var acknowledgementRequestDelay: Duration
         public var acknowledgementRequestStanzas: Int
         public var acknowledgementRequestWaiters: Int
-        /// When a batch carries our `<r/>`, from the three settings above.
+        /// The `<r/>` timer's wait instead of ``acknowledgementRequestDelay`` while batches
+        /// keep carrying requests (a steady stream); not above it: off.
+        public var acknowledgementRequestSteadyDelay: Duration
+        /// When a batch carries our `<r/>`, from the four settings above.
         var acknowledgementRequests: AcknowledgementRequestPacer {
             AcknowledgementRequestPacer(
-                delay: self.acknowledgementRequestDelay, stanzas: self.acknowledgementRequestStanzas, waiters: self.acknowledgementRequestWaiters
+                delay: self.acknowledgementRequestDelay, stanzas: self.acknowledgementRequestStanzas, waiters: self.acknowledgementRequestWaiters,
+                steadyDelay: self.acknowledgementRequestSteadyDelay
             )
         }
         /// Catch up from the account's message archive (XEP-0313) after every gap in the
@@ -99,6 +103,7 @@ extension XMPPSession {
             acknowledgementRequestDelay: Duration = .zero,
             acknowledgementRequestStanzas: Int = 64,
             acknowledgementRequestWaiters: Int = 4,
+            acknowledgementRequestSteadyDelay: Duration = .zero,
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
             stopAcknowledgementTimeout: Duration = .seconds(2),
@@ -129,6 +134,7 @@ extension XMPPSession {
             self.acknowledgementRequestDelay = acknowledgementRequestDelay
             self.acknowledgementRequestStanzas = acknowledgementRequestStanzas
             self.acknowledgementRequestWaiters = acknowledgementRequestWaiters
+            self.acknowledgementRequestSteadyDelay = acknowledgementRequestSteadyDelay
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout

@@ -220,6 +220,7 @@ extension XMPPSession {
         if request {
             self.acknowledgementRequest?.cancel()
             self.acknowledgementRequest = nil
+            self.lastCarriedRequest = self.clock.now
         }
         return request
     }
@@ -228,7 +229,7 @@ extension XMPPSession {
     private func armAcknowledgementRequest() {
         guard self.acknowledgementRequest == nil else { return }
         let clock = self.clock
-        let delay = self.configuration.acknowledgementRequestDelay
+        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.lastCarriedRequest.map { $0.duration(to: clock.now) })
         self.acknowledgementRequest = Task(executorPreference: self.executor) {
             guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
             await self.acknowledgementRequestDue()

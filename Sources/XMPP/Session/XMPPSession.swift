@@ -35,8 +35,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var archive: ArchiveCatchUpStateMachine?
     /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
     var acknowledgementTimer: Task<Void, Never>?
-    /// Our own `<r/>` held back to ask for several batches at once.
+    /// Our own `<r/>` held back to ask for several batches at once, and when a batch last
+    /// carried one (``AcknowledgementRequestPacer``).
     var acknowledgementRequest: Task<Void, Never>?
+    var lastCarriedRequest: C.Instant?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
@@ -271,6 +273,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func connectionEnded() {
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
+        self.lastCarriedRequest = nil
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
             self.streamManagement = StreamManagementStateMachine()
