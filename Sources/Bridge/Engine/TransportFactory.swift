@@ -73,11 +73,11 @@ struct TransportFactory: Sendable {
                 acknowledgementDelay: .milliseconds(200),
                 // Our own <r/>: one per 50 ms of trickle, or with the batch that fills the
                 // worker's window of batches in flight, or once 64 stanzas wait; a
-                // steady stream's tail is asked for within a second
-                // (AcknowledgementRequestPacer).
+                // steady stream's tail is asked for within a second, or a quarter of the
+                // delivery timeout when that is shorter (AcknowledgementRequestPacer).
                 acknowledgementRequestDelay: .milliseconds(50),
                 acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
-                acknowledgementRequestSteadyDelay: .seconds(1),
+                acknowledgementRequestSteadyDelay: min(.seconds(1), self.deliveryTimeout / 4),
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 roomTimings: account.roomTimings
