@@ -42,7 +42,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
-    private var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
+    var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
     private var keepalive: KeepaliveStateMachine<C.Instant>
     var isStopping = false
     /// The backoff sleep under way, so ``stop()`` can cut it short.
@@ -398,43 +398,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     // MARK: - Requests and stanzas
 
-    /// Sends an IQ get/set and waits for its answer (RFC 6120 §8.2.3); an error answer
-    /// throws ``XMPPSessionError/stanzaError(_:)``. The reply must come from where the
-    /// request went.
-    public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
-        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
-        let id = iq.id
-        guard self.pending[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
-        let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
-        // Registered before the write: the answer may come back before we wait for it.
-        let waiter = OneShotWaiter<IQ>()
-        self.pending[id] = waiter
-        self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
-        self.armExpiry()
-        do {
-            try await self.transmit([iq.element], on: connection)
-        } catch {
-            self.fail(id, XMPPSessionError.writeFailed("\(error)"))
-        }
-        return try await withTaskCancellationHandler {
-            try await waiter.value()
-        } onCancel: {
-            waiter.complete(.failure(XMPPSessionError.stopped))
-        }
-    }
-
-    /// Keeps one timer, for the earliest request deadline the machine knows.
-    private func armExpiry() {
-        guard let next = self.machine.nextRequestDeadline else { return }
-        if let armed = self.expiry, armed.deadline <= next { return }
-        self.expiry?.timer.cancel()
-        let clock = self.clock
-        self.expiry = (next, Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            await self.expireRequests()
-        })
-    }
-
     /// A fresh stanza id.
     public func nextID() -> String {
         self.ids.next()
@@ -495,34 +458,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
     }
 
-    private func expireRequests() {
-        self.expiry = nil
-        for id in self.machine.expireRequests(now: self.clock.now) {
-            self.fail(id, XMPPSessionError.timedOut(id: id))
-        }
-        self.armExpiry()
-    }
-
     /// Sends our presence with the caps element (XEP-0115 §4).
     func announce(_ presence: Presence) async throws {
         var announced = presence
         announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
         try await self.send(announced.element)
-    }
-
-    private func fail(_ id: String, _ error: XMPPSessionError) {
-        self.pending.removeValue(forKey: id)?.complete(.failure(error))
-    }
-
-    func failPending(_ error: XMPPSessionError, keepAcknowledgements: Bool = false) {
-        let waiting = self.pending
-        self.pending.removeAll()
-        for waiter in waiting.values {
-            waiter.complete(.failure(error))
-        }
-        guard !keepAcknowledgements else { return }
-        let acknowledgements = self.acknowledgementWaiters
-        self.acknowledgementWaiters.removeAll()
-        for entry in acknowledgements { entry.waiter.complete(.failure(error)) }
     }
 }
