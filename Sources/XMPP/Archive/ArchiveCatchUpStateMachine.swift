@@ -279,7 +279,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         return IQ(type: .set, id: id, payload: query)
     }
 
-    private static func field(_ name: String, _ value: String, hidden: Bool) -> XMLElement {
+    static func field(_ name: String, _ value: String, hidden: Bool) -> XMLElement {
         var field = XMLElement(name: "field", namespace: Self.dataFormsNamespace, attributes: [XMLAttribute(name: "var", value: name)])
         if hidden { field[attribute: "type"] = "hidden" }
         var element = XMLElement(name: "value", namespace: Self.dataFormsNamespace)

@@ -1,0 +1,164 @@
+import Foundation
+
+/// Looks up in-doubt messages in the account's own archive (XEP-0313 §4, paged backwards
+/// with Result Set Management, XEP-0059 §2.5) after the server lost a session with them
+/// unacknowledged (XEP-0198 §5 `<failed/>`): a server archives what the account sent, with
+/// its origin-id (XEP-0359 §3), so an in-doubt message found there reached the server and
+/// must not be sent again; the rest must.
+///
+/// Pure: it builds the queries and reads results and answers; ``XMPPSession`` sends them.
+/// The archive is read from its end (the in-doubt messages are the newest the account
+/// sent), a page at a time, until every in-doubt id is found, the page limit is reached,
+/// or the archive has nothing older than the window (`start`: the oldest in-doubt send
+/// time less ``Configuration/clockSkew``). Results count only from our own archive (no
+/// `from`, or our bare JID), for the query under way, and from our own bare JID.
+public struct ArchiveCheckStateMachine: Sendable {
+    public struct Configuration: Hashable, Sendable {
+        /// Results asked for per page (Prosody sends at most 50).
+        public var pageSize: Int
+        /// Pages read at most; what is still not found then is sent again.
+        public var maximumPages: Int
+        /// How far the server's clock may be behind ours: the window starts this much
+        /// before the oldest in-doubt message was sent.
+        public var clockSkew: Duration
+
+        public init(pageSize: Int = 50, maximumPages: Int = 20, clockSkew: Duration = .seconds(60)) {
+            self.pageSize = pageSize
+            self.maximumPages = maximumPages
+            self.clockSkew = clockSkew
+        }
+    }
+
+    public enum Action: Hashable, Sendable {
+        /// Send this request; answer with ``answered(_:nextQueryID:)`` or ``failed(_:)``.
+        case query(IQ)
+        /// Done: `archived` reached the server; the other in-doubt ids must be sent again.
+        /// `checked`: whether the archive answered (false: it could not be read, so nothing
+        /// is known to have arrived).
+        case finished(archived: Set<String>, pages: Int, checked: Bool, reason: String)
+    }
+
+    enum State: Hashable, Sendable {
+        case idle
+        case querying(queryID: String, pages: Int)
+        case finished
+    }
+
+    public let configuration: Configuration
+    let ownJID: JID
+    /// The in-doubt ids (origin-id, which is also the message id).
+    public let inDoubt: Set<String>
+    let since: Date?
+    private(set) var state: State = .idle
+    public private(set) var archived: Set<String> = []
+    /// The newest in-doubt message found (the archive's order). A server that crashed may
+    /// have archived it for us and died before routing it: the owner sends it again then.
+    public private(set) var newestArchived: String?
+    private var newestOnThisPage: String?
+    /// The oldest result of the page under way (the next page ends before it).
+    private var oldestResult: String?
+
+    /// - Parameters:
+    ///   - inDoubt: ids of the messages sent but not acknowledged.
+    ///   - sentSince: when the oldest of them was sent (nil: unknown, e.g. after a restart).
+    public init(ownJID: JID, inDoubt: Set<String>, sentSince: Date?, configuration: Configuration = Configuration()) {
+        self.ownJID = ownJID.bare
+        self.inDoubt = inDoubt
+        self.since = sentSince.map { $0.addingTimeInterval(-Double(configuration.clockSkew.components.seconds)) }
+        self.configuration = configuration
+    }
+
+    /// The query under way (its IQ id and queryid).
+    public var currentQueryID: String? {
+        if case .querying(let id, _) = self.state { return id }
+        return nil
+    }
+
+    /// Starts the check with a fresh `queryID`.
+    public mutating func start(queryID: String) -> Action {
+        guard self.state == .idle else { return .finished(archived: self.archived, pages: 0, checked: false, reason: "already started") }
+        guard !self.inDoubt.isEmpty else {
+            self.state = .finished
+            return .finished(archived: [], pages: 0, checked: true, reason: "nothing in doubt")
+        }
+        self.state = .querying(queryID: queryID, pages: 0)
+        return .query(self.query(id: queryID, before: nil))
+    }
+
+    /// Reads a received `<message/>`; true when it was a result of the query under way
+    /// (the owner does nothing else with it).
+    public mutating func received(_ element: XMLElement) -> Bool {
+        guard element.name == "message", let result = element.firstChild(named: "result", namespace: ArchiveCatchUpStateMachine.namespace),
+            case .querying(let queryID, _) = self.state, result[attribute: "queryid"] == queryID
+        else { return false }
+        // Someone else's "result" for our query id is swallowed, never believed.
+        if let from = element[attribute: "from"], (try? JID(from)) != self.ownJID { return true }
+        if let id = result[attribute: "id"], !id.isEmpty { self.oldestResult = self.oldestResult ?? id }
+        guard let inner = result.firstChild(named: "forwarded", namespace: ArchiveCatchUpStateMachine.forwardNamespace)?
+            .firstChild(named: "message", namespace: XMPPNamespace.client),
+            let sender = inner[attribute: "from"].flatMap({ try? JID($0) }), sender.bare == self.ownJID
+        else { return true }
+        let originID = inner.firstChild(named: "origin-id", namespace: ArchiveCatchUpStateMachine.stanzaIDNamespace)?[attribute: "id"]
+        for id in [originID, inner[attribute: "id"]].compactMap({ $0 }) where self.inDoubt.contains(id) {
+            self.archived.insert(id)
+            // Results run oldest to newest within a page, pages newest first.
+            if self.newestArchived == nil { self.newestOnThisPage = id }
+            break
+        }
+        return true
+    }
+
+    /// The server answered the query under way (its `<fin/>`).
+    public mutating func answered(_ iq: IQ, nextQueryID: String) -> Action? {
+        guard case .querying(_, let before) = self.state else { return nil }
+        let pages = before + 1
+        if self.newestArchived == nil { self.newestArchived = self.newestOnThisPage }
+        let fin = iq.payload.flatMap { $0.name == "fin" && $0.namespace == ArchiveCatchUpStateMachine.namespace ? $0 : nil }
+        let complete = ["true", "1"].contains(fin?[attribute: "complete"] ?? "")
+        let first = fin?.firstChild(named: "set", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)?
+            .firstChild(named: "first", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)?.text ?? self.oldestResult
+        if self.archived.count == self.inDoubt.count {
+            return self.finish(pages: pages, reason: "all found")
+        }
+        if complete || first == nil {
+            return self.finish(pages: pages, reason: "the archive has nothing older in the window")
+        }
+        guard pages < self.configuration.maximumPages, let first else {
+            return self.finish(pages: pages, reason: "stopped after \(pages) pages")
+        }
+        self.oldestResult = nil
+        self.state = .querying(queryID: nextQueryID, pages: pages)
+        return .query(self.query(id: nextQueryID, before: first))
+    }
+
+    /// The query under way failed (an error, or no answer): nothing more is known.
+    public mutating func failed(_ reason: String) -> Action? {
+        guard case .querying(_, let pages) = self.state else { return nil }
+        self.state = .finished
+        return .finished(archived: self.archived, pages: pages, checked: false, reason: reason)
+    }
+
+    private mutating func finish(pages: Int, reason: String) -> Action {
+        self.state = .finished
+        return .finished(archived: self.archived, pages: pages, checked: true, reason: reason)
+    }
+
+    /// `<iq type='set'><query xmlns='urn:xmpp:mam:2' queryid='…'>`: the window's `start`,
+    /// and the page that ends before `before` (the archive's last page when nil).
+    private func query(id: String, before: String?) -> IQ {
+        var query = XMLElement(name: "query", namespace: ArchiveCatchUpStateMachine.namespace, attributes: [XMLAttribute(name: "queryid", value: id)])
+        var form = XMLElement(name: "x", namespace: ArchiveCatchUpStateMachine.dataFormsNamespace, attributes: [XMLAttribute(name: "type", value: "submit")])
+        form.append(ArchiveCatchUpStateMachine.field("FORM_TYPE", ArchiveCatchUpStateMachine.namespace, hidden: true))
+        if let since = self.since { form.append(ArchiveCatchUpStateMachine.field("start", ArchiveCatchUpStateMachine.timestamp(since), hidden: false)) }
+        query.append(form)
+        var set = XMLElement(name: "set", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)
+        var max = XMLElement(name: "max", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)
+        max.append(text: String(self.configuration.pageSize))
+        set.append(max)
+        var element = XMLElement(name: "before", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)
+        if let before { element.append(text: before) }
+        set.append(element)
+        query.append(set)
+        return IQ(type: .set, id: id, payload: query)
+    }
+}

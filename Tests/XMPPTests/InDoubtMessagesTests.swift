@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import XMPP
+
+/// Splitting what a lost session left unacknowledged among the senders waiting on it (issue 22).
+@Suite("InDoubtMessages")
+struct InDoubtMessagesTests {
+    static func message(_ id: String, type: String = "chat") -> XMLElement {
+        var element = XMLElement(name: "message", namespace: XMPPNamespace.client)
+        element[attribute: "id"] = id
+        element[attribute: "type"] = type
+        return element
+    }
+
+    static func presence() -> XMLElement { XMLElement(name: "presence", namespace: XMPPNamespace.client) }
+
+    @Test func eachSendersBatchKeepsItsMessagesAndTheOldestSendTimeIsKept() {
+        let (first, second) = (OneShotWaiter<Void>(), OneShotWaiter<Void>())
+        let early = Date(timeIntervalSince1970: 100)
+        // Numbers 11…15: two messages (batch 1, up to 12), a presence, two messages (batch 2, up to 15).
+        let (doubt, unsettled) = InDoubtMessages.split(
+            pending: [Self.message("a"), Self.message("b"), Self.presence(), Self.message("c"), Self.message("d")], acknowledged: 10,
+            waiters: [(12, first, early), (15, second, Date(timeIntervalSince1970: 200))]
+        )
+        #expect(unsettled.isEmpty)
+        #expect(doubt.batches.map { $0.messages.map { $0[attribute: "id"] ?? "" } } == [["a", "b"], ["c", "d"]])
+        #expect(doubt.batches.first?.waiter === first && doubt.batches.last?.waiter === second)
+        #expect(doubt.sentSince == early)
+        #expect(doubt.ids == ["a", "b", "c", "d"])
+    }
+
+    @Test func roomBatchesAndPlainWaitsAreLeftToTheirSenders() {
+        let (room, wait, chat) = (OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>())
+        let (doubt, unsettled) = InDoubtMessages.split(
+            pending: [Self.message("g", type: "groupchat"), Self.message("c")], acknowledged: UInt32.max,
+            waiters: [(0, room, Date()), (1, wait, nil), (1, chat, Date())]
+        )
+        #expect(unsettled.count == 2 && unsettled.contains { $0 === room } && unsettled.contains { $0 === wait })
+        #expect(doubt.batches.count == 1 && doubt.batches.first?.waiter === chat, "numbers wrap modulo 2³²")
+        #expect(doubt.batches.first?.messages.isEmpty == true, "the plain wait took the message before it")
+    }
+
+    @Test func mergingKeepsTheOlderFirst() {
+        var older = InDoubtMessages()
+        older.restoredIDs = ["x"]
+        older.sentSince = Date(timeIntervalSince1970: 50)
+        var newer = InDoubtMessages()
+        newer.restoredIDs = ["y"]
+        newer.sentSince = Date(timeIntervalSince1970: 10)
+        older.merge(newer)
+        #expect(older.restoredIDs == ["x", "y"] && older.sentSince == Date(timeIntervalSince1970: 10))
+        #expect(!older.isEmpty)
+    }
+}
