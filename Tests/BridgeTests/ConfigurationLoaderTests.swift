@@ -142,6 +142,22 @@ struct ConfigurationLoaderTests {
         #expect(try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\ncatch_up_max_age = \"0d\"\n").count == 1)
     }
 
+    @Test("ack_timeout: default 5 s; periods read, \"unlimited\" turns the watchdog off, anything else is a problem; the <r/> pacing stays under a quarter of it")
+    func acknowledgementTimeout() throws {
+        func account(_ extra: String) throws -> AccountConfiguration? {
+            var loader = ConfigurationLoader(file: try Self.write("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\n\(extra)\n"))
+            return try loader.load()["a"]
+        }
+        #expect(try account("")?.acknowledgementTimeout == .seconds(5))
+        #expect(try account("ack_timeout = \"20s\"")?.acknowledgementTimeout == .seconds(20))
+        #expect(try account("ack_timeout = \"unlimited\"")?.acknowledgementTimeout == .zero)
+        let problems = try Self.problems("[accounts.a]\njid = \"a@example.test\"\npassword_env = \"X\"\nack_timeout = \"soon\"\n")
+        #expect(problems == ["accounts.a.ack_timeout: 'soon' is not a period"])
+        #expect(TransportFactory.steadyDelay(deliveryTimeout: .seconds(30), acknowledgementTimeout: .seconds(5)) == .seconds(1))
+        #expect(TransportFactory.steadyDelay(deliveryTimeout: .seconds(30), acknowledgementTimeout: .seconds(2)) == .milliseconds(500))
+        #expect(TransportFactory.steadyDelay(deliveryTimeout: .seconds(2), acknowledgementTimeout: .zero) == .milliseconds(500))
+    }
+
     @Test("receipts default on for a 1:1 link only; reupload reads its limit, and a bad limit is a problem")
     func richMessageKeys() throws {
         let accounts = """

@@ -27,7 +27,7 @@ struct SessionRestoreStateMachineTests {
     @Test func aNewSessionRestoresEverythingInOrder() {
         var machine = Machine(configuration: Self.everything)
         let steps = Self.steps(&machine, resumed: false) { $0 == .discoverCarbons ? .carbonsOffered : .done }
-        #expect(steps == [.enableStreamManagement, .discoverCarbons, .enableCarbons, .fetchRoster, .announcePresence, .reportOnline, .catchUp])
+        #expect(steps == [.enableStreamManagement, .fetchRoster, .announcePresence, .reportOnline, .discoverCarbons, .enableCarbons, .catchUp])
         #expect(machine.state == .finished(completed: true))
     }
 
@@ -38,10 +38,23 @@ struct SessionRestoreStateMachineTests {
         #expect(steps.contains(.discoverCarbons))
     }
 
-    @Test func aResumedStreamOnlyFetchesTheRosterAgain() {
+    @Test func aResumedStreamReportsOnlineFirstAndOnlyFetchesTheRosterAgain() {
         var machine = Machine(configuration: Self.everything)
         let steps = Self.steps(&machine, resumed: true) { $0 == .discoverCarbons ? .carbonsOffered : .done }
-        #expect(steps == [.fetchRoster, .reportOnline, .catchUp])
+        #expect(steps == [.reportOnline, .fetchRoster, .catchUp])
+    }
+
+    @Test func inDoubtMessagesAreSettledRightAfterEnablingStreamManagementAndBeforeOnline() {
+        var machine = Machine(configuration: Self.everything)
+        var seen: [Machine.Step] = []
+        var action = machine.connected(resumed: false, offersStreamManagement: true, inDoubt: true)
+        while case .run(let step) = action {
+            seen.append(step)
+            action = machine.stepFinished(.done)
+        }
+        #expect(seen == [.enableStreamManagement, .checkInDoubt, .fetchRoster, .announcePresence, .reportOnline, .discoverCarbons, .catchUp])
+        var resumed = Machine(configuration: Self.everything)
+        #expect(resumed.connected(resumed: true, offersStreamManagement: true, inDoubt: true) == .run(.reportOnline), "a resumed stream has nothing in doubt")
     }
 
     @Test func streamManagementIsEnabledOnlyWhenOfferedAndWanted() {
@@ -59,25 +72,25 @@ struct SessionRestoreStateMachineTests {
     @Test func failedStepsDoNotStopTheRest() {
         var machine = Machine(configuration: Self.everything)
         let steps = Self.steps(&machine, resumed: false) { _ in .failed }
-        #expect(steps == [.enableStreamManagement, .discoverCarbons, .fetchRoster, .announcePresence, .reportOnline, .catchUp])
+        #expect(steps == [.enableStreamManagement, .fetchRoster, .announcePresence, .reportOnline, .discoverCarbons, .catchUp])
         #expect(machine.state == .finished(completed: true))
     }
 
     @Test func aLostConnectionEndsTheSequenceBeforeOnline() {
         var machine = Machine(configuration: Self.everything)
         #expect(machine.connected(resumed: false, offersStreamManagement: true) == .run(.enableStreamManagement))
-        #expect(machine.stepFinished(.done) == .run(.discoverCarbons))
+        #expect(machine.stepFinished(.done) == .run(.fetchRoster))
         #expect(machine.connectionLost() == .finished)
         #expect(machine.state == .finished(completed: false))
         // A late answer for the step that was under way starts nothing.
-        #expect(machine.stepFinished(.carbonsOffered) == .finished)
+        #expect(machine.stepFinished(.done) == .finished)
         #expect(machine.state == .finished(completed: false))
     }
 
     @Test func everyReconnectStartsAfresh() {
         var machine = Machine(configuration: Self.everything)
         _ = Self.steps(&machine, resumed: false)
-        #expect(machine.connected(resumed: true, offersStreamManagement: true) == .run(.fetchRoster))
+        #expect(machine.connected(resumed: true, offersStreamManagement: true) == .run(.reportOnline))
         #expect(machine.connectionLost() == .finished)
         #expect(machine.connected(resumed: false, offersStreamManagement: true) == .run(.enableStreamManagement))
     }

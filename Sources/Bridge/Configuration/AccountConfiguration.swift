@@ -22,10 +22,14 @@ struct AccountConfiguration: Sendable {
     /// Self-ping a quiet room after `pingInterval` (`room_ping_interval`); rejoin after a
     /// kick after `rejoinAfterKick` (`room_rejoin_delay`). XEP-0410, XEP-0045.
     var roomTimings = RoomTimings()
+    /// While deliveries are unacknowledged (XEP-0198), the server's acknowledgement must
+    /// come within this (`ack_timeout`, default 5 s), or the connection is dropped and
+    /// resumed; "unlimited": off.
+    var acknowledgementTimeout: Duration = .seconds(5)
 
     static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
-        "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay",
+        "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout",
     ]
 }

@@ -76,6 +76,7 @@ extension ConfigurationLoader {
         let maxAge = self.age(table, "catch_up_max_age", path)
         let roomPing = self.age(table, "room_ping_interval", path)
         let roomRejoin = self.age(table, "room_rejoin_delay", path)
+        let ackTimeout = self.age(table, "ack_timeout", path)
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -89,6 +90,7 @@ extension ConfigurationLoader {
         if let maxAge { account.catchUpMaxAge = maxAge == .zero ? nil : maxAge }
         if let roomPing, roomPing != .zero { account.roomTimings.pingInterval = roomPing }
         if let roomRejoin, roomRejoin != .zero { account.roomTimings.rejoinAfterKick = roomRejoin }
+        if let ackTimeout { account.acknowledgementTimeout = ackTimeout }
         return account
     }
 

@@ -74,12 +74,13 @@ struct TransportFactory: Sendable {
                 // Our own <r/>: one per 50 ms of trickle, or with the batch that fills the
                 // worker's window of batches in flight, or once 64 stanzas wait; a
                 // steady stream's tail is asked for within a second, or a quarter of the
-                // delivery timeout when that is shorter (AcknowledgementRequestPacer).
+                // delivery or acknowledgement timeout when shorter (AcknowledgementRequestPacer).
                 acknowledgementRequestDelay: .milliseconds(50),
                 acknowledgementRequestWaiters: ConfigurationLoader.batchesInFlight,
-                acknowledgementRequestSteadyDelay: min(.seconds(1), self.deliveryTimeout / 4),
+                acknowledgementRequestSteadyDelay: Self.steadyDelay(deliveryTimeout: self.deliveryTimeout, acknowledgementTimeout: account.acknowledgementTimeout),
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
+                acknowledgementTimeout: account.acknowledgementTimeout,
                 roomTimings: account.roomTimings
             ),
             password: password,
@@ -146,5 +147,13 @@ struct TransportFactory: Sendable {
                 metrics: self.metrics, logger: self.logger
             )
         }
+    }
+
+    /// The `<r/>` timer's wait in a steady stream: a second, or a quarter of the delivery
+    /// timeout or of `ack_timeout` when shorter, so neither fires on a healthy stream's tail.
+    static func steadyDelay(deliveryTimeout: Duration, acknowledgementTimeout: Duration) -> Duration {
+        var delay = min(.seconds(1), deliveryTimeout / 4)
+        if acknowledgementTimeout > .zero { delay = min(delay, acknowledgementTimeout / 4) }
+        return delay
     }
 }

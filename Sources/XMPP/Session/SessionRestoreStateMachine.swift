@@ -1,12 +1,12 @@
 /// What a session does after each (re)connect, one step at a time, before and right after
-/// it reports itself online: enable stream management (XEP-0198 §3), enable carbons if the
-/// server offers them (XEP-0280 §4, found by disco XEP-0030), fetch the roster (RFC 6121
-/// §2.2), send initial presence (RFC 6121 §4.2), report online, catch up from the archive
-/// (XEP-0313).
+/// it reports itself online: enable stream management (XEP-0198 §3), settle in-doubt
+/// messages (XEP-0313 archive check), fetch the roster (RFC 6121 §2.2), send initial
+/// presence (RFC 6121 §4.2), report online, enable carbons if the server offers them
+/// (XEP-0280 §4, found by disco XEP-0030), catch up from the archive (XEP-0313).
 ///
 /// A resumed stream (XEP-0198 §5) kept stream management, carbons and presence on the
-/// server: only the roster is fetched again (to be sure of our copy), and the archive
-/// machine decides whether anything was missed.
+/// server: it reports online at once, then fetches the roster again (to be sure of our
+/// copy), and the archive machine decides whether anything was missed.
 ///
 /// It does no I/O: the session runs each ``Action/run(_:)`` step and reports how it went
 /// with ``stepFinished(_:)``; a lost connection ends the sequence (``connectionLost()``).
@@ -43,6 +43,9 @@ public struct SessionRestoreStateMachine: Sendable {
         case reportOnline
         /// Run the archive catch-up.
         case catchUp
+        /// Look up the messages the server lost the session with in the archive and send
+        /// again those it does not have, before anything new (``ArchiveCheckStateMachine``).
+        case checkInDoubt
     }
 
     /// How a step went, as far as the sequence cares.
@@ -77,14 +80,30 @@ public struct SessionRestoreStateMachine: Sendable {
     }
 
     /// A connection is ready (bound or resumed). `offersStreamManagement`: the server
-    /// advertised `urn:xmpp:sm:3` in its features.
-    public mutating func connected(resumed: Bool, offersStreamManagement: Bool) -> Action {
+    /// advertised `urn:xmpp:sm:3` in its features; `inDoubt`: the last session was lost
+    /// with messages unacknowledged.
+    ///
+    /// A resumed stream reports online at once: it kept everything else, and deliveries
+    /// must not wait on the roster request (its answer is reported when it comes). A new
+    /// session settles what is in doubt right after enabling stream management (so what
+    /// it sends again is counted), before anything new goes out.
+    public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false) -> Action {
         var steps: [Step] = []
-        if !resumed, self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
-        if !resumed, self.configuration.carbons { steps.append(.discoverCarbons) }
+        if resumed {
+            steps.append(.reportOnline)
+            if self.configuration.roster { steps.append(.fetchRoster) }
+            steps.append(.catchUp)
+            return self.advance(steps)
+        }
+        if self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
+        if inDoubt { steps.append(.checkInDoubt) }
+        // The roster first: presence relaying reads it when the account comes online.
         if self.configuration.roster { steps.append(.fetchRoster) }
-        if !resumed, self.configuration.presence { steps.append(.announcePresence) }
-        steps += [.reportOnline, .catchUp]
+        if self.configuration.presence { steps.append(.announcePresence) }
+        steps.append(.reportOnline)
+        // Carbons only concern what the user's other clients send: not worth a delay.
+        if self.configuration.carbons { steps.append(.discoverCarbons) }
+        steps.append(.catchUp)
         return self.advance(steps)
     }
 

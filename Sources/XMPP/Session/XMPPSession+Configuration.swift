@@ -73,6 +73,14 @@ extension XMPPSession {
         /// On ``XMPPSession/stop()``, how long to wait for the server to acknowledge what is
         /// still unconfirmed (XEP-0198) before closing the stream.
         public var stopAcknowledgementTimeout: Duration
+        /// While stanzas are unacknowledged (XEP-0198), the server's `<a/>` must come within
+        /// this; otherwise the connection is dropped and resumed (``AcknowledgementWatchdog``).
+        /// Zero: off (the delivery timeout and the idle ping remain).
+        public var acknowledgementTimeout: Duration
+        /// When the server lost a session with messages unacknowledged, look them up in the
+        /// account's archive before sending them again (``ArchiveCheckStateMachine``); nil:
+        /// send them again unchecked (at least once).
+        public var archiveCheck: ArchiveCheckStateMachine.Configuration?
         /// Rooms to join after connecting (XEP-0045); ``XMPPSession/setRooms(_:cursors:)`` changes them.
         public var rooms: [RoomConfiguration]
         public var roomTimings: RoomTimings
@@ -107,6 +115,8 @@ extension XMPPSession {
             catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
             archiveCursor: ArchiveCursor? = nil,
             stopAcknowledgementTimeout: Duration = .seconds(2),
+            acknowledgementTimeout: Duration = .seconds(5),
+            archiveCheck: ArchiveCheckStateMachine.Configuration? = .init(),
             rooms: [RoomConfiguration] = [],
             roomTimings: RoomTimings = RoomTimings(),
             roomCursors: [JID: ArchiveCursor] = [:]
@@ -138,6 +148,8 @@ extension XMPPSession {
             self.catchUp = catchUp
             self.archiveCursor = archiveCursor
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
+            self.acknowledgementTimeout = acknowledgementTimeout
+            self.archiveCheck = archiveCheck
             self.rooms = rooms
             self.roomTimings = roomTimings
             self.roomCursors = roomCursors

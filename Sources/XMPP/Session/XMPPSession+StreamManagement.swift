@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Stream management (XEP-0198) in the session: every stanza goes out through
@@ -16,6 +17,10 @@ extension XMPPSession {
         let ledger = self.configuration.ledger
         for element in elements where Self.isStanza(element) {
             if let number = self.streamManagement.stanzaSent(element) { ledger?.sent(number, id: element[attribute: "id"]) }
+        }
+        // An `<r/>` rides last in a batch; the watchdog times its answer.
+        if let last = elements.last, last.name == "r", last.namespace == StreamManagementStateMachine.namespace {
+            self.watchdogRequested()
         }
         try await connection.send(elements)
     }
@@ -52,6 +57,8 @@ extension XMPPSession {
         self.restoredSession = false
         let pendingIDs = self.streamManagement.pending.map { $0[attribute: "id"] ?? "" }
         var released: [String] = []
+        // What the server counted before it lost the session (`<failed h>`) moves this on.
+        var acknowledged = self.streamManagement.acknowledged
         defer { self.publishSessionState(acknowledgedIDs: released) }
         guard let answer = connection.resumeAnswer, self.streamManagement.resumeSent(), let actions = self.streamManagement.received(answer) else {
             if self.streamManagement.resumption != nil {
@@ -64,6 +71,7 @@ extension XMPPSession {
         for action in actions {
             switch action {
             case .acknowledged(let through, let count):
+                acknowledged = through
                 released = Array(pendingIDs.prefix(count)).filter { !$0.isEmpty }
                 self.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
@@ -78,10 +86,14 @@ extension XMPPSession {
                 }
                 self.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
                 // After a restart only ids are known: the owner sends what was not counted.
-                if !restored { try? await self.transmit(resend, on: connection) }
-            case .resumeFailed(let condition, _):
-                self.logger.notice("stream resumption failed; a new session", metadata: ["condition": "\(condition)"])
-                self.abandonResumption()
+                // The `<r/>` proves the resumed stream is read (``AcknowledgementWatchdog``).
+                self.watchdogResumed()
+                try? await self.transmit((restored ? [] : resend) + [self.streamManagement.requestAck()], on: connection)
+            case .resumeFailed(let condition, let unacknowledged):
+                self.logger.notice(
+                    "stream resumption failed; a new session", metadata: ["condition": "\(condition)", "in doubt": "\(unacknowledged.count)"]
+                )
+                self.giveUpResumption(pending: unacknowledged, acknowledged: acknowledged, restored: restored)
             case .enabled, .enableFailed, .protocolError:
                 self.abandonResumption()
             }
@@ -114,6 +126,7 @@ extension XMPPSession {
             case .acknowledged(let through, _):
                 self.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
+                self.watchdogAcknowledged()
             case .resumed, .resumeFailed:
                 // Resumption happens during negotiation, not on an established stream.
                 self.logger.warning("unexpected stream resumption answer ignored")
@@ -196,13 +209,16 @@ extension XMPPSession {
         }
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((last, waiter))
+        self.acknowledgementWaiters.append((last, waiter, Date()))
         let requestNow = self.requestsAcknowledgementNow(unacknowledged: self.streamManagement.pending.count + messages.count)
         if requestNow { elements.append(self.streamManagement.requestAck()) }
         do {
             try await self.transmit(elements, on: connection)
-        } catch {
+        } catch where self.streamManagement.resumption == nil {
             waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
+        } catch {
+            // Numbered, so the server may have part of it: the connection's end settles it
+            // (resumed, or in doubt and looked up in the archive), never a second send here.
         }
         if !requestNow { self.armAcknowledgementRequest() }
         signal()
@@ -239,7 +255,7 @@ extension XMPPSession {
     private func acknowledgementRequestDue() async {
         self.acknowledgementRequest = nil
         guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
-        try? await connection.send([self.streamManagement.requestAck()])
+        try? await self.transmit([self.streamManagement.requestAck()], on: connection)
     }
 
     /// Returns once the server has taken everything sent so far: by a stream management
@@ -250,9 +266,9 @@ extension XMPPSession {
             return
         }
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter))
+        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil))
         do {
-            try await connection.send([self.streamManagement.requestAck()])
+            try await self.transmit([self.streamManagement.requestAck()], on: connection)
         } catch {
             waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
         }
@@ -280,7 +296,7 @@ extension XMPPSession {
 
     /// Completes the waiters whose stanza number is covered by `through` (modulo 2³²).
     func releaseAcknowledgementWaiters(through: UInt32) {
-        var remaining: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
+        var remaining: [(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?)] = []
         for entry in self.acknowledgementWaiters {
             // Covered when the number is no further ahead of the last acknowledged than 0.
             if through &- entry.number < UInt32(1) << 31 {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// A long-lived client session for one account (RFC 6120, RFC 6121): connects, restores
@@ -27,7 +28,18 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// XEP-0198 counting and acknowledgements for the current connection.
     var streamManagement = StreamManagementStateMachine()
     /// Callers waiting for the server to acknowledge an outbound stanza number.
-    var acknowledgementWaiters: [(number: UInt32, waiter: OneShotWaiter<Void>)] = []
+    /// Callers waiting for the server to acknowledge an outbound stanza number; `sentAt`:
+    /// when their messages went out (nil: a wait for everything so far).
+    var acknowledgementWaiters: [(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?)] = []
+    /// Messages the server may or may not have taken when it lost the session, and the
+    /// archive check looking them up (``InDoubtMessages``).
+    var inDoubt = InDoubtMessages()
+    var runningArchiveCheck: ArchiveCheckStateMachine?
+    /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
+    var watchdog: AcknowledgementWatchdog<C.Instant>
+    var watchdogTimer: Task<Void, Never>?
+    /// When the last connection was lost (for ``serverRestartedSinceLoss(timeout:)``).
+    var connectionLostAt: C.Instant?
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
@@ -81,6 +93,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.keepalive = KeepaliveStateMachine(
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
+        self.watchdog = AcknowledgementWatchdog(timeout: configuration.acknowledgementTimeout)
         self.archive = configuration.catchUp.map {
             ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
         }
@@ -229,6 +242,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     private func finish(_ error: XMPPClientError?) async {
         self.failPending(XMPPSessionError.stopped)
+        // Nobody will check them now: their senders keep them for whoever comes next.
+        for batch in self.inDoubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+        self.inDoubt = InDoubtMessages()
         await self.emit(.stopped(error))
         self.events.finish()
     }
@@ -271,6 +287,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// session the numbered stanzas and their waiters are kept for the next connection to
     /// resume; otherwise they fail too (their senders try again).
     private func connectionEnded() {
+        self.connectionLostAt = self.clock.now
+        self.watchdogConnectionEnded()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
         self.lastCarriedRequest = nil
@@ -325,7 +343,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let offersStreamManagement = connection.features.elements.contains {
             $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace
         }
-        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement)
+        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.inDoubt.isEmpty)
         while case .run(let step) = action {
             let outcome = await self.run(step, on: connection, resumed: resumed)
             action = self.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
@@ -353,6 +371,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.machine.rosterFetchSent(id: fetch.id)
             do {
                 _ = try await self.request(fetch)
+                // A resumed stream reported online before fetching: the roster's owners look again.
+                if resumed { await self.emit(.rosterChanged(.fetched)) }
                 return .done
             } catch {
                 self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
@@ -367,6 +387,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             return .done
         case .catchUp:
             await self.catchUpFromArchive()
+            return .done
+        case .checkInDoubt:
+            await self.checkInDoubt(on: connection)
             return .done
         }
     }

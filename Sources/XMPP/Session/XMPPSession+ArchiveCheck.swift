@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+
+/// In-doubt messages (``InDoubtMessages``) in the session: kept when the server loses a
+/// session with them unacknowledged (XEP-0198 §5), looked up in the account's archive
+/// (XEP-0313) on the next stream before it reports online, and sent again only where the
+/// archive does not have them.
+extension XMPPSession {
+    /// The stream management session is gone (resumption failed, or a resumed stream was
+    /// not read): what the server had not acknowledged becomes in doubt, its senders keep
+    /// waiting, and the session starts afresh. `pending` are the unacknowledged stanzas,
+    /// numbered from `acknowledged + 1`; `restored`: they are ids from an earlier process.
+    func giveUpResumption(pending: [XMLElement]? = nil, acknowledged: UInt32? = nil, restored: Bool = false) {
+        let pending = pending ?? self.streamManagement.pending
+        var doubt = InDoubtMessages()
+        if restored {
+            doubt.restoredIDs = pending.compactMap { $0[attribute: "id"] }.filter { !$0.isEmpty }
+        } else {
+            let (split, unsettled) = InDoubtMessages.split(
+                pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgementWaiters
+            )
+            doubt = split
+            for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
+        }
+        self.acknowledgementWaiters.removeAll()
+        if self.configuration.archiveCheck == nil {
+            // No archive to ask: the senders try again (at least once).
+            for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+        } else {
+            self.inDoubt.merge(doubt)
+        }
+        self.abandonResumption()
+    }
+
+    /// Looks the in-doubt messages up in the archive, settles their senders and sends
+    /// again what is not there, in order, before anything new. Without an answer from the
+    /// archive everything in doubt is sent again (at least once) and counted in the log.
+    func checkInDoubt(on connection: XMPPConnection) async {
+        guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
+        let doubt = self.inDoubt
+        self.inDoubt = InDoubtMessages()
+        let started = ContinuousClock.now
+        var check = ArchiveCheckStateMachine(
+            ownJID: self.machine.ownJID, inDoubt: doubt.ids, sentSince: doubt.sentSince, configuration: limits
+        )
+        var action = check.start(queryID: self.nextID())
+        self.runningArchiveCheck = check
+        let timeout = self.configuration.acknowledgementTimeout > .zero ? self.configuration.acknowledgementTimeout : self.configuration.requestTimeout
+        while case .query(let query) = action {
+            let next: ArchiveCheckStateMachine.Action?
+            do {
+                let answer = try await self.request(query, timeout: timeout)
+                next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
+            } catch {
+                next = self.runningArchiveCheck?.failed("\(error)")
+            }
+            guard let next else { break }
+            action = next
+        }
+        let newest = self.runningArchiveCheck?.newestArchived
+        self.runningArchiveCheck = nil
+        guard case .finished(var archived, let pages, let checked, let reason) = action, self.connection === connection else {
+            // The connection went while asking: the next stream asks again.
+            self.inDoubt.merge(doubt)
+            return
+        }
+        // A server that crashed handled its last stanza perhaps only in part: archived for
+        // us, never routed. Unless it says it has not restarted since, that one goes again.
+        var restarted: Bool?
+        if let newest, archived.contains(newest) {
+            restarted = await self.serverRestartedSinceLoss(timeout: timeout)
+            if restarted != false { archived.remove(newest) }
+        }
+        var resent = 0
+        var resend: [XMLElement] = []
+        for batch in doubt.batches {
+            let missing = batch.messages.filter { !archived.contains($0[attribute: "id"] ?? "") }
+            guard !missing.isEmpty else {
+                batch.waiter.complete(.success(()))
+                continue
+            }
+            resend += missing
+            resent += missing.count
+            if self.streamManagement.isCounting {
+                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date()))
+            } else {
+                // No acknowledgements on this stream: the sender sends it again itself.
+                batch.waiter.complete(.failure(XMPPSessionError.disconnected))
+            }
+        }
+        if self.streamManagement.isCounting, !resend.isEmpty {
+            do {
+                try await self.transmit(resend + [self.streamManagement.requestAck()], on: connection)
+            } catch {
+                // The connection is gone; its end fails (or keeps, to resume) these waiters.
+            }
+        }
+        let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
+        if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
+        let elapsed = started.duration(to: .now)
+        let metadata: Logger.Metadata = [
+            "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resent + doubt.restoredIDs.count - restoredArchived.count)",
+            "queries": "\(pages)", "server restarted": "\(restarted.map { "\($0)" } ?? "unknown")", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
+        ]
+        if checked {
+            self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
+        } else {
+            self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
+        }
+    }
+
+    /// Whether the server may have started after this session's last connection was lost:
+    /// its uptime (XEP-0012 §4, last activity of the server itself) is not longer than the
+    /// time since. Servers count whole seconds, so one second of doubt counts as "may
+    /// have" (never a missed restart; a server younger than two seconds more than the
+    /// outage looks restarted). Nil when unknown (no loss in this process, or no answer).
+    func serverRestartedSinceLoss(timeout: Duration) async -> Bool? {
+        guard let lost = self.connectionLostAt, let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
+        let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:last"))
+        guard let answer = try? await self.request(query, timeout: timeout),
+            let seconds = answer.payload?[attribute: "seconds"].flatMap({ Int64($0) })
+        else { return nil }
+        return Duration.seconds(seconds) < lost.duration(to: self.clock.now) + .seconds(1)
+    }
+}

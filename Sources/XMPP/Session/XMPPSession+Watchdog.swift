@@ -1,0 +1,66 @@
+import Logging
+
+/// The acknowledgement watchdog in the session (``AcknowledgementWatchdog``): a connection
+/// whose server owes an `<a/>` for longer than ``Configuration-swift.struct/acknowledgementTimeout``
+/// is dropped and resumed (XEP-0198 §4, §5); a resumed stream that never answers is given up
+/// for a new session.
+extension XMPPSession {
+    /// An `<r/>` went out: an answer is owed from now if none was.
+    func watchdogRequested() {
+        guard self.configuration.acknowledgementTimeout > .zero else { return }
+        if self.watchdog.requested(now: self.clock.now) { self.armWatchdog() }
+    }
+
+    /// An `<a/>` arrived.
+    func watchdogAcknowledged() {
+        guard self.watchdog.unanswered > 0 else { return }
+        self.watchdog.acknowledged(now: self.clock.now)
+    }
+
+    /// The stream was resumed: the `<r/>` sent next must be answered within the timeout.
+    func watchdogResumed() {
+        self.watchdog.resumed()
+    }
+
+    func watchdogConnectionEnded() {
+        self.watchdog.connectionEnded()
+        self.watchdogTimer?.cancel()
+        self.watchdogTimer = nil
+    }
+
+    /// One timer, for the current deadline; it re-arms itself while the deadline moves on
+    /// (one wake-up per timeout at most, however many acknowledgements came meanwhile).
+    private func armWatchdog() {
+        guard self.watchdogTimer == nil, let deadline = self.watchdog.deadline else { return }
+        let clock = self.clock
+        self.watchdogTimer = Task(executorPreference: self.executor) {
+            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
+            await self.watchdogFired()
+        }
+    }
+
+    private func watchdogFired() async {
+        self.watchdogTimer = nil
+        guard let connection = self.connection else { return }
+        switch self.watchdog.check(now: self.clock.now) {
+        case .idle:
+            return
+        case .wait:
+            self.armWatchdog()
+        case .dead(let resumedUnconfirmed):
+            let metadata: Logger.Metadata = [
+                "ack_timeout": "\(self.configuration.acknowledgementTimeout)", "unacknowledged": "\(self.streamManagement.pending.count)",
+            ]
+            if resumedUnconfirmed {
+                // Resuming again would reach the same unread stream: a new session instead,
+                // and what was in flight is reconciled with the archive.
+                self.logger.warning("the resumed stream was not read (no acknowledgement in time); starting a new session", metadata: metadata)
+                self.giveUpResumption()
+            } else {
+                self.logger.warning("no acknowledgement from the server in time; dropping the connection to resume", metadata: metadata)
+            }
+            self.watchdog.connectionEnded()
+            await connection.abort()
+        }
+    }
+}
