@@ -81,6 +81,12 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
         try self.control(["register", user, self.domain, password])
     }
 
+    /// Ends a user's sessions from the server's side (`ejabberdctl kick_user`): the
+    /// streams are closed and the sessions are gone, so they cannot be resumed.
+    public func kickUser(_ user: String) throws {
+        try self.control(["kick_user", user, self.domain])
+    }
+
     /// Stops ejabberd (`ejabberdctl stop`, then SIGTERM/SIGKILL to our child) and waits.
     public func stop() {
         guard let process = self.process else { return }
@@ -191,6 +197,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
               mod_mam:
                 default: always
               mod_offline: {}
+              mod_last: {}
               mod_version: {}
               mod_caps: {}
               mod_muc:

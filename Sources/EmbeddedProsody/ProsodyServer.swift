@@ -251,7 +251,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     private func writeConfig() throws {
-        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline"]
+        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline", "uptime"]
         if self.options.tls { modules.append("tls") }
         if self.options.registration { modules.append("register") }
         if self.options.archive { modules.append("mam") }

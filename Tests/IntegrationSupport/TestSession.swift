@@ -18,13 +18,14 @@ public struct TestSession {
         presence: Presence? = Presence(),
         policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy = .acceptKnown,
         reconnect: ReconnectStateMachine<ContinuousClock>.Configuration = .init(initialDelay: .milliseconds(200), maximumDelay: .seconds(2)),
-        rooms: [RoomConfiguration] = []
+        rooms: [RoomConfiguration] = [],
+        catchUp: ArchiveCatchUpStateMachine.Configuration? = nil
     ) async throws -> TestSession {
         let configuration = try IntegrationEnvironment.configuration(user, on: server, resource: resource)
         let session = XMPPSession(
             configuration: .init(
                 client: configuration, initialPresence: presence,
-                session: .init(subscriptionPolicy: policy), reconnect: reconnect, rooms: rooms
+                session: .init(subscriptionPolicy: policy), reconnect: reconnect, catchUp: catchUp, rooms: rooms
             ),
             password: "pw",
             client: XMPPClient(logger: IntegrationEnvironment.logger("session-test")),
