@@ -12,8 +12,25 @@ import Glibc
 /// lost with deliveries in flight is resumed, so nothing is lost and nothing is sent twice.
 @Suite("stream resumption against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct StreamResumptionIntegrationTests {
-    @Test("Prosody frozen with 100 deliveries in flight: the bridge drops the connection, resumes it after the thaw, and bob gets all 150 once, in order")
-    func resumeAfterDroppedConnection() async throws {
+    @Test("Prosody frozen with 100 deliveries in flight: the delivery timeout drops the connection, the bridge resumes it after the thaw, and bob gets all 150 once, in order")
+    func resumeAfterDeliveryTimeout() async throws {
+        try await Self.frozenServer(
+            setting: ("[bridge]\n", "[bridge]\ndelivery_timeout_ms = 300\n"),
+            dropped: "delivery not confirmed in time; dropping the connection"
+        )
+    }
+
+    @Test("Prosody frozen with 100 deliveries in flight: ack_timeout finds the dead link long before the delivery timeout, and bob gets all 150 once, in order")
+    func resumeAfterAcknowledgementTimeout() async throws {
+        try await Self.frozenServer(
+            setting: ("resource = \"bridge\"\n", "resource = \"bridge\"\nack_timeout = \"1s\"\n"),
+            dropped: "no acknowledgement from the server in time; dropping the connection to resume"
+        )
+    }
+
+    /// Freezes the server (SIGSTOP) with deliveries in flight, waits for the bridge to log
+    /// `dropped`, thaws it and counts what bob got. `setting` edits the configuration.
+    static func frozenServer(setting: (String, String), dropped expectedLog: String) async throws {
         let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw")])
         defer {
             server.resume()
@@ -35,7 +52,7 @@ struct StreamResumptionIntegrationTests {
                 """
         )
         var text = try String(contentsOfFile: config, encoding: .utf8)
-        text = text.replacingOccurrences(of: "[bridge]\n", with: "[bridge]\ndelivery_timeout_ms = 300\n")
+        text = text.replacingOccurrences(of: setting.0, with: setting.1)
         try text.write(toFile: config, atomically: true, encoding: .utf8)
         let path = "\(server.directory)/ops.sock"
 
@@ -57,7 +74,7 @@ struct StreamResumptionIntegrationTests {
         // Frozen server: the next deliveries go out and are never confirmed.
         server.pause()
         try await send(sent.dropFirst(50))
-        let dropped = await bridge.waitForLog { $0.contains("delivery not confirmed in time; dropping the connection") }
+        let dropped = await bridge.waitForLog { $0.contains(expectedLog) }
         server.resume()
         #expect(dropped, "stderr: \(bridge.run.errors.suffix(2000))")
         let resumed = await bridge.waitForLog(timeout: .seconds(60)) { $0.contains("stream resumed") }

@@ -1,6 +1,6 @@
 /// What a session does after each (re)connect, one step at a time, before and right after
-/// it reports itself online: enable stream management (XEP-0198 §3), settle in-doubt
-/// messages (XEP-0313 archive check), fetch the roster (RFC 6121 §2.2), send initial
+/// it reports itself online: enable stream management (XEP-0198 §3), fetch the roster
+/// (RFC 6121 §2.2), settle in-doubt messages (XEP-0313 archive check), send initial
 /// presence (RFC 6121 §4.2), report online, enable carbons if the server offers them
 /// (XEP-0280 §4, found by disco XEP-0030), catch up from the archive (XEP-0313).
 ///
@@ -85,8 +85,8 @@ public struct SessionRestoreStateMachine: Sendable {
     ///
     /// A resumed stream reports online at once: it kept everything else, and deliveries
     /// must not wait on the roster request (its answer is reported when it comes). A new
-    /// session settles what is in doubt right after enabling stream management (so what
-    /// it sends again is counted), before anything new goes out.
+    /// session settles what is in doubt after enabling stream management (so what it sends
+    /// again is counted) and before it reports online (so nothing new overtakes it).
     public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false) -> Action {
         var steps: [Step] = []
         if resumed {
@@ -96,9 +96,10 @@ public struct SessionRestoreStateMachine: Sendable {
             return self.advance(steps)
         }
         if self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
-        if inDoubt { steps.append(.checkInDoubt) }
-        // The roster first: presence relaying reads it when the account comes online.
+        // The roster before "online": presence relaying reads it then. Before the in-doubt
+        // check too: its answer would otherwise wait behind everything sent again.
         if self.configuration.roster { steps.append(.fetchRoster) }
+        if inDoubt { steps.append(.checkInDoubt) }
         if self.configuration.presence { steps.append(.announcePresence) }
         steps.append(.reportOnline)
         // Carbons only concern what the user's other clients send: not worth a delay.

@@ -66,10 +66,11 @@ extension XMPPSession {
         }
         // A server that crashed handled its last stanza perhaps only in part: archived for
         // us, never routed. Unless it says it has not restarted since, that one goes again.
-        var restarted: Bool?
+        var restarted = "not asked"
         if let newest, archived.contains(newest) {
-            restarted = await self.serverRestartedSinceLoss(timeout: timeout)
-            if restarted != false { archived.remove(newest) }
+            let answer = await self.serverRestartedSinceLoss(timeout: timeout)
+            restarted = answer.map { "\($0)" } ?? "unknown"
+            if answer != false { archived.remove(newest) }
         }
         var resent = 0
         var resend: [XMLElement] = []
@@ -100,7 +101,7 @@ extension XMPPSession {
         let elapsed = started.duration(to: .now)
         let metadata: Logger.Metadata = [
             "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resent + doubt.restoredIDs.count - restoredArchived.count)",
-            "queries": "\(pages)", "server restarted": "\(restarted.map { "\($0)" } ?? "unknown")", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
+            "queries": "\(pages)", "server restarted": "\(restarted)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
         ]
         if checked {
             self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
