@@ -141,4 +141,16 @@ struct ArchiveCheckStateMachineTests {
         let late = machine.answered(Self.fin("q1", complete: true, first: nil), nextQueryID: "q2")
         #expect(late == nil)
     }
+
+    @Test func aRestartedServerLeavesTheNewestUncertainOrAllOfThemWhenItRoutesBetweenProcesses() {
+        var machine = Self.machine(["r1", "r2", "r3"])
+        _ = machine.start(queryID: "q1")
+        _ = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1"))
+        _ = machine.received(Self.result(queryID: "q1", archiveID: "a2", id: "r2"))
+        _ = machine.answered(Self.fin("q1", complete: true, first: "a1"), nextQueryID: "q2")
+        #expect(machine.uncertain(serverRestarted: false, oneStanzaAtATime: true).isEmpty, "a server that kept running routed all it archived")
+        #expect(machine.uncertain(serverRestarted: true, oneStanzaAtATime: true) == ["r2"])
+        #expect(machine.uncertain(serverRestarted: nil, oneStanzaAtATime: true) == ["r2"], "unknown counts as restarted")
+        #expect(machine.uncertain(serverRestarted: true, oneStanzaAtATime: false) == ["r1", "r2"])
+    }
 }

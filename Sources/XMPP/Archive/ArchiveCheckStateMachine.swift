@@ -131,6 +131,17 @@ public struct ArchiveCheckStateMachine: Sendable {
         return .query(self.query(id: nextQueryID, before: first))
     }
 
+    /// What the archive cannot vouch for, once the check is done: a server that restarted
+    /// since the session was lost may have archived messages for us and died before
+    /// routing them. One that handles one stanza at a time to the end (Prosody) can have
+    /// left only the newest so; another (ejabberd routes between processes) any of them.
+    /// `serverRestarted` nil: unknown, taken as restarted.
+    public func uncertain(serverRestarted: Bool?, oneStanzaAtATime: Bool) -> Set<String> {
+        guard serverRestarted != false else { return [] }
+        guard oneStanzaAtATime else { return self.archived }
+        return self.newestArchived.map { [$0] } ?? []
+    }
+
     /// The query under way failed (an error, or no answer): nothing more is known.
     public mutating func failed(_ reason: String) -> Action? {
         guard case .querying(_, let pages) = self.state else { return nil }

@@ -57,20 +57,26 @@ extension XMPPSession {
             guard let next else { break }
             action = next
         }
-        let newest = self.runningArchiveCheck?.newestArchived
+        let finished = self.runningArchiveCheck
         self.runningArchiveCheck = nil
         guard case .finished(var archived, let pages, let checked, let reason) = action, self.connection === connection else {
             // The connection went while asking: the next stream asks again.
             self.inDoubt.merge(doubt)
             return
         }
-        // A server that crashed handled its last stanza perhaps only in part: archived for
-        // us, never routed. Unless it says it has not restarted since, that one goes again.
+        // A server that crashed may have archived messages for us and never routed them:
+        // unless it says it has not restarted since, those go again (at least once).
         var restarted = "not asked"
-        if let newest, archived.contains(newest) {
+        var uncertain = 0
+        if let finished, !archived.isEmpty {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
-            if answer != false { archived.remove(newest) }
+            if answer != false {
+                let software = await self.serverSoftware(timeout: timeout)
+                let doubtful = finished.uncertain(serverRestarted: answer, oneStanzaAtATime: software?.lowercased().hasPrefix("prosody") == true)
+                uncertain = doubtful.count
+                archived.subtract(doubtful)
+            }
         }
         var resent = 0
         var resend: [XMLElement] = []
@@ -101,13 +107,20 @@ extension XMPPSession {
         let elapsed = started.duration(to: .now)
         let metadata: Logger.Metadata = [
             "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resent + doubt.restoredIDs.count - restoredArchived.count)",
-            "queries": "\(pages)", "server restarted": "\(restarted)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
+            "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
         ]
         if checked {
             self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
         } else {
             self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
         }
+    }
+
+    /// The server's software name (XEP-0092), e.g. "Prosody"; nil when it does not say.
+    func serverSoftware(timeout: Duration) async -> String? {
+        guard let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
+        let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:version"))
+        return (try? await self.request(query, timeout: timeout))?.payload?.firstChild(named: "name", namespace: "jabber:iq:version")?.text
     }
 
     /// Whether the server may have started after this session's last connection was lost:
