@@ -138,9 +138,10 @@ let package = Package(
             ],
             path: "Benchmarks/SendBenchmark"
         ),
-        // Test helpers shared by test targets (a manual clock).
+        // Test helpers shared by test targets (a manual clock, a log recorder).
         .target(
             name: "TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
             path: "Sources/TestSupport"
         ),
         .testTarget(

@@ -24,13 +24,14 @@ struct StreamResumptionIntegrationTests {
     func resumeAfterAcknowledgementTimeout() async throws {
         try await Self.frozenServer(
             setting: ("resource = \"bridge\"\n", "resource = \"bridge\"\nack_timeout = \"1s\"\n"),
-            dropped: "no acknowledgement from the server in time; dropping the connection to resume"
+            dropped: "ack_timeout=1.0 seconds", "no acknowledgement from the server in time; dropping the connection to resume"
         )
     }
 
-    /// Freezes the server (SIGSTOP) with deliveries in flight, waits for the bridge to log
-    /// `dropped`, thaws it and counts what bob got. `setting` edits the configuration.
-    static func frozenServer(setting: (String, String), dropped expectedLog: String) async throws {
+    /// Freezes the server (SIGSTOP) with deliveries in flight, waits for a bridge log line
+    /// holding every part of `dropped`, thaws it and counts what bob got. `setting` edits
+    /// the configuration.
+    static func frozenServer(setting: (String, String), dropped expectedLog: String...) async throws {
         let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw")])
         defer {
             server.resume()
@@ -53,6 +54,7 @@ struct StreamResumptionIntegrationTests {
         )
         var text = try String(contentsOfFile: config, encoding: .utf8)
         text = text.replacingOccurrences(of: setting.0, with: setting.1)
+        #expect(text.contains(setting.1), "the setting under test is in the configuration")
         try text.write(toFile: config, atomically: true, encoding: .utf8)
         let path = "\(server.directory)/ops.sock"
 
@@ -74,7 +76,7 @@ struct StreamResumptionIntegrationTests {
         // Frozen server: the next deliveries go out and are never confirmed.
         server.pause()
         try await send(sent.dropFirst(50))
-        let dropped = await bridge.waitForLog { $0.contains(expectedLog) }
+        let dropped = await bridge.waitForLog { line in expectedLog.allSatisfy { line.contains($0) } }
         server.resume()
         #expect(dropped, "stderr: \(bridge.run.errors.suffix(2000))")
         let resumed = await bridge.waitForLog(timeout: .seconds(60)) { $0.contains("stream resumed") }

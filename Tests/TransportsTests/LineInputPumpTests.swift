@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 import TransportCore
 
@@ -10,22 +11,6 @@ import TransportCore
 /// (issue 13, defect 12: a repaired line is relayed and logged, never silently).
 @Suite("LineInputPump")
 struct LineInputPumpTests {
-    /// Keeps every log entry.
-    struct RecordingLogHandler: LogHandler {
-        let entries: NIOLockedValueBox<[(Logger.Level, String)]>
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { self.metadata[key] }
-            set { self.metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            self.entries.withLockedValue { $0.append((event.level, "\(event.message)")) }
-        }
-    }
-
     /// Records the messages handed to the bridge.
     final class RecordingHandler: TransportEventHandler {
         let bodies = NIOLockedValueBox<[String]>([])
@@ -42,13 +27,13 @@ struct LineInputPumpTests {
         #expect(pipe(&ends) == 0)
         #expect(bytes.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == bytes.count)
         close(ends[1])
-        let entries = NIOLockedValueBox<[(Logger.Level, String)]>([])
-        let logger = Logger(label: "pump-test") { _ in RecordingLogHandler(entries: entries) }
+        let recorder = LogRecorder()
+        let logger = recorder.logger("pump-test")
         let handler = RecordingHandler()
         let pump = LineInputPump(transport: "stdin", options: LocalInputOptions(maxLineBytes: 64, invalidUTF8: policy, nick: "shell"), handler: handler, logger: logger)
         await pump.run(descriptor: ends[0])
         close(ends[0])
-        return (handler.bodies.withLockedValue { $0 }, entries.withLockedValue { $0 })
+        return (handler.bodies.withLockedValue { $0 }, recorder.leveled.map { ($0.level, $0.message) })
     }
 
     @Test("invalid UTF-8 under replace: relayed with U+FFFD, and a warning names it")

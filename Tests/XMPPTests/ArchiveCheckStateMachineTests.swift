@@ -77,7 +77,7 @@ struct ArchiveCheckStateMachineTests {
     @Test func nothingInDoubtNeedsNoQuery() {
         var machine = Self.machine([])
         let start = machine.start(queryID: "q1")
-        #expect(start == .finished(archived: [], pages: 0, checked: true, reason: "nothing in doubt"))
+        #expect(start == .finished(archived: [], pages: 0, ending: .nothingInDoubt))
     }
 
     @Test func foundByOriginIDOrMessageIDAndEverythingFoundEndsTheCheck() {
@@ -91,7 +91,7 @@ struct ArchiveCheckStateMachineTests {
             #expect(taken)
         }
         let answer = machine.answered(Self.fin("q1", complete: false, first: "a1"), nextQueryID: "q2")
-        #expect(answer == .finished(archived: ["r1", "r2", "r3"], pages: 1, checked: true, reason: "all found"))
+        #expect(answer == .finished(archived: ["r1", "r2", "r3"], pages: 1, ending: .allFound))
         #expect(machine.newestArchived == "r3")
     }
 
@@ -103,7 +103,7 @@ struct ArchiveCheckStateMachineTests {
         let (id, query) = try #require(Self.query(machine.answered(Self.fin("q1", complete: false, first: "a9"), nextQueryID: "q2")))
         #expect(id == "q2" && Support.rsm(query, "before")?.text == "a9", "the next page ends before this one's first")
         let end = machine.answered(Self.fin("q2", complete: true, first: nil), nextQueryID: "q3")
-        #expect(end == .finished(archived: ["r2"], pages: 2, checked: true, reason: "the archive has nothing older in the window"))
+        #expect(end == .finished(archived: ["r2"], pages: 2, ending: .windowExhausted))
         #expect(machine.newestArchived == "r2", "the newest found is on the first page that had any")
     }
 
@@ -112,7 +112,7 @@ struct ArchiveCheckStateMachineTests {
         _ = machine.start(queryID: "q1")
         _ = machine.answered(Self.fin("q1", complete: false, first: "a5"), nextQueryID: "q2")
         let end = machine.answered(Self.fin("q2", complete: false, first: "a3"), nextQueryID: "q3")
-        #expect(end == .finished(archived: [], pages: 2, checked: true, reason: "stopped after 2 pages"))
+        #expect(end == .finished(archived: [], pages: 2, ending: .pageLimit(pages: 2)))
     }
 
     @Test func resultsNotFromOurArchiveOrNotOurQueryCountForNothing() {
@@ -135,7 +135,7 @@ struct ArchiveCheckStateMachineTests {
         _ = machine.start(queryID: "q1")
         _ = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1"))
         let failed = machine.failed("feature-not-implemented")
-        #expect(failed == .finished(archived: ["r1"], pages: 0, checked: false, reason: "feature-not-implemented"))
+        #expect(failed == .finished(archived: ["r1"], pages: 0, ending: .archiveUnreadable("feature-not-implemented")))
         let again = machine.failed("again")
         #expect(again == nil, "nothing is under way any more")
         let late = machine.answered(Self.fin("q1", complete: true, first: nil), nextQueryID: "q2")

@@ -21,7 +21,7 @@ struct InDoubtMessagesTests {
         // Numbers 11…15: two messages (batch 1, up to 12), a presence, two messages (batch 2, up to 15).
         let (doubt, unsettled) = InDoubtMessages.split(
             pending: [Self.message("a"), Self.message("b"), Self.presence(), Self.message("c"), Self.message("d")], acknowledged: 10,
-            waiters: [(12, first, early), (15, second, Date(timeIntervalSince1970: 200))]
+            waiters: [(12, first, early, 2), (15, second, Date(timeIntervalSince1970: 200), 2)]
         )
         #expect(unsettled.isEmpty)
         #expect(doubt.batches.map { $0.messages.map { $0[attribute: "id"] ?? "" } } == [["a", "b"], ["c", "d"]])
@@ -30,15 +30,25 @@ struct InDoubtMessagesTests {
         #expect(doubt.ids == ["a", "b", "c", "d"])
     }
 
-    @Test func roomBatchesAndPlainWaitsAreLeftToTheirSenders() {
-        let (room, wait, chat) = (OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>())
+    @Test func roomBatchesPlainWaitsAndStrayNumbersAreLeftToTheirSenders() {
+        let (room, wait, chat, stray) = (OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>())
         let (doubt, unsettled) = InDoubtMessages.split(
             pending: [Self.message("g", type: "groupchat"), Self.message("c")], acknowledged: UInt32.max,
-            waiters: [(0, room, Date()), (1, wait, nil), (1, chat, Date())]
+            waiters: [(UInt32.max, stray, nil, 0), (0, room, Date(), 1), (1, wait, nil, 0), (1, chat, Date(), 1)]
         )
-        #expect(unsettled.count == 2 && unsettled.contains { $0 === room } && unsettled.contains { $0 === wait })
-        #expect(doubt.batches.count == 1 && doubt.batches.first?.waiter === chat, "numbers wrap modulo 2³²")
-        #expect(doubt.batches.first?.messages.isEmpty == true, "the plain wait took the message before it")
+        #expect(unsettled.count == 3 && [room, wait, stray].allSatisfy { waiter in unsettled.contains { $0 === waiter } })
+        #expect(doubt.batches.count == 1 && doubt.batches.first?.waiter === chat, "numbers wrap modulo 2³²; a stray waiter blocks no later one")
+        #expect(doubt.batches.first?.messages.map { $0[attribute: "id"] ?? "" } == ["c"])
+    }
+
+    @Test func messagesOthersSentBetweenBatchesAreNotInThem() {
+        let batch = OneShotWaiter<Void>()
+        // A receipt sent with send() (number 1), then the batch of two (2…3).
+        let (doubt, unsettled) = InDoubtMessages.split(
+            pending: [Self.message("receipt"), Self.message("a"), Self.message("b")], acknowledged: 0, waiters: [(3, batch, Date(), 2)]
+        )
+        #expect(unsettled.isEmpty)
+        #expect(doubt.ids == ["a", "b"])
     }
 
     @Test func mergingKeepsTheOlderFirst() {

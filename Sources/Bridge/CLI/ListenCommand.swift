@@ -52,7 +52,7 @@ struct ListenCommand: AsyncParsableCommand {
                     throw ExitStatus(error).exitCode
                 }
                 return
-            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
+            case .online, .offline, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .rosterFetched, .resumedAfterRestart, .archiveCursorMoved,
                 .roomChanged, .occupant, .roomCursorMoved, .copyStanzaID:
                 continue
             }

@@ -19,7 +19,7 @@ struct SessionRunner {
                 let status = error.map(ExitStatus.init) ?? .connect
                 CommandLineOutput.error(error.map { "\($0)" } ?? "session stopped")
                 throw status.exitCode
-            case .offline, .message, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .resumedAfterRestart, .archiveCursorMoved,
+            case .offline, .message, .presence, .subscriptionRequest, .subscriptionChanged, .rosterChanged, .rosterFetched, .resumedAfterRestart, .archiveCursorMoved,
                 .roomChanged, .occupant, .roomCursorMoved, .copyStanzaID:
                 continue
             }

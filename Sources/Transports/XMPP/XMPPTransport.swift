@@ -332,7 +332,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 .presence(contact: Endpoint(transport: self.name, address: from.bare.description), nick: nick, state: Self.state(best)),
                 from: self.name
             )
-        case .rosterChanged:
+        case .rosterChanged, .rosterFetched:
             await self.handler.handle(.rosterChanged, from: self.name)
         case .subscriptionRequest, .subscriptionChanged:
             return

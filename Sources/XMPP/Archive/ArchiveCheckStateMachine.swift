@@ -13,6 +13,7 @@ import Foundation
 /// time less ``Configuration/clockSkew``). Results count only from our own archive (no
 /// `from`, or our bare JID), for the query under way, and from our own bare JID.
 public struct ArchiveCheckStateMachine: Sendable {
+    /// How the check reads the archive: page size, page limit, clock skew allowed.
     public struct Configuration: Hashable, Sendable {
         /// Results asked for per page (Prosody sends at most 50).
         public var pageSize: Int
@@ -29,13 +30,34 @@ public struct ArchiveCheckStateMachine: Sendable {
         }
     }
 
+    /// What the owner does next.
     public enum Action: Hashable, Sendable {
         /// Send this request; answer with ``answered(_:nextQueryID:)`` or ``failed(_:)``.
         case query(IQ)
         /// Done: `archived` reached the server; the other in-doubt ids must be sent again.
-        /// `checked`: whether the archive answered (false: it could not be read, so nothing
-        /// is known to have arrived).
-        case finished(archived: Set<String>, pages: Int, checked: Bool, reason: String)
+        case finished(archived: Set<String>, pages: Int, ending: Ending)
+    }
+
+    /// Why the check ended.
+    public enum Ending: Hashable, Sendable, CustomStringConvertible {
+        case nothingInDoubt
+        case allFound
+        /// The archive has nothing older in the window.
+        case windowExhausted
+        case pageLimit(pages: Int)
+        /// The archive could not be read (the server's error, or no answer): nothing is
+        /// known to have arrived.
+        case archiveUnreadable(String)
+
+        public var description: String {
+            switch self {
+            case .nothingInDoubt: "nothing in doubt"
+            case .allFound: "all found"
+            case .windowExhausted: "the archive has nothing older in the window"
+            case .pageLimit(let pages): "stopped after \(pages) pages"
+            case .archiveUnreadable(let why): "archive unreadable: \(why)"
+            }
+        }
     }
 
     enum State: Hashable, Sendable {
@@ -76,10 +98,10 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// Starts the check with a fresh `queryID`.
     public mutating func start(queryID: String) -> Action {
-        guard self.state == .idle else { return .finished(archived: self.archived, pages: 0, checked: false, reason: "already started") }
+        guard self.state == .idle else { return .finished(archived: self.archived, pages: 0, ending: .archiveUnreadable("started twice")) }
         guard !self.inDoubt.isEmpty else {
             self.state = .finished
-            return .finished(archived: [], pages: 0, checked: true, reason: "nothing in doubt")
+            return .finished(archived: [], pages: 0, ending: .nothingInDoubt)
         }
         self.state = .querying(queryID: queryID, pages: 0)
         return .query(self.query(id: queryID, before: nil))
@@ -118,13 +140,13 @@ public struct ArchiveCheckStateMachine: Sendable {
         let first = fin?.firstChild(named: "set", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)?
             .firstChild(named: "first", namespace: ArchiveCatchUpStateMachine.resultSetNamespace)?.text ?? self.oldestResult
         if self.archived.count == self.inDoubt.count {
-            return self.finish(pages: pages, reason: "all found")
+            return self.finish(pages: pages, ending: .allFound)
         }
         if complete || first == nil {
-            return self.finish(pages: pages, reason: "the archive has nothing older in the window")
+            return self.finish(pages: pages, ending: .windowExhausted)
         }
         guard pages < self.configuration.maximumPages, let first else {
-            return self.finish(pages: pages, reason: "stopped after \(pages) pages")
+            return self.finish(pages: pages, ending: .pageLimit(pages: pages))
         }
         self.oldestResult = nil
         self.state = .querying(queryID: nextQueryID, pages: pages)
@@ -146,12 +168,12 @@ public struct ArchiveCheckStateMachine: Sendable {
     public mutating func failed(_ reason: String) -> Action? {
         guard case .querying(_, let pages) = self.state else { return nil }
         self.state = .finished
-        return .finished(archived: self.archived, pages: pages, checked: false, reason: reason)
+        return .finished(archived: self.archived, pages: pages, ending: .archiveUnreadable(reason))
     }
 
-    private mutating func finish(pages: Int, reason: String) -> Action {
+    private mutating func finish(pages: Int, ending: Ending) -> Action {
         self.state = .finished
-        return .finished(archived: self.archived, pages: pages, checked: true, reason: reason)
+        return .finished(archived: self.archived, pages: pages, ending: ending)
     }
 
     /// `<iq type='set'><query xmlns='urn:xmpp:mam:2' queryid='…'>`: the window's `start`,

@@ -39,35 +39,38 @@ struct InDoubtMessages: Sendable {
     }
 
     /// Splits the unacknowledged stanzas (numbered `acknowledged + 1` on, in order) among
-    /// the senders waiting on them. `waiters` are in sending order; a waiter without a
-    /// send time waits for "everything so far" and has no batch of its own. Returns the
-    /// batches and the waiters that cannot be settled by the archive (rooms, whose copies
-    /// are not in the account's archive, and plain waits): these fail, and their senders
-    /// try again.
+    /// the senders waiting on them: each batch is the `count` stanzas ending at its
+    /// waiter's number, so messages sent by others in between (receipts, chat states) are
+    /// not its. A waiter without a send time waits for "everything so far" and has no batch
+    /// of its own. Returns the batches and the waiters that cannot be settled by the
+    /// archive (rooms, whose copies are not in the account's archive; plain waits; numbers
+    /// outside what is pending): these fail, and their senders try again.
     static func split(
-        pending: [XMLElement], acknowledged: UInt32, waiters: [(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?)]
+        pending: [XMLElement], acknowledged: UInt32, waiters: [AcknowledgementWaiter]
     ) -> (InDoubtMessages, unsettled: [OneShotWaiter<Void>]) {
         var doubt = InDoubtMessages()
         var unsettled: [OneShotWaiter<Void>] = []
-        var remaining = waiters[...]
-        var current: [XMLElement] = []
-        var number = acknowledged
-        for element in pending {
-            number &+= 1
-            if element.name == "message", element.namespace == XMPPNamespace.client { current.append(element) }
-            while let next = remaining.first, next.number == number {
-                remaining.removeFirst()
-                let messages = current
-                current = []
-                guard let sentAt = next.sentAt, !messages.contains(where: { $0[attribute: "type"] == "groupchat" }) else {
-                    unsettled.append(next.waiter)
-                    continue
-                }
-                doubt.batches.append(Batch(messages: messages, waiter: next.waiter))
-                doubt.sentSince = doubt.sentSince.map { min($0, sentAt) } ?? sentAt
+        for entry in waiters {
+            // Its first stanza's place in `pending` (numbers wrap modulo 2³²).
+            let end = Int(entry.number &- acknowledged)
+            let start = end - entry.count
+            guard let sentAt = entry.sentAt, entry.count > 0, start >= 0, end <= pending.count else {
+                unsettled.append(entry.waiter)
+                continue
             }
+            let messages = pending[start..<end].filter { $0.name == "message" && $0.namespace == XMPPNamespace.client }
+            guard !messages.contains(where: { $0[attribute: "type"] == "groupchat" }) else {
+                unsettled.append(entry.waiter)
+                continue
+            }
+            doubt.batches.append(Batch(messages: messages, waiter: entry.waiter))
+            doubt.sentSince = doubt.sentSince.map { min($0, sentAt) } ?? sentAt
         }
-        unsettled += remaining.map(\.waiter)
         return (doubt, unsettled)
     }
 }
+
+/// A sender waiting for the server to acknowledge stanza `number` (XEP-0198 §4): its batch
+/// is the `count` stanzas ending there, written at `sentAt` (nil, count 0: a wait for
+/// everything written so far).
+typealias AcknowledgementWaiter = (number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?, count: Int)

@@ -24,9 +24,6 @@ public struct Roster: Hashable, Sendable {
         case removed(JID)
         /// The push was not applied; the roster is unchanged.
         case rejected(reason: String)
-        /// Not a push: the whole roster was fetched again (after a resumed stream had
-        /// already reported online).
-        case fetched
     }
 
     /// The items, keyed by the contact's bare JID.

@@ -90,6 +90,8 @@ public struct SessionRestoreStateMachine: Sendable {
     public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false) -> Action {
         var steps: [Step] = []
         if resumed {
+            // Left in doubt by a session lost during its own check, before anything new.
+            if inDoubt { steps.append(.checkInDoubt) }
             steps.append(.reportOnline)
             if self.configuration.roster { steps.append(.fetchRoster) }
             steps.append(.catchUp)

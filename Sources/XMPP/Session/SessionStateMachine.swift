@@ -189,7 +189,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         case (.set, Roster.namespace, "query"):
             let outcome = self.roster.applyPush(iq, ownJID: self.ownJID)
             switch outcome {
-            case .applied, .removed, .fetched:
+            case .applied, .removed:
                 return [.send(iq.result().element), .rosterChanged(outcome)]
             case .rejected(let reason):
                 // RFC 6121 §2.1.6: a push not from our account is ignored (an error reply is allowed too).

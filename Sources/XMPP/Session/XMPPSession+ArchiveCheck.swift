@@ -23,6 +23,9 @@ extension XMPPSession {
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
         self.acknowledgementWaiters.removeAll()
+        // The loss that put them in doubt: a later loss (say, during their check) must not
+        // make a server restart since then look older than it is.
+        if self.inDoubtSince == nil { self.inDoubtSince = self.connectionLostAt }
         if self.configuration.archiveCheck == nil {
             // No archive to ask: the senders try again (at least once).
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
@@ -39,13 +42,13 @@ extension XMPPSession {
         guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
         let doubt = self.inDoubt
         self.inDoubt = InDoubtMessages()
-        let started = ContinuousClock.now
+        let started = self.clock.now
         var check = ArchiveCheckStateMachine(
             ownJID: self.machine.ownJID, inDoubt: doubt.ids, sentSince: doubt.sentSince, configuration: limits
         )
         var action = check.start(queryID: self.nextID())
         self.runningArchiveCheck = check
-        let timeout = self.configuration.acknowledgementTimeout > .zero ? self.configuration.acknowledgementTimeout : self.configuration.requestTimeout
+        let timeout = self.configuration.requestTimeout
         while case .query(let query) = action {
             let next: ArchiveCheckStateMachine.Action?
             do {
@@ -59,9 +62,11 @@ extension XMPPSession {
         }
         let finished = self.runningArchiveCheck
         self.runningArchiveCheck = nil
-        guard case .finished(var archived, let pages, let checked, let reason) = action, self.connection === connection else {
-            // The connection went while asking: the next stream asks again.
-            self.inDoubt.merge(doubt)
+        guard case .finished(var archived, let pages, let ending) = action, self.connection === connection else {
+            // The connection went while asking: the next stream asks again (these first).
+            var older = doubt
+            older.merge(self.inDoubt)
+            self.inDoubt = older
             return
         }
         // A server that crashed may have archived messages for us and never routed them:
@@ -89,7 +94,7 @@ extension XMPPSession {
             resend += missing
             resent += missing.count
             if self.streamManagement.isCounting {
-                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date()))
+                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date(), missing.count))
             } else {
                 // No acknowledgements on this stream: the sender sends it again itself.
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
@@ -102,17 +107,18 @@ extension XMPPSession {
                 // The connection is gone; its end fails (or keeps, to resume) these waiters.
             }
         }
+        if self.inDoubt.isEmpty { self.inDoubtSince = nil }
         let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
-        let elapsed = started.duration(to: .now)
+        let elapsed = started.duration(to: self.clock.now)
         let metadata: Logger.Metadata = [
             "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resent + doubt.restoredIDs.count - restoredArchived.count)",
-            "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(reason)",
+            "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(ending)",
         ]
-        if checked {
-            self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
-        } else {
+        if case .archiveUnreadable = ending {
             self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
+        } else {
+            self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
         }
     }
 
@@ -129,7 +135,7 @@ extension XMPPSession {
     /// have" (never a missed restart; a server younger than two seconds more than the
     /// outage looks restarted). Nil when unknown (no loss in this process, or no answer).
     func serverRestartedSinceLoss(timeout: Duration) async -> Bool? {
-        guard let lost = self.connectionLostAt, let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
+        guard let lost = self.inDoubtSince ?? self.connectionLostAt, let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
         let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:last"))
         guard let answer = try? await self.request(query, timeout: timeout),
             let seconds = answer.payload?[attribute: "seconds"].flatMap({ Int64($0) })

@@ -209,12 +209,15 @@ extension XMPPSession {
         }
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((last, waiter, Date()))
+        self.acknowledgementWaiters.append((last, waiter, Date(), messages.count))
+        // Whether a failed write leaves the batch to the resumption (read before the write:
+        // the watchdog may give the session up while the write is pending).
+        let resumable = self.streamManagement.resumption != nil
         let requestNow = self.requestsAcknowledgementNow(unacknowledged: self.streamManagement.pending.count + messages.count)
         if requestNow { elements.append(self.streamManagement.requestAck()) }
         do {
             try await self.transmit(elements, on: connection)
-        } catch where self.streamManagement.resumption == nil {
+        } catch where !resumable {
             waiter.complete(.failure(XMPPSessionError.writeFailed("\(error)")))
         } catch {
             // Numbered, so the server may have part of it: the connection's end settles it
@@ -266,7 +269,7 @@ extension XMPPSession {
             return
         }
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil))
+        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil, 0))
         do {
             try await self.transmit([self.streamManagement.requestAck()], on: connection)
         } catch {
@@ -296,7 +299,7 @@ extension XMPPSession {
 
     /// Completes the waiters whose stanza number is covered by `through` (modulo 2³²).
     func releaseAcknowledgementWaiters(through: UInt32) {
-        var remaining: [(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?)] = []
+        var remaining: [AcknowledgementWaiter] = []
         for entry in self.acknowledgementWaiters {
             // Covered when the number is no further ahead of the last acknowledged than 0.
             if through &- entry.number < UInt32(1) << 31 {

@@ -40,6 +40,8 @@ extension XMPPSession {
     }
 
     private func watchdogFired() async {
+        // Cancelled after its sleep ended: the connection it watched is gone.
+        guard !Task.isCancelled else { return }
         self.watchdogTimer = nil
         guard let connection = self.connection else { return }
         switch self.watchdog.check(now: self.clock.now) {
@@ -53,8 +55,12 @@ extension XMPPSession {
             ]
             if resumedUnconfirmed {
                 // Resuming again would reach the same unread stream: a new session instead,
-                // and what was in flight is reconciled with the archive.
+                // and what was in flight is checked against the archive.
                 self.logger.warning("the resumed stream was not read (no acknowledgement in time); starting a new session", metadata: metadata)
+                self.giveUpResumption()
+            } else if self.streamManagement.resumption == nil {
+                // Not resumable: a new session, and what was in flight is checked likewise.
+                self.logger.warning("no acknowledgement from the server in time; dropping the connection for a new session", metadata: metadata)
                 self.giveUpResumption()
             } else {
                 self.logger.warning("no acknowledgement from the server in time; dropping the connection to resume", metadata: metadata)

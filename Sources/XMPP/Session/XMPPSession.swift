@@ -27,10 +27,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var connection: XMPPConnection?
     /// XEP-0198 counting and acknowledgements for the current connection.
     var streamManagement = StreamManagementStateMachine()
-    /// Callers waiting for the server to acknowledge an outbound stanza number.
-    /// Callers waiting for the server to acknowledge an outbound stanza number; `sentAt`:
-    /// when their messages went out (nil: a wait for everything so far).
-    var acknowledgementWaiters: [(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?)] = []
+    /// Callers waiting for the server to acknowledge an outbound stanza number, with the
+    /// batch each sent (``AcknowledgementWaiter``).
+    var acknowledgementWaiters: [AcknowledgementWaiter] = []
     /// Messages the server may or may not have taken when it lost the session, and the
     /// archive check looking them up (``InDoubtMessages``).
     var inDoubt = InDoubtMessages()
@@ -38,8 +37,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
     var watchdog: AcknowledgementWatchdog<C.Instant>
     var watchdogTimer: Task<Void, Never>?
-    /// When the last connection was lost (for ``serverRestartedSinceLoss(timeout:)``).
+    /// When the last connection was lost, and when the one that left messages in doubt
+    /// was (kept until they are settled; ``serverRestartedSinceLoss(timeout:)``).
     var connectionLostAt: C.Instant?
+    var inDoubtSince: C.Instant?
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
@@ -372,7 +373,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             do {
                 _ = try await self.request(fetch)
                 // A resumed stream reported online before fetching: the roster's owners look again.
-                if resumed { await self.emit(.rosterChanged(.fetched)) }
+                if resumed { await self.emit(.rosterFetched) }
                 return .done
             } catch {
                 self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])

@@ -14,6 +14,9 @@ public indirect enum XMPPSessionEvent: Sendable {
     case subscriptionChanged(Presence)
     /// The roster changed by a push (RFC 6121 §2.1.6).
     case rosterChanged(Roster.PushOutcome)
+    /// The whole roster was fetched again after a resumed stream had reported online
+    /// (RFC 6121 §2.2): whoever read it then reads it again.
+    case rosterFetched
     /// A session stored before a restart was resumed (XEP-0198 §5): the server had handled
     /// the stanzas with these ids before the process ended. Stanzas of the old session it
     /// did not count are not sent again by the session: their owner sends them anew.

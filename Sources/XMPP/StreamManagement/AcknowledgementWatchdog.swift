@@ -15,6 +15,7 @@
 /// Pure: the session reports sends and acknowledgements with the time, arms one timer for
 /// ``deadline``, and asks ``check(now:)`` when it fires.
 public struct AcknowledgementWatchdog<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// What a timer firing means.
     public enum Verdict: Hashable, Sendable {
         /// Nothing is owed: no timer needed.
         case idle

@@ -18,6 +18,11 @@ public final class LogRecorder: @unchecked Sendable {
         self.lock.withLock { self.entries.map(\.message) }
     }
 
+    /// The messages so far with their levels, in order.
+    public var leveled: [(level: Logger.Level, message: String)] {
+        self.lock.withLock { self.entries }
+    }
+
     fileprivate func append(_ level: Logger.Level, _ message: String) {
         self.lock.withLock { self.entries.append((level, message)) }
     }
