@@ -41,6 +41,14 @@ struct InDoubtMessagesTests {
         #expect(doubt.batches.first?.messages.map { $0[attribute: "id"] ?? "" } == ["c"])
     }
 
+    @Test func aBatchTheServerAcknowledgedInPartKeepsOnlyItsUnacknowledgedMessages() {
+        let batch = OneShotWaiter<Void>()
+        // The batch is numbers 9…12; the server acknowledged up to 10.
+        let (doubt, unsettled) = InDoubtMessages.split(pending: [Self.message("c"), Self.message("d")], acknowledged: 10, waiters: [(12, batch, Date(), 4)])
+        #expect(unsettled.isEmpty)
+        #expect(doubt.batches.first?.waiter === batch && doubt.ids == ["c", "d"])
+    }
+
     @Test func messagesOthersSentBetweenBatchesAreNotInThem() {
         let batch = OneShotWaiter<Void>()
         // A receipt sent with send() (number 1), then the batch of two (2…3).

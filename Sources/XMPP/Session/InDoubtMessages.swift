@@ -51,10 +51,11 @@ struct InDoubtMessages: Sendable {
         var doubt = InDoubtMessages()
         var unsettled: [OneShotWaiter<Void>] = []
         for entry in waiters {
-            // Its first stanza's place in `pending` (numbers wrap modulo 2³²).
+            // Its stanzas' places in `pending` (numbers wrap modulo 2³²); the server may
+            // have acknowledged the first of them already.
             let end = Int(entry.number &- acknowledged)
-            let start = end - entry.count
-            guard let sentAt = entry.sentAt, entry.count > 0, start >= 0, end <= pending.count else {
+            let start = max(0, end - entry.count)
+            guard let sentAt = entry.sentAt, entry.count > 0, end > 0, end <= pending.count else {
                 unsettled.append(entry.waiter)
                 continue
             }
