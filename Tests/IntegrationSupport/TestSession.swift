@@ -19,19 +19,22 @@ public struct TestSession {
         policy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy = .acceptKnown,
         reconnect: ReconnectStateMachine<ContinuousClock>.Configuration = .init(initialDelay: .milliseconds(200), maximumDelay: .seconds(2)),
         rooms: [RoomConfiguration] = [],
-        catchUp: ArchiveCatchUpStateMachine.Configuration? = nil
+        catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
+        acknowledgementTimeout: Duration = .seconds(5),
+        logger: Logger = IntegrationEnvironment.logger("session-test")
     ) async throws -> TestSession {
         let configuration = try IntegrationEnvironment.configuration(user, on: server, resource: resource)
         let session = XMPPSession(
             configuration: .init(
                 client: configuration, initialPresence: presence,
-                session: .init(subscriptionPolicy: policy), reconnect: reconnect, catchUp: catchUp, rooms: rooms
+                session: .init(subscriptionPolicy: policy), reconnect: reconnect, catchUp: catchUp,
+                acknowledgementTimeout: acknowledgementTimeout, rooms: rooms
             ),
             password: "pw",
             client: XMPPClient(logger: IntegrationEnvironment.logger("session-test")),
             clock: ContinuousClock(),
             ids: StanzaIDGenerator(prefix: user),
-            logger: IntegrationEnvironment.logger("session-test")
+            logger: logger
         )
         let log = EventLog()
         let task = Task {

@@ -19,26 +19,13 @@ struct ResumptionIntegrationTests {
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let recorder = LogRecorder()
-        let session = XMPPSession(
-            configuration: .init(
-                client: try IntegrationEnvironment.configuration("home", on: server, resource: "bridge"),
-                reconnect: .init(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(500)),
-                acknowledgementTimeout: .seconds(1)
-            ),
-            password: "pw",
-            client: XMPPClient(logger: IntegrationEnvironment.logger("resumption-test")),
-            clock: ContinuousClock(),
-            ids: StanzaIDGenerator(prefix: "home"),
-            logger: recorder.logger("resumption-test")
+        let home = try await TestSession.start(
+            "home", on: server, resource: "bridge", reconnect: .init(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(500)),
+            acknowledgementTimeout: .seconds(1), logger: recorder.logger("resumption-test")
         )
-        let log = EventLog()
-        let task = Task {
-            Task { for await event in session.events { await log.append(event) } }
-            await session.run()
-        }
-        defer { task.cancel() }
+        let (session, log) = (home.session, home.log)
         let online = { await log.events.filter { if case .online = $0 { true } else { false } }.count }
-        #expect(await eventually { await online() == 1 })
+        #expect(await online() == 1)
         try await session.sendAcknowledged([Message(type: .chat, to: bob.jid.bare, body: "before")])
         #expect(await bob.log.waitFor { if case .message(let message, nil) = $0 { message.body == "before" } else { false } } != nil)
 
@@ -63,7 +50,7 @@ struct ResumptionIntegrationTests {
         try await session.sendAcknowledged([Message(type: .chat, to: bob.jid.bare, body: "after")])
         #expect(await bob.log.waitFor { if case .message(let message, nil) = $0 { message.body == "after" } else { false } } != nil)
         #expect(await bob.log.messages.compactMap(\.body) == ["before", "after"], "nothing of the cut stanza arrives")
-        await session.stop()
+        await home.stop()
         await bob.stop()
     }
 }

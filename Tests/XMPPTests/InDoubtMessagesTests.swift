@@ -59,6 +59,15 @@ struct InDoubtMessagesTests {
         #expect(doubt.ids == ["a", "b"])
     }
 
+    @Test func settlingTellsSendersWhoseMessagesAreAllArchivedAndResendsOnlyTheRest() {
+        let (all, some) = (OneShotWaiter<Void>(), OneShotWaiter<Void>())
+        var doubt = InDoubtMessages()
+        doubt.batches = [.init(messages: [Self.message("a"), Self.message("b")], waiter: all), .init(messages: [Self.message("c"), Self.message("d")], waiter: some)]
+        let (settled, resend) = doubt.settle(archived: ["a", "b", "c"])
+        #expect(settled.count == 1 && settled.first === all)
+        #expect(resend.count == 1 && resend.first?.waiter === some && resend.first?.messages.map { $0[attribute: "id"] ?? "" } == ["d"])
+    }
+
     @Test func mergingKeepsTheOlderFirst() {
         var older = InDoubtMessages()
         older.restoredIDs = ["x"]

@@ -164,6 +164,13 @@ public struct ArchiveCheckStateMachine: Sendable {
         return self.newestArchived.map { [$0] } ?? []
     }
 
+    /// Whether a server, by its XEP-0092 name, handles each stanza to the end before the
+    /// next (Prosody: one thread, synchronous archive writes), so a crash can cut short
+    /// only the newest; unknown servers are taken not to.
+    public static func handlesOneStanzaAtATime(software: String?) -> Bool {
+        software?.lowercased().hasPrefix("prosody") == true
+    }
+
     /// The query under way failed (an error, or no answer): nothing more is known.
     public mutating func failed(_ reason: String) -> Action? {
         guard case .querying(_, let pages) = self.state else { return nil }

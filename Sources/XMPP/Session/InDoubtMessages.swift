@@ -31,6 +31,23 @@ struct InDoubtMessages: Sendable {
         return ids
     }
 
+    /// What the archive check decided, per sender: `settled` batches reached the server
+    /// (their senders are told so); `resend` are the batches' messages the archive does
+    /// not have, to send again in order, each with its sender.
+    func settle(archived: Set<String>) -> (settled: [OneShotWaiter<Void>], resend: [Batch]) {
+        var settled: [OneShotWaiter<Void>] = []
+        var resend: [Batch] = []
+        for batch in self.batches {
+            let missing = batch.messages.filter { !archived.contains($0[attribute: "id"] ?? "") }
+            if missing.isEmpty {
+                settled.append(batch.waiter)
+            } else {
+                resend.append(Batch(messages: missing, waiter: batch.waiter))
+            }
+        }
+        return (settled, resend)
+    }
+
     /// Adds what another lost stream left in doubt (older first).
     mutating func merge(_ newer: InDoubtMessages) {
         self.batches += newer.batches

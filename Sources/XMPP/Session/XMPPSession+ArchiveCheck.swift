@@ -77,24 +77,19 @@ extension XMPPSession {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
             if answer != false {
-                let software = await self.serverSoftware(timeout: timeout)
-                let doubtful = finished.uncertain(serverRestarted: answer, oneStanzaAtATime: software?.lowercased().hasPrefix("prosody") == true)
+                let software = await self.queryServer("jabber:iq:version", timeout: timeout)?.firstChild(named: "name", namespace: "jabber:iq:version")?.text
+                let doubtful = finished.uncertain(serverRestarted: answer, oneStanzaAtATime: ArchiveCheckStateMachine.handlesOneStanzaAtATime(software: software))
                 uncertain = doubtful.count
                 archived.subtract(doubtful)
             }
         }
-        var resent = 0
+        let (settled, batches) = doubt.settle(archived: archived)
+        for waiter in settled { waiter.complete(.success(())) }
         var resend: [XMLElement] = []
-        for batch in doubt.batches {
-            let missing = batch.messages.filter { !archived.contains($0[attribute: "id"] ?? "") }
-            guard !missing.isEmpty else {
-                batch.waiter.complete(.success(()))
-                continue
-            }
-            resend += missing
-            resent += missing.count
+        for batch in batches {
+            resend += batch.messages
             if self.streamManagement.isCounting {
-                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date(), missing.count))
+                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date(), batch.messages.count))
             } else {
                 // No acknowledgements on this stream: the sender sends it again itself.
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
@@ -112,7 +107,7 @@ extension XMPPSession {
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
         let metadata: Logger.Metadata = [
-            "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resent + doubt.restoredIDs.count - restoredArchived.count)",
+            "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resend.count + doubt.restoredIDs.count - restoredArchived.count)",
             "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(ending)",
         ]
         if case .archiveUnreadable = ending {
@@ -122,11 +117,12 @@ extension XMPPSession {
         }
     }
 
-    /// The server's software name (XEP-0092), e.g. "Prosody"; nil when it does not say.
-    func serverSoftware(timeout: Duration) async -> String? {
+    /// The server's answer to `<query xmlns=namespace/>` (an IQ get to our domain), e.g.
+    /// XEP-0092 software version or XEP-0012 uptime; nil when it gives none.
+    func queryServer(_ namespace: String, timeout: Duration) async -> XMLElement? {
         guard let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
-        let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:version"))
-        return (try? await self.request(query, timeout: timeout))?.payload?.firstChild(named: "name", namespace: "jabber:iq:version")?.text
+        let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: namespace))
+        return (try? await self.request(query, timeout: timeout))?.payload
     }
 
     /// Whether the server may have started after this session's last connection was lost:
@@ -135,10 +131,8 @@ extension XMPPSession {
     /// have" (never a missed restart; a server younger than two seconds more than the
     /// outage looks restarted). Nil when unknown (no loss in this process, or no answer).
     func serverRestartedSinceLoss(timeout: Duration) async -> Bool? {
-        guard let lost = self.inDoubtSince ?? self.connectionLostAt, let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
-        let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:last"))
-        guard let answer = try? await self.request(query, timeout: timeout),
-            let seconds = answer.payload?[attribute: "seconds"].flatMap({ Int64($0) })
+        guard let lost = self.inDoubtSince ?? self.connectionLostAt,
+            let seconds = await self.queryServer("jabber:iq:last", timeout: timeout)?[attribute: "seconds"].flatMap({ Int64($0) })
         else { return nil }
         return Duration.seconds(seconds) < lost.duration(to: self.clock.now) + .seconds(1)
     }

@@ -5,7 +5,8 @@ import Logging
 /// is dropped and resumed (XEP-0198 §4, §5); a resumed stream that never answers is given up
 /// for a new session.
 extension XMPPSession {
-    /// An `<r/>` went out: an answer is owed from now if none was.
+    /// An `<r/>` went out: an answer is owed from now if none was (the clock is read
+    /// only then: this is on every batch's path).
     func watchdogRequested() {
         guard self.configuration.acknowledgementTimeout > .zero else { return }
         if self.watchdog.requested(now: self.clock.now) { self.armWatchdog() }

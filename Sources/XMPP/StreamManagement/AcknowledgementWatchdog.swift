@@ -47,18 +47,18 @@ public struct AcknowledgementWatchdog<Instant: InstantProtocol>: Sendable where 
     /// An `<r/>` went out: if nothing was owed, an answer is owed from now. Returns true
     /// when this started a wait (the owner arms its timer).
     @discardableResult
-    public mutating func requested(now: Instant) -> Bool {
+    public mutating func requested(now: @autoclosure () -> Instant) -> Bool {
         self.unanswered += 1
         guard self.owedSince == nil else { return false }
-        self.owedSince = now
+        self.owedSince = now()
         return true
     }
 
     /// An `<a/>` arrived: it answers one request; the next is owed from now if any remain.
-    public mutating func acknowledged(now: Instant) {
+    public mutating func acknowledged(now: @autoclosure () -> Instant) {
         self.resumedUnconfirmed = false
         self.unanswered = max(0, self.unanswered - 1)
-        self.owedSince = self.unanswered > 0 ? now : nil
+        self.owedSince = self.unanswered > 0 ? now() : nil
     }
 
     /// The stream was resumed (`<resumed/>`): it is unconfirmed until an `<a/>` answers
