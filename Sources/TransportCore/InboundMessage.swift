@@ -44,6 +44,13 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// The stanza-id the room gave a room message (XEP-0359 §6), which replies, reactions
     /// and retractions in the room refer to.
     public var roomStanzaID: String?
+    /// The address on the linked side the sender wrote to, when the source transport stands
+    /// in for many (a gateway's puppets: `bob@home.example` for a message to its puppet);
+    /// nil for a transport with one conversation per endpoint.
+    public var addressee: String?
+    /// How the source sent it (XMPP `chat`, `normal`, `headline`), when it says: a gateway
+    /// passes it on as the same type.
+    public var sourceType: RelayChannel.DeliveryType?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,

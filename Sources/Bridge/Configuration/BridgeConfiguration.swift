@@ -18,6 +18,8 @@ struct BridgeConfiguration: Sendable {
     var rosterMirrors: [RosterMirrorConfiguration] = []
     /// Channel → its webhook template's text (`template_file`, checked when loaded).
     var webhookTemplates: [String: String] = [:]
+    /// `[gateway.NAME]`: XMPP components whose puppets stand for linked accounts' contacts.
+    var gateways: [String: GatewayConfiguration] = [:]
 }
 
 /// One `[[presence_mirror]]` entry: account `to` shows what the user's other clients on

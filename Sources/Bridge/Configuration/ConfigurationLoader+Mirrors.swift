@@ -46,7 +46,7 @@ extension ConfigurationLoader {
     }
 
     /// The tables of an array-of-tables section with their TOML paths (`roster_mirror[0]`).
-    private mutating func tableArray(_ value: TOMLValue?, section: String, example: String) -> [(String, TOMLTable)] {
+    mutating func tableArray(_ value: TOMLValue?, section: String, example: String) -> [(String, TOMLTable)] {
         guard let value else { return [] }
         guard let array = value.array else {
             self.problem(section, "must be an array of tables", "write it as:\n\(example)")

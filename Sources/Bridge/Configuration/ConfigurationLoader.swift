@@ -8,7 +8,7 @@ import XMPP
 /// TOML path and a hint instead of stopping at the first. Relative paths in the file are
 /// taken relative to the file's folder.
 ///
-/// The sections are `[bridge]`, `[accounts.NAME]`, `[local.NAME]`, `[channels.NAME]`, `[[presence_mirror]]` and `[[roster_mirror]]`,
+/// The sections are `[bridge]`, `[accounts.NAME]`, `[local.NAME]`, `[channels.NAME]`, `[[presence_mirror]]`, `[[roster_mirror]]` and `[gateway.NAME]`,
 /// each optional; the per-section parsing lives in `ConfigurationLoader+Settings.swift`,
 /// `+Accounts`, `+Locals` and `+Channels`. Sections are read in name order (TOMLKit's
 /// tables are sorted maps and do not keep the file's order), so problems and channels
@@ -18,7 +18,7 @@ struct ConfigurationLoader {
     private(set) var problems: [ConfigurationProblem] = []
 
     /// The top-level tables of `bridge.toml`.
-    static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror"]
+    static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror", "gateway"]
 
     /// The process environment: systemd's `STATE_DIRECTORY` and `RUNTIME_DIRECTORY` move
     /// the default state file and control socket there.
@@ -96,12 +96,21 @@ struct ConfigurationLoader {
         let presenceMirrors = self.presenceMirrors(table["presence_mirror"], accounts: accountNames)
         let rosterMirrors = self.rosterMirrors(table["roster_mirror"], accounts: accountNames)
         self.checkStdioIsUsed(locals: locals, referenced: references.referencedLocals)
+        var gateways: [String: GatewayConfiguration] = [:]
+        var domains: [String: String] = [:]
+        for (name, gatewayTable) in self.namedTables(in: table, section: "gateway", what: "gateways", hint: "write [gateway.NAME] with component, port and a secret") {
+            guard let gateway = self.gateway(name, gatewayTable, accounts: accounts) else { continue }
+            if let other = domains.updateValue(name, forKey: gateway.domain) {
+                self.problem("\(Self.path("gateway", name)).component", "\(gateway.domain) is also gateway.\(other)'s", "one gateway per component domain")
+            }
+            gateways[name] = gateway
+        }
 
         guard self.problems.isEmpty else { throw ConfigurationError(file: self.file, problems: self.problems) }
         return BridgeConfiguration(
             file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
             presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors,
-            webhookTemplates: webhookTemplates
+            webhookTemplates: webhookTemplates, gateways: gateways
         )
     }
 

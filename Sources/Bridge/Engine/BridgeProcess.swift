@@ -81,6 +81,15 @@ struct BridgeProcess {
                 let acknowledged = try ledgers.ledger(for: account).snapshot().acknowledgedIDs
                 try store.completeAcknowledged(transport: account, relayIDs: acknowledged)
             }
+            for gateway in configuration.gateways.values {
+                // Handed to the server: confirmed, or written on a link that was still up
+                // when the process ended (a loopback write is in the server's socket at once).
+                let snapshot = try ledgers.ledger(for: gateway.transportName).snapshot()
+                let handed = snapshot.acknowledgedIDs + (snapshot.current != nil ? snapshot.unacknowledgedIDs.filter { !$0.isEmpty } : [])
+                // Any attempt: a gateway delivery is retried mostly after a lost link, and the new copy is
+                // in the ledger too (one the user's server bounced after taking it is rare, and not resent).
+                try store.completeAcknowledged(transport: gateway.transportName, relayIDs: handed, firstAttemptsOnly: false)
+            }
         }
         try await pipeline.load()
         let runtime = BridgeRuntime(
@@ -103,9 +112,11 @@ struct BridgeProcess {
             transport: lookup, clock: ContinuousClock(), logger: logger
         )
         let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, clock: ContinuousClock(), logger: logger)
+        let gateways = GatewayCoordinator(links: BridgeRuntime.gatewayLinks(configuration), transport: lookup, logger: logger)
         await pipeline.observe(with: presence)
         await pipeline.observe(with: mirrors)
-        await runtime.attach(presence: presence, mirrors: mirrors)
+        await pipeline.observe(with: gateways)
+        await runtime.attach(presence: presence, mirrors: mirrors, gateways: gateways)
         await runtime.refreshRouter()
         var services = await runtime.services()
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)

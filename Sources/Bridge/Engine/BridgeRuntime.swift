@@ -32,13 +32,33 @@ actor BridgeRuntime {
     }
 
     static func router(channels: [RelayChannel], configuration: BridgeConfiguration) -> Router {
-        Router(channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }))
+        Router(
+            channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }),
+            gatewayLinks: Self.gatewayLinks(configuration)
+        )
+    }
+
+    /// Every gateway user and the account linked for them.
+    static func gatewayLinks(_ configuration: BridgeConfiguration) -> [GatewayLink] {
+        configuration.gateways.values.sorted { $0.name < $1.name }.flatMap { gateway in
+            gateway.users.map { GatewayLink(gateway: gateway.transportName, user: $0.jid, account: $0.account) }
+        }
+    }
+
+    /// The gateway whose transport is `name`.
+    func gateway(named name: String) -> GatewayConfiguration? {
+        self.configuration.gateways.values.first { $0.transportName == name }
+    }
+
+    /// Every transport name: accounts, locals, gateways.
+    static func transportNames(_ configuration: BridgeConfiguration) -> [String] {
+        configuration.accounts.keys.sorted() + configuration.locals.keys.sorted() + configuration.gateways.values.map(\.transportName).sorted()
     }
 
     /// Builds the transports and workers for the configuration; returns their services.
     func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        for name in self.configuration.accounts.keys.sorted() + self.configuration.locals.keys.sorted() {
+        for name in Self.transportNames(self.configuration) {
             services += await self.start(name)
         }
         await self.applyRooms()
@@ -76,6 +96,16 @@ actor BridgeRuntime {
                 return []
             }
             fingerprint = Self.fingerprint(local)
+        } else if let gateway = self.gateway(named: name) {
+            do {
+                let made = try self.factory.make(gateway: gateway, handler: handler, linking: self.gatewayLinking)
+                await made.setUsers(gateway.users)
+                transport = made
+            } catch {
+                self.logger.error("gateway not started", metadata: ["gateway": "\(gateway.name)", "error": "\(error)"])
+                return []
+            }
+            fingerprint = Self.fingerprint(gateway)
         } else {
             return []
         }
@@ -94,19 +124,24 @@ actor BridgeRuntime {
     func reload(_ new: BridgeConfiguration) async {
         let old = self.configuration
         self.configuration = new
-        let names = Set(old.accounts.keys).union(old.locals.keys).union(new.accounts.keys).union(new.locals.keys)
+        let names = Set(Self.transportNames(old)).union(Self.transportNames(new))
         let availability = await self.pipeline.availability
         for name in names.sorted() {
             let running = self.transports[name]
             let wanted: String? =
                 new.accounts[name].map { Self.reloadFingerprint(Self.fingerprint($0), running: running?.fingerprint) }
                 ?? new.locals[name].map { Self.fingerprint($0) }
+                ?? self.gateway(named: name).map { Self.fingerprint($0) }
             // A transport that gave up (wrong password, rejected certificate) is tried again.
             if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
             await self.restart(name, wanted: wanted != nil)
         }
         await self.refreshRouter()
         await self.mirrors?.update(mirrors: new.rosterMirrors)
+        for gateway in new.gateways.values {
+            await (self.transports[gateway.transportName]?.transport as? GatewayTransport)?.setUsers(gateway.users)
+        }
+        await self.gateways?.update(links: Self.gatewayLinks(new))
     }
 
     /// Stops transport `name` if it runs, and starts it anew when `wanted`.
@@ -130,7 +165,7 @@ actor BridgeRuntime {
 
     /// `xmpp-bridge reconnect ACCOUNT`: a fresh connection now, whatever the account's state.
     func reconnect(_ name: String) async -> Bool {
-        guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil else { return false }
+        guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil || self.gateway(named: name) != nil else { return false }
         await self.restart(name, wanted: true)
         return true
     }
@@ -161,9 +196,18 @@ actor BridgeRuntime {
     private var presence: PresenceCoordinator<ContinuousClock>?
     private var mirrors: RosterMirrorCoordinator<ContinuousClock>?
 
-    func attach(presence: PresenceCoordinator<ContinuousClock>, mirrors: RosterMirrorCoordinator<ContinuousClock>) {
+    private var gateways: GatewayCoordinator?
+    /// Registers and unregisters gateway users (XEP-0077), when the daemon has a state file.
+    private var gatewayLinking: (any GatewayLinking)?
+
+    func attach(presence: PresenceCoordinator<ContinuousClock>, mirrors: RosterMirrorCoordinator<ContinuousClock>, gateways: GatewayCoordinator? = nil) {
         self.presence = presence
         self.mirrors = mirrors
+        self.gateways = gateways
+    }
+
+    func attach(gatewayLinking: any GatewayLinking) {
+        self.gatewayLinking = gatewayLinking
     }
 
     var rosterMirrors: RosterMirrorCoordinator<ContinuousClock>? { self.mirrors }
@@ -196,6 +240,15 @@ actor BridgeRuntime {
         var secret = Hasher()
         secret.combine((try? token.read()) ?? Self.unreadableSecret)
         return "\(local)|\(secret.finalize())"
+    }
+
+    /// A gateway's settings and a hash of its secret as read now.
+    static func fingerprint(_ gateway: GatewayConfiguration) -> String {
+        var secret = Hasher()
+        secret.combine((try? gateway.secret.read()) ?? Self.unreadableSecret)
+        var settings = gateway
+        settings.users = []  // Users change without a reconnection.
+        return "\(settings)|\(secret.finalize())"
     }
 
     /// The fingerprint's last part when the password cannot be read now.

@@ -149,6 +149,28 @@ struct TransportFactory: Sendable {
         }
     }
 
+    /// A gateway's component transport (issue 23); throws when its secret cannot be read or
+    /// its domain is invalid. What the previous process handed over (its ledger) left the
+    /// queue at start (``BridgeProcess``).
+    func make(gateway: GatewayConfiguration, handler: any TransportEventHandler, linking: (any GatewayLinking)?) throws -> GatewayTransport {
+        let secret = try gateway.secret.read()
+        if let exposure = gateway.secret.exposure() {
+            self.logger.warning("\(exposure.replacingOccurrences(of: "password", with: "secret"))", metadata: ["gateway": "\(gateway.name)"])
+        }
+        var ledger: StreamLedgerFile?
+        if self.journal != nil, let ledgers = self.ledgers {
+            ledger = try ledgers.ledger(for: gateway.transportName)
+        }
+        let loop = self.group.next()
+        return try GatewayTransport(
+            name: gateway.transportName,
+            component: XMPPComponentClient.Configuration(domain: gateway.domain, host: gateway.host, port: gateway.port, allowRemote: gateway.allowRemote),
+            secret: secret, serverDomain: try JID(gateway.serverDomain), displayName: gateway.displayName, registration: gateway.registration,
+            allow: gateway.allow, handler: handler, linking: linking, bridgeID: self.bridgeID, ledger: ledger,
+            keepalive: gateway.keepalive, requestTimeout: self.deliveryTimeout, eventLoop: loop, logger: self.logger
+        )
+    }
+
     /// The `<r/>` timer's wait in a steady stream: a second, or a quarter of the delivery
     /// timeout or of `ack_timeout` when shorter, so neither fires on a healthy stream's tail.
     static func steadyDelay(deliveryTimeout: Duration, acknowledgementTimeout: Duration) -> Duration {

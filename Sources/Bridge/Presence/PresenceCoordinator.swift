@@ -90,7 +90,8 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
                 guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
                 await receiver.receiveReceipt(receipt)
             }
-        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .copyStanzaID:
+        case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .copyStanzaID,
+            .subscriptionRequest:
             return
         }
     }

@@ -17,7 +17,9 @@ extension RelayPipeline {
     /// room, one with the same nick.
     func references(for message: InboundMessage) async -> ReferenceMap {
         let source = Router.normalized(message.source)
-        guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty else { return ReferenceMap() }
+        guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty || self.router.relaysThroughGateway(source) else {
+            return ReferenceMap()
+        }
         let ownOnly = message.content.replaceID != nil || message.content.retractID != nil
         let from = message.source
         let nick = ownOnly && self.router.isRoom(source) ? message.nick : nil
@@ -50,9 +52,16 @@ extension RelayPipeline {
     /// and the recipient's devices may each confirm it; and only to a sender who is still a
     /// receiving member of the channel.
     func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
-        guard record.sourceAddress != nil, let channel = self.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts else { return }
+        guard record.sourceAddress != nil else { return }
         let source = Router.normalized(record.source)
-        guard channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives }) else { return }
+        if self.router.isGatewayChannel(record.channel) {
+            // Through a gateway, both sides are one conversation: receipts always go back.
+            guard self.router.relaysThroughGateway(source) else { return }
+        } else {
+            guard let channel = self.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts,
+                channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives })
+            else { return }
+        }
         let alreadyConfirmed = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil
         let key = "\(receipt.displayed ? "displayed" : "received") \(source) \(record.sourceID)"
         guard !alreadyConfirmed, !self.passedBack.contains(key) else { return }

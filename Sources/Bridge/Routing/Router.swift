@@ -35,8 +35,11 @@ struct Router: Sendable {
     let ownJIDs: Set<String>
     /// (transport, lower-cased address) → every membership of that endpoint, in channel order.
     let memberships: [Endpoint: [Membership]]
+    /// Gateway users and their linked accounts (issue 23), by the user's endpoint and by account.
+    let gatewayUsers: [Endpoint: GatewayLink]
+    let gatewayAccounts: [String: [GatewayLink]]
 
-    init(channels: [RelayChannel], ownJIDs: Set<String>) {
+    init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = []) {
         let channels = channels.map { channel in
             var channel = channel
             channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction, room: $0.room) }
@@ -52,6 +55,8 @@ struct Router: Sendable {
         self.formats = channels.map { RelayFormat($0.format) }
         self.ownJIDs = Set(ownJIDs.map { $0.lowercased() })
         self.memberships = memberships
+        self.gatewayUsers = Dictionary(gatewayLinks.map { ($0.userEndpoint, $0) }, uniquingKeysWith: { first, _ in first })
+        self.gatewayAccounts = Dictionary(grouping: gatewayLinks, by: \.account)
     }
 
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
@@ -75,7 +80,16 @@ struct Router: Sendable {
             return .drop(reason: .fromOwnAccount)
         }
 
+        let relay = RichRelay(text: written ?? subjectChange, content: content, references: references)
+        if let link = self.gatewayUsers[source] {
+            // A gateway user writes to a puppet: only to the contact it stands for.
+            return self.routeFromGatewayUser(message, link: link, relay: relay, makeID: makeID)
+        }
+        let puppetDeliveries = subjectChange == nil && !message.isOccupantNotice ? self.routeToGatewayUsers(message, relay: relay, makeID: makeID) : []
         var channels = self.sendingChannels(of: source)
+        if !puppetDeliveries.isEmpty, message.channel == nil, channels.isEmpty {
+            return .deliver(puppetDeliveries)
+        }
         if let name = message.channel {
             channels.removeAll { self.channels[$0].name != name }
             guard !channels.isEmpty else {
@@ -94,8 +108,7 @@ struct Router: Sendable {
             guard !channels.isEmpty else { return .drop(reason: .noReceivers) }
         }
 
-        let relay = RichRelay(text: written ?? subjectChange, content: content, references: references)
-        var deliveries: [Delivery] = []
+        var deliveries: [Delivery] = puppetDeliveries
         var reached: Set<Endpoint> = []
         var skipped = false
         for index in channels {
@@ -144,10 +157,10 @@ struct Router: Sendable {
     func encryptionNotice(for message: InboundMessage, relayID: String) -> Delivery? {
         // A room's sender has no address of its own here: a notice would go to every occupant.
         let source = Self.normalized(message.source)
-        guard let encryption = message.content.encryption, source.address != nil, !self.isRoom(source),
-            let channel = self.sendingChannels(of: source).first
-        else { return nil }
+        guard let encryption = message.content.encryption, source.address != nil, !self.isRoom(source) else { return nil }
         let text = "This bridge cannot relay messages encrypted with \(encryption); your message was not passed on. Send it unencrypted to reach the other side."
+        if let notice = self.gatewayEncryptionNotice(for: message, text: text, relayID: relayID) { return notice }
+        guard let channel = self.sendingChannels(of: source).first else { return nil }
         return Delivery(
             channel: self.channels[channel].name, target: Self.normalized(message.source), body: text, originalBody: text, nick: "xmpp-bridge",
             type: .chat, source: message.source, sourceID: message.id, relayID: relayID

@@ -47,9 +47,11 @@ extension StateStore {
     /// Removes `transport`'s deliveries that its server acknowledged before a restart
     /// (their ids from the stream ledger). Only first attempts: a delivery queued again
     /// after a bounce keeps its relay id, and must not leave with the copy that bounced.
-    func completeAcknowledged(transport: String, relayIDs: [String]) throws(StateStoreError) {
+    /// - Parameter firstAttemptsOnly: only deliveries never tried again (a retried one may
+    ///   have bounced after its acknowledgement).
+    func completeAcknowledged(transport: String, relayIDs: [String], firstAttemptsOnly: Bool = true) throws(StateStoreError) {
         guard !relayIDs.isEmpty else { return }
-        try self.write(.complete) { db in try Self.deleteQueued(transport: transport, relayIDs: relayIDs, firstAttemptsOnly: true, in: db) }
+        try self.write(.complete) { db in try Self.deleteQueued(transport: transport, relayIDs: relayIDs, firstAttemptsOnly: firstAttemptsOnly, in: db) }
     }
 
     /// Deletes `transport`'s queued deliveries with these relay ids in one scan of the

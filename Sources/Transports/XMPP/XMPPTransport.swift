@@ -168,6 +168,16 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         return PresenceState(availability: availability, status: presence.status)
     }
 
+    /// The bridge's name for a 1:1 message type; nil for room messages and errors.
+    static func deliveryType(_ kind: Message.Kind) -> RelayChannel.DeliveryType? {
+        switch kind {
+        case .chat: .chat
+        case .normal: .normal
+        case .headline: .headline
+        case .groupchat, .error: nil
+        }
+    }
+
     static func show(_ availability: PresenceState.Availability) -> Presence.Show? {
         switch availability {
         case .chat: .chat
@@ -425,6 +435,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             resumePoint: message.archiveCursor.map { ResumePoint($0.description, key: room.map(self.resumeKey(room:))) }
         )
         inbound.content = content
+        inbound.sourceType = Self.deliveryType(message.type)
         if room != nil { inbound.roomStanzaID = message.archiveID }
         return inbound
     }

@@ -50,6 +50,12 @@ public final class XMPPConnection: Sendable {
         try await self.channel.writeAndFlush(last)
     }
 
+    /// Writes and flushes one stanza without waiting for the write; a failed write shows
+    /// as the connection closing.
+    public func write(_ element: XMLElement) {
+        self.channel.writeAndFlush(element, promise: nil)
+    }
+
     /// Whether the TCP connection is still open.
     public var isActive: Bool { self.channel.isActive }
 

@@ -73,6 +73,14 @@ public enum XMLSerializer {
         buffer.writeStaticString("\">")
     }
 
+    /// Writes a component's stream header (XEP-0114 §3): no `version`, so the server
+    /// answers with the stream id and no features, and expects the handshake.
+    public static func writeComponentStreamHeader(to domain: String, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("<?xml version='1.0'?><stream:stream xmlns=\"jabber:component:accept\" xmlns:stream=\"http://etherx.jabber.org/streams\" to=\"")
+        self.writeEscaped(domain, inAttribute: true, into: &buffer)
+        buffer.writeStaticString("\">")
+    }
+
     /// Writes the closing tag of the stream (RFC 6120 §4.4).
     public static func writeStreamClose(into buffer: inout ByteBuffer) {
         buffer.writeStaticString("</stream:stream>")

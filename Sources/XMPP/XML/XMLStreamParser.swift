@@ -30,9 +30,13 @@ public final class XMLStreamParser {
     /// Parser offset where the current stanza may be said to begin (end of the previous one).
     private var stanzaBoundary = 0
 
-    public init(limits: XMLStreamLimits = XMLStreamLimits()) {
+    /// Elements in `namespaceAlias.from` are read as `namespaceAlias.to`.
+    private let namespaceAlias: (from: String, to: String)?
+
+    public init(limits: XMLStreamLimits = XMLStreamLimits(), namespaceAlias: (from: String, to: String)? = nil) {
         self.limits = limits
-        self.builder = XMLTreeBuilder(limits: limits)
+        self.namespaceAlias = namespaceAlias
+        self.builder = XMLTreeBuilder(limits: limits, namespaceAlias: namespaceAlias)
         self.context = self.makeContext()
     }
 
@@ -59,7 +63,7 @@ public final class XMLStreamParser {
         if let context = self.context {
             xmlFreeParserCtxt(context)
         }
-        self.builder = XMLTreeBuilder(limits: self.limits)
+        self.builder = XMLTreeBuilder(limits: self.limits, namespaceAlias: self.namespaceAlias)
         self.failure = nil
         self.bytesFed = 0
         self.stanzaBoundary = 0

@@ -26,8 +26,14 @@ struct XMLTreeBuilder {
     private var text: [UInt8] = []
     private var names = NameCache()
 
-    init(limits: XMLStreamLimits) {
+    /// Elements read in `from` are given the namespace `to` (a component stream's
+    /// `jabber:component:accept` read as `jabber:client`, XEP-0114 §3), so stanza code sees
+    /// one namespace whatever stream carried the stanza.
+    let namespaceAlias: (from: String, to: String)?
+
+    init(limits: XMLStreamLimits, namespaceAlias: (from: String, to: String)? = nil) {
         self.limits = limits
+        self.namespaceAlias = namespaceAlias
     }
 
     mutating func startElement(
@@ -46,6 +52,9 @@ struct XMLTreeBuilder {
             return .failed(XMLStreamError(.policyViolation, "more than \(self.limits.maxAttributes) attributes"))
         }
         var element = XMLElement(name: self.names[localname], namespace: self.names[uri])
+        if let alias = self.namespaceAlias, element.namespace == alias.from {
+            element.namespace = alias.to
+        }
         if namespaceCount + attributeCount > 0 {
             element.attributes.reserveCapacity(namespaceCount + attributeCount)
         }

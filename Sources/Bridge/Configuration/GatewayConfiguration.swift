@@ -1,0 +1,41 @@
+import Transports
+import XMPP
+
+/// One `[gateway.NAME]` table of `bridge.toml`: an XMPP component (XEP-0114) whose
+/// puppets stand for the contacts of linked accounts, with its configured users.
+struct GatewayConfiguration: Sendable, Equatable {
+    var name: String
+    /// The component's domain, as declared on the server (`component`).
+    var domain: String
+    var host: String
+    var port: Int
+    var secret: PasswordSource
+    /// The disco identity's name (`name`).
+    var displayName: String?
+    var registration: RegistrationPolicy
+    var allow: [String]
+    /// A component link to a non-loopback host (no TLS on XEP-0114; `allow_remote`).
+    var allowRemote: Bool
+    /// Ping the server after this long without traffic checks (`keepalive`, default 60 s).
+    var keepalive: Duration
+    /// `[[gateway.NAME.user]]`: users linked in the file.
+    var users: [GatewayUser]
+
+    /// The gateway's transport name: its own namespace beside accounts and locals
+    /// (`[gateway.home]` may sit beside `[accounts.home]`).
+    var transportName: String { Self.transportName(self.name) }
+
+    static func transportName(_ name: String) -> String { "gateway.\(name)" }
+
+    /// The server's own domain, where keepalive pings go: the component domain's parent
+    /// (`work.example` for `home.work.example`).
+    var serverDomain: String {
+        guard let dot = self.domain.firstIndex(of: "."), self.domain[self.domain.index(after: dot)...].contains(".") else { return self.domain }
+        return String(self.domain[self.domain.index(after: dot)...])
+    }
+
+    static let keys = [
+        "component", "host", "port", "secret_file", "secret_env", "name", "registration", "allow", "allow_remote", "keepalive", "user",
+    ]
+    static let userKeys = ["jid", "account"]
+}

@@ -1,0 +1,257 @@
+import Logging
+import NIOConcurrencyHelpers
+import XMPP
+
+/// A gateway's connection to its server (XEP-0114), kept up: reconnects with backoff
+/// (``ReconnectStateMachine``, as accounts do), checks the link with a ping to the server
+/// every `keepalive` (XEP-0199; no answer within `requestTimeout` drops it) and matches
+/// answers to our requests.
+///
+/// A component stream has no stream management: a ping's answer is the confirmation that
+/// the server took everything written before it (it handles a stream's stanzas in order).
+/// `ledger` records each message's id right before it is written and the confirmed count
+/// after each answer, so a bridge killed at any instant finds on restart what it had
+/// handed over (the same memory-mapped file accounts use for XEP-0198 positions).
+actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sendable {
+    /// What the link reports.
+    struct Callbacks: Sendable {
+        var online: @Sendable () async -> Void
+        var element: @Sendable (XMLElement) async -> Void
+        var offline: @Sendable (XMPPClientError?) async -> Void
+        var stopped: @Sendable (XMPPClientError) async -> Void
+    }
+
+    enum LinkError: Error, CustomStringConvertible {
+        case notConnected
+        case lost(XMPPClientError?)
+        case timedOut(String)
+        case refused(StanzaError)
+
+        var description: String {
+            switch self {
+            case .notConnected: "component not connected"
+            case .lost(let error): "component connection lost" + (error.map { ": \($0)" } ?? "")
+            case .timedOut(let what): "no answer to \(what) in time"
+            case .refused(let error): "refused: \(error)"
+            }
+        }
+    }
+
+    private let configuration: XMPPComponentClient.Configuration
+    private let secret: String
+    private let client: XMPPComponentClient
+    private var reconnect: ReconnectStateMachine<C>
+    private let clock: C
+    private let keepalive: Duration
+    private let requestTimeout: Duration
+    /// Where pings and keepalives go: the server's own domain.
+    let serverDomain: JID
+    private var ids: StanzaIDGenerator
+    private let ledger: (any StreamPositionLedger)?
+    private let logger: Logger
+
+    private var connection: XMPPConnection?
+    private var pending: [String: CheckedContinuation<XMLElement, any Error>] = [:]
+    /// Messages written on this connection, for the ledger's numbering.
+    private var written: UInt32 = 0
+    private var stopping = false
+    private var waitTask: Task<Void, Never>?
+
+    init(
+        configuration: XMPPComponentClient.Configuration, secret: String, client: XMPPComponentClient, reconnect: ReconnectStateMachine<C>.Configuration,
+        clock: C, keepalive: Duration, requestTimeout: Duration, serverDomain: JID, ids: StanzaIDGenerator, ledger: (any StreamPositionLedger)?,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.secret = secret
+        self.client = client
+        self.reconnect = ReconnectStateMachine(configuration: reconnect, random: { Double.random(in: $0) })
+        self.clock = clock
+        self.keepalive = keepalive
+        self.requestTimeout = requestTimeout
+        self.serverDomain = serverDomain
+        self.ids = ids
+        self.ledger = ledger
+        self.logger = logger
+    }
+
+    var isConnected: Bool { self.connection != nil }
+
+    /// Connects, and again after each loss, until ``stop()`` or a permanent error.
+    func run(_ callbacks: Callbacks) async {
+        var action = self.reconnect.start()
+        while !self.stopping {
+            switch action {
+            case .none:
+                return
+            case .giveUp(let error):
+                self.logger.error("component gave up", metadata: ["error": "\(error)"])
+                await callbacks.stopped(error)
+                return
+            case .wait(let until):
+                let clock = self.clock
+                let task = Task { _ = try? await clock.sleep(until: until, tolerance: nil) }
+                self.waitTask = task
+                await task.value
+                self.waitTask = nil
+                action = self.reconnect.timerFired(now: self.clock.now)
+            case .connect:
+                let connection: XMPPConnection
+                do {
+                    connection = try await self.client.connect(self.configuration, secret: self.secret)
+                } catch {
+                    self.logger.notice("component connection failed", metadata: ["error": "\(error)"])
+                    await callbacks.offline(error)
+                    action = self.reconnect.connectFailed(error, now: self.clock.now)
+                    continue
+                }
+                if self.stopping {
+                    await connection.close()
+                    return
+                }
+                action = self.reconnect.connectSucceeded()
+                let error = await self.serve(connection, callbacks: callbacks)
+                action = self.stopping ? .none : self.reconnect.connectionLost(error, now: self.clock.now)
+            }
+        }
+    }
+
+    /// Reads `connection` until it closes; its error, if any.
+    private func serve(_ connection: XMPPConnection, callbacks: Callbacks) async -> XMPPClientError? {
+        self.connection = connection
+        self.written = 0
+        var random = SystemRandomNumberGenerator()
+        self.ledger?.begin(sessionID: "component-\(random.next())", acknowledged: 0)
+        await callbacks.online()
+        let keepalive = Task { await self.keepAlive(connection) }
+        for await element in connection.elements {
+            if element.name == "iq", let id = element[attribute: "id"], element[attribute: "type"] == "result" || element[attribute: "type"] == "error",
+                let waiter = self.pending.removeValue(forKey: id)
+            {
+                waiter.resume(returning: element)
+                continue
+            }
+            await callbacks.element(element)
+        }
+        keepalive.cancel()
+        let error = await connection.closed()
+        if self.connection === connection { self.connection = nil }
+        // What was written but not confirmed is sent again on the next connection.
+        self.ledger?.end()
+        for (_, waiter) in self.pending { waiter.resume(throwing: LinkError.lost(error)) }
+        self.pending.removeAll()
+        if !self.stopping {
+            self.logger.warning("component connection lost", metadata: ["error": "\(error.map { "\($0)" } ?? "closed")"])
+            await callbacks.offline(error)
+        }
+        return error
+    }
+
+    /// Pings the server every `keepalive`; a missing answer drops the connection.
+    private func keepAlive(_ connection: XMPPConnection) async {
+        guard self.keepalive > .zero else { return }
+        while !Task.isCancelled {
+            guard (try? await self.clock.sleep(for: self.keepalive)) != nil else { return }
+            do {
+                _ = try await self.ping()
+            } catch {
+                guard !Task.isCancelled else { return }
+                self.logger.warning("component keepalive failed; dropping the connection", metadata: ["error": "\(error)"])
+                await connection.abort()
+                return
+            }
+        }
+    }
+
+    /// Writes `elements` with one flush.
+    func send(_ elements: [XMLElement]) async throws {
+        guard let connection = self.connection else { throw LinkError.notConnected }
+        try await connection.send(elements)
+    }
+
+    /// Writes `messages` (each with its id, for the ledger), calls `written`, then waits
+    /// for the server's answer to a ping sent after them: every one of them was taken.
+    func sendConfirmed(_ messages: [(id: String, element: XMLElement)], written: @Sendable () -> Void) async throws {
+        guard let connection = self.connection else {
+            written()
+            throw LinkError.notConnected
+        }
+        for message in messages {
+            self.written &+= 1
+            self.ledger?.sent(self.written, id: message.id)
+        }
+        let through = self.written
+        let ping = self.pingRequest()
+        do {
+            try await connection.send(messages.map(\.element))
+        } catch {
+            written()
+            throw LinkError.lost(nil)
+        }
+        written()
+        _ = try await self.request(ping, on: connection)
+        if self.connection === connection { self.ledger?.acknowledged(through: through) }
+    }
+
+    /// A ping to the server, answered.
+    func ping() async throws -> XMLElement {
+        guard let connection = self.connection else { throw LinkError.notConnected }
+        return try await self.request(self.pingRequest(), on: connection)
+    }
+
+    /// Sends the request `iq` (its id set here) and waits for its answer.
+    func request(_ iq: XMLElement) async throws -> XMLElement {
+        guard let connection = self.connection else { throw LinkError.notConnected }
+        var iq = iq
+        iq[attribute: "id"] = self.ids.next()
+        return try await self.request(iq, on: connection)
+    }
+
+    private func request(_ iq: XMLElement, on connection: XMPPConnection) async throws -> XMLElement {
+        guard let id = iq[attribute: "id"] else { throw LinkError.notConnected }
+        let clock = self.clock
+        let timeout = self.requestTimeout
+        let timer = Task {
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            self.expire(id)
+        }
+        defer { timer.cancel() }
+        let answer = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<XMLElement, any Error>) in
+            self.pending[id] = continuation
+            connection.write(iq)
+        }
+        if answer[attribute: "type"] == "error" {
+            throw LinkError.refused(StanzaError(stanza: answer) ?? StanzaError(.undefinedCondition))
+        }
+        return answer
+    }
+
+    private func expire(_ id: String) {
+        self.fail(id, LinkError.timedOut("request \(id)"))
+    }
+
+    private func fail(_ id: String, _ error: LinkError) {
+        self.pending.removeValue(forKey: id)?.resume(throwing: error)
+    }
+
+    private func pingRequest() -> XMLElement {
+        var iq = IQ(type: .get, id: self.ids.next(), to: self.serverDomain, payload: XMLElement(name: "ping", namespace: GatewayDirectory.Namespace.ping))
+        iq.header.from = try? JID(self.configuration.domain)
+        return iq.element
+    }
+
+    /// Closes the connection and ends ``run(_:)``.
+    func stop() async {
+        self.stopping = true
+        _ = self.reconnect.stop()
+        self.waitTask?.cancel()
+        if let connection = self.connection {
+            await connection.close()
+        }
+    }
+
+    /// Drops the connection without closing the stream (a test's or an operator's fault).
+    func drop() async {
+        await self.connection?.abort()
+    }
+}

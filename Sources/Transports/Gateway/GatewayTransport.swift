@@ -1,0 +1,223 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+import TransportCore
+import XMPP
+
+/// Gateway mode: an XMPP component (XEP-0114) whose puppets stand for the contacts of
+/// linked accounts (XEP-0100 style). Its endpoints are its users (`gateway.home` +
+/// `alice@work.example`): a message from a user to a puppet becomes an
+/// ``InboundMessage`` whose ``InboundMessage/addressee`` is the contact; a delivery to a
+/// user goes out from the puppet of the delivery's source (its address on the linked
+/// account).
+///
+/// Deliveries count as delivered once the server answered a ping written after them (the
+/// stream has no stream management); a ledger records what was handed over, so a restart
+/// does not send it twice (see ``ComponentLink``).
+public final class GatewayTransport: Transport, PuppetKeeping {
+    public let name: String
+    let directory: GatewayDirectory
+    let link: ComponentLink<EventLoopClock>
+    let handler: any TransportEventHandler
+    let linking: (any GatewayLinking)?
+    let bridgeID: String
+    let domain: JID
+    let logger: Logger
+    public let executor: (any TaskExecutor)?
+    let state: NIOLockedValueBox<State>
+
+    /// What the transport keeps between stanzas.
+    struct State {
+        var users: [String: GatewayUser] = [:]
+        /// Each user's resources and their presence, for the aggregate the bridge sees.
+        var userResources: [String: [String: PresenceState]] = [:]
+        /// The presence each puppet last showed to each user, for probes (RFC 6121 §4.3).
+        var shown: [String: [String: PresenceState]] = [:]
+        var offer: RosterOffer
+        /// The server let us write users' rosters (XEP-0356 `roster` set or both).
+        var rosterPrivilege = false
+    }
+
+    public init(
+        name: String, component: XMPPComponentClient.Configuration, secret: String, serverDomain: JID, displayName: String?,
+        registration: RegistrationPolicy, allow: [String], handler: any TransportEventHandler, linking: (any GatewayLinking)?, bridgeID: String,
+        ledger: (any StreamPositionLedger)?, keepalive: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
+        eventLoop: any EventLoop, logger: Logger
+    ) throws(XMPPClientError) {
+        do {
+            self.domain = try JID(component.domain)
+        } catch {
+            throw .configuration("component domain \(component.domain): \(error)")
+        }
+        self.name = name
+        self.directory = GatewayDirectory(domain: component.domain, name: displayName, registration: registration, allow: allow)
+        self.handler = handler
+        self.linking = linking
+        self.bridgeID = bridgeID
+        var logger = logger
+        logger[metadataKey: "gateway"] = "\(name)"
+        self.logger = logger
+        self.executor = EventLoopTaskExecutor(eventLoop)
+        var random = SystemRandomNumberGenerator()
+        self.link = ComponentLink(
+            configuration: component, secret: secret, client: XMPPComponentClient(eventLoopGroup: eventLoop, logger: logger), reconnect: .init(),
+            clock: EventLoopClock(eventLoop), keepalive: keepalive, requestTimeout: requestTimeout, serverDomain: serverDomain,
+            ids: StanzaIDGenerator(prefix: "gw-\(String(random.next() % 1_000_000_000, radix: 36))"), ledger: ledger, logger: logger
+        )
+        self.state = NIOLockedValueBox(State(offer: RosterOffer(puppets: self.directory.puppets, defaultGroup: displayName ?? component.domain)))
+    }
+
+    public func run() async throws {
+        await withTaskExecutorPreference(self.executor) {
+            let link = self.link
+            await withGracefulShutdownHandler {
+                await link.run(
+                    ComponentLink.Callbacks(
+                        online: { await self.online() },
+                        element: { await self.receive($0) },
+                        offline: { error in await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name) },
+                        stopped: { error in await self.handler.handle(.stopped(reason: "\(error)"), from: self.name) }
+                    )
+                )
+            } onGracefulShutdown: {
+                Task { await link.stop() }
+            }
+        }
+    }
+
+    public func stop() async {
+        await self.link.stop()
+    }
+
+    /// Drops the component's connection without closing its stream (it reconnects).
+    public func dropConnection() async {
+        await self.link.drop()
+    }
+
+    private func online() async {
+        self.state.withLockedValue { state in
+            // A new connection: offers and privileges start afresh.
+            for user in state.users.keys { state.offer.forget(user) }
+            state.rosterPrivilege = false
+        }
+        await self.handler.handle(.available, from: self.name)
+    }
+
+    // MARK: PuppetKeeping
+
+    public func setUsers(_ users: [GatewayUser]) async {
+        self.state.withLockedValue { state in
+            let wanted = Dictionary(users.map { ($0.jid, $0) }, uniquingKeysWith: { first, _ in first })
+            for gone in state.users.keys where wanted[gone] == nil {
+                state.offer.forget(gone)
+                state.shown[gone] = nil
+            }
+            state.users = wanted
+        }
+    }
+
+    public func isConnected() async -> Bool {
+        await self.link.isConnected
+    }
+
+    public func showPresence(of contact: String, state: PresenceState, to user: String) async {
+        guard let puppet = self.directory.puppets.puppet(for: contact), let to = try? JID(user) else { return }
+        self.state.withLockedValue { $0.shown[user.lowercased(), default: [:]][contact.lowercased()] = state }
+        try? await self.link.send([Self.presence(state, from: puppet, to: to)])
+    }
+
+    public func offerRoster(_ contacts: [RosterItem], to user: String) async {
+        guard let to = try? JID(user) else { return }
+        let (changes, privileged) = self.state.withLockedValue { state in (state.offer.changes(for: user.lowercased(), contacts: contacts), state.rosterPrivilege) }
+        guard !changes.add.isEmpty || !changes.remove.isEmpty else { return }
+        let offer = self.state.withLockedValue { $0.offer }
+        if privileged {
+            self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
+            for push in offer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
+                do {
+                    _ = try await self.link.request(push)
+                } catch {
+                    self.logger.warning("roster push refused", metadata: ["user": "\(user)", "error": "\(error)"])
+                }
+            }
+        } else {
+            self.logger.info("suggesting puppets to the user (XEP-0144)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
+            do {
+                try await self.link.send(offer.exchangeMessages(from: self.domain, to: to, add: changes.add, remove: changes.remove))
+            } catch {
+                self.state.withLockedValue { $0.offer.forget(user.lowercased()) }
+                self.logger.info("roster suggestion not sent", metadata: ["user": "\(user)", "error": "\(error)"])
+            }
+        }
+    }
+
+    static func presence(_ state: PresenceState, from puppet: JID, to user: JID) -> XMLElement {
+        var presence: Presence
+        switch state.availability {
+        case .unavailable: presence = Presence(type: .unavailable, to: user, status: state.status)
+        case .available: presence = Presence(to: user, status: state.status)
+        case .chat: presence = Presence(to: user, show: .chat, status: state.status)
+        case .away: presence = Presence(to: user, show: .away, status: state.status)
+        case .xa: presence = Presence(to: user, show: .xa, status: state.status)
+        case .dnd: presence = Presence(to: user, show: .dnd, status: state.status)
+        }
+        presence.header.from = puppet
+        return presence.element
+    }
+
+    // MARK: Delivery
+
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        await self.deliver(deliveries, written: {})
+    }
+
+    /// Writes the batch from its puppets, calls `written`, then waits for the server's
+    /// answer to a ping written after it.
+    public func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
+        var messages: [(id: String, element: XMLElement)] = []
+        var indices: [Int] = []
+        for (index, delivery) in deliveries.enumerated() {
+            guard let address = delivery.target.address, let user = try? JID(address) else {
+                results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
+                continue
+            }
+            guard let contact = delivery.source.address, let puppet = self.directory.puppets.puppet(for: contact) else {
+                results[index] = .failed("no puppet for \(delivery.source)")
+                continue
+            }
+            let type: Message.Kind
+            switch delivery.type {
+            case .chat: type = .chat
+            case .normal: type = .normal
+            case .headline: type = .headline
+            }
+            let content = RichContent(delivery.content)
+            let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
+            var message = Message(type: type, to: user, id: delivery.relayID, body: body, subject: delivery.subject)
+            message.header.from = puppet
+            message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
+            message.extensions.append(OriginID.element(delivery.relayID))
+            message.extensions += elements
+            if type == .chat || type == .normal, content.asksConfirmation(body: body) {
+                message.extensions += DeliveryConfirmation.requests
+            }
+            messages.append((delivery.relayID, message.element))
+            indices.append(index)
+        }
+        guard !messages.isEmpty else {
+            written()
+            return results.map { $0 ?? .failed("not attempted") }
+        }
+        let outcome: DeliveryResult
+        do {
+            try await self.link.sendConfirmed(messages, written: written)
+            outcome = .delivered
+        } catch {
+            outcome = .retryLater("\(error)")
+        }
+        for index in indices { results[index] = outcome }
+        return results.map { $0 ?? .failed("not attempted") }
+    }
+}
