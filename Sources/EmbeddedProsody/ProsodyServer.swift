@@ -45,6 +45,9 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         /// reach it on loopback. The certificate names it too.
         public var fileShareHTTPHost: String?
         public var logLevel: String = "info"
+        /// External components (XEP-0114): domain → shared secret, served on
+        /// ``ProsodyServer/componentPort`` (127.0.0.1).
+        public var components: [String: String] = [:]
 
         public init() {}
     }
@@ -61,6 +64,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     /// Prosody's HTTPS port (with ``Options/fileShareSizeLimit``), else 0. Slot URLs are
     /// `https://` ``uploadDomain`` `:PORT/file_share/…`; clients connect to 127.0.0.1.
     public private(set) var httpsPort: Int = 0
+    /// The component listener's port (with ``Options/components``), else 0.
+    public private(set) var componentPort: Int = 0
     /// The certificate clients must trust (nil without TLS).
     public let certificate: SelfSignedCertificate?
     /// A second certificate (for `wrong.test`), trusted by `trustBundleFile` too.
@@ -211,10 +216,11 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         try ServerLaunch.retrying(
             server: "prosody", pickPorts: pickPorts,
             choosePorts: {
-                let ports = try Self.freeLoopbackPorts(count: 3)
+                let ports = try Self.freeLoopbackPorts(count: 4)
                 self.c2sPort = ports[0]
                 self.directTLSPort = self.options.tls ? ports[1] : 0
                 self.httpsPort = self.options.tls && self.options.fileShareSizeLimit != nil ? ports[2] : 0
+                self.componentPort = self.options.components.isEmpty ? 0 : ports[3]
                 try self.writeConfig()
             },
             start: { try self.launchOnce() }, stop: { self.stop() }
@@ -232,7 +238,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         self.process = process
 
         // Ready when every listener accepts a TCP connection (log lines depend on the log level).
-        let ports = [self.c2sPort, self.directTLSPort, self.httpsPort].filter { $0 != 0 }
+        let ports = [self.c2sPort, self.directTLSPort, self.httpsPort, self.componentPort].filter { $0 != 0 }
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             guard process.isRunning else {
@@ -269,7 +275,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
             c2s_ports = { \(self.c2sPort == 0 ? "" : String(self.c2sPort)) }
             c2s_direct_tls_ports = { \(self.directTLSPort == 0 ? "" : String(self.directTLSPort)) }
             s2s_ports = { }
-            component_ports = { }
+            component_ports = { \(self.componentPort == 0 ? "" : String(self.componentPort)) }
+            component_interfaces = { "127.0.0.1" }
             http_ports = { }
             http_interfaces = { "127.0.0.1" }
             https_ports = { \(self.httpsPort == 0 ? "" : String(self.httpsPort)) }
@@ -326,6 +333,9 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
                 \(self.options.fileShareHTTPHost.map { "http_host = \"\($0)\"" } ?? "")
 
                 """
+        }
+        for (domain, secret) in self.options.components.sorted(by: { $0.key < $1.key }) {
+            config += "\nComponent \"\(domain)\"\ncomponent_secret = \"\(secret)\"\n"
         }
         try config.write(toFile: self.configFile, atomically: true, encoding: .utf8)
     }

@@ -82,8 +82,8 @@ struct BridgeProcess {
                 try store.completeAcknowledged(transport: account, relayIDs: acknowledged)
             }
             for gateway in configuration.gateways.values {
-                // Handed to the server: confirmed, or written on a link that was still up
-                // when the process ended (a loopback write is in the server's socket at once).
+                // Handed to the server: confirmed, or in the kernel's socket buffer on a link
+                // that was still up when the process ended (the kernel passes it on).
                 let snapshot = try ledgers.ledger(for: gateway.transportName).snapshot()
                 let handed = snapshot.acknowledgedIDs + (snapshot.current != nil ? snapshot.unacknowledgedIDs.filter { !$0.isEmpty } : [])
                 // Any attempt: a gateway delivery is retried mostly after a lost link, and the new copy is

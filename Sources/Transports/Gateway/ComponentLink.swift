@@ -169,28 +169,52 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         try await connection.send(elements)
     }
 
-    /// Writes `messages` (each with its id, for the ledger), calls `written`, then waits
-    /// for the server's answer to a ping sent after them: every one of them was taken.
-    func sendConfirmed(_ messages: [(id: String, element: XMLElement)], written: @Sendable () -> Void) async throws {
-        guard let connection = self.connection else {
-            written()
-            throw LinkError.notConnected
+    /// Writes `messages` in chunks of at most ``chunkBytes``, each followed by a ping, and
+    /// writes the next chunk only once the server answered the last ping (it handles a
+    /// stream's stanzas in order, so the answer confirms the chunk); then calls `written`.
+    ///
+    /// One chunk at a time is what makes a chunk safe the moment it is written: the server
+    /// has read everything before it, so the chunk fits its socket's receive buffer at
+    /// once, and the kernel keeps it there for the server even if this process dies
+    /// (whose own send buffer the kernel would discard on a reset). The ledger records each
+    /// message's id once its chunk is in the kernel, and the count each answer confirms; a
+    /// restart counts both as delivered.
+    func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async throws {
+        defer { written() }
+        var start = 0
+        while start < messages.count {
+            var end = start
+            var bytes = 0
+            while end < messages.count, end == start || bytes + messages[end].bytes <= Self.chunkBytes {
+                bytes += messages[end].bytes
+                end += 1
+            }
+            try await self.sendChunk(messages[start..<end])
+            start = end
         }
-        for message in messages {
-            self.written &+= 1
-            self.ledger?.sent(self.written, id: message.id)
-        }
+    }
+
+    /// At most this many bytes of stanzas are written before the server confirms them:
+    /// well inside a loopback socket's default receive buffer (128 KiB).
+    static var chunkBytes: Int { 32 * 1024 }
+
+    private func sendChunk(_ messages: ArraySlice<(id: String, element: XMLElement, bytes: Int)>) async throws {
+        guard let connection = self.connection else { throw LinkError.notConnected }
+        let first = self.written &+ 1
+        self.written &+= UInt32(messages.count)
         let through = self.written
+        let ledger = self.ledger
+        let ids = messages.map(\.id)
         let ping = self.pingRequest()
         do {
-            try await connection.send(messages.map(\.element))
+            try await connection.send(messages.map(\.element)) {
+                for (offset, id) in ids.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
+            }
         } catch {
-            written()
             throw LinkError.lost(nil)
         }
-        written()
         _ = try await self.request(ping, on: connection)
-        if self.connection === connection { self.ledger?.acknowledged(through: through) }
+        if self.connection === connection { ledger?.acknowledged(through: through) }
     }
 
     /// A ping to the server, answered.

@@ -176,7 +176,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
     /// answer to a ping written after it.
     public func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        var messages: [(id: String, element: XMLElement)] = []
+        var messages: [(id: String, element: XMLElement, bytes: Int)] = []
         var indices: [Int] = []
         for (index, delivery) in deliveries.enumerated() {
             guard let address = delivery.target.address, let user = try? JID(address) else {
@@ -203,7 +203,8 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             if type == .chat || type == .normal, content.asksConfirmation(body: body) {
                 message.extensions += DeliveryConfirmation.requests
             }
-            messages.append((delivery.relayID, message.element))
+            // Its size, near enough for chunking: the text and room for the envelope.
+            messages.append((delivery.relayID, message.element, (body?.utf8.count ?? 0) + 512))
             indices.append(index)
         }
         guard !messages.isEmpty else {

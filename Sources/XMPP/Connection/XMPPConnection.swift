@@ -50,6 +50,20 @@ public final class XMPPConnection: Sendable {
         try await self.channel.writeAndFlush(last)
     }
 
+    /// Writes several stanzas with one flush; `written` runs on the connection's event loop
+    /// the moment the last is in the kernel's socket buffer (before any other event is
+    /// handled), so what it records is exact; it does not run when the write fails.
+    public func send(_ elements: [XMLElement], written: @escaping @Sendable () -> Void) async throws {
+        guard let last = elements.last else { return }
+        for element in elements.dropLast() {
+            self.channel.write(element, promise: nil)
+        }
+        let promise = self.channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenSuccess { written() }
+        self.channel.writeAndFlush(last, promise: promise)
+        try await promise.futureResult.get()
+    }
+
     /// Writes and flushes one stanza without waiting for the write; a failed write shows
     /// as the connection closing.
     public func write(_ element: XMLElement) {

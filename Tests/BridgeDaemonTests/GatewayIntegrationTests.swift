@@ -1,0 +1,121 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import Testing
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Gateway mode (issue 23) against a real Prosody with the component declared: alice, on
+/// the component's server, talks with the linked account's contacts through puppets.
+@Suite("gateway mode against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+struct GatewayIntegrationTests {
+    static let component = "home.example.test"
+
+    /// Prosody with the component, alice (the user), home (the linked account), bob and two
+    /// contacts whose JIDs need escaping; home's roster holds bob and `a\b`.
+    static func start() async throws -> (ProsodyServer, BridgeDaemon) {
+        var options = ProsodyServer.Options()
+        options.components = [Self.component: GatewayFixture.secret]
+        let server = try ProsodyServer.start(options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw")])
+        let home = try await TestSession.start("home", on: server, resource: "setup")
+        try await home.session.setContact(try JID("bob@example.test"), name: "Bob", groups: ["Friends"])
+        try await home.session.setContact(try JID("a\\b@example.test"))
+        await home.stop()
+        let gateway = try GatewayFixture.table(domain: Self.component, port: server.componentPort, in: server.directory, users: [("alice@example.test", "home")])
+        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: gateway)
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitComponentConnected()
+        return (server, bridge)
+    }
+
+    @Test("alice ↔ bob through bob's puppet both ways: markup characters, emoji and CJK intact; a JID with a backslash and one with an escaped space map both ways; the roster is suggested by XEP-0144")
+    func messagesBothWays() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        #expect(bobPuppet.description == "bob\\40example.test@home.example.test")
+
+        // The roster offer: bob and a\b as puppets, named and grouped.
+        let offer = await alice.log.waitFor(timeout: .seconds(15)) {
+            guard case .message(let message, nil) = $0 else { return false }
+            return message.extensions.contains { $0.name == "x" && $0.namespace == "http://jabber.org/protocol/rosterx" }
+        }
+        guard case .message(let exchange, _) = offer else {
+            Issue.record("no roster suggestion; stderr: \(bridge.run.errors.suffix(3000))")
+            return
+        }
+        let items = exchange.extensions.first { $0.name == "x" }?.elements ?? []
+        #expect(Set(items.compactMap { $0[attribute: "jid"] }) == ["bob\\40example.test@home.example.test", "a\\b\\40example.test@home.example.test"])
+        #expect(items.first { $0[attribute: "jid"] == bobPuppet.description }?[attribute: "name"] == "Bob")
+        #expect(exchange.from?.description == Self.component)
+
+        let text = "<&>\"' 😀 漢字 ünïcode"
+        try await alice.session.send(Message(type: .chat, to: bobPuppet, id: "a1", body: text))
+        let atBob = await Received.message(bob.log, body: text)
+        #expect(atBob?.from?.bare.description == "home@example.test", "stderr: \(bridge.run.errors.suffix(3000))")
+
+        try await bob.session.send(Message(type: .chat, to: try JID("home@example.test"), id: "b1", body: "back: " + text))
+        let atAlice = await Received.message(alice.log, body: "back: " + text)
+        #expect(atAlice?.from?.bare == bobPuppet, "stderr: \(bridge.run.errors.suffix(3000))")
+
+        // Contacts whose JIDs need escaping, both ways; c\20d is not in home's roster.
+        for contact in ["a\\b", "c\\20d"] {
+            let session = try await TestSession.start(contact, on: server)
+            let puppet = try GatewayFixture.puppet("\(contact)@example.test", on: Self.component)
+            try await session.session.send(Message(type: .chat, to: try JID("home@example.test"), id: "x1", body: "from \(contact)"))
+            let received = await Received.message(alice.log, body: "from \(contact)")
+            #expect(received?.from?.bare == puppet, "\(contact): \(String(describing: received?.from))")
+            try await alice.session.send(Message(type: .chat, to: puppet, id: "x2", body: "to \(contact)"))
+            let answer = await Received.message(session.log, body: "to \(contact)")
+            #expect(answer?.from?.bare.description == "home@example.test")
+            await session.stop()
+        }
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("kill -9 of the bridge mid burst of 500 from bob: after a restart alice has every message once, in order, from bob's puppet")
+    func killMidBurst() async throws {
+        let (server, first) = try await Self.start()
+        defer { server.shutdown() }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let home = try JID("home@example.test")
+        let sent = (1...500).map { String(format: "burst %03d", $0) }
+        let bobSession = bob.session
+        let sender = Task {
+            for (index, body) in sent.enumerated() {
+                try await bobSession.send(Message(type: .chat, to: home, id: "m\(index)", body: body))
+            }
+        }
+        _ = await Received.bodies(alice.log, count: 120, timeout: .seconds(30))
+        kill(first.run.process.pid, SIGKILL)
+        _ = first.run.finish(timeout: 10)
+        try await sender.value
+        let second = try BridgeDaemon.start(config: first.config, in: server.directory)
+        defer { second.terminate() }
+        try await second.waitOnline(["home"])
+        try await second.waitComponentConnected()
+        try await bob.session.send(Message(type: .chat, to: home, id: "marker", body: "marker"))
+        #expect(await Received.message(alice.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(second.run.errors.suffix(3000))")
+        let received = await Received.bodies(alice.log).filter { $0.hasPrefix("burst ") }
+        let duplicated = received.count - Set(received).count
+        let lost = Set(sent).subtracting(received).count
+        print("gateway kill -9 mid burst: received \(received.count), lost \(lost), duplicated \(duplicated)")
+        #expect(lost == 0 && duplicated == 0, "lost \(lost), duplicated \(duplicated); stderr: \(second.run.errors.suffix(3000))")
+        #expect(received == sent, "in order")
+        #expect(second.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+}

@@ -1,0 +1,54 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import TestSupport
+import XMPP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The gateway tests' set-up: `[gateway.home]` on a test server's component listener,
+/// with `alice` linked to the bridge account `home`.
+enum GatewayFixture {
+    static let secret = "s3cret-component"
+
+    /// The `[gateway.home]` table for `domain` on `port`, its secret in a 0600 file, and
+    /// each `(user, account)` in `users`.
+    static func table(domain: String, port: Int, in directory: String, users: [(String, String)], extra: String = "") throws -> String {
+        try "\(Self.secret)\n".write(toFile: "\(directory)/gateway.secret", atomically: true, encoding: .utf8)
+        chmod("\(directory)/gateway.secret", 0o600)
+        var text = """
+            [gateway.home]
+            component = "\(domain)"
+            host = "127.0.0.1"
+            port = \(port)
+            secret_file = "gateway.secret"
+            name = "Home account"
+            registration = "allowlist"
+            allow = ["*@example.test"]
+            \(extra)
+
+            """
+        for (user, account) in users {
+            text += "[[gateway.home.user]]\njid = \"\(user)\"\naccount = \"\(account)\"\n\n"
+        }
+        return text
+    }
+
+    /// The puppet JID standing for `contact` on `domain` (XEP-0106).
+    static func puppet(_ contact: String, on domain: String) throws -> JID {
+        try JID(localpart: JIDEscaping.escape(contact), domainpart: domain)
+    }
+}
+
+extension BridgeDaemon {
+    /// Waits until the gateway's component has connected (after `count - 1` earlier times).
+    func waitComponentConnected(count: Int = 1, timeout: Duration = .seconds(20)) async throws {
+        let connected = await eventuallyValue(timeout: timeout, every: .milliseconds(50)) { () -> Bool? in
+            if self.logLines.filter({ $0.contains("component connected") }).count >= count { return true }
+            return self.run.process.isRunning ? nil : false
+        }
+        guard connected == true else { throw TestFailure("the gateway's component did not connect; stderr:\n\(self.run.errors.suffix(4000))") }
+    }
+}
