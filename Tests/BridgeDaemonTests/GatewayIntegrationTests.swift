@@ -20,11 +20,21 @@ struct GatewayIntegrationTests {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
         let server = try ProsodyServer.start(options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw")])
-        let home = try await TestSession.start("home", on: server, resource: "setup")
+        // home and bob see each other's presence; home's roster holds bob and a\b.
+        let home = try await TestSession.start("home", on: server, resource: "setup", policy: .acceptAll)
+        let bob = try await TestSession.start("bob", on: server, resource: "setup", policy: .acceptAll)
         try await home.session.setContact(try JID("bob@example.test"), name: "Bob", groups: ["Friends"])
         try await home.session.setContact(try JID("a\\b@example.test"))
+        try await home.session.subscribe(to: try JID("bob@example.test"))
+        try await bob.session.subscribe(to: try JID("home@example.test"))
+        let mutual = await home.session.waitForRoster(timeout: .seconds(10)) { $0.items[try! JID("bob@example.test")]?.subscription == .both }
+        guard mutual else { throw TestFailure("home and bob did not subscribe to each other: \(await home.session.roster.items)") }
         await home.stop()
-        let gateway = try GatewayFixture.table(domain: Self.component, port: server.componentPort, in: server.directory, users: [("alice@example.test", "home")])
+        await bob.stop()
+        let gateway = try GatewayFixture.table(
+            domain: Self.component, port: server.componentPort, in: server.directory, users: [("alice@example.test", "home")],
+            allow: ["alice@example.test", "dave@example.test"]
+        )
         let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: gateway)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         try await bridge.waitOnline(["home"])
@@ -117,5 +127,95 @@ struct GatewayIntegrationTests {
         #expect(second.stop() == 0)
         await alice.stop()
         await bob.stop()
+    }
+
+    @Test("presence and subscriptions both ways: alice subscribes to bob's puppet and sees bob's presence from it; alice's presence becomes home's, which bob sees; subscribing to a puppet for a contact not in home's roster makes home ask that contact")
+    func presenceAndSubscriptions() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
+        let bob = try await TestSession.start("bob", on: server)
+        let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        try await alice.session.subscribe(to: bobPuppet)
+        let subscribed = await alice.session.waitForRoster(timeout: .seconds(10)) { [bobPuppet] in
+            $0.items[bobPuppet]?.subscription == .to || $0.items[bobPuppet]?.subscription == .both
+        }
+        #expect(subscribed, "stderr: \(bridge.run.errors.suffix(3000))")
+
+        try await bob.session.setPresence(show: .away, status: "lunch")
+        let seen = await alice.log.waitFor(timeout: .seconds(15)) { [bobPuppet] in
+            if case .presence(let presence, _) = $0 { return presence.from?.bare == bobPuppet && presence.show == .away && presence.status == "lunch" }
+            return false
+        }
+        #expect(seen != nil, "alice sees bob's presence from the puppet; stderr: \(bridge.run.errors.suffix(3000))")
+
+        try await alice.session.setPresence(show: .dnd, status: "busy")
+        let home = try JID("home@example.test")
+        let shown = await bob.log.waitFor(timeout: .seconds(15)) {
+            if case .presence(let presence, _) = $0 { return presence.from?.bare == home && presence.show == .dnd && presence.status == "busy" }
+            return false
+        }
+        #expect(shown != nil, "bob sees alice's presence on home; stderr: \(bridge.run.errors.suffix(3000))")
+
+        let carol = try await TestSession.start("carol", on: server, policy: .manual)
+        try await alice.session.subscribe(to: try GatewayFixture.puppet("carol@example.test", on: Self.component))
+        let asked = await carol.log.waitFor(timeout: .seconds(15)) {
+            if case .subscriptionRequest(let from, _) = $0 { return from.bare == home }
+            return false
+        }
+        #expect(asked != nil, "home asks carol; stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+        await carol.stop()
+    }
+
+    @Test("the gateway answers disco (gateway/xmpp, register, gateway), translates an address to its puppet (XEP-0100), and refuses a user it does not know: a message to a puppet bounces with registration-required, registration with forbidden")
+    func discoTranslationAndStrangers() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try await TestSession.start("alice", on: server)
+        let gateway = try JID(Self.component)
+        let info = try await alice.session.request(IQ(type: .get, id: "d1", to: gateway, payload: XMLElement(name: "query", namespace: "http://jabber.org/protocol/disco#info")))
+        let identity = info.payload?.firstChild(named: "identity")
+        #expect(identity?[attribute: "category"] == "gateway" && identity?[attribute: "type"] == "xmpp" && identity?[attribute: "name"] == "Home account")
+        let features = Set(info.payload?.elements.compactMap { $0.name == "feature" ? $0[attribute: "var"] : nil } ?? [])
+        #expect(features.isSuperset(of: ["jabber:iq:register", "jabber:iq:gateway"]))
+
+        var prompt = XMLElement(name: "query", namespace: "jabber:iq:gateway")
+        var text = XMLElement(name: "prompt", namespace: "jabber:iq:gateway")
+        text.append(text: "bob@example.test")
+        prompt.append(text)
+        let translated = try await alice.session.request(IQ(type: .set, id: "g1", to: gateway, payload: prompt))
+        #expect(translated.payload?.firstChild(named: "jid")?.text == "bob\\40example.test@home.example.test")
+
+        let carol = try await TestSession.start("carol", on: server)
+        let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        try await carol.session.send(Message(type: .chat, to: puppet, id: "c1", body: "let me in"))
+        let bounce = await carol.log.waitFor(timeout: .seconds(10)) {
+            if case .message(let message, nil) = $0 { return message.type == .error && message.id == "c1" }
+            return false
+        }
+        if case .message(let message, _) = bounce {
+            #expect(message.error?.condition == .registrationRequired)
+        } else {
+            Issue.record("no error for a stranger's message")
+        }
+        do {
+            _ = try await carol.session.request(IQ(type: .get, id: "r1", to: gateway, payload: XMLElement(name: "query", namespace: "jabber:iq:register")))
+            Issue.record("a stranger got the registration form")
+        } catch {
+            #expect("\(error)".contains("forbidden"), "\(error)")
+        }
+        #expect(bridge.logLines.contains { $0.contains("message from someone not linked; refused") })
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await carol.stop()
     }
 }

@@ -15,7 +15,7 @@ enum GatewayFixture {
 
     /// The `[gateway.home]` table for `domain` on `port`, its secret in a 0600 file, and
     /// each `(user, account)` in `users`.
-    static func table(domain: String, port: Int, in directory: String, users: [(String, String)], extra: String = "") throws -> String {
+    static func table(domain: String, port: Int, in directory: String, users: [(String, String)], allow: [String] = ["*@example.test"], extra: String = "") throws -> String {
         try "\(Self.secret)\n".write(toFile: "\(directory)/gateway.secret", atomically: true, encoding: .utf8)
         chmod("\(directory)/gateway.secret", 0o600)
         var text = """
@@ -26,7 +26,7 @@ enum GatewayFixture {
             secret_file = "gateway.secret"
             name = "Home account"
             registration = "allowlist"
-            allow = ["*@example.test"]
+            allow = [\(allow.map { "\"\($0)\"" }.joined(separator: ", "))]
             \(extra)
 
             """
