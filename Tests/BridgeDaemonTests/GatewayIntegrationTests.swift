@@ -19,6 +19,7 @@ struct GatewayIntegrationTests {
     static func start() async throws -> (ProsodyServer, BridgeDaemon) {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
+        options.adminShell = true
         let server = try ProsodyServer.start(options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw")])
         // home and bob see each other's presence; home's roster holds bob and a\b.
         let home = try await TestSession.start("home", on: server, resource: "setup", policy: .acceptAll)
@@ -217,5 +218,41 @@ struct GatewayIntegrationTests {
         #expect(bridge.stop() == 0)
         await alice.stop()
         await carol.stop()
+    }
+
+    @Test("the component's TCP connection closed by Prosody mid burst of 300 from bob: the gateway reconnects, and alice has every message once, in order")
+    func componentConnectionDropped() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let home = try JID("home@example.test")
+        let sent = (1...300).map { String(format: "drop %03d", $0) }
+        let bobSession = bob.session
+        let sender = Task {
+            for (index, body) in sent.enumerated() {
+                try await bobSession.send(Message(type: .chat, to: home, id: "m\(index)", body: body))
+            }
+        }
+        _ = await Received.bodies(alice.log, count: 80, timeout: .seconds(30))
+        let output = try server.shell([#">prosody.hosts["\#(Self.component)"].modules.component.session.conn:close()"#])
+        #expect(!output.contains("rror"), "prosodyctl shell: \(output)")
+        try await sender.value
+        try await bridge.waitComponentConnected(count: 2)
+        try await bob.session.send(Message(type: .chat, to: home, id: "marker", body: "marker"))
+        #expect(await Received.message(alice.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let received = await Received.bodies(alice.log).filter { $0.hasPrefix("drop ") }
+        let duplicated = received.count - Set(received).count
+        let lost = Set(sent).subtracting(received).count
+        print("gateway component connection dropped mid burst: received \(received.count), lost \(lost), duplicated \(duplicated)")
+        #expect(lost == 0 && duplicated == 0, "lost \(lost), duplicated \(duplicated); stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(received == sent, "in order")
+        #expect(bridge.logLines.contains { $0.contains("component connection lost") })
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
     }
 }

@@ -172,6 +172,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     /// Writes `messages` in chunks of at most ``chunkBytes``, each followed by a ping, and
     /// writes the next chunk only once the server answered the last ping (it handles a
     /// stream's stanzas in order, so the answer confirms the chunk); then calls `written`.
+    /// Returns how many (from the first) were confirmed, and why the rest were not.
     ///
     /// One chunk at a time is what makes a chunk safe the moment it is written: the server
     /// has read everything before it, so the chunk fits its socket's receive buffer at
@@ -179,7 +180,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     /// (whose own send buffer the kernel would discard on a reset). The ledger records each
     /// message's id once its chunk is in the kernel, and the count each answer confirms; a
     /// restart counts both as delivered.
-    func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async throws {
+    func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async -> (confirmed: Int, error: (any Error)?) {
         defer { written() }
         var start = 0
         while start < messages.count {
@@ -189,9 +190,14 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
                 bytes += messages[end].bytes
                 end += 1
             }
-            try await self.sendChunk(messages[start..<end])
+            do {
+                try await self.sendChunk(messages[start..<end])
+            } catch {
+                return (start, error)
+            }
             start = end
         }
+        return (messages.count, nil)
     }
 
     /// At most this many bytes of stanzas are written before the server confirms them:

@@ -211,14 +211,10 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             written()
             return results.map { $0 ?? .failed("not attempted") }
         }
-        let outcome: DeliveryResult
-        do {
-            try await self.link.sendConfirmed(messages, written: written)
-            outcome = .delivered
-        } catch {
-            outcome = .retryLater("\(error)")
+        let (confirmed, error) = await self.link.sendConfirmed(messages, written: written)
+        for (position, index) in indices.enumerated() {
+            results[index] = position < confirmed ? .delivered : .retryLater(error.map { "\($0)" } ?? "not confirmed")
         }
-        for index in indices { results[index] = outcome }
         return results.map { $0 ?? .failed("not attempted") }
     }
 }
