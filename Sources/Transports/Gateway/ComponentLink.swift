@@ -51,7 +51,8 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     private let logger: Logger
 
     private var connection: XMPPConnection?
-    private var pending: [String: CheckedContinuation<XMLElement, any Error>] = [:]
+    /// Answers awaited, by request id: registered before the request is written.
+    private var pending: [String: AnswerSlot] = [:]
     /// Messages written on this connection, for the ledger's numbering.
     private var written: UInt32 = 0
     private var stopping = false
@@ -126,9 +127,9 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         let keepalive = Task { await self.keepAlive(connection) }
         for await element in connection.elements {
             if element.name == "iq", let id = element[attribute: "id"], element[attribute: "type"] == "result" || element[attribute: "type"] == "error",
-                let waiter = self.pending.removeValue(forKey: id)
+                let slot = self.pending.removeValue(forKey: id)
             {
-                waiter.resume(returning: element)
+                slot.settle(.success(element))
                 continue
             }
             await callbacks.element(element)
@@ -138,7 +139,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         if self.connection === connection { self.connection = nil }
         // What was written but not confirmed is sent again on the next connection.
         self.ledger?.end()
-        for (_, waiter) in self.pending { waiter.resume(throwing: LinkError.lost(error)) }
+        for (_, slot) in self.pending { slot.settle(.failure(LinkError.lost(error))) }
         self.pending.removeAll()
         if !self.stopping {
             self.logger.warning("component connection lost", metadata: ["error": "\(error.map { "\($0)" } ?? "closed")"])
@@ -169,10 +170,12 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         try await connection.send(elements)
     }
 
-    /// Writes `messages` in chunks of at most ``chunkBytes``, each followed by a ping, and
-    /// writes the next chunk only once the server answered the last ping (it handles a
-    /// stream's stanzas in order, so the answer confirms the chunk); then calls `written`.
-    /// Returns how many (from the first) were confirmed, and why the rest were not.
+    /// Writes `messages` in chunks of at most ``chunkBytes``, each message followed by a
+    /// ping, and writes the next chunk only once the server answered the chunk's pings (it
+    /// handles a stream's stanzas in order, so each answer confirms its message); then
+    /// calls `written`. Returns how many (from the first) were confirmed, and why the rest
+    /// were not. A link lost mid-chunk leaves at most one message in doubt: one the server
+    /// read, but whose ping it had not read yet; it goes again.
     ///
     /// One chunk at a time is what makes a chunk safe the moment it is written: the server
     /// has read everything before it, so the chunk fits its socket's receive buffer at
@@ -193,7 +196,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
             do {
                 try await self.sendChunk(messages[start..<end])
             } catch {
-                return (start, error)
+                return (start + error.confirmed, error.error)
             }
             start = end
         }
@@ -204,23 +207,69 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     /// well inside a loopback socket's default receive buffer (128 KiB).
     static var chunkBytes: Int { 32 * 1024 }
 
-    private func sendChunk(_ messages: ArraySlice<(id: String, element: XMLElement, bytes: Int)>) async throws {
-        guard let connection = self.connection else { throw LinkError.notConnected }
+    /// Writes one chunk, each message followed by a ping, and waits for the answers in
+    /// order: each confirms its message (the server handles a stream's stanzas in order).
+    /// Returns how many were confirmed; throws, with that count, when an answer does not come.
+    private func sendChunk(_ messages: ArraySlice<(id: String, element: XMLElement, bytes: Int)>) async throws(ChunkFailure) {
+        guard let connection = self.connection else { throw ChunkFailure(confirmed: 0, error: LinkError.notConnected) }
         let first = self.written &+ 1
         self.written &+= UInt32(messages.count)
-        let through = self.written
         let ledger = self.ledger
         let ids = messages.map(\.id)
-        let ping = self.pingRequest()
+        var elements: [XMLElement] = []
+        var slots: [AnswerSlot] = []
+        elements.reserveCapacity(messages.count * 2)
+        for message in messages {
+            let ping = self.pingRequest()
+            elements.append(message.element)
+            elements.append(ping)
+            slots.append(self.expectAnswer(to: ping))
+        }
+        let timer = self.expire(slots)
+        defer { timer.cancel() }
         do {
-            try await connection.send(messages.map(\.element)) {
+            try await connection.send(elements) {
                 for (offset, id) in ids.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
             }
         } catch {
-            throw LinkError.lost(nil)
+            throw ChunkFailure(confirmed: 0, error: LinkError.lost(nil))
         }
-        _ = try await self.request(ping, on: connection)
-        if self.connection === connection { ledger?.acknowledged(through: through) }
+        for (offset, slot) in slots.enumerated() {
+            do {
+                _ = try await slot.answer()
+            } catch {
+                throw ChunkFailure(confirmed: offset, error: error)
+            }
+            if self.connection === connection { ledger?.acknowledged(through: first &+ UInt32(offset)) }
+        }
+    }
+
+    /// How far a chunk got before its link failed.
+    struct ChunkFailure: Error {
+        var confirmed: Int
+        var error: any Error
+    }
+
+    /// A slot for the answer to `request` (its id), registered before it is written.
+    private func expectAnswer(to request: XMLElement) -> AnswerSlot {
+        let slot = AnswerSlot()
+        if let id = request[attribute: "id"] { self.pending[id] = slot }
+        return slot
+    }
+
+    /// Fails whichever of `slots` are still open after the request timeout.
+    private func expire(_ slots: [AnswerSlot]) -> Task<Void, Never> {
+        let clock = self.clock
+        let timeout = self.requestTimeout
+        return Task {
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            self.expire(slots: slots)
+        }
+    }
+
+    private func expire(slots: [AnswerSlot]) {
+        for slot in slots { slot.settle(.failure(LinkError.timedOut("the server's answer"))) }
+        self.pending = self.pending.filter { entry in !slots.contains { $0 === entry.value } }
     }
 
     /// A ping to the server, answered.
@@ -238,30 +287,15 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     }
 
     private func request(_ iq: XMLElement, on connection: XMPPConnection) async throws -> XMLElement {
-        guard let id = iq[attribute: "id"] else { throw LinkError.notConnected }
-        let clock = self.clock
-        let timeout = self.requestTimeout
-        let timer = Task {
-            guard (try? await clock.sleep(for: timeout)) != nil else { return }
-            self.expire(id)
-        }
+        let slot = self.expectAnswer(to: iq)
+        let timer = self.expire([slot])
         defer { timer.cancel() }
-        let answer = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<XMLElement, any Error>) in
-            self.pending[id] = continuation
-            connection.write(iq)
-        }
+        connection.write(iq)
+        let answer = try await slot.answer()
         if answer[attribute: "type"] == "error" {
             throw LinkError.refused(StanzaError(stanza: answer) ?? StanzaError(.undefinedCondition))
         }
         return answer
-    }
-
-    private func expire(_ id: String) {
-        self.fail(id, LinkError.timedOut("request \(id)"))
-    }
-
-    private func fail(_ id: String, _ error: LinkError) {
-        self.pending.removeValue(forKey: id)?.resume(throwing: error)
     }
 
     private func pingRequest() -> XMLElement {
