@@ -13,6 +13,8 @@ import Glibc
 @Suite("gateway mode against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct GatewayIntegrationTests {
     static let component = "home.example.test"
+    /// erin's password, given only in dave's registration form: it must never reach a log.
+    static let erinPassword = "erin-Secret-9q"
 
     /// Prosody with the component, alice (the user), home (the linked account), bob and two
     /// contacts whose JIDs need escaping; home's roster holds bob and `a\b`.
@@ -20,7 +22,9 @@ struct GatewayIntegrationTests {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
         options.adminShell = true
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw")])
+        let server = try ProsodyServer.start(
+            options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw"), ("dave", "pw"), ("erin", Self.erinPassword)]
+        )
         // home and bob see each other's presence; home's roster holds bob and a\b.
         let home = try await TestSession.start("home", on: server, resource: "setup", policy: .acceptAll)
         let bob = try await TestSession.start("bob", on: server, resource: "setup", policy: .acceptAll)
@@ -270,5 +274,75 @@ struct GatewayIntegrationTests {
         await alice.stop()
         await bob.stop()
         return (lost, duplicated)
+    }
+
+    @Test("dave registers erin's account through the XEP-0077 form (a wrong password is refused), then talks with bob through bob's puppet; the link survives a restart, `gateway users` lists it, the password never reaches a log, and unregistering removes it")
+    func registrationAndUnregistration() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let dave = try await TestSession.start("dave", on: server)
+        let gateway = try JID(Self.component)
+        let form = try await dave.session.request(IQ(type: .get, id: "r1", to: gateway, payload: XMLElement(name: "query", namespace: "jabber:iq:register")))
+        let fields = form.payload?.firstChild(named: "x", namespace: "jabber:x:data")?.elements.compactMap { $0[attribute: "var"] } ?? []
+        #expect(fields.contains("username") && fields.contains("password"), "\(String(describing: form.payload))")
+
+        func submit(_ password: String) async throws -> IQ {
+            var query = XMLElement(name: "query", namespace: "jabber:iq:register")
+            var x = XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")])
+            for (name, value) in [("FORM_TYPE", "jabber:iq:register"), ("username", "erin@example.test"), ("password", password)] {
+                var field = XMLElement(name: "field", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "var", value: name)])
+                var text = XMLElement(name: "value", namespace: "jabber:x:data")
+                text.append(text: value)
+                field.append(text)
+                x.append(field)
+            }
+            query.append(x)
+            return try await dave.session.request(IQ(type: .set, id: "r2", to: gateway, payload: query), timeout: .seconds(30))
+        }
+        do {
+            _ = try await submit("wrong-password")
+            Issue.record("a wrong password was accepted")
+        } catch {
+            #expect("\(error)".contains("not-authorized"), "\(error)")
+        }
+        _ = try await submit(Self.erinPassword)
+        try await bridge.waitOnline(["home+dave@example.test"])
+
+        let bob = try await TestSession.start("bob", on: server)
+        let erin = try JID("erin@example.test")
+        try await bob.session.send(Message(type: .chat, to: erin, id: "e1", body: "hello erin"))
+        let received = await Received.message(dave.log, body: "hello erin")
+        #expect(received?.from?.bare == (try GatewayFixture.puppet("bob@example.test", on: Self.component)), "stderr: \(bridge.run.errors.suffix(3000))")
+        try await dave.session.send(Message(type: .chat, to: try GatewayFixture.puppet("bob@example.test", on: Self.component), id: "d1", body: "dave as erin"))
+        let answer = await Received.message(bob.log, body: "dave as erin")
+        #expect(answer?.from?.bare == erin)
+
+        // The link is stored: it survives a restart, and `gateway users` shows it.
+        #expect(bridge.stop() == 0)
+        let again = try BridgeDaemon.start(config: bridge.config, in: server.directory)
+        defer { again.terminate() }
+        try await again.waitOnline(["home", "home+dave@example.test"])
+        let users = try CommandLineTests.start(["gateway", "users", "--config", bridge.config], in: server.directory)
+        #expect(users.finish() == 0)
+        #expect(users.output.contains("home: dave@example.test → home+dave@example.test (erin@example.test)  registered"), "\(users.output)\(users.errors)")
+        #expect(users.output.contains("home: alice@example.test → home (home@example.test)  configured"))
+        var mode = stat()
+        #expect(stat("\(server.directory)/bridge.sqlite", &mode) == 0 && mode.st_mode & 0o077 == 0, "the state file is private")
+
+        var remove = XMLElement(name: "query", namespace: "jabber:iq:register")
+        remove.append(XMLElement(name: "remove", namespace: "jabber:iq:register"))
+        _ = try await dave.session.request(IQ(type: .set, id: "r3", to: gateway, payload: remove), timeout: .seconds(30))
+        #expect(await again.waitForLog { $0.contains("gateway user unregistered") })
+        let after = try CommandLineTests.start(["gateway", "users", "--config", bridge.config], in: server.directory)
+        #expect(after.finish() == 0)
+        #expect(!after.output.contains("dave@example.test"), "\(after.output)")
+        let logs = bridge.run.errors + again.run.errors
+        #expect(!logs.contains(Self.erinPassword), "the password reached the log")
+        #expect(again.stop() == 0)
+        await dave.stop()
+        await bob.stop()
     }
 }

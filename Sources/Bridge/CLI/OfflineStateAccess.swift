@@ -56,8 +56,8 @@ struct OfflineStateAccess {
     /// Whether `operation` changes the database.
     static func writes(_ operation: ControlRequest.Operation) -> Bool {
         switch operation {
-        case .add, .remove, .queueRetry, .queueDrop: true
-        case .list, .status, .queueList, .roster, .reconnect, .rooms: false
+        case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove: true
+        case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers: false
         }
     }
 }

@@ -6,6 +6,9 @@ enum PasswordSource: Sendable, Equatable, CustomStringConvertible {
     case file(String)
     case environment(String)
     case command(String)
+    /// Given by a gateway user's in-band registration (XEP-0077) and kept in the state
+    /// database (mode 0600); never shown.
+    case registered(String)
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -39,6 +42,8 @@ enum PasswordSource: Sendable, Equatable, CustomStringConvertible {
                 throw Failure(description: "password command exited with \(process.terminationStatus)")
             }
             raw = String(decoding: data, as: UTF8.self)
+        case .registered(let password):
+            raw = password
         }
         var password = raw
         if password.hasSuffix("\r\n") {
@@ -67,6 +72,7 @@ enum PasswordSource: Sendable, Equatable, CustomStringConvertible {
         case .file(let path): "password file \(path)"
         case .environment(let name): "environment variable \(name)"
         case .command: "password command"
+        case .registered: "password given at registration"
         }
     }
 }

@@ -23,11 +23,17 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         for transport in response.transports ?? [] {
-            let state = transport.connected ? "connected" : transport.stopped ? "stopped" : "not connected"
-            let error = transport.lastError.map { "  (\(VisibleText.escaped($0)))" } ?? ""
-            let age = transport.oldestAgeSeconds.map { String(format: "  oldest %.0fs", $0) } ?? ""
-            CommandLineOutput.line("\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(age)  dead \(transport.dead)\(error)")
+            CommandLineOutput.line(Self.line(transport))
             for room in transport.rooms ?? [] { CommandLineOutput.line("  room " + RoomsCommand.line(room)) }
+            for user in transport.gatewayUsers ?? [] { CommandLineOutput.line("  user " + GatewayCommand.Users.line(user)) }
         }
+    }
+
+    /// `work [xmpp]  connected  queued 0  dead 0`.
+    static func line(_ transport: ControlResponse.TransportStatus) -> String {
+        let state = transport.connected ? "connected" : transport.stopped ? "stopped" : "not connected"
+        let error = transport.lastError.map { "  (\(VisibleText.escaped($0)))" } ?? ""
+        let age = transport.oldestAgeSeconds.map { String(format: "  oldest %.0fs", $0) } ?? ""
+        return "\(transport.name) [\(transport.kind)]  \(state)  queued \(transport.queued)\(age)  dead \(transport.dead)\(error)"
     }
 }

@@ -19,6 +19,10 @@ struct ControlRequest: Codable, Sendable {
         case reconnect
         /// Each account's rooms (XEP-0045) and their state; daemon only.
         case rooms
+        /// Gateway users (`transport` names a gateway to filter by).
+        case gatewayUsers = "gateway-users"
+        /// Forgets a registered gateway user (`address`; `transport` names the gateway, else any).
+        case gatewayRemove = "gateway-remove"
     }
 
     var op: Operation

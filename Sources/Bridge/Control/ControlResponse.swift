@@ -46,6 +46,8 @@ struct ControlResponse: Codable, Sendable {
         var stopped: Bool = false
         /// An account's rooms.
         var rooms: [RoomEntry]? = nil
+        /// A gateway's users and their linked accounts.
+        var gatewayUsers: [GatewayUserEntry]? = nil
     }
 
     /// One room for `xmpp-bridge rooms` and `status` (XEP-0045).
@@ -75,6 +77,17 @@ struct ControlResponse: Codable, Sendable {
         var body: String
     }
 
+    /// One gateway user for `xmpp-bridge gateway users`.
+    struct GatewayUserEntry: Codable, Sendable, Equatable {
+        var gateway: String
+        var user: String
+        /// The linked account's name, and its address.
+        var account: String
+        var address: String
+        /// Linked in `bridge.toml` (else registered in band).
+        var configured: Bool
+    }
+
     var ok: Bool
     var error: String? = nil
     var channels: [ChannelEntry]? = nil
@@ -84,6 +97,7 @@ struct ControlResponse: Codable, Sendable {
     var rooms: [RoomEntry]? = nil
     /// How many deliveries a queue request acted on.
     var count: Int? = nil
+    var gatewayUsers: [GatewayUserEntry]? = nil
 }
 
 extension ControlResponse.QueueEntry {

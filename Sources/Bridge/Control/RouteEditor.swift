@@ -20,6 +20,7 @@ struct RouteEditor {
                 let now = Date()
                 let accounts: [(String, String)] = self.configuration.accounts.keys.map { ($0, "xmpp") }
                 let locals: [(String, String)] = self.configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
+                    + self.configuration.gateways.values.map { ($0.transportName, "gateway") }
                 var transports: [ControlResponse.TransportStatus] = []
                 for (name, kind) in (accounts + locals).sorted(by: { $0.0 < $1.0 }) {
                     let oldest: Date? = try self.store.oldestPending(transport: name)
@@ -38,6 +39,21 @@ struct RouteEditor {
                 return Self.failure("no running bridge to reconnect")
             case .rooms:
                 return Self.failure("no running bridge: room states come from the running daemon")
+            case .gatewayUsers:
+                var response = ControlResponse(ok: true)
+                let merged = self.configuration.merging(registrations: try self.store.gatewayRegistrations())
+                response.gatewayUsers = BridgeRuntime.gatewayUsers(merged, request.transport)
+                return response
+            case .gatewayRemove:
+                guard let user = request.address?.lowercased() else { return Self.failure("missing user") }
+                var removed = 0
+                for gateway in self.configuration.gateways.keys.sorted() where request.transport == nil || gateway == request.transport {
+                    if try self.store.removeGatewayRegistration(gateway: gateway, user: user) { removed += 1 }
+                }
+                guard removed > 0 else { return Self.failure("\(user) has no registration") }
+                var response = ControlResponse(ok: true)
+                response.count = removed
+                return response
             case .queueList:
                 var response = ControlResponse(ok: true)
                 let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }

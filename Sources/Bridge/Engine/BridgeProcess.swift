@@ -21,7 +21,8 @@ struct BridgeProcess {
     /// Held for the process's lifetime (nil for an in-memory state).
     let lock: InstanceLock?
 
-    static func make(configuration: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
+    static func make(configuration file: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
+        var configuration = file
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
         let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
         // Waits briefly for a command that reads or edits the database without a daemon.
@@ -29,6 +30,8 @@ struct BridgeProcess {
         let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath, manualCheckpoints: true)
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
+        // Gateway users who registered in band join as accounts and users.
+        configuration = configuration.merging(registrations: try store.gatewayRegistrations())
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // SCRAM's PBKDF2 on first logins runs here, not on the accounts' event loop.
         let blockingWork = NIOThreadPool(numberOfThreads: 1)
@@ -93,7 +96,7 @@ struct BridgeProcess {
         }
         try await pipeline.load()
         let runtime = BridgeRuntime(
-            configuration: configuration, store: store,
+            configuration: file, store: store,
             factory: TransportFactory(
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
@@ -117,6 +120,7 @@ struct BridgeProcess {
         await pipeline.observe(with: mirrors)
         await pipeline.observe(with: gateways)
         await runtime.attach(presence: presence, mirrors: mirrors, gateways: gateways)
+        await runtime.attach(gatewayLinking: GatewayRegistrar(runtime: runtime, group: eventLoops, tlsContexts: TLSContextCache(), blockingWork: blockingWork, logger: logger))
         await runtime.refreshRouter()
         var services = await runtime.services()
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)

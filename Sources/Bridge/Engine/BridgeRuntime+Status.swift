@@ -50,6 +50,26 @@ extension BridgeRuntime {
             var response = ControlResponse(ok: true)
             response.rooms = await self.roomEntries()
             return response
+        case .gatewayUsers:
+            var response = ControlResponse(ok: true)
+            response.gatewayUsers = self.gatewayUsers(request.transport)
+            return response
+        case .gatewayRemove:
+            guard let user = request.address?.lowercased() else { return RouteEditor.failure("missing user") }
+            let gateways = self.currentConfiguration.gateways.values.filter { request.transport == nil || $0.name == request.transport }
+            if gateways.contains(where: { $0.users.contains { $0.jid == user && $0.configured } }) {
+                return RouteEditor.failure("\(user) is linked in the configuration file; remove its [[gateway.NAME.user]] there")
+            }
+            do {
+                var removed = 0
+                for gateway in gateways.sorted(by: { $0.name < $1.name }) where try await self.unregister(gateway: gateway.name, user: user) { removed += 1 }
+                guard removed > 0 else { return RouteEditor.failure("\(user) has no registration") }
+                var response = ControlResponse(ok: true)
+                response.count = removed
+                return response
+            } catch {
+                return RouteEditor.failure("\(error)")
+            }
         case .list, .add, .remove:
             return RouteEditor.failure("not a status request")
         }
@@ -57,9 +77,11 @@ extension BridgeRuntime {
 
     private func status() async -> [ControlResponse.TransportStatus] {
         let rooms = Dictionary(grouping: await self.roomEntries(), by: \.account)
+        let users = Dictionary(grouping: self.gatewayUsers(nil), by: { GatewayConfiguration.transportName($0.gateway) })
         return await self.transportStatuses().map { entry in
             var status = entry.status
             status.rooms = rooms[status.name]
+            status.gatewayUsers = users[status.name]
             return status
         }
     }
@@ -73,6 +95,7 @@ extension BridgeRuntime {
         let queues = await self.relay.queueStatus()
         let now = Date()
         let names = configuration.accounts.keys.map { ($0, "xmpp") } + configuration.locals.map { ($0.key, $0.value.kind.rawValue) }
+            + configuration.gateways.values.map { ($0.transportName, "gateway") }
         return names.sorted { $0.0 < $1.0 }.map { name, kind in
             let state = availability[name]
             let queue = queues[name]

@@ -8,8 +8,11 @@ import XMPP
 /// routing table (configured channels merged with runtime route changes). Reloads
 /// reconcile it without touching transports whose settings did not change.
 actor BridgeRuntime {
+    /// The configuration as running: the file's, with gateway registrations merged in.
     private var configuration: BridgeConfiguration
-    private let store: StateStore
+    /// The file's configuration alone (a registration or SIGHUP merges again from it).
+    private var fileConfiguration: BridgeConfiguration
+    let store: StateStore
     private let factory: TransportFactory
     private let pipeline: RelayPipeline<ContinuousClock>
     let logger: Logger
@@ -18,8 +21,12 @@ actor BridgeRuntime {
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
 
+    /// - Parameter configuration: the file's; registrations in `store` are merged in.
     init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, pipeline: RelayPipeline<ContinuousClock>, logger: Logger) {
-        self.configuration = configuration
+        self.fileConfiguration = configuration
+        let registrations = (try? store.gatewayRegistrations()) ?? []
+        self.registrations = registrations
+        self.configuration = configuration.merging(registrations: registrations)
         self.store = store
         self.factory = factory
         self.pipeline = pipeline
@@ -121,7 +128,17 @@ actor BridgeRuntime {
     /// Applies a new configuration (SIGHUP): channels and routes at once; transports that
     /// were removed or changed are stopped, new or changed ones started; the rest keep
     /// their connections.
-    func reload(_ new: BridgeConfiguration) async {
+    func reload(_ file: BridgeConfiguration) async {
+        self.fileConfiguration = file
+        let registrations: [GatewayRegistrationRecord]
+        do {
+            registrations = try self.store.gatewayRegistrations()
+        } catch {
+            self.logger.error("cannot read gateway registrations; registered users stay as they were", metadata: ["error": "\(error)"])
+            registrations = self.registrations
+        }
+        self.registrations = registrations
+        let new = file.merging(registrations: registrations)
         let old = self.configuration
         self.configuration = new
         let names = Set(Self.transportNames(old)).union(Self.transportNames(new))
@@ -187,6 +204,9 @@ actor BridgeRuntime {
 
     var currentConfiguration: BridgeConfiguration { self.configuration }
 
+    /// The file's configuration, without registrations.
+    var currentFileConfiguration: BridgeConfiguration { self.fileConfiguration }
+
     /// The running transport with this name.
     func transport(named name: String) -> (any Transport)? {
         self.transports[name]?.transport
@@ -197,6 +217,8 @@ actor BridgeRuntime {
     private var mirrors: RosterMirrorCoordinator<ContinuousClock>?
 
     private var gateways: GatewayCoordinator?
+    /// The registrations merged into ``configuration``.
+    private var registrations: [GatewayRegistrationRecord] = []
     /// Registers and unregisters gateway users (XEP-0077), when the daemon has a state file.
     private var gatewayLinking: (any GatewayLinking)?
 

@@ -17,6 +17,7 @@ enum StateMigrations {
         migrator.registerMigration("v8-rich-content", migrate: addRichContent)
         migrator.registerMigration("v9-lean-relay-indexes", migrate: dropRelayPathIndexes)
         migrator.registerMigration("v10-intake-log-position", migrate: createIntakeApplied)
+        migrator.registerMigration("v11-gateway-registrations", migrate: createGatewayRegistrations)
         return migrator
     }
 
@@ -217,6 +218,20 @@ enum StateMigrations {
               id INTEGER PRIMARY KEY CHECK (id = 0),
               epoch INTEGER NOT NULL,
               "end" INTEGER NOT NULL
+            )
+            """)
+    }
+
+    /// v11: gateway users who linked an account in band (XEP-0077), with its password.
+    private static func createGatewayRegistrations(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE gateway_registrations (
+              gateway TEXT NOT NULL,
+              user TEXT NOT NULL,
+              address TEXT NOT NULL,
+              password TEXT NOT NULL,
+              registered_at DATETIME NOT NULL,
+              PRIMARY KEY (gateway, user)
             )
             """)
     }

@@ -22,6 +22,8 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case saveRosterMirror = "save roster mirror snapshot"
         case inspect = "inspect"
         case replayIntakeLog = "apply the intake log"
+        case readGatewayRegistrations = "read gateway registrations"
+        case saveGatewayRegistration = "save gateway registration"
     }
 
     var operation: Operation

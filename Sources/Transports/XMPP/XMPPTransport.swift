@@ -119,6 +119,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         Self.state(await self.session.presence(of: jid))
     }
 
+    /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it; nil when it has
+    /// none or the request fails.
+    public func vCard(of contact: JID) async -> XMLElement? {
+        let request = IQ(type: .get, id: await self.session.nextID(), to: contact.bare, payload: XMLElement(name: "vCard", namespace: "vcard-temp"))
+        guard let answer = try? await self.session.request(request, timeout: .seconds(10)), let card = answer.payload, card.name == "vCard" else { return nil }
+        return card
+    }
+
     /// Whether the roster has been fetched since the account connected (an empty roster
     /// before that means "unknown", not "no contacts").
     public func rosterReady() async -> Bool {

@@ -1,0 +1,40 @@
+import Foundation
+import TransportCore
+import Transports
+import XMPP
+
+/// Gateway users linked in band (XEP-0077): stored, then merged into the running
+/// configuration like a reload, so the new account starts and the router knows the link.
+extension BridgeRuntime {
+    /// Stores `record` and starts its account.
+    func register(_ record: GatewayRegistrationRecord) async throws(StateStoreError) {
+        try self.store.saveGatewayRegistration(record)
+        self.logger.notice("gateway user registered", metadata: ["gateway": "\(record.gateway)", "user": "\(record.user)", "account": "\(record.address)"])
+        await self.reload(self.currentFileConfiguration)
+    }
+
+    /// Forgets `user`'s registration with `gateway` and stops its account; false when
+    /// there was none.
+    func unregister(gateway: String, user: String) async throws(StateStoreError) -> Bool {
+        guard try self.store.removeGatewayRegistration(gateway: gateway, user: user) else { return false }
+        self.logger.notice("gateway user unregistered", metadata: ["gateway": "\(gateway)", "user": "\(user)"])
+        await self.reload(self.currentFileConfiguration)
+        return true
+    }
+
+    /// Each gateway's users for `gateway users` (all gateways when `name` is nil).
+    func gatewayUsers(_ name: String?) -> [ControlResponse.GatewayUserEntry] {
+        Self.gatewayUsers(self.currentConfiguration, name)
+    }
+
+    static func gatewayUsers(_ configuration: BridgeConfiguration, _ name: String?) -> [ControlResponse.GatewayUserEntry] {
+        configuration.gateways.values.filter { name == nil || $0.name == name }.sorted { $0.name < $1.name }.flatMap { gateway in
+            gateway.users.sorted { $0.jid < $1.jid }.map { user in
+                ControlResponse.GatewayUserEntry(
+                    gateway: gateway.name, user: user.jid, account: user.account,
+                    address: configuration.accounts[user.account]?.client.jid.bare.description ?? "", configured: user.configured
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import NIOCore
+import TransportCore
+import Transports
+import XMPP
+
+/// Links and unlinks gateway users who register in band (XEP-0077 §3): checks the
+/// address and password by logging in once, then stores them (state database, mode 0600;
+/// the password is never logged) and starts the account. Also fetches contacts' vCards
+/// (XEP-0054) through linked accounts for their puppets.
+struct GatewayRegistrar: GatewayLinking {
+    let runtime: BridgeRuntime
+    let group: any EventLoopGroup
+    let tlsContexts: TLSContextCache
+    let blockingWork: (any BlockingWorkRunner)?
+    let logger: Logger
+
+    func register(gateway transport: String, user: String, address: JID, password: String) async -> Result<Void, GatewayRefusal> {
+        // Off the gateway's event loop: the login's key derivation and the database write.
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            guard let gateway = await self.runtime.gateway(named: transport) else {
+                return .failure(GatewayRefusal(.serviceUnavailable, "this gateway is not configured"))
+            }
+            let record = GatewayRegistrationRecord(gateway: gateway.name, user: user.lowercased(), address: address.bare.description, password: password, registeredAt: Date())
+            guard let account = await self.runtime.currentConfiguration.registeredAccount(record) else {
+                return .failure(GatewayRefusal(.jidMalformed, "not an address: \(address)"))
+            }
+            var check = account.client
+            if let jid = try? check.jid.withResource("registration-check") { check.jid = jid }
+            let client = XMPPClient(eventLoopGroup: self.group, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: self.logger)
+            do throws(XMPPClientError) {
+                let connection = try await client.connect(configuration: check, password: password)
+                await connection.close()
+            } catch .authenticationFailed {
+                return .failure(GatewayRefusal(.notAuthorized, "\(address.bare)'s server refused that password"))
+            } catch {
+                return .failure(GatewayRefusal(.remoteServerNotFound, "cannot log in as \(address.bare): \(error)"))
+            }
+            do {
+                try await self.runtime.register(record)
+            } catch {
+                self.logger.error("cannot store a gateway registration", metadata: ["gateway": "\(gateway.name)", "user": "\(user)", "error": "\(error)"])
+                return .failure(GatewayRefusal(.internalServerError, "the bridge cannot store the link now"))
+            }
+            return .success(())
+        }
+    }
+
+    func unregister(gateway transport: String, user: String) async -> Result<Void, GatewayRefusal> {
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            guard let gateway = await self.runtime.gateway(named: transport) else {
+                return .failure(GatewayRefusal(.serviceUnavailable, "this gateway is not configured"))
+            }
+            do {
+                guard try await self.runtime.unregister(gateway: gateway.name, user: user) else {
+                    return .failure(GatewayRefusal(.registrationRequired, "not registered"))
+                }
+                return .success(())
+            } catch {
+                self.logger.error("cannot remove a gateway registration", metadata: ["gateway": "\(gateway.name)", "user": "\(user)", "error": "\(error)"])
+                return .failure(GatewayRefusal(.internalServerError, "the bridge cannot remove the link now"))
+            }
+        }
+    }
+
+    func vCard(account: String, contact: String) async -> XMLElement? {
+        guard let transport = await self.runtime.transport(named: account) as? XMPPTransport, let jid = try? JID(contact) else { return nil }
+        return await transport.vCard(of: jid)
+    }
+}
