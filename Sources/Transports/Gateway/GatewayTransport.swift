@@ -138,17 +138,27 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                 do {
                     _ = try await self.link.request(push)
                 } catch {
-                    self.logger.warning("roster push refused", metadata: ["user": "\(user)", "error": "\(error)"])
+                    // ejabberd before 23.10 grants the privilege but fails every push
+                    // (its issue #3942): suggest instead, from now on.
+                    self.logger.notice("roster push refused; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
+                    self.state.withLockedValue { $0.rosterPrivilege = false }
+                    await self.suggest(offer, to: to, user: user, add: changes.add, remove: changes.remove)
+                    return
                 }
             }
         } else {
-            self.logger.info("suggesting puppets to the user (XEP-0144)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
-            do {
-                try await self.link.send(offer.exchangeMessages(from: self.domain, to: to, add: changes.add, remove: changes.remove))
-            } catch {
-                self.state.withLockedValue { $0.offer.forget(user.lowercased()) }
-                self.logger.info("roster suggestion not sent", metadata: ["user": "\(user)", "error": "\(error)"])
-            }
+            await self.suggest(offer, to: to, user: user, add: changes.add, remove: changes.remove)
+        }
+    }
+
+    /// Sends XEP-0144 suggestions; what could not be sent is offered whole next time.
+    private func suggest(_ offer: RosterOffer, to: JID, user: String, add: [RosterOffer.Item], remove: [JID]) async {
+        self.logger.info("suggesting puppets to the user (XEP-0144)", metadata: ["user": "\(user)", "add": "\(add.count)", "remove": "\(remove.count)"])
+        do {
+            try await self.link.send(offer.exchangeMessages(from: self.domain, to: to, add: add, remove: remove))
+        } catch {
+            self.state.withLockedValue { $0.offer.forget(user.lowercased()) }
+            self.logger.info("roster suggestion not sent", metadata: ["user": "\(user)", "error": "\(error)"])
         }
     }
 
