@@ -345,4 +345,72 @@ struct GatewayIntegrationTests {
         await dave.stop()
         await bob.stop()
     }
+
+    @Test("rich content crosses puppets through the id map: bob's correction reaches alice as a correction of her copy, alice's receipt and reply reach bob under his own id, and alice's OMEMO message is not relayed but noticed from the puppet")
+    func richContentThroughPuppets() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        let home = try JID("home@example.test")
+        let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        func rich(_ to: JID, _ id: String, _ text: String?, _ content: RichContent, extra: [XMLElement] = []) -> Message {
+            let (body, elements) = content.outgoing(text: text)
+            var message = Message(type: .chat, to: to, id: id, body: body)
+            message.extensions = elements + extra
+            return message
+        }
+        try await bob.session.send(Message(type: .chat, to: home, id: "b-original", body: "original"))
+        guard let copy = await Received.message(alice.log, body: "original"), let copyID = copy.id else {
+            Issue.record("no copy; stderr: \(bridge.run.errors.suffix(3000))")
+            return
+        }
+        #expect(copy.extensions.contains { $0.name == "request" && $0.namespace == "urn:xmpp:receipts" }, "a receipt is asked for")
+
+        try await bob.session.send(rich(home, "b-fix", "corrected", RichContent(replaceID: "b-original")))
+        let correction = await Received.message(alice.log, body: "corrected")
+        #expect(correction.map { RichContent.parse($0).content.replaceID } == copyID, "the correction names alice's copy")
+
+        try await alice.session.send(rich(puppet, "a-receipt", nil, RichContent(confirms: copyID)))
+        let receipt = await bob.log.waitFor(timeout: .seconds(15)) {
+            if case .message(let message, nil) = $0 { return DeliveryConfirmation.of(message)?.id == "b-original" }
+            return false
+        }
+        #expect(receipt != nil, "bob gets the receipt under his own id; stderr: \(bridge.run.errors.suffix(3000))")
+
+        try await alice.session.send(rich(puppet, "a-reply", "my answer", RichContent(replyTo: copyID)))
+        let reply = await bob.log.waitFor(timeout: .seconds(15)) {
+            if case .message(let message, nil) = $0 { return RichContent.parse(message).content.replyTo == "b-original" }
+            return false
+        }
+        #expect(reply != nil, "bob gets the reply to his own message")
+
+        let omemo = Self.element("encrypted", "eu.siacs.conversations.axolotl", children: [Self.element("payload", "eu.siacs.conversations.axolotl", text: "c2VjcmV0")])
+        try await alice.session.send(rich(puppet, "a-omemo", "I sent you an OMEMO encrypted message", RichContent(), extra: [omemo]))
+        let notice = await alice.log.waitFor(timeout: .seconds(15)) {
+            if case .message(let message, nil) = $0 { return message.body?.contains("cannot relay messages encrypted with OMEMO") == true }
+            return false
+        }
+        if case .message(let message, _) = notice {
+            #expect(message.from?.bare == puppet, "the notice comes from the puppet")
+        } else {
+            Issue.record("no notice; stderr: \(bridge.run.errors.suffix(3000))")
+        }
+        try await alice.session.send(Message(type: .chat, to: puppet, id: "a-marker", body: "marker"))
+        #expect(await Received.message(bob.log, body: "marker") != nil)
+        #expect(!(await Received.bodies(bob.log)).contains { $0.contains("OMEMO") }, "the encrypted message's fallback text never reaches bob")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
+    static func element(_ name: String, _ namespace: String, children: [XMLElement] = [], text: String? = nil) -> XMLElement {
+        var element = XMLElement(name: name, namespace: namespace)
+        for child in children { element.append(child) }
+        if let text { element.append(text: text) }
+        return element
+    }
 }
