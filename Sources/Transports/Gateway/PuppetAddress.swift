@@ -18,10 +18,10 @@ public struct PuppetAddress: Hashable, Sendable {
     }
 
     /// The contact a puppet JID stands for: nil for the component's own domain, another
-    /// domain, or a localpart that does not unescape to a JID.
+    /// domain, or a localpart that does not unescape to a bare JID with a localpart.
     public func contact(of puppet: JID) -> String? {
         guard puppet.domainpart.lowercased() == self.domain, let localpart = puppet.localpart else { return nil }
-        guard let contact = try? JID(JIDEscaping.unescape(localpart)), contact.resourcepart == nil else { return nil }
+        guard let contact = try? JID(JIDEscaping.unescape(localpart)), contact.localpart != nil, contact.resourcepart == nil else { return nil }
         return contact.description
     }
 }
