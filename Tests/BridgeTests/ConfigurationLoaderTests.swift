@@ -75,6 +75,12 @@ struct ConfigurationLoaderTests {
         ])
         #expect(configuration.accounts["work"]?.roomTimings.pingInterval == .seconds(300))
         #expect(configuration.accounts["work"]?.roomTimings.rejoinAfterKick == .seconds(60))
+        let gateway = try #require(configuration.gateways["home"])
+        #expect(gateway.domain == "home.work.example" && gateway.host == "127.0.0.1" && gateway.port == 5347 && !gateway.allowRemote)
+        #expect(gateway.secret == .environment("GATEWAY_SECRET") && gateway.displayName == "Home account")
+        #expect(gateway.registration == .allowlist && gateway.allow == ["*@work.example"] && gateway.keepalive == .seconds(60))
+        #expect(gateway.users == [GatewayUser(jid: "alice@work.example", account: "home", configured: true)])
+        #expect(gateway.transportName == "gateway.home" && gateway.serverDomain == "work.example")
     }
 
     @Test("max_concurrent_logins bounds the login queue: 64 by default, 1 to 10,000")
