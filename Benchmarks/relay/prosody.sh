@@ -15,6 +15,9 @@
 # its default keeps Nagle on, which stalls a client that both sends and receives (a room
 # relay gets its own reflections) by up to its delayed-ACK time (~40 ms on Linux).
 #
+# With PROSODY_COMPONENT=DOMAIN:SECRET, also an external component (XEP-0114) on
+# COMPONENT_PORT (127.0.0.1), for the gateway benchmark.
+#
 # Needs: prosody, prosodyctl, lua5.4 with luasocket (Prosody dependencies), openssl.
 
 XMPP_DOMAIN=example.test
@@ -35,8 +38,8 @@ _prosody_ports() {  # two distinct free loopback ports (bound together, closed w
     print(pa .. " " .. pb); a:close(); b:close()'
 }
 
-_prosody_config() {  # DIR MAM C2S DTLS
-  local dir=$1 mam=$2 c2s=$3 dtls=$4 mods
+_prosody_config() {  # DIR MAM C2S DTLS [COMPONENT_PORT]
+  local dir=$1 mam=$2 c2s=$3 dtls=$4 component=${5:-} mods
   mods='"disco"; "roster"; "saslauth"; "ping"; "time"; "version"; "carbons"; "blocklist"; "smacks"; "tls";'
   [ "$mam" = 1 ] && mods="$mods \"mam\";"
   cat <<LUA
@@ -52,7 +55,8 @@ local_interfaces = { "127.0.0.1" }
 c2s_ports = { $c2s }
 c2s_direct_tls_ports = { $dtls }
 s2s_ports = { }
-component_ports = { }
+component_ports = { $component }
+component_interfaces = { "127.0.0.1" }
 http_ports = { }
 https_ports = { }
 modules_disabled = { "s2s"; "s2s_auth_certs"; }
@@ -73,6 +77,9 @@ LUA
       'storage_archive_item_limit = 10000000'
   fi
   printf '\nVirtualHost "%s"\n' "$XMPP_DOMAIN"
+  if [ -n "${PROSODY_COMPONENT:-}" ]; then
+    printf '\nComponent "%s"\ncomponent_secret = "%s"\n' "${PROSODY_COMPONENT%%:*}" "${PROSODY_COMPONENT#*:}"
+  fi
   if [ "${PROSODY_ROOMS:-0}" = 1 ]; then
     printf '\nComponent "%s" "muc"\n' "$MUC_DOMAIN"
     [ "$mam" = 1 ] && printf '%s\n' 'modules_enabled = { "muc_mam"; }' 'muc_log_all_rooms = true' \
@@ -98,7 +105,9 @@ prosody_start() {
   done
   for attempt in 1 2 3 4 5; do
     read -r C2S_PORT dtls < <(_prosody_ports)
-    _prosody_config "$dir" "$mam" "$C2S_PORT" "$dtls" > "$cfg"
+    COMPONENT_PORT=
+    [ -n "${PROSODY_COMPONENT:-}" ] && read -r COMPONENT_PORT _ < <(_prosody_ports)
+    _prosody_config "$dir" "$mam" "$C2S_PORT" "$dtls" "$COMPONENT_PORT" > "$cfg"
     offset=$(stat -c %s "$log" 2>/dev/null || echo 0)
     # Own session (a ^C to run.sh is handled by its trap, not by Prosody); no inherited fds.
     (
