@@ -141,14 +141,14 @@ printf '%s\n' "$SECRET" > "$DIR/gateway.secret"
 chmod 600 "$DIR/gateway.secret"
 say "gateway benchmark: N=$N, paced $R msg/s, roster K=$K; $(nproc) CPUs; prosody pid $PROSODY_PID, c2s $C2S_PORT, component $COMPONENT_PORT; work dir $WORK"
 
-for path in channel puppet; do
+for path in ${GATEWAY_BENCH_PATHS-channel puppet}; do
   say " $path"
   start_bridge "$path" "$path"
   for _ in $(seq "$REPEAT"); do load "$path" throughput; done
   load "$path" latency
   stop_pid "$RELAY_PID"; RELAY_PID=
 done
-"$PY" "$HERE/load.py" report "$RESULTS"
+[ -s "$RESULTS" ] && "$PY" "$HERE/load.py" report "$RESULTS"
 
 # Roster: 0 contacts, then K; RSS once the offer is through.
 say " roster"
@@ -159,9 +159,10 @@ RSS0=$(rss_kib "$RELAY_PID")
 stop_pid "$RELAY_PID"; RELAY_PID=
 write_roster "$K"
 "$PY" "$HERE/roster_wait.py" --jid "receiver@$XMPP_DOMAIN/roster" --password-file "$DIR/receiver.password" --host 127.0.0.1 \
-  --port "$C2S_PORT" --ca-file "$CA_FILE" --count "$K" --timeout 60 > "$DIR/roster.json" &
+  --port "$C2S_PORT" --ca-file "$CA_FILE" --count "$K" --timeout 60 > "$DIR/roster.json" 2> "$DIR/roster.err" &
 WAITER=$!
-sleep 1  # the user is online before the bridge starts (a live offer, not offline storage)
+# The user is online before the bridge starts: a live offer, not offline storage.
+wait_for_line "$DIR/roster.err" "online" "$WAITER" 30 || die "the gateway user did not come online"
 start_bridge roster puppet
 wait "$WAITER" || true
 sleep 2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Waits, as a gateway user, until the gateway has offered COUNT puppets (XEP-0144 roster
-item exchange suggestions, or XEP-0356 pushes into the roster), and prints one JSON line:
-{"items": n, "end": when the last arrived (wall clock, seconds since the epoch)}.
+item exchange suggestions), and prints one JSON line: {"items": n, "end": when the last
+arrived (wall clock, seconds since the epoch)}.
 
 usage: roster_wait.py --jid USER@DOMAIN/RES --password-file F --host H --port P --ca-file CA
                       --count N [--timeout S]
@@ -9,13 +9,42 @@ usage: roster_wait.py --jid USER@DOMAIN/RES --password-file F --host H --port P 
 import argparse
 import asyncio
 import json
-import ssl
+import os
 import sys
 import time
 
-import slixmpp
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from load import make_client, online  # noqa: E402
 
 RX = "http://jabber.org/protocol/rosterx"
+import logging
+logging.basicConfig(level=logging.DEBUG if os.environ.get("ROSTER_WAIT_DEBUG") else logging.WARNING)
+
+
+async def wait(args):
+    client = make_client(args.jid, args.password_file, args.ca_file)
+    seen = set()
+    done = asyncio.get_running_loop().create_future()
+
+    def on_message(msg):
+        for item in msg.xml.iter(f"{{{RX}}}item"):
+            if item.get("action", "add") == "add":
+                seen.add(item.get("jid"))
+        if len(seen) >= args.count and not done.done():
+            done.set_result(time.time())
+
+    # A raw handler: slixmpp raises no "message" event for a message without a body.
+    from slixmpp.xmlstream.handler import Callback
+    from slixmpp.xmlstream.matcher import MatchXPath
+    client.register_handler(Callback("rosterx", MatchXPath(f"{{jabber:client}}message/{{{RX}}}x"), on_message))
+    await online(client, args.host, args.port)
+    print("online", file=sys.stderr, flush=True)
+    try:
+        end = await asyncio.wait_for(done, args.timeout)
+        print(json.dumps({"items": len(seen), "end": end}))
+    except asyncio.TimeoutError:
+        print(json.dumps({"items": len(seen), "end": None, "error": f"not all within {args.timeout} s"}))
+    client.disconnect()
 
 
 def main():
@@ -25,45 +54,7 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--timeout", type=float, default=60)
-    args = parser.parse_args()
-    with open(args.password_file) as f:
-        password = f.read().strip()
-    client = slixmpp.ClientXMPP(args.jid, password)
-    context = ssl.create_default_context(cafile=args.ca_file)
-    client.ssl_context = context
-    seen = set()
-    done = asyncio.get_event_loop().create_future()
-
-    def finish():
-        if not done.done():
-            done.set_result(time.time())
-
-    def on_message(msg):
-        for item in msg.xml.iter(f"{{{RX}}}item"):
-            if item.get("action", "add") == "add":
-                seen.add(item.get("jid"))
-        if len(seen) >= args.count:
-            finish()
-
-    def on_roster(_):
-        seen.update(j for j in client.client_roster.keys() if "\\40" in j)
-        if len(seen) >= args.count:
-            finish()
-
-    client.add_event_handler("message", on_message)
-    client.add_event_handler("roster_update", on_roster)
-    client.add_event_handler("session_start", lambda _: client.send_presence())
-    client.connect(host=args.host, port=args.port)
-
-    async def wait():
-        try:
-            end = await asyncio.wait_for(done, args.timeout)
-            print(json.dumps({"items": len(seen), "end": end}))
-        except asyncio.TimeoutError:
-            print(json.dumps({"items": len(seen), "end": None, "error": f"not all within {args.timeout} s"}))
-        client.disconnect()
-
-    asyncio.get_event_loop().run_until_complete(wait())
+    asyncio.run(wait(parser.parse_args()))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ struct GatewayIntegrationTests {
 
     /// Prosody with the component, alice (the user), home (the linked account), bob and two
     /// contacts whose JIDs need escaping; home's roster holds bob and `a\b`.
-    static func start() async throws -> (ProsodyServer, BridgeDaemon) {
+    static func start(before: (ProsodyServer) async throws -> Void = { _ in }) async throws -> (ProsodyServer, BridgeDaemon) {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
         options.adminShell = true
@@ -41,6 +41,7 @@ struct GatewayIntegrationTests {
             allow: ["alice@example.test", "dave@example.test"]
         )
         let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: gateway)
+        try await before(server)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         try await bridge.waitOnline(["home"])
         try await bridge.waitComponentConnected()
@@ -413,4 +414,27 @@ struct GatewayIntegrationTests {
         if let text { element.append(text: text) }
         return element
     }
+
+    @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage)")
+    func liveSuggestion() async throws {
+        let box = SessionBox()
+        let (server, bridge) = try await Self.start { server in box.session = try await TestSession.start("alice", on: server) }
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let alice = try #require(box.session)
+        let offer = await alice.log.waitFor(timeout: .seconds(15)) {
+            guard case .message(let message, nil) = $0 else { return false }
+            return message.extensions.contains { $0.name == "x" && $0.namespace == "http://jabber.org/protocol/rosterx" }
+        }
+        #expect(offer != nil, "stderr: \(bridge.run.errors.suffix(3000)); prosody: \(server.logTail())")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+    }
+}
+
+/// A session started inside a fixture's set-up closure.
+final class SessionBox: @unchecked Sendable {
+    var session: TestSession?
 }
