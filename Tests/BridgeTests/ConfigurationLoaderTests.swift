@@ -80,7 +80,7 @@ struct ConfigurationLoaderTests {
         #expect(gateway.secret == .environment("GATEWAY_SECRET") && gateway.displayName == "Home account")
         #expect(gateway.registration == .allowlist && gateway.allow == ["*@work.example"] && gateway.keepalive == .seconds(60))
         #expect(gateway.users == [GatewayUser(jid: "alice@work.example", account: "home", configured: true)])
-        #expect(gateway.transportName == "gateway.home" && gateway.serverDomain == "work.example")
+        #expect(gateway.transportName == "gateway.home" && gateway.serverDomain == "work.example" && gateway.maxStanzaBytes == 65536)
     }
 
     @Test("max_concurrent_logins bounds the login queue: 64 by default, 1 to 10,000")

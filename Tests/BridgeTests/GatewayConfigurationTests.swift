@@ -23,6 +23,10 @@ struct GatewayConfigurationTests {
         let gateway = try #require(configuration.gateways["home"])
         #expect(gateway.host == "127.0.0.1" && gateway.port == 5347 && gateway.registration == .allowlist && gateway.keepalive == .seconds(60) && gateway.users.isEmpty)
         #expect(gateway.displayName == nil)
+        #expect(gateway.serverDomain == "work.example", "the component domain's parent")
+        #expect(GatewayConfiguration.parentDomain(of: "gw.example") == "gw.example", "no parent to take")
+        let other = try Self.load("[gateway.home]\ncomponent = \"gw.elsewhere.example\"\nsecret_env = \"S\"\nserver_domain = \"work.example\"\nmax_stanza_bytes = 8192\n")
+        #expect(other.gateways["home"]?.serverDomain == "work.example" && other.gateways["home"]?.maxStanzaBytes == 8192)
     }
 
     @Test("problems, each with its path", arguments: [
@@ -40,6 +44,7 @@ struct GatewayConfigurationTests {
         ("[gateway.home]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\n[[gateway.home.user]]\njid = \"alice@work.example/phone\"\naccount = \"home\"\n", "gateway.home.user[0].jid: 'alice@work.example/phone' is not a bare JID"),
         ("[gateway.home]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\n[[gateway.home.user]]\naccount = \"home\"\n", "gateway.home.user[0].jid: is missing"),
         ("[gateway.home]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\n[[gateway.home.user]]\njid = \"a@w.example\"\naccount = \"home\"\n[[gateway.home.user]]\njid = \"A@w.example\"\naccount = \"home\"\n", "gateway.home.user[1].jid: a@w.example is linked twice"),
+        ("[gateway.home]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\nserver_domain = \"a@b\"\n", "gateway.home.server_domain: 'a@b' is not a domain"),
         ("[gateway.a]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\n[gateway.b]\ncomponent = \"gw.example\"\nsecret_env = \"S\"\n", "gateway.b.component: gw.example is also gateway.a's"),
     ])
     func problems(text: String, expected: String) throws {

@@ -48,7 +48,7 @@ struct GatewayCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let response = try await RouteCommand.send(ControlRequest(op: .gatewayUsers, transport: self.gateway), config: self.config)
+            let response = try await RouteCommand.send(ControlRequest(op: .gatewayUsers, gateway: self.gateway), config: self.config)
             let users = response.gatewayUsers ?? []
             if self.json {
                 try CommandLineOutput.json(users)
@@ -77,7 +77,7 @@ struct GatewayCommand: AsyncParsableCommand {
         var user: String
 
         func run() async throws {
-            let response = try await RouteCommand.send(ControlRequest(op: .gatewayRemove, transport: self.gateway, address: self.user), config: self.config)
+            let response = try await RouteCommand.send(ControlRequest(op: .gatewayRemove, address: self.user, gateway: self.gateway), config: self.config)
             CommandLineOutput.line("removed \(VisibleText.escaped(self.user)) from \(response.count ?? 0) gateway(s)")
         }
     }

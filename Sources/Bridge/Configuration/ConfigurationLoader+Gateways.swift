@@ -21,7 +21,7 @@ extension ConfigurationLoader {
         let host = self.nonEmptyString(table, "host", path, hint: "the server's component listener, e.g. host = \"127.0.0.1\"") ?? "127.0.0.1"
         let port = self.integer(table, "port", path, in: 1...65535, hint: "the server's component port, e.g. port = 5347") ?? 5347
         let allowRemote = self.flag(table, "allow_remote", path) ?? false
-        if !allowRemote, !Self.isLoopbackHost(host) {
+        if !allowRemote, !XMPPClient.isLoopback(host) {
             self.problem(
                 "\(path).host", "\(host) is not a loopback address, and a component link has no TLS",
                 "run the bridge beside the server (host = \"127.0.0.1\"), or set allow_remote = true for a path secured another way (a tunnel, a private network)"
@@ -53,6 +53,15 @@ extension ConfigurationLoader {
             self.problem("\(path).allow", "is empty, so nobody may register", "list who may, e.g. allow = [\"*@work.example\"], or set registration = \"closed\"")
         }
         let keepalive = self.age(table, "keepalive", path)
+        var serverDomain: String?
+        if let text = self.nonEmptyString(table, "server_domain", path, hint: "the server's own domain, e.g. server_domain = \"work.example\"") {
+            if let jid = try? JID(text), jid.localpart == nil, jid.resourcepart == nil {
+                serverDomain = jid.domainpart
+            } else {
+                self.problem("\(path).server_domain", "'\(text)' is not a domain", "e.g. server_domain = \"work.example\"")
+            }
+        }
+        let maxStanzaBytes = self.integer(table, "max_stanza_bytes", path, in: 4_096...16_777_216, hint: "the server's stanza size limit in bytes, e.g. 65536")
         var users: [GatewayUser] = []
         var seen: Set<String> = []
         for (userPath, userTable) in self.tableArray(table["user"], section: "\(path).user", example: "[[gateway.\(name).user]]\njid = \"alice@work.example\"\naccount = \"home\"") {
@@ -85,17 +94,12 @@ extension ConfigurationLoader {
             users.append(GatewayUser(jid: jid.bare.description, account: account, configured: true))
         }
         guard let domain, let secret = sources.first, sources.count == 1 else { return nil }
-        return GatewayConfiguration(
+        var gateway = GatewayConfiguration(
             name: name, domain: domain, host: host, port: port, secret: secret, displayName: displayName, registration: registration, allow: allow,
-            allowRemote: allowRemote, keepalive: keepalive ?? .seconds(60), users: users
+            allowRemote: allowRemote, keepalive: keepalive ?? .seconds(60), serverDomain: serverDomain ?? GatewayConfiguration.parentDomain(of: domain),
+            users: users
         )
-    }
-
-    /// Whether `host` is a loopback name or address (127.0.0.0/8, ::1, localhost).
-    static func isLoopbackHost(_ host: String) -> Bool {
-        let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if trimmed == "localhost" || trimmed == "::1" { return true }
-        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        if let maxStanzaBytes { gateway.maxStanzaBytes = maxStanzaBytes }
+        return gateway
     }
 }

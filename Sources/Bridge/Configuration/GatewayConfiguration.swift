@@ -16,8 +16,15 @@ struct GatewayConfiguration: Sendable, Equatable {
     var allow: [String]
     /// A component link to a non-loopback host (no TLS on XEP-0114; `allow_remote`).
     var allowRemote: Bool
-    /// Ping the server after this long without traffic checks (`keepalive`, default 60 s).
+    /// How often the server is pinged to find a dead link (`keepalive`, default 60 s).
     var keepalive: Duration
+    /// The server's own domain, where keepalive pings go and privileges come from
+    /// (`server_domain`; default: the component domain's parent, `work.example` for
+    /// `home.work.example`).
+    var serverDomain: String
+    /// The largest stanza the server takes from the component (bytes, after escaping);
+    /// longer deliveries are split into parts (`max_stanza_bytes`, default 64 KiB).
+    var maxStanzaBytes: Int = 65_536
     /// `[[gateway.NAME.user]]`: users linked in the file.
     var users: [GatewayUser]
 
@@ -27,15 +34,15 @@ struct GatewayConfiguration: Sendable, Equatable {
 
     static func transportName(_ name: String) -> String { "gateway.\(name)" }
 
-    /// The server's own domain, where keepalive pings go: the component domain's parent
-    /// (`work.example` for `home.work.example`).
-    var serverDomain: String {
-        guard let dot = self.domain.firstIndex(of: "."), self.domain[self.domain.index(after: dot)...].contains(".") else { return self.domain }
-        return String(self.domain[self.domain.index(after: dot)...])
+    /// The default server domain: the component domain's parent.
+    static func parentDomain(of domain: String) -> String {
+        guard let dot = domain.firstIndex(of: "."), domain[domain.index(after: dot)...].contains(".") else { return domain }
+        return String(domain[domain.index(after: dot)...])
     }
 
     static let keys = [
-        "component", "host", "port", "secret_file", "secret_env", "name", "registration", "allow", "allow_remote", "keepalive", "user",
+        "component", "host", "port", "secret_file", "secret_env", "name", "registration", "allow", "allow_remote", "keepalive", "server_domain",
+        "max_stanza_bytes", "user",
     ]
     static let userKeys = ["jid", "account"]
 }

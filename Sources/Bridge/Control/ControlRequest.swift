@@ -19,9 +19,9 @@ struct ControlRequest: Codable, Sendable {
         case reconnect
         /// Each account's rooms (XEP-0045) and their state; daemon only.
         case rooms
-        /// Gateway users (`transport` names a gateway to filter by).
+        /// Gateway users (of `gateway`, else of every gateway).
         case gatewayUsers = "gateway-users"
-        /// Forgets a registered gateway user (`address`; `transport` names the gateway, else any).
+        /// Forgets a registered gateway user (`address`), with `gateway` or with any.
         case gatewayRemove = "gateway-remove"
     }
 
@@ -37,4 +37,6 @@ struct ControlRequest: Codable, Sendable {
     var nick: String? = nil
     /// Queue sequences, for the queue operations.
     var sequences: [Int64]? = nil
+    /// A gateway's name (`[gateway.NAME]`), for the gateway operations.
+    var gateway: String? = nil
 }

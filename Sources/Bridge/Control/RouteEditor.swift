@@ -42,14 +42,11 @@ struct RouteEditor {
             case .gatewayUsers:
                 var response = ControlResponse(ok: true)
                 let merged = self.configuration.merging(registrations: try self.store.gatewayRegistrations())
-                response.gatewayUsers = BridgeRuntime.gatewayUsers(merged, request.transport)
+                response.gatewayUsers = BridgeRuntime.gatewayUsers(merged, request.gateway)
                 return response
             case .gatewayRemove:
                 guard let user = request.address?.lowercased() else { return Self.failure("missing user") }
-                var removed = 0
-                for gateway in self.configuration.gateways.keys.sorted() where request.transport == nil || gateway == request.transport {
-                    if try self.store.removeGatewayRegistration(gateway: gateway, user: user) { removed += 1 }
-                }
+                let removed = try self.store.removeGatewayRegistrations(gateway: request.gateway, user: user)
                 guard removed > 0 else { return Self.failure("\(user) has no registration") }
                 var response = ControlResponse(ok: true)
                 response.count = removed

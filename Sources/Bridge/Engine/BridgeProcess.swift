@@ -31,7 +31,8 @@ struct BridgeProcess {
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         // Gateway users who registered in band join as accounts and users.
-        configuration = configuration.merging(registrations: try store.gatewayRegistrations())
+        let registrations = try store.gatewayRegistrations()
+        configuration = configuration.merging(registrations: registrations)
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // SCRAM's PBKDF2 on first logins runs here, not on the accounts' event loop.
         let blockingWork = NIOThreadPool(numberOfThreads: 1)
@@ -96,7 +97,7 @@ struct BridgeProcess {
         }
         try await pipeline.load()
         let runtime = BridgeRuntime(
-            configuration: file, store: store,
+            configuration: file, registrations: registrations, store: store,
             factory: TransportFactory(
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),

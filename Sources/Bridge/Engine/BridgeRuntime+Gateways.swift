@@ -9,17 +9,18 @@ extension BridgeRuntime {
     /// Stores `record` and starts its account.
     func register(_ record: GatewayRegistrationRecord) async throws(StateStoreError) {
         try self.store.saveGatewayRegistration(record)
-        self.logger.notice("gateway user registered", metadata: ["gateway": "\(record.gateway)", "user": "\(record.user)", "account": "\(record.address)"])
-        await self.reload(self.currentFileConfiguration)
+        self.logger.notice("gateway user registered", metadata: ["gateway": "\(record.gateway)", "user": "\(record.user)", "address": "\(record.address)"])
+        await self.reload()
     }
 
-    /// Forgets `user`'s registration with `gateway` and stops its account; false when
-    /// there was none.
-    func unregister(gateway: String, user: String) async throws(StateStoreError) -> Bool {
-        guard try self.store.removeGatewayRegistration(gateway: gateway, user: user) else { return false }
-        self.logger.notice("gateway user unregistered", metadata: ["gateway": "\(gateway)", "user": "\(user)"])
-        await self.reload(self.currentFileConfiguration)
-        return true
+    /// Forgets `user`'s registrations (with `gateway`, else with any) and stops their
+    /// accounts; how many there were.
+    func unregister(gateway: String?, user: String) async throws(StateStoreError) -> Int {
+        let removed = try self.store.removeGatewayRegistrations(gateway: gateway, user: user)
+        guard removed > 0 else { return 0 }
+        self.logger.notice("gateway user unregistered", metadata: ["gateway": "\(gateway ?? "any")", "user": "\(user)", "registrations": "\(removed)"])
+        await self.reload()
+        return removed
     }
 
     /// Each gateway's users for `gateway users` (all gateways when `name` is nil).

@@ -52,17 +52,16 @@ extension BridgeRuntime {
             return response
         case .gatewayUsers:
             var response = ControlResponse(ok: true)
-            response.gatewayUsers = self.gatewayUsers(request.transport)
+            response.gatewayUsers = self.gatewayUsers(request.gateway)
             return response
         case .gatewayRemove:
             guard let user = request.address?.lowercased() else { return RouteEditor.failure("missing user") }
-            let gateways = self.currentConfiguration.gateways.values.filter { request.transport == nil || $0.name == request.transport }
+            let gateways = self.currentConfiguration.gateways.values.filter { request.gateway == nil || $0.name == request.gateway }
             if gateways.contains(where: { $0.users.contains { $0.jid == user && $0.configured } }) {
                 return RouteEditor.failure("\(user) is linked in the configuration file; remove its [[gateway.NAME.user]] there")
             }
             do {
-                var removed = 0
-                for gateway in gateways.sorted(by: { $0.name < $1.name }) where try await self.unregister(gateway: gateway.name, user: user) { removed += 1 }
+                let removed = try await self.unregister(gateway: request.gateway, user: user)
                 guard removed > 0 else { return RouteEditor.failure("\(user) has no registration") }
                 var response = ControlResponse(ok: true)
                 response.count = removed

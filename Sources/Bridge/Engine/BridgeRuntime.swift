@@ -21,10 +21,14 @@ actor BridgeRuntime {
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
 
-    /// - Parameter configuration: the file's; registrations in `store` are merged in.
-    init(configuration: BridgeConfiguration, store: StateStore, factory: TransportFactory, pipeline: RelayPipeline<ContinuousClock>, logger: Logger) {
+    /// - Parameters:
+    ///   - configuration: the file's.
+    ///   - registrations: the gateway registrations in `store`, merged in.
+    init(
+        configuration: BridgeConfiguration, registrations: [GatewayRegistrationRecord] = [], store: StateStore, factory: TransportFactory,
+        pipeline: RelayPipeline<ContinuousClock>, logger: Logger
+    ) {
         self.fileConfiguration = configuration
-        let registrations = (try? store.gatewayRegistrations()) ?? []
         self.registrations = registrations
         self.configuration = configuration.merging(registrations: registrations)
         self.store = store
@@ -118,7 +122,7 @@ actor BridgeRuntime {
         }
         let worker = pipeline.makeWorker(for: transport, configuration: ConfigurationLoader.queueConfiguration(self.configuration.settings))
         self.transports[name] = (transport, worker, fingerprint)
-        await pipeline.add(worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes)
+        await pipeline.add(worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes)
         let services: [any Service] = [transport, worker]
         return services.map {
             ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -128,7 +132,24 @@ actor BridgeRuntime {
     /// Applies a new configuration (SIGHUP): channels and routes at once; transports that
     /// were removed or changed are stopped, new or changed ones started; the rest keep
     /// their connections.
-    func reload(_ file: BridgeConfiguration) async {
+    /// - Parameter file: the file's new configuration; nil applies the current one again
+    ///   (after a gateway registration changed what is merged into it).
+    func reload(_ file: BridgeConfiguration? = nil) async {
+        // One at a time (SIGHUP, a gateway registration): each waits for the one before.
+        let previous = self.reloading
+        let task = Task {
+            await previous?.value
+            await self.apply(file)
+        }
+        self.reloading = task
+        await task.value
+    }
+
+    /// The last reload asked for, which the next one waits for.
+    private var reloading: Task<Void, Never>?
+
+    private func apply(_ file: BridgeConfiguration?) async {
+        let file = file ?? self.fileConfiguration
         self.fileConfiguration = file
         let registrations: [GatewayRegistrationRecord]
         do {
@@ -204,8 +225,6 @@ actor BridgeRuntime {
 
     var currentConfiguration: BridgeConfiguration { self.configuration }
 
-    /// The file's configuration, without registrations.
-    var currentFileConfiguration: BridgeConfiguration { self.fileConfiguration }
 
     /// The running transport with this name.
     func transport(named name: String) -> (any Transport)? {

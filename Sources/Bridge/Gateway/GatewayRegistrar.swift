@@ -53,7 +53,7 @@ struct GatewayRegistrar: GatewayLinking {
                 return .failure(GatewayRefusal(.serviceUnavailable, "this gateway is not configured"))
             }
             do {
-                guard try await self.runtime.unregister(gateway: gateway.name, user: user) else {
+                guard try await self.runtime.unregister(gateway: gateway.name, user: user) > 0 else {
                     return .failure(GatewayRefusal(.registrationRequired, "not registered"))
                 }
                 return .success(())

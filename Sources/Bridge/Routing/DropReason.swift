@@ -23,6 +23,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case encrypted(String)
     /// A retraction or reaction of a message none of the targets got from us.
     case unknownReference
+    /// A gateway user's message names no contact (not to a puppet).
+    case noAddressee
     /// The same unique id (archive stanza-id, Idempotency-Key) was handled before.
     case alreadyHandled
     /// One of our own relay ids came back.
@@ -42,6 +44,7 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         case .noReceivers: "no_receivers"
         case .encrypted: "encrypted"
         case .unknownReference: "unknown_reference"
+        case .noAddressee: "no_addressee"
         case .alreadyHandled: "duplicate"
         case .echo: "echo"
         case .stateError: "state_error"
@@ -67,6 +70,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
             "encrypted with \(kind); the bridge cannot read it"
         case .unknownReference:
             "refers to a message no target got from this bridge"
+        case .noAddressee:
+            "written to no puppet"
         case .alreadyHandled:
             "already handled"
         case .echo:

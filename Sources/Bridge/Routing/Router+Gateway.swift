@@ -7,7 +7,7 @@ import Transports
 /// text goes as written: the puppet itself says who wrote it.
 extension Router {
     func routeFromGatewayUser(_ message: InboundMessage, link: GatewayLink, relay: RichRelay, makeID: () -> String) -> RoutingDecision {
-        guard let contact = message.addressee?.lowercased() else { return .drop(reason: .notAMember) }
+        guard let contact = message.addressee?.lowercased() else { return .drop(reason: .noAddressee) }
         guard !self.ownJIDs.contains(contact) else { return .drop(reason: .noReceivers) }
         let target = Endpoint(transport: link.account, address: contact)
         let deliveries = self.deliveries(of: message, to: target, channel: link.channel, relay: relay, makeID: makeID)

@@ -24,25 +24,3 @@ struct GatewayRegistrationRecord: Codable, Hashable, Sendable, FetchableRecord, 
     /// Names the link, never the password.
     var description: String { "\(self.gateway): \(self.user) → \(self.address)" }
 }
-
-extension StateStore {
-    /// Every in-band registration, by gateway and user.
-    func gatewayRegistrations() throws(StateStoreError) -> [GatewayRegistrationRecord] {
-        try self.read(.readGatewayRegistrations) { db in
-            try GatewayRegistrationRecord.order(Column("gateway"), Column("user")).fetchAll(db)
-        }
-    }
-
-    /// Stores (or replaces) a registration.
-    func saveGatewayRegistration(_ record: GatewayRegistrationRecord) throws(StateStoreError) {
-        try self.write(.saveGatewayRegistration) { db in try record.save(db) }
-    }
-
-    /// Forgets `user`'s registration with `gateway`; whether there was one.
-    @discardableResult
-    func removeGatewayRegistration(gateway: String, user: String) throws(StateStoreError) -> Bool {
-        try self.write(.saveGatewayRegistration) { db in
-            try GatewayRegistrationRecord.filter(Column("gateway") == gateway && Column("user") == user.lowercased()).deleteAll(db) > 0
-        }
-    }
-}

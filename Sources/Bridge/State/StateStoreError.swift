@@ -24,6 +24,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case replayIntakeLog = "apply the intake log"
         case readGatewayRegistrations = "read gateway registrations"
         case saveGatewayRegistration = "save gateway registration"
+        case removeGatewayRegistration = "remove gateway registration"
     }
 
     var operation: Operation

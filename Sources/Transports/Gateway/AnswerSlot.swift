@@ -1,6 +1,6 @@
 import XMPP
 
-/// Where the answer to one request of a ``ComponentLink`` lands: registered before the
+/// Where the answer to one request of a ``ComponentConnection`` lands: registered before the
 /// request is written, so an answer that comes before anyone waits is kept. Used only
 /// inside the link's actor.
 final class AnswerSlot {
@@ -12,6 +12,9 @@ final class AnswerSlot {
         if let result = self.result { return try result.get() }
         return try await withCheckedThrowingContinuation { self.continuation = $0 }
     }
+
+    /// Whether the answer (or a failure) is there.
+    var isSettled: Bool { self.result != nil }
 
     /// Settles the slot; later settlements are ignored.
     func settle(_ result: Result<XMLElement, any Error>) {

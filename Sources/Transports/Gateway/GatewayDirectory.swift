@@ -6,6 +6,7 @@ import XMPP
 /// ping (XEP-0199). Registration and unregistration need the bridge (a login, the state
 /// file): they come back as actions for the transport to carry out.
 public struct GatewayDirectory: Sendable {
+    /// What to do with one request: answer it, or ask the bridge first.
     public enum Answer: Sendable {
         /// Send this stanza.
         case reply(XMLElement)
@@ -182,10 +183,12 @@ public struct GatewayDirectory: Sendable {
         return reply.element
     }
 
-    /// An error answer from the addressee back to the requester.
+    /// An error answer from the addressee back to the requester. A registration's payload
+    /// is not sent back (RFC 6120 §8.3.1 allows leaving it out): it holds the password.
     public static func errorReply(_ request: IQ, _ condition: StanzaError.Condition, _ text: String? = nil) -> XMLElement {
         var reply = request.errorReply(StanzaError(condition, text: text))
         reply.header.from = request.to
+        if request.payload?.namespace == Namespace.register { reply.payload = nil }
         return reply.element
     }
 
@@ -213,16 +216,16 @@ public struct GatewayDirectory: Sendable {
 
     /// The namespaces a gateway speaks.
     public enum Namespace {
-        public static let discoInfo = "http://jabber.org/protocol/disco#info"
-        public static let discoItems = "http://jabber.org/protocol/disco#items"
+        public static let discoInfo = ServiceDiscovery.infoNamespace
+        public static let discoItems = ServiceDiscovery.itemsNamespace
         public static let register = "jabber:iq:register"
         public static let gateway = "jabber:iq:gateway"
         public static let ping = "urn:xmpp:ping"
-        public static let dataForms = "jabber:x:data"
+        public static let dataForms = ServiceDiscovery.dataFormsNamespace
         public static let vCard = "vcard-temp"
         public static let rosterExchange = "http://jabber.org/protocol/rosterx"
         public static let privilege = "urn:xmpp:privilege:2"
         public static let privilegeV1 = "urn:xmpp:privilege:1"
-        public static let roster = "jabber:iq:roster"
+        public static let roster = Roster.namespace
     }
 }

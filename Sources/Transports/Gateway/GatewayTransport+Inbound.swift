@@ -27,7 +27,7 @@ extension GatewayTransport {
 
     private func receive(_ message: Message) async {
         guard let from = message.from, let to = message.to else { return }
-        if from.localpart == nil, to.localpart == nil {
+        if from == self.serverDomain, to.localpart == nil {
             self.privilegeGranted(message)
             return
         }
@@ -72,7 +72,7 @@ extension GatewayTransport {
         var reply = Message(type: .error, to: from, id: message.id, body: nil)
         reply.header.from = to
         reply.error = StanzaError(condition, text: text)
-        try? await self.link.send([reply.element])
+        try? await self.component.send([reply.element])
     }
 
     /// XEP-0356 §4: the server tells which privileges it granted.
@@ -100,16 +100,16 @@ extension GatewayTransport {
             var subscribe = Presence(type: .subscribe, to: from.bare)
             subscribe.header.from = puppet
             let shown = self.state.withLockedValue { $0.shown[user.jid]?[contact.lowercased()] } ?? .unavailable
-            try? await self.link.send([subscribed.element, subscribe.element, Self.presence(shown, from: puppet, to: from.bare)])
+            try? await self.component.send([subscribed.element, subscribe.element, Self.presence(shown, from: puppet, to: from.bare)])
             await self.handler.handle(.subscriptionRequest(from: Endpoint(transport: self.name, address: user.jid), addressee: contact), from: self.name)
         case .unsubscribe:
             var unsubscribed = Presence(type: .unsubscribed, to: from.bare)
             unsubscribed.header.from = puppet
-            try? await self.link.send([unsubscribed.element])
+            try? await self.component.send([unsubscribed.element])
         case .probe:
             guard let contact else { return }
             let shown = self.state.withLockedValue { $0.shown[user.jid]?[contact.lowercased()] } ?? .unavailable
-            try? await self.link.send([Self.presence(shown, from: puppet, to: from.bare)])
+            try? await self.component.send([Self.presence(shown, from: puppet, to: from.bare)])
         case .available, .unavailable:
             await self.userPresence(user, resource: from.resourcepart ?? "", presence: presence)
         case .subscribed, .unsubscribed, .error:
@@ -148,37 +148,49 @@ extension GatewayTransport {
         case .none:
             return
         case .reply(let reply):
-            try? await self.link.send([reply])
+            try? await self.component.send([reply])
+        case .register(_, _, _, let request), .unregister(_, let request), .vCard(_, _, let request):
+            if case .dropped = self.slowRequests.continuation.yield(answer) {
+                try? await self.component.send([GatewayDirectory.errorReply(request, .resourceConstraint, "too many requests; try again")])
+            }
+        }
+    }
+
+    /// Carries out a registration, an unregistration or a vCard request (off the reading path).
+    func answer(_ answer: GatewayDirectory.Answer) async {
+        switch answer {
+        case .none, .reply:
+            return
         case .register(let user, let address, let password, let request):
             guard let linking = self.linking else {
-                try? await self.link.send([GatewayDirectory.errorReply(request, .serviceUnavailable, "registration is not available")])
+                try? await self.component.send([GatewayDirectory.errorReply(request, .serviceUnavailable, "registration is not available")])
                 return
             }
             self.logger.info("registration", metadata: ["user": "\(user)", "address": "\(address)"])
             switch await linking.register(gateway: self.name, user: user.description, address: address, password: password) {
             case .success:
-                try? await self.link.send([GatewayDirectory.result(request)])
+                try? await self.component.send([GatewayDirectory.result(request)])
             case .failure(let refusal):
                 self.logger.notice("registration refused", metadata: ["user": "\(user)", "reason": "\(refusal)"])
-                try? await self.link.send([GatewayDirectory.errorReply(request, refusal.condition, refusal.text)])
+                try? await self.component.send([GatewayDirectory.errorReply(request, refusal.condition, refusal.text)])
             }
         case .unregister(let user, let request):
             guard let linking = self.linking else {
-                try? await self.link.send([GatewayDirectory.errorReply(request, .serviceUnavailable)])
+                try? await self.component.send([GatewayDirectory.errorReply(request, .serviceUnavailable)])
                 return
             }
             switch await linking.unregister(gateway: self.name, user: user.description) {
             case .success:
-                try? await self.link.send([GatewayDirectory.result(request)])
+                try? await self.component.send([GatewayDirectory.result(request)])
             case .failure(let refusal):
-                try? await self.link.send([GatewayDirectory.errorReply(request, refusal.condition, refusal.text)])
+                try? await self.component.send([GatewayDirectory.errorReply(request, refusal.condition, refusal.text)])
             }
         case .vCard(let user, let contact, let request):
             guard let account = self.user(user)?.account, let linking = self.linking, let card = await linking.vCard(account: account, contact: contact) else {
-                try? await self.link.send([GatewayDirectory.errorReply(request, .itemNotFound)])
+                try? await self.component.send([GatewayDirectory.errorReply(request, .itemNotFound)])
                 return
             }
-            try? await self.link.send([GatewayDirectory.result(request, payload: card)])
+            try? await self.component.send([GatewayDirectory.result(request, payload: card)])
         }
     }
 }

@@ -14,18 +14,24 @@ import XMPP
 ///
 /// Deliveries count as delivered once the server answered a ping written after them (the
 /// stream has no stream management); a ledger records what was handed over, so a restart
-/// does not send it twice (see ``ComponentLink``).
+/// does not send it twice (see ``ComponentConnection``).
 public final class GatewayTransport: Transport, PuppetKeeping {
     public let name: String
     let directory: GatewayDirectory
-    let link: ComponentLink<EventLoopClock>
+    let component: ComponentConnection<EventLoopClock>
     let handler: any TransportEventHandler
     let linking: (any GatewayLinking)?
     let bridgeID: String
     let domain: JID
+    /// The server's own domain: privileges come from it (XEP-0356 §4).
+    let serverDomain: JID
     let logger: Logger
     public let executor: (any TaskExecutor)?
     let state: NIOLockedValueBox<State>
+    /// Requests answered off the reading path (registration, vCards), in order; at most
+    /// ``maximumSlowRequests`` wait, the rest get `resource-constraint`.
+    let slowRequests = AsyncStream.makeStream(of: GatewayDirectory.Answer.self, bufferingPolicy: .bufferingOldest(GatewayTransport.maximumSlowRequests))
+    static var maximumSlowRequests: Int { 64 }
 
     /// What the transport keeps between stanzas.
     struct State {
@@ -51,6 +57,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             throw .configuration("component domain \(component.domain): \(error)")
         }
         self.name = name
+        self.serverDomain = serverDomain
         self.directory = GatewayDirectory(domain: component.domain, name: displayName, registration: registration, allow: allow)
         self.handler = handler
         self.linking = linking
@@ -60,7 +67,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         self.logger = logger
         self.executor = EventLoopTaskExecutor(eventLoop)
         var random = SystemRandomNumberGenerator()
-        self.link = ComponentLink(
+        self.component = ComponentConnection(
             configuration: component, secret: secret, client: XMPPComponentClient(eventLoopGroup: eventLoop, logger: logger), reconnect: .init(),
             clock: EventLoopClock(eventLoop), keepalive: keepalive, requestTimeout: requestTimeout, serverDomain: serverDomain,
             ids: StanzaIDGenerator(prefix: "gw-\(String(random.next() % 1_000_000_000, radix: 36))"), ledger: ledger, logger: logger
@@ -70,29 +77,35 @@ public final class GatewayTransport: Transport, PuppetKeeping {
 
     public func run() async throws {
         await withTaskExecutorPreference(self.executor) {
-            let link = self.link
-            await withGracefulShutdownHandler {
-                await link.run(
-                    ComponentLink.Callbacks(
-                        online: { await self.online() },
-                        element: { await self.receive($0) },
-                        offline: { error in await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name) },
-                        stopped: { error in await self.handler.handle(.stopped(reason: "\(error)"), from: self.name) }
+            let component = self.component
+            await withTaskGroup(of: Void.self) { group in
+                // Registrations and vCards wait for the network: beside the reading, one
+                // at a time, so ping answers (delivery confirmations) are read meanwhile.
+                group.addTask { for await request in self.slowRequests.stream { await self.answer(request) } }
+                await withGracefulShutdownHandler {
+                    await component.run(
+                        ComponentConnection.Callbacks(
+                            online: { await self.online() },
+                            element: { await self.receive($0) },
+                            offline: { error in await self.handler.handle(.unavailable(reason: error.map { "\($0)" }), from: self.name) },
+                            stopped: { error in await self.handler.handle(.stopped(reason: "\(error)"), from: self.name) }
+                        )
                     )
-                )
-            } onGracefulShutdown: {
-                Task { await link.stop() }
+                } onGracefulShutdown: {
+                    Task { await component.stop() }
+                }
+                self.slowRequests.continuation.finish()
             }
         }
     }
 
     public func stop() async {
-        await self.link.stop()
+        await self.component.stop()
     }
 
     /// Drops the component's connection without closing its stream (it reconnects).
     public func dropConnection() async {
-        await self.link.drop()
+        await self.component.drop()
     }
 
     private func online() async {
@@ -118,13 +131,13 @@ public final class GatewayTransport: Transport, PuppetKeeping {
     }
 
     public func isConnected() async -> Bool {
-        await self.link.isConnected
+        await self.component.isConnected
     }
 
     public func showPresence(of contact: String, state: PresenceState, to user: String) async {
         guard let puppet = self.directory.puppets.puppet(for: contact), let to = try? JID(user) else { return }
         self.state.withLockedValue { $0.shown[user.lowercased(), default: [:]][contact.lowercased()] = state }
-        try? await self.link.send([Self.presence(state, from: puppet, to: to)])
+        try? await self.component.send([Self.presence(state, from: puppet, to: to)])
     }
 
     public func offerRoster(_ contacts: [RosterItem], to user: String) async {
@@ -136,13 +149,18 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
             for push in offer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
                 do {
-                    _ = try await self.link.request(push)
-                } catch {
+                    _ = try await self.component.request(push)
+                } catch ComponentConnection<EventLoopClock>.LinkError.refused(let refusal) {
                     // ejabberd before 23.10 grants the privilege but fails every push
                     // (its issue #3942): suggest instead, from now on.
+                    let error = refusal
                     self.logger.notice("roster push refused; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
                     self.state.withLockedValue { $0.rosterPrivilege = false }
                     await self.suggest(offer, to: to, user: user, add: changes.add, remove: changes.remove)
+                    return
+                } catch {
+                    // The link went: everything is offered afresh on the next connection.
+                    self.logger.info("roster push not answered", metadata: ["user": "\(user)", "error": "\(error)"])
                     return
                 }
             }
@@ -155,23 +173,18 @@ public final class GatewayTransport: Transport, PuppetKeeping {
     private func suggest(_ offer: RosterOffer, to: JID, user: String, add: [RosterOffer.Item], remove: [JID]) async {
         self.logger.info("suggesting puppets to the user (XEP-0144)", metadata: ["user": "\(user)", "add": "\(add.count)", "remove": "\(remove.count)"])
         do {
-            try await self.link.send(offer.exchangeMessages(from: self.domain, to: to, add: add, remove: remove))
+            try await self.component.send(offer.exchangeMessages(from: self.domain, to: to, add: add, remove: remove))
         } catch {
             self.state.withLockedValue { $0.offer.forget(user.lowercased()) }
             self.logger.info("roster suggestion not sent", metadata: ["user": "\(user)", "error": "\(error)"])
         }
     }
 
+    /// `state` shown from `puppet` to `user` (RFC 6121 §4.7).
     static func presence(_ state: PresenceState, from puppet: JID, to user: JID) -> XMLElement {
-        var presence: Presence
-        switch state.availability {
-        case .unavailable: presence = Presence(type: .unavailable, to: user, status: state.status)
-        case .available: presence = Presence(to: user, status: state.status)
-        case .chat: presence = Presence(to: user, show: .chat, status: state.status)
-        case .away: presence = Presence(to: user, show: .away, status: state.status)
-        case .xa: presence = Presence(to: user, show: .xa, status: state.status)
-        case .dnd: presence = Presence(to: user, show: .dnd, status: state.status)
-        }
+        var presence = state.availability == .unavailable
+            ? Presence(type: .unavailable, to: user, status: state.status)
+            : Presence(to: user, show: XMPPTransport.show(state.availability), status: state.status)
         presence.header.from = puppet
         return presence.element
     }
@@ -197,12 +210,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                 results[index] = .failed("no puppet for \(delivery.source)")
                 continue
             }
-            let type: Message.Kind
-            switch delivery.type {
-            case .chat: type = .chat
-            case .normal: type = .normal
-            case .headline: type = .headline
-            }
+            let type = XMPPTransport.messageKind(delivery.type)
             let content = RichContent(delivery.content)
             let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
             var message = Message(type: type, to: user, id: delivery.relayID, body: body, subject: delivery.subject)
@@ -221,7 +229,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             written()
             return results.map { $0 ?? .failed("not attempted") }
         }
-        let (confirmed, error) = await self.link.sendConfirmed(messages, written: written)
+        let (confirmed, error) = await self.component.sendConfirmed(messages, written: written)
         for (position, index) in indices.enumerated() {
             results[index] = position < confirmed ? .delivered : .retryLater(error.map { "\($0)" } ?? "not confirmed")
         }

@@ -11,10 +11,11 @@ public struct PuppetAddress: Hashable, Sendable {
         self.domain = domain.lowercased()
     }
 
-    /// The puppet JID for `contact` (a bare JID on the linked side); nil when the escaped
-    /// form is no valid JID (too long).
+    /// The puppet JID for `contact` (a bare JID with a localpart, on the linked side); nil
+    /// for a server's address, or when the escaped form is no valid JID (too long).
     public func puppet(for contact: String) -> JID? {
-        try? JID(localpart: JIDEscaping.escape(contact), domainpart: self.domain)
+        guard let jid = try? JID(contact), jid.localpart != nil, jid.resourcepart == nil else { return nil }
+        return try? JID(localpart: JIDEscaping.escape(jid.description), domainpart: self.domain)
     }
 
     /// The contact a puppet JID stands for: nil for the component's own domain, another

@@ -176,6 +176,15 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         return PresenceState(availability: availability, status: presence.status)
     }
 
+    /// The XMPP message type for a delivery type (RFC 6121 §5.2.2).
+    static func messageKind(_ type: RelayChannel.DeliveryType) -> Message.Kind {
+        switch type {
+        case .chat: .chat
+        case .normal: .normal
+        case .headline: .headline
+        }
+    }
+
     /// The bridge's name for a 1:1 message type; nil for room messages and errors.
     static func deliveryType(_ kind: Message.Kind) -> RelayChannel.DeliveryType? {
         switch kind {
@@ -214,12 +223,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
                 continue
             }
-            var type: Message.Kind
-            switch delivery.type {
-            case .chat: type = .chat
-            case .normal: type = .normal
-            case .headline: type = .headline
-            }
+            var type = Self.messageKind(delivery.type)
             var subject = delivery.subject
             if let reason = heldRooms[jid.bare] {
                 results[index] = .waitForTarget(reason)

@@ -128,7 +128,10 @@ final class ComponentChannelHandler: ChannelDuplexHandler {
         case .closeWithStreamError(let condition, let error):
             self.closeReason = error
             self.accepted.fail(error)
-            guard context.channel.isActive, !self.sentStreamClose else { return true }
+            guard context.channel.isActive, !self.sentStreamClose else {
+                context.close(promise: nil)
+                return true
+            }
             self.sentStreamClose = true
             var buffer = context.channel.allocator.buffer(capacity: 128)
             buffer.writeStaticString("<stream:error>")

@@ -11,15 +11,20 @@ import NIOPosix
 /// `allowRemote` says the operator secured the path another way (a tunnel, a private
 /// network).
 public struct XMPPComponentClient: Sendable {
-    /// What one component connection needs, except the secret.
+    /// What one component connection needs, except the secret (XEP-0114 §3).
     public struct Configuration: Sendable {
         /// The component's domain, as declared on the server (`Component "gw.example"`).
         public var domain: String
+        /// The server's component listener.
         public var host: String
         public var port: Int
+        /// A non-loopback `host` is allowed (the operator secured the path otherwise).
         public var allowRemote: Bool
+        /// Per TCP connection attempt.
         public var connectTimeout: Duration
+        /// From TCP connect to the server's empty `<handshake/>`.
         public var handshakeTimeout: Duration
+        /// Bounds on what the server sends (stanza size, depth, attributes).
         public var limits: XMLStreamLimits
 
         public init(
@@ -39,7 +44,7 @@ public struct XMPPComponentClient: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
 
-    public init(eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
+    public init(eventLoopGroup: any EventLoopGroup, logger: Logger) {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
     }

@@ -194,7 +194,7 @@ public struct XMPPClient: Sendable {
     }
 
     /// Whether `host` is a loopback name or address (127.0.0.0/8, ::1, localhost).
-    static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if trimmed == "localhost" || trimmed == "::1" { return true }
         let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)

@@ -12,7 +12,7 @@ import XMPP
 /// `ledger` records each message's id right before it is written and the confirmed count
 /// after each answer, so a bridge killed at any instant finds on restart what it had
 /// handed over (the same memory-mapped file accounts use for XEP-0198 positions).
-actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sendable {
+actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sendable {
     /// What the link reports.
     struct Callbacks: Sendable {
         var online: @Sendable () async -> Void
@@ -51,8 +51,9 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
     private let logger: Logger
 
     private var connection: XMPPConnection?
-    /// Answers awaited, by request id: registered before the request is written.
-    private var pending: [String: AnswerSlot] = [:]
+    /// Answers awaited, by request id, with the address the answer must come from:
+    /// registered before the request is written.
+    private var pending: [String: (slot: AnswerSlot, from: String)] = [:]
     /// Messages written on this connection, for the ledger's numbering.
     private var written: UInt32 = 0
     private var stopping = false
@@ -127,9 +128,10 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         let keepalive = Task { await self.keepAlive(connection) }
         for await element in connection.elements {
             if element.name == "iq", let id = element[attribute: "id"], element[attribute: "type"] == "result" || element[attribute: "type"] == "error",
-                let slot = self.pending.removeValue(forKey: id)
+                let waiting = self.pending[id], Self.sameAddress(element[attribute: "from"], waiting.from)
             {
-                slot.settle(.success(element))
+                self.pending[id] = nil
+                waiting.slot.settle(.success(element))
                 continue
             }
             await callbacks.element(element)
@@ -139,7 +141,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         if self.connection === connection { self.connection = nil }
         // What was written but not confirmed is sent again on the next connection.
         self.ledger?.end()
-        for (_, slot) in self.pending { slot.settle(.failure(LinkError.lost(error))) }
+        for (_, waiting) in self.pending { waiting.slot.settle(.failure(LinkError.lost(error))) }
         self.pending.removeAll()
         if !self.stopping {
             self.logger.warning("component connection lost", metadata: ["error": "\(error.map { "\($0)" } ?? "closed")"])
@@ -170,91 +172,88 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
         try await connection.send(elements)
     }
 
-    /// Writes `messages` in chunks of at most ``chunkBytes``, each message followed by a
-    /// ping, and writes the next chunk only once the server answered the chunk's pings (it
-    /// handles a stream's stanzas in order, so each answer confirms its message); then
-    /// calls `written`. Returns how many (from the first) were confirmed, and why the rest
-    /// were not. A link lost mid-chunk leaves at most one message in doubt: one the server
-    /// read, but whose ping it had not read yet; it goes again.
+    /// Writes `messages`, each followed by a ping, keeping at most ``windowBytes`` of them
+    /// unanswered: the server handles a stream's stanzas in order, so each answer confirms
+    /// its message, and more are written as answers come. Calls `written` at the end.
+    /// Returns how many (from the first) were confirmed, and why the rest were not. A link
+    /// lost midway leaves in doubt only what the server read but had not answered yet; it
+    /// goes again.
     ///
-    /// One chunk at a time is what makes a chunk safe the moment it is written: the server
-    /// has read everything before it, so the chunk fits its socket's receive buffer at
-    /// once, and the kernel keeps it there for the server even if this process dies
-    /// (whose own send buffer the kernel would discard on a reset). The ledger records each
-    /// message's id once its chunk is in the kernel, and the count each answer confirms; a
+    /// The window is what makes a message safe the moment it is written: everything the
+    /// server has not read fits its socket's receive buffer, so a write leaves this
+    /// process's socket at once, and the kernel keeps it for the server even if this
+    /// process dies (its own send buffer it would discard on a reset). The ledger records
+    /// each message's id once it is in the kernel, and the count each answer confirms; a
     /// restart counts both as delivered.
     func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async -> (confirmed: Int, error: (any Error)?) {
         defer { written() }
-        var start = 0
-        while start < messages.count {
-            var end = start
-            var bytes = 0
-            while end < messages.count, end == start || bytes + messages[end].bytes <= Self.chunkBytes {
-                bytes += messages[end].bytes
-                end += 1
+        guard let connection = self.connection else { return (0, LinkError.notConnected) }
+        let ledger = self.ledger
+        var slots: [AnswerSlot] = []
+        var numbers: [UInt32] = []
+        var timers: [Task<Void, Never>] = []
+        defer { for timer in timers { timer.cancel() } }
+        var next = 0
+        var confirmed = 0
+        var unanswered = 0
+        while confirmed < messages.count {
+            // Write what fits the window now, with one flush.
+            var elements: [XMLElement] = []
+            var ids: [String] = []
+            let first = self.written &+ 1
+            let before = slots.count
+            while next < messages.count, unanswered == 0 || unanswered + messages[next].bytes <= Self.windowBytes {
+                let ping = self.pingRequest()
+                elements.append(messages[next].element)
+                elements.append(ping)
+                slots.append(self.expectAnswer(to: ping))
+                ids.append(messages[next].id)
+                unanswered += messages[next].bytes
+                self.written &+= 1
+                numbers.append(self.written)
+                next += 1
             }
-            do {
-                try await self.sendChunk(messages[start..<end])
-            } catch {
-                return (start + error.confirmed, error.error)
+            if !elements.isEmpty {
+                timers.append(self.expire(Array(slots[before...])))
+                let handed = ids
+                do {
+                    try await connection.send(elements) {
+                        for (offset, id) in handed.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
+                    }
+                } catch {
+                    return (confirmed, LinkError.lost(nil))
+                }
             }
-            start = end
+            // The oldest answer, and every one already there.
+            repeat {
+                do {
+                    _ = try await slots[confirmed].answer()
+                } catch {
+                    return (confirmed, error)
+                }
+                if self.connection === connection { ledger?.acknowledged(through: numbers[confirmed]) }
+                unanswered -= messages[confirmed].bytes
+                confirmed += 1
+            } while confirmed < next && slots[confirmed].isSettled
         }
         return (messages.count, nil)
     }
 
-    /// At most this many bytes of stanzas are written before the server confirms them:
-    /// well inside a loopback socket's default receive buffer (128 KiB).
-    static var chunkBytes: Int { 32 * 1024 }
-
-    /// Writes one chunk, each message followed by a ping, and waits for the answers in
-    /// order: each confirms its message (the server handles a stream's stanzas in order).
-    /// Returns how many were confirmed; throws, with that count, when an answer does not come.
-    private func sendChunk(_ messages: ArraySlice<(id: String, element: XMLElement, bytes: Int)>) async throws(ChunkFailure) {
-        guard let connection = self.connection else { throw ChunkFailure(confirmed: 0, error: LinkError.notConnected) }
-        let first = self.written &+ 1
-        self.written &+= UInt32(messages.count)
-        let ledger = self.ledger
-        let ids = messages.map(\.id)
-        var elements: [XMLElement] = []
-        var slots: [AnswerSlot] = []
-        elements.reserveCapacity(messages.count * 2)
-        for message in messages {
-            let ping = self.pingRequest()
-            elements.append(message.element)
-            elements.append(ping)
-            slots.append(self.expectAnswer(to: ping))
-        }
-        let timer = self.expire(slots)
-        defer { timer.cancel() }
-        do {
-            try await connection.send(elements) {
-                for (offset, id) in ids.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
-            }
-        } catch {
-            throw ChunkFailure(confirmed: 0, error: LinkError.lost(nil))
-        }
-        for (offset, slot) in slots.enumerated() {
-            do {
-                _ = try await slot.answer()
-            } catch {
-                throw ChunkFailure(confirmed: offset, error: error)
-            }
-            if self.connection === connection { ledger?.acknowledged(through: first &+ UInt32(offset)) }
-        }
-    }
-
-    /// How far a chunk got before its link failed.
-    struct ChunkFailure: Error {
-        var confirmed: Int
-        var error: any Error
-    }
+    /// At most this many bytes of messages are written and not yet answered: well inside
+    /// a loopback socket's default receive buffer (128 KiB).
+    static var windowBytes: Int { 32 * 1024 }
 
     /// A slot for the answer to `request` (its id), registered before it is written.
     private func expectAnswer(to request: XMLElement) -> AnswerSlot {
         let slot = AnswerSlot()
-        if let id = request[attribute: "id"] { self.pending[id] = slot }
+        if let id = request[attribute: "id"] { self.pending[id] = (slot, request[attribute: "to"] ?? "") }
         return slot
+    }
+
+    /// Whether an answer's `from` is the request's `to` (bare JIDs compare lower-cased; a
+    /// request to a user's bare JID is answered by her server from that JID).
+    static func sameAddress(_ from: String?, _ to: String) -> Bool {
+        (from ?? "").lowercased() == to.lowercased()
     }
 
     /// Fails whichever of `slots` are still open after the request timeout.
@@ -269,7 +268,7 @@ actor ComponentLink<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sen
 
     private func expire(slots: [AnswerSlot]) {
         for slot in slots { slot.settle(.failure(LinkError.timedOut("the server's answer"))) }
-        self.pending = self.pending.filter { entry in !slots.contains { $0 === entry.value } }
+        self.pending = self.pending.filter { entry in !slots.contains { $0 === entry.value.slot } }
     }
 
     /// A ping to the server, answered.
