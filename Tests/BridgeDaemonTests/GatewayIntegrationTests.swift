@@ -225,18 +225,24 @@ struct GatewayIntegrationTests {
         await carol.stop()
     }
 
-    @Test("Prosody closes the component's stream mid burst of 300 from bob (as on its shutdown): the gateway reconnects, and alice has every message once, in order")
+    @Test("Prosody closes the component's stream mid burst of 300 from bob (as on its shutdown): the gateway reconnects; nothing is lost, and at most what Prosody had read but not answered (one read) comes twice")
     func componentStreamClosed() async throws {
         let counts = try await Self.cutComponentMidBurst(#"session:close()"#)
-        #expect(counts.lost == 0 && counts.duplicated == 0, "lost \(counts.lost), duplicated \(counts.duplicated)")
+        #expect(counts.lost == 0, "lost \(counts.lost)")
+        #expect(counts.duplicated <= Self.oneServerRead, "duplicated \(counts.duplicated): more than one server read")
     }
 
-    @Test("Prosody drops the component's TCP connection mid burst of 300 from bob: nothing is lost; what Prosody had read but not answered in its last read (XEP-0114 has no acknowledgement) may come twice, at most one chunk")
+    @Test("Prosody drops the component's TCP connection mid burst of 300 from bob: nothing is lost, and at most what Prosody had read but not answered (one read) comes twice")
     func componentConnectionDropped() async throws {
         let counts = try await Self.cutComponentMidBurst(#"session.conn:close()"#)
         #expect(counts.lost == 0, "lost \(counts.lost)")
-        #expect(counts.duplicated <= 64, "duplicated \(counts.duplicated): more than one chunk")
+        #expect(counts.duplicated <= Self.oneServerRead, "duplicated \(counts.duplicated): more than one server read")
     }
+
+    /// Messages of this test in one of Prosody's reads (8 KiB; a message and its ping take
+    /// about 900 bytes): what a server that read them, then lost the connection before its
+    /// answers went out, cannot have confirmed. XEP-0114 has no acknowledgement to settle it.
+    static let oneServerRead = 10
 
     /// Runs `cut` (Lua, on Prosody's session of the component) while bob sends 300
     /// messages; returns what alice lost and got twice.
@@ -267,6 +273,11 @@ struct GatewayIntegrationTests {
         let duplicated = received.count - Set(received).count
         let lost = Set(sent).subtracting(received).count
         print("gateway component link cut (\(cut)) mid burst: received \(received.count), lost \(lost), duplicated \(duplicated)")
+        if duplicated > 0, ProcessInfo.processInfo.environment["GATEWAY_DEBUG"] != nil {
+            print(bridge.logLines.filter { !$0.contains("[XMPP] received") }.suffix(80).joined(separator: "\n"))
+            let counts = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+            print("twice: \(counts)")
+        }
         var distinct: [String] = []
         for body in received where distinct.last.map({ $0 < body }) ?? true { distinct.append(body) }
         #expect(distinct == sent, "in order, once each apart from repeats")

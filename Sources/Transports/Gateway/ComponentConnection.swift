@@ -221,6 +221,17 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
                         for (offset, id) in handed.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
                     }
                 } catch {
+                    // Part of the write may have gone out and be answered: those answers are
+                    // still read before the connection's end fails the rest.
+                    while confirmed < next {
+                        do {
+                            _ = try await slots[confirmed].answer()
+                        } catch {
+                            break
+                        }
+                        if self.connection === connection { ledger?.acknowledged(through: numbers[confirmed]) }
+                        confirmed += 1
+                    }
                     return (confirmed, LinkError.lost(nil))
                 }
             }
