@@ -148,7 +148,35 @@ for path in ${GATEWAY_BENCH_PATHS-channel puppet}; do
   load "$path" latency
   stop_pid "$RELAY_PID"; RELAY_PID=
 done
-[ -s "$RESULTS" ] && "$PY" "$HERE/load.py" report "$RESULTS"
+if [ -s "$RESULTS" ]; then
+python3 - "$RESULTS" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+def runs(label, mode):
+    return [r for r in rows if r.get("label") == label and r.get("mode") == mode and "error" not in r]
+def median(label, key):
+    values = [r[key] for r in runs(label, "throughput") if r.get(key) is not None]
+    return statistics.median(values) if values else None
+def paced(label, key):
+    values = [r[key] for r in runs(label, "latency") if r.get(key) is not None]
+    return values[0] if values else None
+print()
+print("| path | recv/N | msg/s (median) | relay µs/msg, burst | server µs/msg, burst | relay µs/msg, paced | wake-ups/msg, paced | p50 ms, paced | p99 ms, paced |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for label in ("channel", "puppet"):
+    through = runs(label, "throughput")
+    if not through:
+        continue
+    received = min(r["received"] / r["n"] for r in through)
+    print(f"| {label} | {received:.2f} | {median(label, 'msgs_per_s'):.0f} | {median(label, 'relay_cpu_us_per_msg'):.0f} | {median(label, 'server_cpu_us_per_msg'):.0f} "
+          f"| {paced(label, 'relay_cpu_us_per_msg'):.0f} | {paced(label, 'relay_wakeups_per_msg'):.2f} | {paced(label, 'lat_p50_ms'):.2f} | {paced(label, 'lat_p99_ms'):.2f} |")
+if runs("channel", "throughput") and runs("puppet", "throughput"):
+    print()
+    print(f"puppet/channel: throughput {median('puppet', 'msgs_per_s') / median('channel', 'msgs_per_s'):.2f}x, "
+          f"relay CPU per message in bursts {median('puppet', 'relay_cpu_us_per_msg') / median('channel', 'relay_cpu_us_per_msg'):.2f}x, "
+          f"paced {paced('puppet', 'relay_cpu_us_per_msg') / paced('channel', 'relay_cpu_us_per_msg'):.2f}x")
+PY
+fi
 
 # Roster: 0 contacts, then K; RSS once the offer is through.
 say " roster"

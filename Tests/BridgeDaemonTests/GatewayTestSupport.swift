@@ -2,6 +2,7 @@ import EmbeddedProsody
 import Foundation
 import IntegrationSupport
 import TestSupport
+import Testing
 import XMPP
 
 #if canImport(Glibc)
@@ -50,5 +51,35 @@ extension BridgeDaemon {
             return self.run.process.isRunning ? nil : false
         }
         guard connected == true else { throw TestFailure("the gateway's component did not connect; stderr:\n\(self.run.errors.suffix(4000))") }
+    }
+}
+
+/// bob's numbered messages to the linked account `home`, sent in the background, and what
+/// alice got of them through bob's puppet.
+struct GatewayBurst {
+    let sent: [String]
+    let prefix: String
+    let sender: Task<Void, any Error>
+    let bob: TestSession
+
+    static func start(from bob: TestSession, prefix: String, count: Int) throws -> GatewayBurst {
+        let home = try JID("home@example.test")
+        let sent = (1...count).map { String(format: "\(prefix) %03d", $0) }
+        let session = bob.session
+        let sender = Task {
+            for (index, body) in sent.enumerated() {
+                try await session.send(Message(type: .chat, to: home, id: "m\(index)", body: body))
+            }
+        }
+        return GatewayBurst(sent: sent, prefix: prefix, sender: sender, bob: bob)
+    }
+
+    /// Once a marker bob sends after the burst reached alice: what she got of the burst,
+    /// how many were lost and how many came more than once.
+    func tally(at alice: TestSession, bridge: BridgeDaemon) async throws -> (received: [String], lost: Int, duplicated: Int) {
+        try await self.bob.session.send(Message(type: .chat, to: try JID("home@example.test"), id: "marker", body: "marker"))
+        #expect(await Received.message(alice.log, body: "marker", timeout: .seconds(60)) != nil, "stderr: \(bridge.run.errors.suffix(3000))")
+        let received = await Received.bodies(alice.log).filter { $0.hasPrefix(self.prefix + " ") }
+        return (received, Set(self.sent).subtracting(received).count, received.count - Set(received).count)
     }
 }

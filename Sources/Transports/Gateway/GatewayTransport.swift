@@ -221,8 +221,9 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             if type == .chat || type == .normal, content.asksConfirmation(body: body) {
                 message.extensions += DeliveryConfirmation.requests
             }
-            // Its size, near enough for chunking: the text and room for the envelope.
-            messages.append((delivery.relayID, message.element, (body?.utf8.count ?? 0) + 512))
+            // Its size with its ping, near enough for chunking: the text, and the envelope
+            // (addresses, ids, relay marker, receipt request: about 500 bytes; the ping 150).
+            messages.append((delivery.relayID, message.element, (body?.utf8.count ?? 0) + 650))
             indices.append(index)
         }
         guard !messages.isEmpty else {

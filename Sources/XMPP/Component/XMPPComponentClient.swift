@@ -80,6 +80,9 @@ public struct XMPPComponentClient: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // The server answers each ping in a small write of its own; with its
+                    // Nagle and our delayed ACK each chunk would stall 40 ms.
+                    try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
                     try channel.pipeline.syncOperations.addHandler(
                         ComponentChannelHandler(
                             machine: machine, limits: limits, domain: configuration.domain, handshakeTimeout: timeout,
