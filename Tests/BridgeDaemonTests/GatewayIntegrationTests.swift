@@ -404,6 +404,36 @@ struct GatewayIntegrationTests {
         await bob.stop()
     }
 
+    @Test("a puppet serves its contact's vCard (XEP-0054) as the linked account reads it; a contact without one gives none (an empty vCard or item-not-found)")
+    func vCardThroughPuppet() async throws {
+        let (server, bridge) = try await Self.start()
+        defer {
+            bridge.terminate()
+            server.shutdown()
+        }
+        let bob = try await TestSession.start("bob", on: server)
+        let card = Self.element("vCard", "vcard-temp", children: [Self.element("FN", "vcard-temp", text: "Bob Builder"), Self.element("NICKNAME", "vcard-temp", text: "bobby")])
+        _ = try await bob.session.request(IQ(type: .set, id: "v1", payload: card))
+        let alice = try await TestSession.start("alice", on: server)
+        let answer = try await alice.session.request(
+            IQ(type: .get, id: "v2", to: try GatewayFixture.puppet("bob@example.test", on: Self.component), payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
+            timeout: .seconds(20)
+        )
+        #expect(answer.payload?.firstChild(named: "FN")?.text == "Bob Builder", "\(String(describing: answer.payload)); stderr: \(bridge.run.errors.suffix(2000))")
+        do {
+            let none = try await alice.session.request(
+                IQ(type: .get, id: "v3", to: try GatewayFixture.puppet("carol@example.test", on: Self.component), payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
+                timeout: .seconds(20)
+            )
+            #expect(none.payload?.firstChild(named: "FN") == nil, "\(String(describing: none.payload))")
+        } catch {
+            #expect("\(error)".contains("item-not-found"), "\(error)")
+        }
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+    }
+
     static func element(_ name: String, _ namespace: String, children: [XMLElement] = [], text: String? = nil) -> XMLElement {
         var element = XMLElement(name: name, namespace: namespace)
         for child in children { element.append(child) }
