@@ -21,9 +21,13 @@ public indirect enum TransportEvent: Sendable {
     case ownPresence(PresenceState)
     /// The account's roster changed (fetched after connecting, or a push).
     case rosterChanged
-    /// `from` asked to see the presence of `addressee`, an address on the linked side (a
-    /// gateway user subscribing to a puppet, RFC 6121 §3.1).
+    /// `from` asked to see the presence of `addressee` (RFC 6121 §3.1): a gateway user
+    /// subscribing to a puppet (`addressee` the contact), or a contact asking an account
+    /// that leaves it to someone (`addressee` the account's own JID).
     case subscriptionRequest(from: Endpoint, addressee: String)
+    /// `by` let `addressee` see its presence (RFC 6121 §3.1.5): a gateway user approving a
+    /// puppet's request (`addressee` the contact).
+    case subscriptionApproved(by: Endpoint, addressee: String)
     /// A delivery the other side had accepted came back as an error (an XMPP `type='error'`
     /// message carrying one of our relay ids, RFC 6120 §8.3): `permanent` ones will not
     /// succeed on another try.

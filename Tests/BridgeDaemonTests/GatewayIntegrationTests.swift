@@ -130,7 +130,7 @@ struct GatewayIntegrationTests {
         await bob.stop()
     }
 
-    @Test("presence and subscriptions both ways: alice subscribes to bob's puppet and sees bob's presence from it; alice's presence becomes home's, which bob sees; subscribing to a puppet for a contact not in home's roster makes home ask that contact")
+    @Test("presence and subscriptions both ways: alice subscribes to bob's puppet and sees bob's presence from it; alice's presence becomes home's, which bob sees; subscribing to a puppet for a contact not in home's roster makes home ask that contact; a stranger asking home is put to alice from its puppet, and her approval lets it in")
     func presenceAndSubscriptions() async throws {
         let (server, bridge) = try await Self.start()
         defer {
@@ -168,10 +168,26 @@ struct GatewayIntegrationTests {
             return false
         }
         #expect(asked != nil, "home asks carol; stderr: \(bridge.run.errors.suffix(3000))")
+
+        // The other way: dave (not in home's roster, so home's accept-known policy leaves
+        // it open) asks home; alice is asked from dave's puppet, approves (her client
+        // accepts all here), and dave is let in.
+        let dave = try await TestSession.start("dave", on: server)
+        let davePuppet = try GatewayFixture.puppet("dave@example.test", on: Self.component)
+        try await dave.session.subscribe(to: home)
+        let asAlice = await alice.session.waitForRoster(timeout: .seconds(15)) { [davePuppet] in
+            $0.items[davePuppet]?.subscription == .from || $0.items[davePuppet]?.subscription == .both
+        }
+        #expect(asAlice, "alice approved dave's puppet; stderr: \(bridge.run.errors.suffix(3000))")
+        let approved = await dave.session.waitForRoster(timeout: .seconds(15)) { [home] in
+            $0.items[home]?.subscription == .to || $0.items[home]?.subscription == .both
+        }
+        #expect(approved, "dave sees home's presence; stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         await alice.stop()
         await bob.stop()
         await carol.stop()
+        await dave.stop()
     }
 
     @Test("the gateway answers disco (gateway/xmpp, register, gateway), translates an address to its puppet (XEP-0100), and refuses a user it does not know: a message to a puppet bounces with registration-required, registration with forbidden")

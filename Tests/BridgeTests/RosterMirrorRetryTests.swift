@@ -67,6 +67,11 @@ struct RosterMirrorRetryTests {
             self.attempts.withLockedValue { $0 += 1 }
             throw XMPPSessionError.notConnected
         }
+
+        func approveSubscription(of contact: JID) async throws {
+            self.attempts.withLockedValue { $0 += 1 }
+            throw XMPPSessionError.notConnected
+        }
     }
 
     @Test("two failing mirrors: one retry each per backoff step, not a doubling swarm; a reload cancels them")

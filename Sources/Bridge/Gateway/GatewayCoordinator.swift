@@ -6,8 +6,9 @@ import XMPP
 /// Keeps gateway users and their linked accounts in step (issue 23), outside the relay
 /// path: a contact's presence is shown from its puppet, the user's presence becomes the
 /// linked account's, the account's roster is offered as puppets when the component
-/// connects and when the roster changes, and a user's subscription to a puppet makes the
-/// account ask the contact.
+/// connects and when the roster changes, a user's subscription to a puppet makes the
+/// account ask the contact, and a contact's request the account's policy left open is put
+/// to the users from the contact's puppet (their approval answers it).
 actor GatewayCoordinator: TransportEventHandler {
     private var links: [GatewayLink]
     private let transport: @Sendable (String) async -> (any Transport)?
@@ -50,6 +51,21 @@ actor GatewayCoordinator: TransportEventHandler {
         case .available:
             // The component (re)connected: offers and presences start afresh.
             for link in self.links where link.gateway == transport { await self.offer(link, withPresence: true) }
+        case .subscriptionRequest(let from, _) where !self.links.contains(where: { $0.userEndpoint == Router.normalized(from) }):
+            // A contact asks a linked account: the users decide, asked from its puppet.
+            guard let contact = from.address else { return }
+            for link in self.links where link.account == from.transport {
+                await (self.transport(link.gateway) as? any PuppetKeeping)?.askSubscription(from: contact, to: link.user)
+            }
+        case .subscriptionApproved(let by, let addressee):
+            guard let link = self.links.first(where: { $0.userEndpoint == Router.normalized(by) }),
+                let account = await self.transport(link.account) as? any RosterKeeping, let contact = try? JID(addressee)
+            else { return }
+            do {
+                try await account.approveSubscription(of: contact.bare)
+            } catch {
+                self.logger.warning("cannot approve the contact's subscription", metadata: ["account": "\(link.account)", "contact": "\(contact.bare)", "error": "\(error)"])
+            }
         case .subscriptionRequest(let from, let addressee):
             guard let link = self.links.first(where: { $0.userEndpoint == Router.normalized(from) }),
                 let account = await self.transport(link.account) as? any RosterKeeping, let contact = try? JID(addressee)

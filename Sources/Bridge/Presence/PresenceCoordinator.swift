@@ -91,7 +91,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
                 await receiver.receiveReceipt(receipt)
             }
         case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .copyStanzaID,
-            .subscriptionRequest:
+            .subscriptionRequest, .subscriptionApproved:
             return
         }
     }

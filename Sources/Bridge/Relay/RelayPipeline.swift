@@ -230,7 +230,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.notify(.unavailable(reason: reason), from: transport)
         case .inputFinished:
             await self.finishWhenDrained()
-        case .presence, .ownPresence, .rosterChanged, .subscriptionRequest:
+        case .presence, .ownPresence, .rosterChanged, .subscriptionRequest, .subscriptionApproved:
             self.notify(event, from: transport)
         case .bounced(let relayID, let reason, let permanent):
             self.bounced(relayID: relayID, reason: reason, permanent: permanent, from: transport)

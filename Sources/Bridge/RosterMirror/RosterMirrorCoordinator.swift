@@ -63,7 +63,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
             return
         case .rosterChanged:
             break
-        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant, .receipt, .copyStanzaID, .subscriptionRequest:
+        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant, .receipt, .copyStanzaID, .subscriptionRequest, .subscriptionApproved:
             return
         }
         // In its own task: the account's other events (messages) must not wait for the network.

@@ -112,7 +112,12 @@ extension GatewayTransport {
             try? await self.component.send([Self.presence(shown, from: puppet, to: from.bare)])
         case .available, .unavailable:
             await self.userPresence(user, resource: from.resourcepart ?? "", presence: presence)
-        case .subscribed, .unsubscribed, .error:
+        case .subscribed:
+            // The user lets the contact see her presence: the linked account answers the
+            // contact's request (if it asked; otherwise the server ignores the approval).
+            guard let contact else { return }
+            await self.handler.handle(.subscriptionApproved(by: Endpoint(transport: self.name, address: user.jid), addressee: contact), from: self.name)
+        case .unsubscribed, .error:
             return
         }
     }

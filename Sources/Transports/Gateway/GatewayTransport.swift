@@ -130,6 +130,13 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         }
     }
 
+    public func askSubscription(from contact: String, to user: String) async {
+        guard let puppet = self.directory.puppets.puppet(for: contact), let to = try? JID(user) else { return }
+        var subscribe = Presence(type: .subscribe, to: to)
+        subscribe.header.from = puppet
+        try? await self.component.send([subscribe.element])
+    }
+
     public func isConnected() async -> Bool {
         await self.component.isConnected
     }

@@ -13,6 +13,9 @@ public protocol PuppetKeeping: Sendable {
     /// the server granted it, else XEP-0144 roster item exchange); only changes since the
     /// last offer are sent.
     func offerRoster(_ contacts: [RosterItem], to user: String) async
+    /// Asks `user`, from `contact`'s puppet, to let the contact see her presence (the
+    /// contact asked the linked account, RFC 6121 §3.1).
+    func askSubscription(from contact: String, to user: String) async
     /// Whether the component is connected now.
     func isConnected() async -> Bool
 }

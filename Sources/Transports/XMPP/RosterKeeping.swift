@@ -16,4 +16,6 @@ public protocol RosterKeeping: Sendable {
     func setRosterItem(_ item: RosterItem, subscribe: Bool) async throws
     /// Removes an item.
     func removeRosterItem(_ jid: JID) async throws
+    /// Lets `contact` see the account's presence (answers its subscription request).
+    func approveSubscription(of contact: JID) async throws
 }

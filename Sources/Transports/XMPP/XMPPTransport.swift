@@ -150,6 +150,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         if subscribe { try await self.session.subscribe(to: item.jid) }
     }
 
+    /// Lets `contact` see this account's presence (RFC 6121 §3.1.5).
+    public func approveSubscription(of contact: JID) async throws {
+        try await self.session.approveSubscription(from: contact)
+    }
+
     /// Removes a roster item; returns once our copy of the roster no longer has it.
     public func removeRosterItem(_ jid: JID) async throws {
         try await self.session.removeContact(jid)
@@ -356,7 +361,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             )
         case .rosterChanged, .rosterFetched:
             await self.handler.handle(.rosterChanged, from: self.name)
-        case .subscriptionRequest, .subscriptionChanged:
+        case .subscriptionRequest(let from, _):
+            // Left open by the account's subscription policy: someone else may decide (a
+            // gateway user, from the contact's puppet).
+            guard let own = await self.session.boundJID else { return }
+            await self.handler.handle(
+                .subscriptionRequest(from: Endpoint(transport: self.name, address: from.bare.description), addressee: own.bare.description), from: self.name
+            )
+        case .subscriptionChanged:
             return
         case .archiveCursorMoved(let cursor):
             await self.handler.handle(.resumePointMoved(ResumePoint(cursor.description)), from: self.name)
