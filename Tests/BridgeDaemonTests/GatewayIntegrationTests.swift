@@ -401,7 +401,7 @@ struct GatewayIntegrationTests {
         }
         #expect(reply != nil, "bob gets the reply to his own message")
 
-        let omemo = Self.element("encrypted", "eu.siacs.conversations.axolotl", children: [Self.element("payload", "eu.siacs.conversations.axolotl", text: "c2VjcmV0")])
+        let omemo = RichMessageIntegrationTests.element("encrypted", "eu.siacs.conversations.axolotl", children: [RichMessageIntegrationTests.element("payload", "eu.siacs.conversations.axolotl", text: "c2VjcmV0")])
         try await alice.session.send(rich(puppet, "a-omemo", "I sent you an OMEMO encrypted message", RichContent(), extra: [omemo]))
         let notice = await alice.log.waitFor(timeout: .seconds(15)) {
             if case .message(let message, nil) = $0 { return message.body?.contains("cannot relay messages encrypted with OMEMO") == true }
@@ -428,7 +428,7 @@ struct GatewayIntegrationTests {
             server.shutdown()
         }
         let bob = try await TestSession.start("bob", on: server)
-        let card = Self.element("vCard", "vcard-temp", children: [Self.element("FN", "vcard-temp", text: "Bob Builder"), Self.element("NICKNAME", "vcard-temp", text: "bobby")])
+        let card = RichMessageIntegrationTests.element("vCard", "vcard-temp", children: [RichMessageIntegrationTests.element("FN", "vcard-temp", text: "Bob Builder"), RichMessageIntegrationTests.element("NICKNAME", "vcard-temp", text: "bobby")])
         _ = try await bob.session.request(IQ(type: .set, id: "v1", payload: card))
         let alice = try await TestSession.start("alice", on: server)
         let answer = try await alice.session.request(
@@ -450,12 +450,6 @@ struct GatewayIntegrationTests {
         await bob.stop()
     }
 
-    static func element(_ name: String, _ namespace: String, children: [XMLElement] = [], text: String? = nil) -> XMLElement {
-        var element = XMLElement(name: name, namespace: namespace)
-        for child in children { element.append(child) }
-        if let text { element.append(text: text) }
-        return element
-    }
 
     @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage)")
     func liveSuggestion() async throws {

@@ -35,14 +35,14 @@ struct RosterOfferTests {
         var offer = RosterOffer(puppets: Self.puppets, defaultGroup: "Home")
         let contacts = (0..<250).map { Self.item("c\($0)@home.example") }
         let changes = offer.changes(for: "alice@work.example", contacts: contacts)
-        let messages = offer.exchangeMessages(from: try JID("gw.example"), to: try JID("alice@work.example"), add: changes.add, remove: [try JID("old\\40home.example@gw.example")])
+        let messages = RosterOffer.exchangeMessages(from: try JID("gw.example"), to: try JID("alice@work.example"), add: changes.add, remove: [try JID("old\\40home.example@gw.example")])
         #expect(messages.count == 3)
         let parsed = try messages.map { try Message(element: $0) }
         #expect(parsed.allSatisfy { $0.from?.description == "gw.example" && $0.to?.description == "alice@work.example" })
         let items = parsed.flatMap { $0.extensions.first { $0.namespace == "http://jabber.org/protocol/rosterx" }?.elements ?? [] }
         #expect(items.count == 251)
         #expect(items.last?[attribute: "action"] == "delete" && items.first?[attribute: "action"] == "add")
-        let pushes = offer.rosterPushes(from: try JID("gw.example"), to: try JID("alice@work.example/phone"), add: Array(changes.add.prefix(2)), remove: [try JID("old\\40home.example@gw.example")])
+        let pushes = RosterOffer.rosterPushes(from: try JID("gw.example"), to: try JID("alice@work.example/phone"), add: Array(changes.add.prefix(2)), remove: [try JID("old\\40home.example@gw.example")])
         let iqs = try pushes.map { try IQ(element: { var element = $0; element[attribute: "id"] = "x"; return element }($0)) }
         #expect(iqs.count == 3 && iqs.allSatisfy { $0.type == .set && $0.to?.description == "alice@work.example" })
         #expect(iqs.map { $0.payload?.elements.first?[attribute: "subscription"] } == ["both", "both", "remove"])

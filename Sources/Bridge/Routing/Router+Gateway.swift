@@ -49,7 +49,7 @@ extension Router {
 
     /// Whether `channel` is the name gateway deliveries go under.
     func isGatewayChannel(_ channel: String) -> Bool {
-        self.gatewayUsers.values.contains { $0.channel == channel }
+        self.gatewayChannels.contains(channel)
     }
 
     /// The gateway notice for an encrypted message from a gateway user or a linked

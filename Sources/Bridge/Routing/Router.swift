@@ -38,6 +38,8 @@ struct Router: Sendable {
     /// Gateway users and their linked accounts (issue 23), by the user's endpoint and by account.
     let gatewayUsers: [Endpoint: GatewayLink]
     let gatewayAccounts: [String: [GatewayLink]]
+    /// The names gateway deliveries go under (``GatewayLink/channel``).
+    let gatewayChannels: Set<String>
 
     init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = []) {
         let channels = channels.map { channel in
@@ -57,6 +59,7 @@ struct Router: Sendable {
         self.memberships = memberships
         self.gatewayUsers = Dictionary(gatewayLinks.map { ($0.userEndpoint, $0) }, uniquingKeysWith: { first, _ in first })
         self.gatewayAccounts = Dictionary(grouping: gatewayLinks, by: \.account)
+        self.gatewayChannels = Set(gatewayLinks.map(\.channel))
     }
 
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.

@@ -13,15 +13,6 @@ final class AnswerSlot {
         return try await withCheckedThrowingContinuation { self.continuation = $0 }
     }
 
-    /// Whether the answer (or a failure) is there.
-    var isSettled: Bool { self.result != nil }
-
-    /// Whether the answer is there (not a failure).
-    var succeeded: Bool {
-        if case .success = self.result { return true }
-        return false
-    }
-
     /// Settles the slot; later settlements are ignored.
     func settle(_ result: Result<XMLElement, any Error>) {
         guard self.result == nil else { return }

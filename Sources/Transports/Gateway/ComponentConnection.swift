@@ -312,8 +312,4 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         }
     }
 
-    /// Drops the connection without closing the stream (a test's or an operator's fault).
-    func drop() async {
-        await self.connection?.abort()
-    }
 }

@@ -103,11 +103,6 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         await self.component.stop()
     }
 
-    /// Drops the component's connection without closing its stream (it reconnects).
-    public func dropConnection() async {
-        await self.component.drop()
-    }
-
     private func online() async {
         self.state.withLockedValue { state in
             // A new connection: offers and privileges start afresh.
@@ -151,10 +146,9 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         guard let to = try? JID(user) else { return }
         let (changes, privileged) = self.state.withLockedValue { state in (state.offer.changes(for: user.lowercased(), contacts: contacts), state.rosterPrivilege) }
         guard !changes.add.isEmpty || !changes.remove.isEmpty else { return }
-        let offer = self.state.withLockedValue { $0.offer }
         if privileged {
             self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
-            for push in offer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
+            for push in RosterOffer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
                 do {
                     _ = try await self.component.request(push)
                 } catch ComponentConnection<EventLoopClock>.LinkError.refused(let refusal) {
@@ -163,7 +157,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                     let error = refusal
                     self.logger.notice("roster push refused; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
                     self.state.withLockedValue { $0.rosterPrivilege = false }
-                    await self.suggest(offer, to: to, user: user, add: changes.add, remove: changes.remove)
+                    await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
                     return
                 } catch {
                     // The link went: everything is offered afresh on the next connection.
@@ -172,15 +166,15 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                 }
             }
         } else {
-            await self.suggest(offer, to: to, user: user, add: changes.add, remove: changes.remove)
+            await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
         }
     }
 
     /// Sends XEP-0144 suggestions; what could not be sent is offered whole next time.
-    private func suggest(_ offer: RosterOffer, to: JID, user: String, add: [RosterOffer.Item], remove: [JID]) async {
+    private func suggest(to: JID, user: String, add: [RosterOffer.Item], remove: [JID]) async {
         self.logger.info("suggesting puppets to the user (XEP-0144)", metadata: ["user": "\(user)", "add": "\(add.count)", "remove": "\(remove.count)"])
         do {
-            try await self.component.send(offer.exchangeMessages(from: self.domain, to: to, add: add, remove: remove))
+            try await self.component.send(RosterOffer.exchangeMessages(from: self.domain, to: to, add: add, remove: remove))
         } catch {
             self.state.withLockedValue { $0.offer.forget(user.lowercased()) }
             self.logger.info("roster suggestion not sent", metadata: ["user": "\(user)", "error": "\(error)"])

@@ -44,7 +44,7 @@ public struct RosterOffer: Sendable {
     }
 
     /// XEP-0144 §5 messages from the gateway to `user`, at most `perMessage` items each.
-    public func exchangeMessages(from domain: JID, to user: JID, add: [Item], remove: [JID], perMessage: Int = 100) -> [XMLElement] {
+    public static func exchangeMessages(from domain: JID, to user: JID, add: [Item], remove: [JID], perMessage: Int = 100) -> [XMLElement] {
         let actions = add.map { ($0, "add") } + remove.map { (Item(puppet: $0, name: nil, groups: []), "delete") }
         return stride(from: 0, to: actions.count, by: max(perMessage, 1)).map { start in
             var exchange = XMLElement(name: "x", namespace: GatewayDirectory.Namespace.rosterExchange)
@@ -59,7 +59,7 @@ public struct RosterOffer: Sendable {
     }
 
     /// XEP-0356 §5 roster pushes (one item per set, RFC 6121 §2.1.5) into `user`'s roster.
-    public func rosterPushes(from domain: JID, to user: JID, add: [Item], remove: [JID]) -> [XMLElement] {
+    public static func rosterPushes(from domain: JID, to user: JID, add: [Item], remove: [JID]) -> [XMLElement] {
         let items = add.map { Self.element($0, namespace: GatewayDirectory.Namespace.roster, attributes: [XMLAttribute(name: "subscription", value: "both")]) }
             + remove.map { Self.element(Item(puppet: $0, name: nil, groups: []), namespace: GatewayDirectory.Namespace.roster, attributes: [XMLAttribute(name: "subscription", value: "remove")]) }
         return items.map { item in

@@ -134,10 +134,7 @@ final class ComponentChannelHandler: ChannelDuplexHandler {
             }
             self.sentStreamClose = true
             var buffer = context.channel.allocator.buffer(capacity: 128)
-            buffer.writeStaticString("<stream:error>")
-            XMLSerializer.write(XMLElement(name: condition.rawValue, namespace: XMPPNamespace.streamErrors), parentNamespace: XMPPNamespace.client, into: &buffer)
-            buffer.writeStaticString("</stream:error>")
-            XMLSerializer.writeStreamClose(into: &buffer)
+            XMLSerializer.writeStreamError(condition, into: &buffer)
             context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
             context.close(promise: nil)
             return true

@@ -318,14 +318,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         guard context.channel.isActive, !self.sentStreamClose else { return }
         self.sentStreamClose = true
         var buffer = context.channel.allocator.buffer(capacity: 128)
-        // Written with the stream prefix, which our header declared.
-        buffer.writeStaticString("<stream:error>")
-        XMLSerializer.write(
-            XMLElement(name: condition.rawValue, namespace: XMPPNamespace.streamErrors),
-            parentNamespace: XMPPNamespace.client, into: &buffer
-        )
-        buffer.writeStaticString("</stream:error>")
-        XMLSerializer.writeStreamClose(into: &buffer)
+        XMLSerializer.writeStreamError(condition, into: &buffer)
         context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
         context.close(promise: nil)
     }

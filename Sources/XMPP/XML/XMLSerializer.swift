@@ -81,6 +81,15 @@ public enum XMLSerializer {
         buffer.writeStaticString("\">")
     }
 
+    /// Writes `<stream:error>` with `condition`, then the stream's closing tag (RFC 6120
+    /// §4.9.1.1), with the stream prefix the header declared.
+    public static func writeStreamError(_ condition: StreamErrorCondition, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("<stream:error>")
+        self.write(XMLElement(name: condition.rawValue, namespace: XMPPNamespace.streamErrors), parentNamespace: XMPPNamespace.client, into: &buffer)
+        buffer.writeStaticString("</stream:error>")
+        self.writeStreamClose(into: &buffer)
+    }
+
     /// Writes the closing tag of the stream (RFC 6120 §4.4).
     public static func writeStreamClose(into buffer: inout ByteBuffer) {
         buffer.writeStaticString("</stream:stream>")
