@@ -51,6 +51,11 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// How the source sent it (XMPP `chat`, `normal`, `headline`), when it says: a gateway
     /// passes it on as the same type.
     public var sourceType: RelayChannel.DeliveryType?
+    /// How urgent the sender says it is, 1 (lowest) to 5 (page at once); nil: not said
+    /// (HTTP `X-Priority`, `?priority=`, JSON `"priority"`).
+    public var priority: Int?
+    /// What a monitoring system's notification says about its alerts (Alertmanager, Grafana).
+    public var notification: AlertNotification?
 
     public init(
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,

@@ -41,12 +41,66 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
         }
     }
 
+    /// An escalation: the alert went to the next tier (issue 24).
+    public struct Escalation: Hashable, Sendable, Codable {
+        /// The tier's members, `transport:address`.
+        public var to: [String]
+        public var at: Date
+
+        public init(to: [String], at: Date) {
+            self.to = to
+            self.at = at
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case to, at
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.to, forKey: .to)
+            try container.encode(AlertAcknowledgement.timestamp(self.at), forKey: .at)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.to = try container.decode([String].self, forKey: .to)
+            let text = try container.decode(String.self, forKey: .at)
+            self.at = ISO8601DateFormatter().date(from: text) ?? Date(timeIntervalSince1970: 0)
+        }
+    }
+
     public var id: String
     public var channel: String
+    /// The message's priority, 1 to 5 (3 when its sender did not say).
+    public var priority: Int?
+    /// Who acknowledged it, when and how; nil while nobody has (or it is no alert of a
+    /// paging channel). Encoded as `null` then.
+    public var acknowledged: AlertAcknowledgement?
+    /// The tiers it was escalated to, in order.
+    public var escalations: [Escalation]?
     /// The least advanced of the XMPP targets (every target when none is an account):
     /// "received" means every phone has it. Any failed target makes it `failed`.
     public var state: State
     public var targets: [Target]
+
+    enum CodingKeys: String, CodingKey {
+        case id, channel, priority, acknowledged, escalations, state, targets
+    }
+
+    /// `acknowledged` is written as null when the message is an alert nobody took yet.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.channel, forKey: .channel)
+        try container.encode(self.state, forKey: .state)
+        try container.encode(self.targets, forKey: .targets)
+        try container.encodeIfPresent(self.priority, forKey: .priority)
+        if self.priority != nil {
+            try container.encode(self.acknowledged, forKey: .acknowledged)
+            try container.encode(self.escalations ?? [], forKey: .escalations)
+        }
+    }
 
     public init(id: String, channel: String, state: State, targets: [Target]) {
         self.id = id

@@ -8,8 +8,12 @@ public protocol PresenceEventReceiving: Sendable {
     func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async
     /// A recipient confirmed a copy of a message relayed in `channel` (``DeliveryReceipt/jsonLine``).
     func receiveReceipt(_ receipt: DeliveryReceipt) async
+    /// An alert relayed in `channel` was acknowledged; `id` is its id at its source
+    /// (``AlertAcknowledgement/jsonLine(channel:id:)``).
+    func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async
 }
 
 extension PresenceEventReceiving {
     public func receiveReceipt(_ receipt: DeliveryReceipt) async {}
+    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {}
 }

@@ -50,4 +50,7 @@ public indirect enum TransportEvent: Sendable {
     /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
     /// reflection; replies, reactions and retractions in the room refer to it.
     case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
+    /// An alert from `source` (its id `id` there) relayed in `channel` was acknowledged
+    /// (issue 24): told to the channel's local subscribers.
+    case acknowledged(AlertAcknowledgement, channel: String, source: Endpoint, id: String)
 }

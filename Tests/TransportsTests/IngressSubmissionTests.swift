@@ -116,9 +116,25 @@ struct IngressSubmissionTests {
         #expect(Self.parse("application/json", #"{"body":"b","subject":null}"#, headers: ["Title": "t"]) == .success(IngressSubmission(body: "b", subject: "t")))
     }
 
+    @Test("priority 1 to 5 or ntfy's names, from JSON, else the query, else X-Priority; anything else is 422 naming where it came from")
+    func priority() {
+        func priority(_ body: String, type: String = "application/json", headers: [String: String] = [:], query: [String: String] = [:]) -> Result<Int?, IngressError> {
+            let lowered = Dictionary(uniqueKeysWithValues: headers.map { ($0.key.lowercased(), $0.value) })
+            return IngressSubmission.parse(contentType: type, header: { lowered[$0.lowercased()] }, query: query, body: Array(body.utf8)).map(\.priority)
+        }
+        #expect(priority(#"{"body":"b"}"#) == .success(nil))
+        #expect(priority(#"{"body":"b","priority":5}"#, headers: ["X-Priority": "1"], query: ["priority": "2"]) == .success(5))
+        #expect(priority(#"{"body":"b","priority":"high"}"#) == .success(4))
+        #expect(priority(#"{"body":"b"}"#, headers: ["X-Priority": "1"], query: ["priority": "urgent"]) == .success(5))
+        #expect(priority("disk full", type: "text/plain", headers: ["X-Priority": "min"]) == .success(1))
+        #expect(priority(#"{"body":"b","priority":6}"#).map { _ in 0 } == .failure(IngressError(422, "\"priority\" '6' is not a priority; use 1 (lowest) to 5 (urgent), or min, low, default, high, max")))
+        #expect(priority("x", type: "text/plain", headers: ["X-Priority": "0"]) == .failure(IngressError(422, "X-Priority '0' is not a priority; use 1 (lowest) to 5 (urgent), or min, low, default, high, max")))
+        #expect(priority("x", type: "text/plain", query: ["priority": "soon"]).map { _ in 0 } == .failure(IngressError(422, "priority 'soon' is not a priority; use 1 (lowest) to 5 (urgent), or min, low, default, high, max")))
+    }
+
     @Test("an unknown JSON key is ignored; an unknown JSON type is 422")
     func jsonExtras() {
-        #expect(Self.parse("application/json", #"{"body":"b","priority":5}"#) == .success(IngressSubmission(body: "b")))
+        #expect(Self.parse("application/json", #"{"body":"b","tags":["x"]}"#) == .success(IngressSubmission(body: "b")))
         #expect(Self.parse("application/json", #"{"body":"b","type":"sms"}"#) == .failure(IngressError(422, "unknown type 'sms'; use chat, normal or headline")))
         // The JSON type replaces a valid header type, so a bad one is not rescued by it.
         #expect(Self.parse("application/json", #"{"body":"b","type":"sms"}"#, headers: ["X-Type": "chat"]).status == 422)

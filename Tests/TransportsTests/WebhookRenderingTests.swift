@@ -263,3 +263,41 @@ struct WebhookRenderingTests {
         #expect(WebhookPayload.Problem.unexpected("y").description == "y")
     }
 }
+
+/// What a webhook says about its alerts (issue 24): the identity two replicas share, the
+/// group's thread, the matchers of a silence.
+@Suite("Webhook notification identity")
+struct WebhookNotificationTests {
+    static func notification(_ text: String, kind: IngressRoute.WebhookKind) throws -> AlertNotification? {
+        try WebhookPayload(json: Array(text.utf8)).notification(kind: kind)
+    }
+
+    @Test("Alertmanager: groupKey, status and fingerprints make the key; the common labels and severity come along; RESOLVED shares FIRING's thread only within its group")
+    func alertmanager() throws {
+        let firing = try #require(try Self.notification(WebhookSamples.alertmanagerFiring, kind: .alertmanager))
+        #expect(firing.group == #"{}:{alertname="InstanceDown"}"#)
+        #expect(firing.alerts == ["0718a1b2c3d4e5f6", "a1b2c3d4e5f60718"])
+        #expect(firing.commonLabels == ["alertname": "InstanceDown", "job": "node", "severity": "page"])
+        #expect(firing.severity == "page" && !firing.isResolved)
+        // A replica renders other times but sends the same identity.
+        let replica = WebhookSamples.alertmanagerFiring.replacingOccurrences(of: "\"startsAt\"", with: "\"ignored\": 1, \"startsAt\"")
+        #expect(try Self.notification(replica, kind: .alertmanager)?.deduplicationKey == firing.deduplicationKey)
+        let resolved = try #require(try Self.notification(WebhookSamples.alertmanagerResolved, kind: .alertmanager))
+        #expect(resolved.isResolved && resolved.threadKey != firing.threadKey)
+        let sameGroupResolved = WebhookSamples.alertmanagerFiring.replacingOccurrences(of: "\"status\": \"firing\"", with: "\"status\": \"resolved\"")
+        let closing = try #require(try Self.notification(sameGroupResolved, kind: .alertmanager))
+        #expect(closing.threadKey == firing.threadKey && closing.deduplicationKey != firing.deduplicationKey)
+        #expect(try Self.notification(#"{"alerts":[{"status":"firing","labels":{"a":"b"}}]}"#, kind: .alertmanager) == nil)
+    }
+
+    @Test("Grafana: grouped by its rule uid, from the label or the generator URL")
+    func grafana() throws {
+        let firing = try #require(try Self.notification(WebhookSamples.grafanaFiring, kind: .grafana))
+        #expect(firing.kind == "grafana" && firing.group == "1afz29v7z")
+        let labelled = #"{"status":"firing","alerts":[{"status":"firing","labels":{"__alert_rule_uid__":"r9","severity":"critical"},"generatorURL":"http://g/alerting/grafana/zz/view"}]}"#
+        let byLabel = try #require(try Self.notification(labelled, kind: .grafana))
+        #expect(byLabel.group == "r9" && byLabel.severity == "critical")
+        let byURL = #"{"status":"firing","alerts":[{"status":"firing","labels":{},"generatorURL":"http://g/alerting/grafana/zz/view?x=1"}]}"#
+        #expect(try Self.notification(byURL, kind: .grafana)?.group == "zz")
+    }
+}

@@ -20,6 +20,8 @@ struct BridgeConfiguration: Sendable {
     var webhookTemplates: [String: String] = [:]
     /// `[gateway.NAME]`: XMPP components whose puppets stand for linked accounts' contacts.
     var gateways: [String: GatewayConfiguration] = [:]
+    /// Each channel's paging settings (issue 24), by channel name.
+    var paging: [String: PagingPolicy] = [:]
 }
 
 /// One `[[presence_mirror]]` entry: account `to` shows what the user's other clients on

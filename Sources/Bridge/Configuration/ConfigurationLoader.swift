@@ -85,12 +85,14 @@ struct ConfigurationLoader {
         )
         var presenceChannels: Set<String> = []
         var webhookTemplates: [String: String] = [:]
+        var paging: [String: PagingPolicy] = [:]
         for (name, channelTable) in channelTables {
             guard var channel = self.channel(name, channelTable, references: &references) else { continue }
             channel.passesReceipts = self.passesReceipts(channel, channelTable, accounts: Set(accounts.keys))
             channels.append(channel)
             if self.relaysPresence(channel, channelTable, accounts: Set(accounts.keys)) { presenceChannels.insert(name) }
             if let template = self.webhookTemplate(channelTable, at: Self.path("channels", name)) { webhookTemplates[name] = template }
+            paging[name] = self.pagingPolicy(channelTable, channel: name, accounts: accounts)
         }
         let accountNames = Set(accountTables.map(\.name))
         let presenceMirrors = self.presenceMirrors(table["presence_mirror"], accounts: accountNames)
@@ -110,7 +112,7 @@ struct ConfigurationLoader {
         return BridgeConfiguration(
             file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
             presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors,
-            webhookTemplates: webhookTemplates, gateways: gateways
+            webhookTemplates: webhookTemplates, gateways: gateways, paging: paging
         )
     }
 

@@ -96,6 +96,7 @@ struct BridgeProcess {
             }
         }
         try await pipeline.load()
+        try await pipeline.loadPaging(policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger))
         let runtime = BridgeRuntime(
             configuration: file, registrations: registrations, store: store,
             factory: TransportFactory(
@@ -110,6 +111,7 @@ struct BridgeProcess {
             pipeline: pipeline, logger: logger
         )
         statusBook.attach(queued: { await pipeline.queued(among: $0) }, accounts: { Set(await runtime.currentConfiguration.accounts.keys) })
+        statusBook.attach(pages: { source, id in await pipeline.page(source: source, id: id) })
         let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
         let presence = PresenceCoordinator(
             configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,

@@ -214,6 +214,7 @@ actor BridgeRuntime {
             let channels = try self.channels()
             let names = Set(channels.map(\.name))
             await self.pipeline.update(router: Self.router(channels: channels, configuration: self.configuration))
+            await self.pipeline.updatePaging(policies: self.configuration.paging)
             self.directory.names = names
             self.directory.templates = self.configuration.webhookTemplates.compactMapValues { try? WebhookTemplate($0) }
             await self.presence?.update(configuration: self.configuration, channels: channels)

@@ -23,6 +23,8 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     private let sources = NIOLockedValueBox<(queued: @Sendable (Set<String>) async -> Set<String>, accounts: @Sendable () async -> Set<String>)>(
         ({ _ in [] }, { [] })
     )
+    /// The page of a message of a paging channel (issue 24), from the pipeline.
+    private let pages = NIOLockedValueBox<@Sendable (_ source: String, _ id: String) async -> Page?>({ _, _ in nil })
     private let watches = NIOLockedValueBox<(entries: [String: Watch], nextWaiter: Int)>(([:], 0))
     private let clock: C
     /// Copies that became dead letters lately, by relay id, with the reason: known here at
@@ -39,6 +41,10 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
 
     func attach(queued: @escaping @Sendable (Set<String>) async -> Set<String>, accounts: @escaping @Sendable () async -> Set<String>) {
         self.sources.withLockedValue { $0 = (queued, accounts) }
+    }
+
+    func attach(pages: @escaping @Sendable (_ source: String, _ id: String) async -> Page?) {
+        self.pages.withLockedValue { $0 = pages }
     }
 
     private static func key(_ source: String, _ id: String) -> String { "\(source)\u{0}\(id)" }
@@ -128,7 +134,13 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         let overall = MessageDeliveryStatus.overall(targets) { target in
             accounts.contains(String(target.target.prefix { $0 != ":" }))
         }
-        return MessageDeliveryStatus(id: id, channel: first.channel, state: overall, targets: targets)
+        var status = MessageDeliveryStatus(id: id, channel: first.channel, state: overall, targets: targets)
+        if let page = await self.pages.withLockedValue({ $0 })(source, id) {
+            status.priority = page.priority
+            status.acknowledged = page.acknowledged
+            status.escalations = page.escalations
+        }
+        return status
     }
 
     func waitUntilSent(message id: String, from source: String, timeout: Duration) async -> MessageDeliveryStatus? {

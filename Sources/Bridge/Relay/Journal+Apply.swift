@@ -91,6 +91,12 @@ extension Journal {
             case .copyStanzaID(let relayID, let target, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET target_stanza_id = ? WHERE relay_id = ? AND target_transport = ? AND target_address IS ?")
                     .execute(arguments: [stanzaID, relayID, target.transport, target.address])
+            case .page(let page):
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO pages (source_transport, source_id, channel, created_at, state) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [page.source.transport, page.id, page.channel, StorageTimestamp.text(page.createdAt), PageColumn.encode(page)])
+            case .notificationAccepted(let key, let id, let at):
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO accepted_notifications (key, message_id, accepted_at) VALUES (?, ?, ?)")
+                    .execute(arguments: [key, id, StorageTimestamp.text(at)])
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
                     .execute(arguments: [stanzaID, source.transport, source.address, sourceID])

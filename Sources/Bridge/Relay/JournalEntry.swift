@@ -33,6 +33,12 @@ enum JournalEntry: Sendable {
     case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
     /// The room a relayed message came from gave it this stanza-id.
     case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: String)
+    /// An alert of a paging channel as it is now (issue 24): created, acknowledged,
+    /// repeated, escalated or resolved.
+    case page(Page)
+    /// A monitoring notification was accepted under `id` (de-duplication across an
+    /// Alertmanager HA pair, issue 24), `key` being ``NotificationDedupe/key(channel:_:)``.
+    case notificationAccepted(key: String, id: String, at: Date)
 
     /// A delivery's completion: nothing waits for it to be durable.
     var isCompletion: Bool {

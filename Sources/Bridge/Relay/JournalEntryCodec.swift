@@ -41,7 +41,7 @@ enum JournalEntryCodec {
 
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
-        case receipt, copyStanzaID, sourceStanzaID
+        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted
     }
 
     private struct Writer {
@@ -161,6 +161,14 @@ enum JournalEntryCodec {
                 self.endpoint(source)
                 self.string(sourceID)
                 self.string(stanzaID)
+            case .page(let page):
+                self.u8(Tag.page.rawValue)
+                self.string(PageColumn.encode(page))
+            case .notificationAccepted(let key, let id, let at):
+                self.u8(Tag.notificationAccepted.rawValue)
+                self.string(key)
+                self.string(id)
+                self.date(at)
             }
         }
     }
@@ -267,6 +275,12 @@ enum JournalEntryCodec {
                 return .copyStanzaID(relayID: try self.string(), target: try self.endpoint(), stanzaID: try self.string())
             case .sourceStanzaID:
                 return .sourceStanzaID(source: try self.endpoint(), sourceID: try self.string(), stanzaID: try self.string())
+            case .page:
+                let offset = self.offset
+                guard let page = PageColumn.decode(try self.string()) else { throw Malformed(offset: offset) }
+                return .page(page)
+            case .notificationAccepted:
+                return .notificationAccepted(key: try self.string(), id: try self.string(), at: try self.date())
             }
         }
     }

@@ -47,6 +47,7 @@ extension RelayPipeline {
         filled.source = record.source
         filled.sourceID = record.sourceID
         self.notify(.receipt(filled), from: receipt.from.transport)
+        if receipt.displayed { self.displayedForPaging(relayID: receipt.relayID, from: receipt.from) }
         self.passBack(receipt, for: record)
     }
 }

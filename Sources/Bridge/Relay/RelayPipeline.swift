@@ -42,7 +42,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     let logger: Logger
     /// Called once everything is delivered after an input asked to finish (stdin ended).
     private let finish: @Sendable () async -> Void
-    private let clock: C
+    let clock: C
+    /// Alerts of paging channels, accepted notifications, the paging timer (issue 24).
+    var paging = PagingDesk()
 
     var workers: [String: Worker] = [:]
     /// Workers being removed, until what they held is parked (``queued(among:)`` looks here too).
@@ -251,6 +253,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             await self.receipt(receipt, now: Date())
         case .copyStanzaID(let relayID, let target, let stanzaID):
             self.journal.record([.copyStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
+        case .acknowledged:
+            self.notify(event, from: transport)
         case .acknowledgedBeforeRestart(let relayIDs):
             let count = self.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
@@ -264,16 +268,21 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
 
     private func relay(_ message: InboundMessage) async -> TransportEventOutcome {
         self.metrics.received(from: message.source.transport)
-        guard let reason = await self.route(message) else { return .accepted }
+        let acceptance = self.acceptance(of: message)
+        if let first = acceptance.duplicateOf {
+            self.metrics.dropped(reason: DropReason.alreadyHandled.label)
+            return .duplicate(of: first)
+        }
+        guard let reason = await self.route(message, with: acceptance.entries) else { return .accepted }
         self.metrics.dropped(reason: reason.label)
         return .dropped(reason.description)
     }
 
     /// Relays `message`; why not, when it is not.
-    private func route(_ message: InboundMessage) async -> DropReason? {
+    private func route(_ message: InboundMessage, with extra: [JournalEntry]) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
-        var bookkeeping: [JournalEntry] = []
+        var bookkeeping: [JournalEntry] = extra
         if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
         if let point = message.resumePoint { bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
         // 2. Echo and repeat checks.
@@ -290,8 +299,13 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.journal.record(bookkeeping)
             return .echo
         }
+        // A paged recipient's acknowledgement or command is the bridge's (issue 24).
+        if self.readForPaging(message) {
+            self.journal.record(bookkeeping)
+            return nil
+        }
         // 3. Route.
-        let routed: [Delivery]
+        var routed: [Delivery]
         let references = await self.references(for: message)
         let decision = self.router.route(message, references: references, makeID: { self.ids.next() })
         if message.content.encryption != nil { self.noticeEncrypted(message) }
@@ -304,6 +318,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         case .deliver(let deliveries):
             routed = deliveries
         }
+        bookkeeping += self.threadResolution(of: message, &routed)
         // 4. Split what would exceed a target's stanza limit.
         var deliveries: [Delivery] = []
         for delivery in routed {
@@ -317,6 +332,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
                 deliveries.append(delivery)
             }
         }
+        bookkeeping += self.recordPage(for: message, deliveries)
         // 5. Room in every target queue, else wait (the source stops reading meanwhile).
         for (transport, group) in Dictionary(grouping: deliveries, by: \.target.transport) {
             while let worker = self.workers[transport], !worker.hasRoom(for: group) {

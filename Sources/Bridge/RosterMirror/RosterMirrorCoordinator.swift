@@ -63,7 +63,8 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
             return
         case .rosterChanged:
             break
-        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant, .receipt, .copyStanzaID, .subscriptionRequest, .subscriptionApproved:
+        case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant, .receipt, .copyStanzaID, .subscriptionRequest, .subscriptionApproved,
+            .acknowledged:
             return
         }
         // In its own task: the account's other events (messages) must not wait for the network.

@@ -18,6 +18,7 @@ enum StateMigrations {
         migrator.registerMigration("v9-lean-relay-indexes", migrate: dropRelayPathIndexes)
         migrator.registerMigration("v10-intake-log-position", migrate: createIntakeApplied)
         migrator.registerMigration("v11-gateway-registrations", migrate: createGatewayRegistrations)
+        migrator.registerMigration("v12-paging", migrate: createPaging)
         return migrator
     }
 
@@ -233,6 +234,28 @@ enum StateMigrations {
               registered_at DATETIME NOT NULL,
               PRIMARY KEY (gateway, user)
             )
+            """)
+    }
+
+    /// v12 (issue 24): the alerts of paging channels (their state as JSON: recipients,
+    /// copies, tier, acknowledgement, escalations), and the monitoring notifications
+    /// accepted lately, for de-duplication across an Alertmanager HA pair.
+    private static func createPaging(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE pages (
+              source_transport TEXT NOT NULL,
+              source_id TEXT NOT NULL,
+              channel TEXT NOT NULL,
+              created_at DATETIME NOT NULL,
+              state TEXT NOT NULL,
+              PRIMARY KEY (source_transport, source_id)
+            );
+            CREATE INDEX pages_on_created_at ON pages (created_at);
+            CREATE TABLE accepted_notifications (
+              key TEXT PRIMARY KEY,
+              message_id TEXT NOT NULL,
+              accepted_at DATETIME NOT NULL
+            );
             """)
     }
 }

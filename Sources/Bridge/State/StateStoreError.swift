@@ -25,6 +25,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case readGatewayRegistrations = "read gateway registrations"
         case saveGatewayRegistration = "save gateway registration"
         case removeGatewayRegistration = "remove gateway registration"
+        case readPages = "read pages"
     }
 
     var operation: Operation

@@ -68,9 +68,10 @@ public struct IngressResponder: Sendable {
             return Answer(status: 200, json: IngressJSON.encode(found))
         case .message(let channel):
             guard self.channels().contains(channel) else { return Answer(.notFound("unknown channel '\(channel)'")) }
-            switch IngressSubmission.parse(contentType: header("Content-Type"), header: header, body: body) {
+            switch IngressSubmission.parse(contentType: header("Content-Type"), header: header, query: query, body: body) {
             case .failure(let error): return Answer(error)
-            case .success(let submission): return await self.submit(submission, channel: channel, query: query)
+            case .success(let submission):
+                return await self.submit(submission, channel: channel, query: query)
             }
         case .webhook(let channel, let kind):
             guard self.channels().contains(channel) else { return Answer(.notFound("unknown channel '\(channel)'")) }
@@ -92,13 +93,18 @@ public struct IngressResponder: Sendable {
             case .failure(let error): return Answer(error)
             }
             self.logger.debug("webhook rendered", metadata: ["kind": "\(kind.rawValue)", "channel": "\(channel)", "alerts": "\(payload.alertCount)"])
-            return await self.submit(IngressSubmission(body: text, idempotencyKey: key), channel: channel, query: query)
+            var submission = IngressSubmission(body: text, idempotencyKey: key)
+            switch IngressSubmission.priority(query["priority"] ?? header("X-Priority"), from: "priority") {
+            case .success(let value): submission.priority = value
+            case .failure(let error): return Answer(error)
+            }
+            return await self.submit(submission, channel: channel, query: query, notification: payload.notification(kind: kind))
         }
     }
 
     /// Hands one message to the bridge and answers once it is committed (or, with
     /// `?wait=sent`, once it is sent).
-    private func submit(_ submission: IngressSubmission, channel: String, query: [String: String]) async -> Answer {
+    private func submit(_ submission: IngressSubmission, channel: String, query: [String: String], notification: AlertNotification? = nil) async -> Answer {
         let wait: Duration?
         switch query["wait"] {
         case nil: wait = nil
@@ -122,9 +128,15 @@ public struct IngressResponder: Sendable {
             uniqueID: submission.idempotencyKey.map { "idempotency-key:\($0)" }
         )
         message.content = submission.content
+        message.priority = submission.priority
+        message.notification = notification
         switch await self.handler.handle(.message(message), from: self.name) {
         case .accepted:
             break
+        case .duplicate(let first):
+            // Another replica's copy of a notification already accepted: the same answer.
+            self.logger.info("notification already accepted; not relayed again", metadata: ["channel": "\(channel)", "id": "\(first)"])
+            return Answer(status: 202, json: IngressJSON.encode(["id": first, "status": "queued", "channel": channel]))
         case .dropped(let reason) where reason == "already handled":
             return Answer(status: 200, json: IngressJSON.encode(["id": id, "status": "duplicate", "channel": channel]))
         case .dropped(let reason) where reason == "state database error":

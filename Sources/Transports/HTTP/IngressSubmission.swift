@@ -17,6 +17,8 @@ public struct IngressSubmission: Hashable, Sendable {
     public var type: RelayChannel.DeliveryType?
     /// `Idempotency-Key`: 1–128 characters of `A-Z a-z 0-9 . _ : -`.
     public var idempotencyKey: String?
+    /// 1 to 5: JSON `"priority"`, else the query's `?priority=`, else `X-Priority`.
+    public var priority: Int?
 
     public init(body: String, subject: String? = nil, type: RelayChannel.DeliveryType? = nil, idempotencyKey: String? = nil) {
         self.body = body
@@ -46,7 +48,10 @@ public struct IngressSubmission: Hashable, Sendable {
     /// The submission in a `POST /channels/{channel}` request.
     ///
     /// - Parameter header: a request header's value by name (any case).
-    public static func parse(contentType: String?, header: (String) -> String?, body: [UInt8]) -> Result<IngressSubmission, IngressError> {
+    /// - Parameter query: the request's query (`priority`, between the header and the JSON field).
+    public static func parse(
+        contentType: String?, header: (String) -> String?, query: [String: String] = [:], body: [UInt8]
+    ) -> Result<IngressSubmission, IngressError> {
         let kind: BodyKind
         switch Self.bodyKind(contentType: contentType) {
         case .success(let value): kind = value
@@ -60,6 +65,10 @@ public struct IngressSubmission: Hashable, Sendable {
         guard let text = String(validating: body, as: UTF8.self) else { return .failure(.badRequest("body is not valid UTF-8")) }
         var submission = IngressSubmission(body: text, subject: header("Title") ?? header("X-Title"), idempotencyKey: key)
         var typeName = header("X-Type")
+        switch Self.priority(query["priority"] ?? header("X-Priority"), from: query["priority"] == nil ? "X-Priority" : "priority") {
+        case .success(let value): submission.priority = value
+        case .failure(let error): return .failure(error)
+        }
         if kind == .json {
             let fields: JSONFields
             do {
@@ -74,6 +83,18 @@ public struct IngressSubmission: Hashable, Sendable {
             submission.body = body
             submission.subject = fields.subject ?? submission.subject
             typeName = fields.type ?? typeName
+            if let value = fields.priority {
+                switch value {
+                case .number(let number):
+                    guard (1...5).contains(number) else { return .failure(Self.priorityProblem("\"priority\"", "\(number)")) }
+                    submission.priority = number
+                case .name(let name):
+                    switch Self.priority(name, from: "\"priority\"") {
+                    case .success(let parsed): submission.priority = parsed
+                    case .failure(let error): return .failure(error)
+                    }
+                }
+            }
         }
         guard submission.body.contains(where: { !$0.isWhitespace }) || !submission.content.isEmpty else { return .failure(.unprocessable("empty message")) }
         if let subject = submission.subject, subject.isEmpty { submission.subject = nil }
@@ -84,6 +105,20 @@ public struct IngressSubmission: Hashable, Sendable {
             submission.type = type
         }
         return .success(submission)
+    }
+
+    /// A priority as text: `1`…`5`, or ntfy's names `min`, `low`, `default`, `high`,
+    /// `max`/`urgent`; nil when absent; 422 for anything else.
+    public static func priority(_ text: String?, from origin: String) -> Result<Int?, IngressError> {
+        guard let text = text?.trimmingCharacters(in: .whitespaces) else { return .success(nil) }
+        let names = ["min": 1, "low": 2, "default": 3, "high": 4, "max": 5, "urgent": 5]
+        if let number = Int(text), (1...5).contains(number) { return .success(number) }
+        if let named = names[text.lowercased()] { return .success(named) }
+        return .failure(Self.priorityProblem(origin, text))
+    }
+
+    static func priorityProblem(_ origin: String, _ text: String) -> IngressError {
+        .unprocessable("\(origin) '\(text.prefix(40))' is not a priority; use 1 (lowest) to 5 (urgent), or min, low, default, high, max")
     }
 
     /// The `Idempotency-Key` header's value, if any, or 400 when it is not 1–128
@@ -109,10 +144,26 @@ public struct IngressSubmission: Hashable, Sendable {
         var body: String?
         var subject: String?
         var type: String?
+        var priority: PriorityField?
         var rich: LocalRichFields
 
         enum CodingKeys: String, CodingKey {
-            case body, subject, type
+            case body, subject, type, priority
+        }
+
+        /// `"priority": 4` or `"priority": "high"`.
+        enum PriorityField: Decodable {
+            case number(Int)
+            case name(String)
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let number = try? container.decode(Int.self) {
+                    self = .number(number)
+                } else {
+                    self = .name(try container.decode(String.self))
+                }
+            }
         }
 
         init(from decoder: any Decoder) throws {
@@ -120,6 +171,7 @@ public struct IngressSubmission: Hashable, Sendable {
             self.body = try container.decodeIfPresent(String.self, forKey: .body)
             self.subject = try container.decodeIfPresent(String.self, forKey: .subject)
             self.type = try container.decodeIfPresent(String.self, forKey: .type)
+            self.priority = try container.decodeIfPresent(PriorityField.self, forKey: .priority)
             self.rich = try LocalRichFields(from: decoder)
         }
     }

@@ -89,6 +89,51 @@ public struct WebhookPayload: @unchecked Sendable {
         self.alertCount = firing.count + resolved.count
     }
 
+    /// What the payload says about its alerts, for de-duplication, threading and silences;
+    /// nil when it names no group (no `groupKey` and, for Grafana, no rule uid).
+    public func notification(kind: IngressRoute.WebhookKind) -> AlertNotification? {
+        let alerts = self.context["alerts"] as? [[String: Any]] ?? []
+        let status = (self.context["status"] as? String) ?? (alerts.contains { ($0["status"] as? String)?.lowercased() != "resolved" } ? "firing" : "resolved")
+        var identities: [String] = []
+        var ruleUIDs: Set<String> = []
+        for alert in alerts {
+            let labels = alert["labels"] as? [String: Any] ?? [:]
+            let fingerprint = alert["fingerprint"] as? String
+            if kind == .grafana, let uid = Self.grafanaRuleUID(alert, labels: labels) {
+                ruleUIDs.insert(uid)
+                identities.append([uid, fingerprint].compactMap { $0 }.joined(separator: "/"))
+            } else if let fingerprint, !fingerprint.isEmpty {
+                identities.append(fingerprint)
+            } else {
+                identities.append(labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))
+            }
+        }
+        let groupKey = (self.context["groupKey"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        // Grafana groups by its rule uids (its groupKey is often the same `{}:{}` for all).
+        let rules = ruleUIDs.isEmpty ? nil : ruleUIDs.sorted().joined(separator: ",")
+        guard let group = kind == .grafana ? rules ?? groupKey : groupKey else { return nil }
+        var common: [String: String] = [:]
+        for (key, value) in self.context["commonLabels"] as? [String: Any] ?? [:] {
+            if let text = value as? String { common[key] = text }
+        }
+        let severities = Set(alerts.compactMap { ($0["labels"] as? [String: Any])?["severity"] as? String })
+        return AlertNotification(
+            kind: kind.rawValue, group: group, status: status, alerts: identities, commonLabels: common,
+            severity: common["severity"] ?? (severities.count == 1 ? severities.first : nil)
+        )
+    }
+
+    /// A Grafana alert's rule uid: the `__alert_rule_uid__` label, else the uid in its
+    /// `generatorURL` (`…/alerting/grafana/{uid}/view`, or `…/alerting/{uid}/edit` before Grafana 9).
+    static func grafanaRuleUID(_ alert: [String: Any], labels: [String: Any]) -> String? {
+        if let uid = labels["__alert_rule_uid__"] as? String, !uid.isEmpty { return uid }
+        guard let url = alert["generatorURL"] as? String, let range = url.range(of: "/alerting/") else { return nil }
+        var rest = url[range.upperBound...]
+        if rest.hasPrefix("grafana/") { rest = rest.dropFirst("grafana/".count) }
+        let uid = rest.prefix { $0 != "/" && $0 != "?" }
+        return uid.isEmpty ? nil : String(uid)
+    }
+
     /// Any JSON value, decoded without Foundation's object graph (whose numbers and
     /// booleans differ between platforms).
     enum JSONValue: Decodable {

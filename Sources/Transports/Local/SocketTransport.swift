@@ -91,6 +91,11 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         await self.broadcastEvent(receipt.jsonLine, channel: channel)
     }
 
+    /// Tells the channel's subscribers that one of its alerts was acknowledged (issue 24).
+    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {
+        await self.broadcastEvent(acknowledgement.jsonLine(channel: channel, id: id), channel: channel)
+    }
+
     private func broadcastEvent(_ json: String, channel: String) async {
         var line = ByteBuffer(string: json)
         line.writeString("\n")
@@ -219,6 +224,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         switch await self.handler.handle(.message(message), from: self.name) {
         case .accepted: return ack ? Self.json(["ok": .string("queued"), "id": .string(id)]) : nil
         case .dropped(let reason): return Self.error("not relayed: \(reason)")
+        case .duplicate(let first): return ack ? Self.json(["ok": .string("queued"), "id": .string(first)]) : nil
         }
     }
 

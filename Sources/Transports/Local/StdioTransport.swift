@@ -76,6 +76,11 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
         self.standardOutput.write(receipt.jsonLine + "\n")
     }
 
+    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {
+        guard self.output == .json else { return }
+        self.standardOutput.write(acknowledgement.jsonLine(channel: channel, id: id) + "\n")
+    }
+
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         var text = ""
         for delivery in deliveries {

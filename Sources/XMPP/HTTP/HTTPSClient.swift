@@ -90,6 +90,19 @@ public struct HTTPSClient: Sendable {
         try await self.put(url: self.parse(url), headers: headers, contentType: contentType, body: body)
     }
 
+    /// Sends `body` with POST (RFC 9110 §9.3.3) and reads a response of at most
+    /// `maxBytes` (an API's answer, such as Alertmanager's new silence id).
+    public func post(url: String, contentType: String, body: ByteBuffer, maxBytes: Int = 64 * 1024) async throws(HTTPSClientError) -> Response {
+        let request = HTTPSRequest(method: .POST, url: try self.parse(url), headers: [], contentType: contentType, contentLength: body.readableBytes)
+        return try await self.execute(request, body: body, maximumBodyBytes: maxBytes, requiresDelimitedBody: false)
+    }
+
+    /// DELETE (RFC 9110 §9.3.5); the response's body is read up to `maxBytes`.
+    public func delete(url: String, maxBytes: Int = 64 * 1024) async throws(HTTPSClientError) -> Response {
+        let request = HTTPSRequest(method: .DELETE, url: try self.parse(url), headers: [], contentType: nil, contentLength: nil)
+        return try await self.execute(request, body: nil, maximumBodyBytes: maxBytes, requiresDelimitedBody: false)
+    }
+
     /// Downloads with GET (RFC 9110 §9.3.1); a body over `maxBytes` throws
     /// ``HTTPSClientError/responseTooLarge(limit:)`` (from `Content-Length` before reading,
     /// otherwise as soon as more arrived). The body must be delimited (`Content-Length` or

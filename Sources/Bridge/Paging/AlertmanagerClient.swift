@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import NIOCore
+import XMPP
+
+/// Alertmanager's silences API v2 (`POST /api/v2/silences` → `{"silenceID": …}`,
+/// `DELETE /api/v2/silence/{id}`), over the library's HTTP client: plain `http` is
+/// allowed, since `alertmanager_url` is the operator's own setting and Alertmanager
+/// listens without TLS by default.
+struct AlertmanagerClient: SilenceRequesting {
+    /// Why a request did not give a silence.
+    enum Failure: Error, CustomStringConvertible {
+        case http(HTTPSClientError)
+        case unexpectedAnswer(String)
+
+        var description: String {
+            switch self {
+            case .http(let error): "\(error)"
+            case .unexpectedAnswer(let text): "unexpected answer: \(text.prefix(200))"
+            }
+        }
+    }
+
+    let client: HTTPSClient
+
+    init(group: any EventLoopGroup, logger: Logger) {
+        var configuration = HTTPSClient.Configuration(requestTimeout: .seconds(15), allowInsecureHTTP: true)
+        configuration.connectTimeout = .seconds(5)
+        self.client = HTTPSClient(configuration: configuration, eventLoopGroup: group, logger: logger)
+    }
+
+    /// The request body of a silence: every label equal (not a regular expression).
+    static func silenceBody(matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) -> [UInt8] {
+        struct Matcher: Encodable {
+            var name: String
+            var value: String
+            var isRegex = false
+            var isEqual = true
+        }
+        struct Silence: Encodable {
+            var matchers: [Matcher]
+            var startsAt: String
+            var endsAt: String
+            var createdBy: String
+            var comment: String
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let silence = Silence(
+            matchers: matchers.sorted { $0.key < $1.key }.map { Matcher(name: $0.key, value: $0.value) },
+            startsAt: formatter.string(from: startsAt), endsAt: formatter.string(from: endsAt), createdBy: createdBy, comment: comment
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array((try? encoder.encode(silence)) ?? Data())
+    }
+
+    func createSilence(url: String, matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) async throws -> String {
+        let body = Self.silenceBody(matchers: matchers, startsAt: startsAt, endsAt: endsAt, createdBy: createdBy, comment: comment)
+        let response: HTTPSClient.Response
+        do {
+            response = try await self.client.post(url: "\(url)/api/v2/silences", contentType: "application/json", body: ByteBuffer(bytes: body))
+        } catch {
+            throw Failure.http(error)
+        }
+        let text = String(decoding: response.bodyBytes, as: UTF8.self)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.bodyBytes)) as? [String: Any], let id = object["silenceID"] as? String,
+            !id.isEmpty
+        else { throw Failure.unexpectedAnswer(text) }
+        return id
+    }
+
+    func expireSilence(url: String, id: String) async throws {
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }), !id.isEmpty else { throw Failure.unexpectedAnswer("'\(id)' is not a silence id") }
+        do {
+            _ = try await self.client.delete(url: "\(url)/api/v2/silence/\(id)")
+        } catch {
+            throw Failure.http(error)
+        }
+    }
+}

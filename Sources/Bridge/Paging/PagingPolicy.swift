@@ -1,0 +1,55 @@
+import Foundation
+import TransportCore
+
+/// How a channel pages (issue 24): what acknowledges an alert, when an unacknowledged
+/// urgent one is sent again or escalated, where silences go, and how long a repeated
+/// monitoring notification counts as the same one. From `[channels.NAME]`.
+struct PagingPolicy: Hashable, Sendable {
+    /// What a recipient does that counts as taking an alert.
+    enum Acknowledger: String, Hashable, Sendable, CaseIterable {
+        /// A reply to the alert (XEP-0461), or "ack" as the next message.
+        case reply
+        /// A reaction to it (XEP-0444).
+        case reaction
+        /// A displayed marker for it (XEP-0333); off by default: a phone may mark a
+        /// message displayed that nobody read.
+        case displayed
+    }
+
+    /// The next people to page when nobody acknowledged for `after` since the previous tier was paged.
+    struct Tier: Hashable, Sendable {
+        var after: Duration
+        var to: [Endpoint]
+    }
+
+    /// Any paging key set: the channel's alerts are tracked, and its recipients' replies,
+    /// reactions and words are read as acknowledgements and commands, not relayed.
+    var isPaging = false
+    /// Alertmanager's base URL, for `silence` and `unsilence` (API v2).
+    var alertmanagerURL: String?
+    var acknowledgers: Set<Acknowledger> = [.reply, .reaction]
+    /// Resend an unacknowledged alert to the current tier this often (nil: never).
+    var repeatInterval: Duration?
+    var tiers: [Tier] = []
+    /// Repeats and escalations are for alerts at least this urgent.
+    var escalationMinimumPriority = 4
+    /// The same notification again within this window is not relayed again.
+    var dedupeWindow: Duration = .seconds(300)
+    /// A monitoring alert's `severity` label → priority.
+    var severityPriority: [String: Int] = Self.defaultSeverityPriority
+
+    static let defaultSeverityPriority = ["critical": 5, "warning": 3, "info": 2]
+    static let defaultPriority = 3
+
+    /// The priority of `message`: its own, else its alerts' severity, else 3.
+    func priority(of message: InboundMessage) -> Int {
+        if let priority = message.priority { return priority }
+        if let severity = message.notification?.severity?.lowercased(), let mapped = self.severityPriority[severity] { return mapped }
+        return Self.defaultPriority
+    }
+
+    /// Whether an alert at `priority` is repeated and escalated.
+    func escalates(priority: Int) -> Bool {
+        priority >= self.escalationMinimumPriority && (self.repeatInterval != nil || !self.tiers.isEmpty)
+    }
+}

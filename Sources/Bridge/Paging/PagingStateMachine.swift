@@ -1,0 +1,271 @@
+import Foundation
+import TransportCore
+
+/// The paging logic of issue 24, without I/O: tracks the alerts of paging channels, reads
+/// recipients' replies, reactions, markers and words as acknowledgements and commands,
+/// and says when to repeat or escalate. The ``RelayPipeline`` runs its actions (stores
+/// pages, sends notices, asks Alertmanager) and feeds it the time.
+///
+/// Time is a `Date` given to each event: pages outlive the process, so their due times
+/// are wall-clock times; the timer that calls ``due(at:)`` takes a `Clock`.
+struct PagingStateMachine: Sendable {
+    /// A text the bridge sends one recipient, threaded under `replyTo` (XEP-0461) when set.
+    struct Notice: Hashable, Sendable {
+        var channel: String
+        var target: Endpoint
+        var text: String
+        var relayID: String
+        var replyTo: String?
+    }
+
+    enum Action: Hashable, Sendable {
+        /// Persist the page as it is now.
+        case store(Page)
+        case send([Notice])
+        /// Tell the channel's local subscribers.
+        case announce(AlertAcknowledgement, page: PageKey, channel: String)
+        /// Ask Alertmanager for a silence of `duration` matching the group's common labels;
+        /// answer `to` under `replyTo` with the outcome.
+        case silence(url: String, matchers: [String: String], duration: Duration, createdBy: String, channel: String, to: Endpoint, replyTo: String?)
+        case unsilence(url: String, id: String, channel: String, to: Endpoint, replyTo: String?)
+    }
+
+    /// What became of a message from a recipient.
+    enum Reading: Hashable, Sendable {
+        /// Nothing to do with paging: route it as usual.
+        case route
+        /// Taken as an acknowledgement or a command; not relayed.
+        case handled([Action])
+    }
+
+    private(set) var pages: [PageKey: Page] = [:]
+    /// Relay id of any copy → its page.
+    private var byCopy: [String: PageKey] = [:]
+    /// Recipient → its pages, newest last.
+    private var byRecipient: [Endpoint: [PageKey]] = [:]
+    /// Alert group thread → its latest FIRING page.
+    private var byThread: [String: PageKey] = [:]
+    private(set) var policies: [String: PagingPolicy]
+
+    /// How long a page is kept in memory once created: acknowledgements and commands refer
+    /// to pages younger than this.
+    static let memory: TimeInterval = 7 * 86_400
+
+    /// - Parameter policies: every channel's, by name (a channel that does not page has
+    ///   one too, for its de-duplication window and severities).
+    init(policies: [String: PagingPolicy] = [:]) {
+        self.policies = policies
+    }
+
+    mutating func update(policies: [String: PagingPolicy]) {
+        self.policies = policies
+    }
+
+    func policy(_ channel: String) -> PagingPolicy? {
+        self.policies[channel].flatMap { $0.isPaging ? $0 : nil }
+    }
+
+    // MARK: Events
+
+    /// A page loaded from the state database at start.
+    mutating func restore(_ page: Page) {
+        self.index(page)
+    }
+
+    /// An alert of a paging channel was relayed: `copies` are its deliveries' relay ids
+    /// and targets. Returns the page and what to store.
+    mutating func paged(
+        message: InboundMessage, channel: String, text: String, copies: [(relayID: String, target: Endpoint)], at now: Date
+    ) -> [Action] {
+        guard let policy = self.policy(channel) else { return [] }
+        var page = Page(
+            source: message.source, id: message.id, channel: channel, priority: policy.priority(of: message), text: text, createdAt: now,
+            recipients: [], copies: [:], tierSince: now, lastSent: now
+        )
+        for copy in copies { page.add(copy: copy.relayID, to: copy.target) }
+        page.current = page.recipients
+        if let notification = message.notification, !notification.isResolved {
+            page.thread = notification.threadKey
+            page.commonLabels = notification.commonLabels
+        }
+        self.index(page)
+        return [.store(page)]
+    }
+
+    /// A RESOLVED notification of a group: its FIRING page is closed (no more escalation)
+    /// and the copy each recipient got is what the resolution replies to.
+    mutating func resolved(thread: String, at now: Date) -> (page: Page, replyTo: [Endpoint: String])? {
+        guard let key = self.byThread[thread], var page = self.pages[key] else { return nil }
+        page.resolved = true
+        self.pages[key] = page
+        var replies: [Endpoint: String] = [:]
+        for recipient in page.recipients {
+            if let copy = page.firstCopy(to: recipient) { replies[recipient] = copy }
+        }
+        return (page, replies)
+    }
+
+    /// A message from `from` (an XMPP contact, bare JID) that may be about a page.
+    /// - Parameter relays: whether `from` is a sending member of the page's channel (its
+    ///   other words are conversation then, routed as usual).
+    mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, relays: (String) -> Bool, makeID: () -> String) -> Reading {
+        guard let recent = self.byRecipient[from], !recent.isEmpty else { return .route }
+        let content = message.content
+        // A reply or reaction to one of the copies names its page.
+        if let referenced = content.replyTo ?? content.reactionTo, let key = self.byCopy[referenced], let page = self.pages[key] {
+            guard let policy = self.policy(page.channel) else { return .route }
+            if content.reactionTo != nil {
+                guard policy.acknowledgers.contains(.reaction), !(content.reactions ?? []).isEmpty else { return .handled([]) }
+                return .handled(self.acknowledge(key, by: from, how: "reaction", at: now, replyTo: referenced, makeID: makeID))
+            }
+            switch PagingCommand(message.body ?? "") {
+            case .silence, .unsilence:
+                return .handled(self.command(PagingCommand(message.body ?? ""), page: key, from: from, replyTo: referenced, at: now, makeID: makeID))
+            case .acknowledge, .unknown:
+                guard policy.acknowledgers.contains(.reply) else { return .handled([]) }
+                return .handled(self.acknowledge(key, by: from, how: "reply", at: now, replyTo: referenced, makeID: makeID))
+            }
+        }
+        // Otherwise the newest page that went to `from` is the conversation's.
+        guard let key = recent.last, let page = self.pages[key], let policy = self.policy(page.channel) else { return .route }
+        guard let body = message.body, content.url == nil, content.replaceID == nil, content.retractID == nil, content.encryption == nil else {
+            return relays(page.channel) ? .route : .handled([])
+        }
+        let command = PagingCommand(body)
+        if case .unknown = command, relays(page.channel) { return .route }
+        if case .acknowledge = command, !policy.acknowledgers.contains(.reply) {
+            return .handled([.send([self.notice(page, to: from, text: "Acknowledging by reply is off in this channel.", makeID: makeID)])])
+        }
+        return .handled(self.command(command, page: key, from: from, replyTo: nil, at: now, makeID: makeID))
+    }
+
+    /// A displayed marker (XEP-0333) for copy `relayID` from `from`.
+    mutating func displayed(relayID: String, from: Endpoint, at now: Date, makeID: () -> String) -> [Action] {
+        guard let key = self.byCopy[relayID], let page = self.pages[key], page.copies[relayID] == from,
+            let policy = self.policy(page.channel), policy.acknowledgers.contains(.displayed)
+        else { return [] }
+        return self.acknowledge(key, by: from, how: "displayed", at: now, replyTo: relayID, makeID: makeID)
+    }
+
+    /// Repeats and escalations due at `now`.
+    mutating func due(at now: Date, makeID: () -> String) -> [Action] {
+        var actions: [Action] = []
+        for key in self.pages.keys.sorted(by: { $0.description < $1.description }) {
+            guard var page = self.pages[key], let policy = self.policy(page.channel), let due = page.nextDue(under: policy), due <= now else { continue }
+            var notices: [Notice] = []
+            if page.tier < policy.tiers.count, page.tierSince.addingTimeInterval(policy.tiers[page.tier].after.seconds) <= now {
+                let waited = now.timeIntervalSince(page.tierSince)
+                let previous = page.recipients.map { $0.address ?? $0.transport }.joined(separator: ", ")
+                let tier = policy.tiers[page.tier]
+                let text = "escalated: not acknowledged by \(previous) for \(Self.minutes(waited))\n\(page.text)"
+                for target in tier.to {
+                    let notice = Notice(channel: page.channel, target: target, text: text, relayID: makeID())
+                    page.add(copy: notice.relayID, to: target)
+                    notices.append(notice)
+                }
+                page.escalations.append(MessageDeliveryStatus.Escalation(to: tier.to.map(\.description), at: now))
+                page.tier += 1
+                page.tierSince = now
+                page.current = tier.to
+            } else {
+                let text = "repeated: not acknowledged for \(Self.minutes(now.timeIntervalSince(page.createdAt)))\n\(page.text)"
+                for target in page.current {
+                    let notice = Notice(channel: page.channel, target: target, text: text, relayID: makeID(), replyTo: page.firstCopy(to: target))
+                    page.add(copy: notice.relayID, to: target)
+                    notices.append(notice)
+                }
+            }
+            page.lastSent = now
+            self.index(page)
+            actions += [.store(page), .send(notices)]
+        }
+        return actions
+    }
+
+    /// The earliest repeat or escalation due; nil when none is.
+    var nextDue: Date? {
+        self.pages.values.compactMap { page in self.policy(page.channel).flatMap { page.nextDue(under: $0) } }.min()
+    }
+
+    /// Forgets pages older than ``memory``.
+    mutating func forget(before now: Date) {
+        let limit = now.addingTimeInterval(-Self.memory)
+        for (key, page) in self.pages where page.createdAt < limit {
+            self.pages.removeValue(forKey: key)
+            for copy in page.copies.keys { self.byCopy.removeValue(forKey: copy) }
+            for recipient in page.recipients { self.byRecipient[recipient]?.removeAll { $0 == key } }
+            if let thread = page.thread, self.byThread[thread] == key { self.byThread.removeValue(forKey: thread) }
+        }
+    }
+
+    /// The page of message `id` from `source`, for `GET /messages/{id}`.
+    func page(source: String, id: String) -> Page? {
+        self.pages[PageKey(source: source, id: id)]
+    }
+
+    // MARK: Parts
+
+    private mutating func index(_ page: Page) {
+        let key = page.key
+        self.pages[key] = page
+        for copy in page.copies.keys { self.byCopy[copy] = key }
+        for recipient in page.recipients where !(self.byRecipient[recipient]?.contains(key) ?? false) {
+            self.byRecipient[recipient, default: []].append(key)
+        }
+        if let thread = page.thread, !page.resolved { self.byThread[thread] = key }
+    }
+
+    private mutating func command(_ command: PagingCommand, page key: PageKey, from: Endpoint, replyTo: String?, at now: Date, makeID: () -> String) -> [Action] {
+        guard let page = self.pages[key] else { return [] }
+        let replyTo = replyTo ?? page.firstCopy(to: from)
+        switch command {
+        case .acknowledge:
+            return self.acknowledge(key, by: from, how: "command", at: now, replyTo: replyTo, makeID: makeID)
+        case .silence(let duration):
+            guard let url = self.policy(page.channel)?.alertmanagerURL else {
+                return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]
+            }
+            guard !page.commonLabels.isEmpty else {
+                return [.send([self.notice(page, to: from, text: "This alert has no labels to silence by.", replyTo: replyTo, makeID: makeID)])]
+            }
+            return [.silence(url: url, matchers: page.commonLabels, duration: duration, createdBy: from.address ?? from.description, channel: page.channel, to: from, replyTo: replyTo)]
+        case .unsilence(let id):
+            guard let url = self.policy(page.channel)?.alertmanagerURL else {
+                return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]
+            }
+            return [.unsilence(url: url, id: id, channel: page.channel, to: from, replyTo: replyTo)]
+        case .unknown:
+            return [.send([self.notice(page, to: from, text: PagingCommand.help, makeID: makeID)])]
+        }
+    }
+
+    private mutating func acknowledge(_ key: PageKey, by: Endpoint, how: String, at now: Date, replyTo: String?, makeID: () -> String) -> [Action] {
+        guard var page = self.pages[key] else { return [] }
+        let who = by.address ?? by.description
+        if let earlier = page.acknowledged {
+            let text = "already acknowledged by \(earlier.by) at \(AlertAcknowledgement.timestamp(earlier.at))"
+            return [.send([self.notice(page, to: by, text: text, replyTo: replyTo, makeID: makeID)])]
+        }
+        let acknowledgement = AlertAcknowledgement(how: how, by: who, at: now)
+        page.acknowledged = acknowledgement
+        // Every tier stops; everyone paged hears who took it, under their own copy.
+        var notices: [Notice] = []
+        for recipient in page.recipients {
+            let notice = self.notice(page, to: recipient, text: "acknowledged by \(who)", replyTo: recipient == by ? replyTo : page.firstCopy(to: recipient), makeID: makeID)
+            page.add(copy: notice.relayID, to: recipient)
+            notices.append(notice)
+        }
+        self.index(page)
+        return [.store(page), .send(notices), .announce(acknowledgement, page: key, channel: page.channel)]
+    }
+
+    private func notice(_ page: Page, to target: Endpoint, text: String, replyTo: String? = nil, makeID: () -> String) -> Notice {
+        Notice(channel: page.channel, target: target, text: text, relayID: makeID(), replyTo: replyTo)
+    }
+
+    /// "5 min", "1 h 5 min": whole minutes, at least one.
+    static func minutes(_ interval: TimeInterval) -> String {
+        let minutes = max(1, Int((interval / 60).rounded()))
+        return minutes < 60 ? "\(minutes) min" : "\(minutes / 60) h" + (minutes % 60 == 0 ? "" : " \(minutes % 60) min")
+    }
+}
