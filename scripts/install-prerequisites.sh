@@ -3,7 +3,7 @@
 # Swift itself must already be on PATH.
 set -euo pipefail
 
-packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config openssl prosody ejabberd prometheus systemd)
+packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config openssl prosody ejabberd prometheus prometheus-alertmanager systemd)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -181,6 +181,14 @@ struct PagingStateMachineTests {
         #expect(other == nil)
     }
 
+    @Test("waits read as seconds under a minute, else minutes and hours")
+    func waits() {
+        #expect(PagingStateMachine.minutes(2.2) == "2 s")
+        #expect(PagingStateMachine.minutes(300) == "5 min")
+        #expect(PagingStateMachine.minutes(3900) == "1 h 5 min")
+        #expect(PagingStateMachine.minutes(7200) == "2 h")
+    }
+
     @Test("command words: durations from 1 min to 30 days; anything else is not a command")
     func commandWords() {
         #expect(PagingCommand("ack") == .acknowledge)

@@ -263,9 +263,10 @@ struct PagingStateMachine: Sendable {
         Notice(channel: page.channel, target: target, text: text, relayID: makeID(), replyTo: replyTo)
     }
 
-    /// "5 min", "1 h 5 min": whole minutes, at least one.
+    /// "40 s" under a minute, else "5 min", "1 h 5 min" (whole minutes).
     static func minutes(_ interval: TimeInterval) -> String {
-        let minutes = max(1, Int((interval / 60).rounded()))
+        if interval < 59.5 { return "\(max(0, Int(interval.rounded()))) s" }
+        let minutes = Int((interval / 60).rounded())
         return minutes < 60 ? "\(minutes) min" : "\(minutes / 60) h" + (minutes % 60 == 0 ? "" : " \(minutes % 60) min")
     }
 }

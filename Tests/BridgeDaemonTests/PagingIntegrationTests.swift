@@ -1,0 +1,195 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import TestSupport
+import Testing
+import TransportCore
+import Transports
+import XMPP
+
+/// Paging (issue 24) with the real daemon, a real Prosody and real Alertmanagers
+/// (Debian's `prometheus-alertmanager`, on loopback, notifying the bridge's webhook):
+/// escalation, acknowledgement, silences, RESOLVED threading, an HA pair's duplicates.
+@Suite("Paging against a real Alertmanager and Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct PagingIntegrationTests {
+    static let token = "paging-token-for-tests"
+
+    /// Prosody with alice (on call), bob (the next tier) and home (the bridge); the bridge
+    /// with the HTTP ingress `web`, a socket subscriber `sub` and the channel `oncall`;
+    /// `alertmanagers` Alertmanagers notifying it.
+    struct Setup {
+        let server: ProsodyServer
+        let alice: TestSession
+        let bob: TestSession
+        let alertmanagers: [AlertmanagerServer]
+        let http: HTTPTestClient
+        let config: String
+        let subscriber: String
+
+        static func start(alertmanagers count: Int, channel: String) async throws -> Setup {
+            let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw"), ("home", "pw")])
+            var alertmanagers: [AlertmanagerServer] = []
+            do {
+                let port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+                for _ in 0..<count {
+                    alertmanagers.append(try AlertmanagerServer.start(webhookURL: "http://127.0.0.1:\(port)/hooks/alertmanager/oncall", token: PagingIntegrationTests.token))
+                }
+                try "\(PagingIntegrationTests.token)\n".write(toFile: "\(server.directory)/web.token", atomically: true, encoding: .utf8)
+                chmod("\(server.directory)/web.token", 0o600)
+                let config = try BridgeConfigFile.write(
+                    for: server, accounts: ["home"],
+                    rest: """
+                        [local.web]
+                        kind = "http"
+                        listen = "127.0.0.1:\(port)"
+                        token_file = "web.token"
+
+                        [local.sub]
+                        kind = "socket"
+                        path = "sub.sock"
+
+                        [channels.oncall]
+                        format = "{body}"
+                        members = [
+                          { local = "web" },
+                          { account = "home", jid = "alice@example.test", direction = "out" },
+                          { local = "sub", direction = "out" },
+                        ]
+                        alertmanager_url = "\(alertmanagers.first?.url ?? "http://127.0.0.1:9")"
+                        \(channel)
+                        """
+                )
+                let alice = try await TestSession.start("alice", on: server)
+                let bob = try await TestSession.start("bob", on: server)
+                return Setup(
+                    server: server, alice: alice, bob: bob, alertmanagers: alertmanagers, http: HTTPTestClient(target: .tcp(port: port)), config: config,
+                    subscriber: "\(server.directory)/sub.sock"
+                )
+            } catch {
+                alertmanagers.forEach { $0.shutdown() }
+                server.shutdown()
+                throw error
+            }
+        }
+
+        func startBridge() async throws -> BridgeDaemon {
+            let bridge = try BridgeDaemon.start(config: self.config, in: self.server.directory)
+            try await bridge.waitOnline(["home"])
+            guard await bridge.waitForLog({ $0.contains("http ingress listening") }) else { throw TestFailure("ingress not listening: \(bridge.run.errors)") }
+            for alertmanager in self.alertmanagers {
+                let client = HTTPTestClient(target: .tcp(port: alertmanager.port))
+                let ready = await eventually { (try? await client.get("/-/ready").status) == 200 }
+                guard ready else { throw TestFailure("alertmanager not ready: \(alertmanager.log.suffix(2000))") }
+            }
+            return bridge
+        }
+
+        /// Posts an alert to one Alertmanager (API v2); `resolved` sets its end in the past.
+        func fire(_ name: String, severity: String, resolved: Bool = false, to index: Int = 0) async throws {
+            var alert: [String: Any] = ["labels": ["alertname": name, "severity": severity, "instance": "db1"], "annotations": ["summary": "\(name) on db1"]]
+            if resolved { alert["endsAt"] = AlertAcknowledgement.timestamp(Date().addingTimeInterval(-1)) }
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: [alert]), as: UTF8.self)
+            let reply = try await HTTPTestClient(target: .tcp(port: self.alertmanagers[index].port))
+                .post("/api/v2/alerts", headers: ["Content-Type": "application/json"], body: body)
+            guard reply.status == 200 else { throw TestFailure("alertmanager refused the alert: \(reply)") }
+        }
+
+        func stop() async {
+            await self.alice.stop()
+            await self.bob.stop()
+            self.alertmanagers.forEach { $0.shutdown() }
+            self.server.shutdown()
+        }
+    }
+
+    static let home = try! JID("home@example.test")
+
+    @Test("a critical alert reaches alice; unacknowledged, bob gets it marked as escalated; alice's 'ack' tells both and the subscriber, GET /messages/{id} shows it; 'silence 2h' creates the silence in Alertmanager; RESOLVED is a reply to alice's FIRING copy")
+    func pagerLoop() async throws {
+        let setup = try await Setup.start(alertmanagers: 1, channel: #"escalate = [ { after = "2s", to = [ { account = "home", jid = "bob@example.test" } ] } ]"#)
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        try await bridge.waitForSocket(setup.subscriber)
+        let subscriber = try UnixLineClient(path: setup.subscriber)
+        try subscriber.send(#"{"subscribe":["oncall"]}"#)
+        #expect(await subscriber.readObject()?["ok"] as? String == "subscribed")
+
+        try await setup.fire("DiskFull", severity: "critical")
+        let first = await setup.alice.log.messages(atLeast: 1, timeout: .seconds(20)).first
+        let firing = try #require(first)
+        #expect(firing.body?.contains("DiskFull") == true, "\(firing.body ?? "")")
+        let escalated = await Received.bodies(setup.bob.log, count: 1, timeout: .seconds(20))
+        #expect(escalated.first?.hasPrefix("escalated: not acknowledged by alice@example.test for ") == true, "\(escalated) \(bridge.run.errors.suffix(2000))")
+        #expect(escalated.first?.contains("DiskFull") == true)
+
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "ack"))
+        let toAlice = await setup.alice.log.waitFor(timeout: .seconds(10)) { if case .message(let message, nil) = $0 { message.body == "acknowledged by alice@example.test" } else { false } }
+        #expect(toAlice != nil, "stderr: \(bridge.run.errors.suffix(2000))")
+        let toBob = await Received.message(setup.bob.log, body: "acknowledged by alice@example.test")
+        #expect(toBob != nil)
+        var event: [String: Any]?
+        while event == nil, let line = await subscriber.readObject(timeout: .seconds(10)) {
+            if line["event"] as? String == "acknowledged" { event = line }
+        }
+        let id = try #require(event?["id"] as? String)
+        #expect(event?["by"] as? String == "alice@example.test" && event?["how"] as? String == "command")
+        let status = try await setup.http.get("/messages/\(id)", token: Self.token).json ?? [:]
+        #expect(status["priority"] as? Int == 5, "\(status)")
+        #expect((status["acknowledged"] as? [String: Any])?["by"] as? String == "alice@example.test", "\(status)")
+        #expect((status["escalations"] as? [[String: Any]])?.first?["to"] as? [String] == ["home:bob@example.test"], "\(status)")
+
+        // The group resolves: alice's client threads it under her FIRING copy.
+        try await setup.fire("DiskFull", severity: "critical", resolved: true)
+        let resolved = await setup.alice.log.waitFor(timeout: .seconds(20)) {
+            if case .message(let message, nil) = $0 { message.body?.contains("RESOLVED") == true } else { false }
+        }
+        #expect(resolved != nil, "alertmanager: \(setup.alertmanagers[0].log.suffix(1500))")
+        let resolution = (await setup.alice.log.messages(atLeast: 1)).last { $0.body?.contains("RESOLVED") == true }
+        #expect(resolution.map(RichContent.parse)?.content.replyTo == firing.id, "\(String(describing: resolution))")
+
+        // A silence from the phone, with the group's common labels as matchers.
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "silence 2h"))
+        let answered = await setup.alice.log.waitFor(timeout: .seconds(10)) {
+            if case .message(let message, nil) = $0 { message.body?.hasPrefix("silenced until ") == true } else { false }
+        }
+        #expect(answered != nil, "stderr: \(bridge.run.errors.suffix(2000))")
+        let silences = try await HTTPTestClient(target: .tcp(port: setup.alertmanagers[0].port)).get("/api/v2/silences")
+        let list = (try? JSONSerialization.jsonObject(with: Data(silences.body.utf8))) as? [[String: Any]] ?? []
+        let silence = try #require(list.first, "\(silences)")
+        #expect(silence["createdBy"] as? String == "alice@example.test")
+        let matchers = (silence["matchers"] as? [[String: Any]] ?? []).map { "\($0["name"] ?? "")=\($0["value"] ?? "")" }.sorted()
+        #expect(matchers == ["alertname=DiskFull", "instance=db1", "severity=critical"], "\(silence)")
+        // Words that are no command get the help line.
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "what now"))
+        #expect(await Received.message(setup.alice.log, body: "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it.") != nil)
+        subscriber.close()
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await setup.stop()
+    }
+
+    @Test("two Alertmanagers without gossip both notify: alice gets one message, the second request 202 with the same id")
+    func haPairGivesOneMessage() async throws {
+        let setup = try await Setup.start(alertmanagers: 2, channel: "")
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        // The same notification posted twice, as two replicas would: one id.
+        let sample = ["Content-Type": "application/json"]
+        let first = try await setup.http.post("/hooks/alertmanager/oncall", token: Self.token, headers: sample, body: WebhookSamples.alertmanagerFiring)
+        let second = try await setup.http.post("/hooks/alertmanager/oncall", token: Self.token, headers: sample, body: WebhookSamples.alertmanagerFiring)
+        #expect(first.status == 202 && second.status == 202, "\(first) \(second)")
+        #expect(first.json?["id"] as? String != nil && first.json?["id"] as? String == second.json?["id"] as? String, "\(first) \(second)")
+        try await setup.fire("CPUHot", severity: "warning", to: 0)
+        try await setup.fire("CPUHot", severity: "warning", to: 1)
+        // Both replicas notified the bridge.
+        let both = await bridge.waitForLog { $0.contains("notification already accepted; not relayed again") }
+        #expect(both, "alertmanagers: \(setup.alertmanagers.map { $0.log.suffix(800) })")
+        // A marker after them: nothing more than one CPUHot message arrives before it.
+        #expect(try await setup.http.post("/channels/oncall", token: Self.token, body: "marker").status == 202)
+        _ = await Received.message(setup.alice.log, body: "marker")
+        let bodies = await Received.bodies(setup.alice.log)
+        #expect(bodies.filter { $0.contains("CPUHot") }.count == 1, "\(bodies)")
+        #expect(bodies.filter { $0.contains("InstanceDown") }.count == 1, "\(bodies)")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await setup.stop()
+    }
+}
