@@ -1,6 +1,7 @@
 import EmbeddedProsody
 import Foundation
 import IntegrationSupport
+import NIOPosix
 import TestSupport
 import Testing
 import TransportCore
@@ -26,8 +27,11 @@ struct PagingIntegrationTests {
         let config: String
         let subscriber: String
 
-        static func start(alertmanagers count: Int, channel: String) async throws -> Setup {
-            let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw"), ("home", "pw")])
+        static func start(alertmanagers count: Int, channel: String, upload: Bool = false) async throws -> Setup {
+            let server =
+                upload
+                ? try UploadServer.start(users: ["alice", "bob", "home"], httpHost: "localhost")
+                : try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw"), ("home", "pw")])
             var alertmanagers: [AlertmanagerServer] = []
             do {
                 let port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
@@ -189,6 +193,42 @@ struct PagingIntegrationTests {
         let bodies = await Received.bodies(setup.alice.log)
         #expect(bodies.filter { $0.contains("CPUHot") }.count == 1, "\(bodies)")
         #expect(bodies.filter { $0.contains("InstanceDown") }.count == 1, "\(bodies)")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await setup.stop()
+    }
+
+    @Test(
+        "500 lines in a burst to alice with max_per_minute = 20: at most 21 messages; the digest's file (XEP-0363) holds every other line",
+        .enabled(if: IntegrationEnvironment.uploadEnabled)
+    )
+    func floodIsCoalesced() async throws {
+        let setup = try await Setup.start(alertmanagers: 0, channel: "max_per_minute = 20", upload: true)
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        let lines = (1...500).map { String(format: "job %03d finished", $0) }
+        for line in lines {
+            let reply = try await setup.http.post("/channels/oncall", token: Self.token, body: line)
+            #expect(reply.status == 202, "\(reply)")
+        }
+        // The minute ends a minute after the first line: the digest comes then.
+        let digest = await setup.alice.log.waitFor(timeout: .seconds(90)) {
+            if case .message(let message, nil) = $0 { message.body?.hasPrefix("+") == true } else { false }
+        }
+        #expect(digest != nil, "stderr: \(bridge.run.errors.suffix(2000))")
+        #expect(try await setup.http.post("/channels/oncall", token: Self.token, headers: ["X-Priority": "5"], body: "marker").status == 202)
+        _ = await Received.message(setup.alice.log, body: "marker")
+        let bodies = await Received.bodies(setup.alice.log).filter { $0 != "marker" }
+        #expect(bodies.count <= 21, "\(bodies.count) messages")
+        let text = try #require(bodies.last)
+        #expect(text.hasPrefix("+480 more: job 021 finished\n"), "\(text)")
+        let url = try #require(text.split(separator: "\n").last.map(String.init))
+        let http = HTTPSClient(
+            configuration: .init(tls: TLSConfiguration(additionalTrustRootsFile: setup.server.certificate?.certificateFile, useSystemTrustStore: false)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: IntegrationEnvironment.logger("paging-flood-test")
+        )
+        let file = String(decoding: try await http.get(url: url, maxBytes: UploadServer.limit).bodyBytes, as: UTF8.self)
+        let delivered = Array(bodies.dropLast()) + file.split(separator: "\n").dropFirst().map(String.init)
+        #expect(delivered == lines, "lost \(Set(lines).subtracting(delivered).count), extra \(delivered.count - Set(delivered).count)")
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
         await setup.stop()
     }

@@ -49,6 +49,34 @@ struct SendFileCommandTests {
         await bob.stop()
     }
 
+    @Test("send --lines --max-per-minute 20 with 500 lines: bob gets 20 lines and one digest whose file holds the other 480, in order (issue 24)")
+    func floodOfLines() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let bob = try await TestSession.start("bob", on: server)
+        let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.pw")
+        let lines = (1...500).map { String(format: "build step %03d ok", $0) }
+        let input = try CommandLineTests.write(lines.joined(separator: "\n") + "\n", in: server.directory, name: "make.out")
+        let run = try CommandLineTests.start(
+            ["send", "--lines", "--max-per-minute", "20"] + CommandLineTests.accountArguments("alice", on: server, passwordFile: password) + ["bob@example.test"],
+            stdin: input, in: server.directory
+        )
+        #expect(run.finish() == 0, "stderr: \(run.errors)")
+        let received = await bob.log.messages(atLeast: 21)
+        #expect(received.count == 21, "\(received.map { $0.body ?? "" })")
+        #expect(received.prefix(20).map { $0.body ?? "" } == Array(lines.prefix(20)))
+        let digest = try #require(received.last?.body)
+        #expect(digest.hasPrefix("+480 more: build step 021 ok\n"), "\(digest)")
+        let url = try #require(digest.split(separator: "\n").last.map(String.init))
+        let http = HTTPSClient(
+            configuration: .init(tls: TLSConfiguration(additionalTrustRootsFile: server.certificate?.certificateFile, useSystemTrustStore: false)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: IntegrationEnvironment.logger("send-lines-test")
+        )
+        let file = String(decoding: try await http.get(url: url, maxBytes: Self.limit).bodyBytes, as: UTF8.self)
+        #expect(file == "+480 more:\n" + lines.dropFirst(20).joined(separator: "\n"))
+        await bob.stop()
+    }
+
     @Test("send --file of a file over the service's limit: exit 8, a clear error, and nothing sent")
     func tooLarge() async throws {
         let server = try Self.server()

@@ -42,6 +42,8 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(help: "Longest message body in bytes; longer input is split (--lines: longer lines are rejected).")
     var maxMessageBytes = 64 * 1024
+    @Option(help: "With --lines: at most this many messages a minute; the rest of each minute go as one digest (its full text uploaded as a file where the server offers upload).")
+    var maxPerMinute: Int?
 
     @OptionGroup var account: AccountOptions
     @OptionGroup var log: LogOptions
@@ -61,6 +63,7 @@ struct SendCommand: AsyncParsableCommand {
             targets.append(jid)
         }
         if !self.file.isEmpty, self.lines { throw ValidationError("--file and --lines cannot be combined") }
+        if let limit = self.maxPerMinute, !self.lines || limit < 1 { throw ValidationError("--max-per-minute needs --lines and a number of at least 1") }
         let session = try SessionRunner.makeSession(self.account, presence: nil, fetchRoster: false, reconnects: false, logger: logger)
         var events = session.events.makeAsyncIterator()
         let runner = try await SessionRunner.start(session, events: &events)
@@ -76,27 +79,7 @@ struct SendCommand: AsyncParsableCommand {
             } else if let text = self.message {
                 try await self.sendBody(text, to: targets, via: session, ids: &sent)
             } else if self.lines {
-                let reader = FileLineReader(descriptor: 0, splitter: LineSplitter(maxLineBytes: self.maxMessageBytes))
-                for await batch in reader.batches {
-                    reader.consumed()
-                    var messages: [Message] = []
-                    for line in batch {
-                        switch line {
-                        case .text(let text):
-                            messages += await self.messages(text, to: targets, via: session, ids: &sent)
-                        case .repaired(let text):
-                            logger.warning("input line with invalid UTF-8; sent with U+FFFD in its place")
-                            messages += await self.messages(text, to: targets, via: session, ids: &sent)
-                        case .tooLong(let bytes):
-                            logger.error("input line of \(bytes) bytes is longer than --max-message-bytes; not sent")
-                            failure = .notDelivered
-                        case .invalidUTF8:
-                            logger.error("input line with invalid UTF-8; not sent")
-                            failure = .notDelivered
-                        }
-                    }
-                    try await session.send(messages)
-                }
+                try await self.sendLines(to: targets, via: session, ids: &sent, failure: &failure, logger: logger)
             } else {
                 let input = FileHandle.standardInput.readDataToEndOfFile()
                 let text = String(decoding: input, as: UTF8.self)
@@ -135,7 +118,7 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     /// One message per recipient, with ids recorded so bounced errors can be matched.
-    private func messages(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs) async -> [Message] {
+    func messages(_ text: String, to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs) async -> [Message] {
         var messages: [Message] = []
         for target in targets {
             var message = Message(type: Message.Kind(rawValue: self.type) ?? .chat, to: target, body: text, subject: self.subject)

@@ -4,7 +4,8 @@ import TransportCore
 import XMPP
 
 extension ConfigurationLoader {
-    static let pagingKeys = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority", "dedupe_window", "severity_priority"]
+    static let pagingKeys = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority", "dedupe_window", "severity_priority", "max_per_minute"]
+    private static let quietExample = "quiet = { hours = \"22:00-07:00\", tz = \"Europe/Berlin\", min_priority = 5 }"
     private static let escalateExample = "escalate = [ { after = \"5m\", to = [ { account = \"work\", jid = \"bob@work.example\" } ] } ]"
 
     /// A channel's paging settings (issue 24); every channel has them (the de-duplication
@@ -67,6 +68,18 @@ extension ConfigurationLoader {
                 self.problem("\(path).severity_priority", "must be a table", "severity_priority = { critical = 5, warning = 3, info = 2 }")
             }
         }
+        policy.maxPerMinute = self.integer(table, "max_per_minute", path, in: 1...100_000, hint: "messages a minute to each target, e.g. 20; the rest go as one digest")
+        for (index, element) in (table["members"]?.array ?? []).enumerated() {
+            guard let member = element.table, let value = member["quiet"] else { continue }
+            let memberPath = "\(path).members[\(index)]"
+            guard let account = member["account"]?.string, let jid = member["jid"]?.string else {
+                self.problem("\(memberPath).quiet", "applies only to a contact member", "quiet hours are for people: { account = …, jid = …, \(Self.quietExample) }")
+                continue
+            }
+            if let quiet = self.quietHours(value, at: "\(memberPath).quiet") {
+                policy.quiet[Endpoint(transport: account, address: jid.lowercased())] = quiet
+            }
+        }
         if let value = table["escalate"] {
             if let array = value.array {
                 for (index, element) in array.enumerated() {
@@ -77,6 +90,30 @@ extension ConfigurationLoader {
             }
         }
         return policy
+    }
+
+    /// `{ hours = "22:00-07:00", tz = "Europe/Berlin", min_priority = 5 }`.
+    private mutating func quietHours(_ value: TOMLValueConvertible, at path: String) -> QuietHours? {
+        guard let table = value.tomlValue.table else {
+            self.problem(path, "must be a table", Self.quietExample)
+            return nil
+        }
+        self.rejectUnknownKeys(in: table, at: path, allowed: ["hours", "tz", "min_priority"])
+        guard let text = self.string(table, "hours", path) else {
+            self.problem("\(path).hours", "is missing", Self.quietExample)
+            return nil
+        }
+        guard let hours = QuietHours.parse(hours: text) else {
+            self.problem("\(path).hours", "'\(text)' is not a span of hours", "two 24-hour times, e.g. hours = \"22:00-07:00\"")
+            return nil
+        }
+        let zoneName = self.string(table, "tz", path) ?? "UTC"
+        guard let zone = TimeZone(identifier: zoneName) else {
+            self.problem("\(path).tz", "unknown time zone '\(zoneName)'", "an IANA name, e.g. tz = \"Europe/Berlin\" (default UTC)")
+            return nil
+        }
+        let minimum = self.integer(table, "min_priority", path, in: 1...5, hint: "deliveries below it wait; default 5") ?? 5
+        return QuietHours(start: hours.start, end: hours.end, timeZone: zone, minimumPriority: minimum)
     }
 
     /// `{ after = "5m", to = [ { account = "work", jid = "bob@work.example" } ] }`.

@@ -6,6 +6,8 @@ import Foundation
 struct PagingDesk: Sendable {
     var machine = PagingStateMachine()
     var accepted = NotificationDedupe()
+    var gate = FloodGate()
+    var held = HeldDeliveries()
     /// Sleeps until `timerDue`, then calls the pipeline's tick.
     var timer: Task<Void, Never>?
     var timerDue: Date?

@@ -35,6 +35,11 @@ struct PagingPolicy: Hashable, Sendable {
     var escalationMinimumPriority = 4
     /// The same notification again within this window is not relayed again.
     var dedupeWindow: Duration = .seconds(300)
+    /// At most this many messages a minute to each target; the rest are gathered into a
+    /// digest (nil: no limit). Priority 5 passes always.
+    var maxPerMinute: Int?
+    /// Members' quiet hours, by endpoint (normalized).
+    var quiet: [Endpoint: QuietHours] = [:]
     /// A monitoring alert's `severity` label → priority.
     var severityPriority: [String: Int] = Self.defaultSeverityPriority
 

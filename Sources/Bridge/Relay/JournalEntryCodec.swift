@@ -41,7 +41,7 @@ enum JournalEntryCodec {
 
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
-        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted
+        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, hold, release
     }
 
     private struct Writer {
@@ -169,6 +169,14 @@ enum JournalEntryCodec {
                 self.string(key)
                 self.string(id)
                 self.date(at)
+            case .hold(let delivery, let releaseAt, let flood):
+                self.u8(Tag.hold.rawValue)
+                self.delivery(delivery)
+                self.date(releaseAt)
+                self.bool(flood)
+            case .release(let relayIDs):
+                self.u8(Tag.release.rawValue)
+                self.strings(relayIDs)
             }
         }
     }
@@ -281,6 +289,10 @@ enum JournalEntryCodec {
                 return .page(page)
             case .notificationAccepted:
                 return .notificationAccepted(key: try self.string(), id: try self.string(), at: try self.date())
+            case .hold:
+                return .hold(try self.delivery(), releaseAt: try self.date(), flood: try self.bool())
+            case .release:
+                return .release(relayIDs: try self.strings())
             }
         }
     }

@@ -18,6 +18,7 @@ extension RelayPipeline {
         for accepted in try self.store.acceptedNotifications(since: current.addingTimeInterval(-NotificationDedupe.longestWindow)) {
             self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at)
         }
+        for hold in try self.store.heldDeliveries() { self.paging.held.add(hold) }
         self.reschedulePaging()
     }
 
@@ -175,12 +176,14 @@ extension RelayPipeline {
     /// Sends what is due and arms the timer for the next.
     func pagingTick() {
         self.paging.timerDue = nil
-        self.runPaging(self.paging.machine.due(at: self.paging.now(), makeID: { self.ids.next() }))
+        let now = self.paging.now()
+        self.releaseHeld(at: now)
+        self.runPaging(self.paging.machine.due(at: now, makeID: { self.ids.next() }))
     }
 
     /// Arms the timer for the machine's next due time (one timer; re-armed when it moves).
     func reschedulePaging() {
-        let due = self.paging.machine.nextDue
+        let due = [self.paging.machine.nextDue, self.paging.held.nextRelease].compactMap { $0 }.min()
         guard due != self.paging.timerDue else { return }
         self.paging.timer?.cancel()
         self.paging.timerDue = due

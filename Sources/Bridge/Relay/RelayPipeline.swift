@@ -41,7 +41,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     private let idPrefix: String
     let logger: Logger
     /// Called once everything is delivered after an input asked to finish (stdin ended).
-    private let finish: @Sendable () async -> Void
+    let finish: @Sendable () async -> Void
     let clock: C
     /// Alerts of paging channels, accepted notifications, the paging timer (issue 24).
     var paging = PagingDesk()
@@ -333,6 +333,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             }
         }
         bookkeeping += self.recordPage(for: message, deliveries)
+        let held = self.holdBack(deliveries, of: message)
+        deliveries = held.sending
+        bookkeeping += held.holds
         // 5. Room in every target queue, else wait (the source stops reading meanwhile).
         for (transport, group) in Dictionary(grouping: deliveries, by: \.target.transport) {
             while let worker = self.workers[transport], !worker.hasRoom(for: group) {
@@ -374,6 +377,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// `deliveries` with their queue sequences, their relay ids remembered for echo checks;
     /// nil when the journal is closed.
     func sequenced(_ deliveries: [Delivery], at now: Date) -> [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]? {
+        // None (every one held back): the commit still carries the message's bookkeeping.
+        guard !deliveries.isEmpty else { return [] }
         guard let sequences = self.journal.assignSequences(deliveries.count) else { return nil }
         var deliveries = deliveries
         for (offset, sequence) in sequences.enumerated() {
@@ -434,6 +439,11 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         for (worker, group) in self.targets(for: entries) { worker.append(group) }
     }
 
+    /// The stanza limit of an XMPP transport, for splitting.
+    func stanzaLimit(_ transport: String) -> Int? {
+        self.stanzaLimits[transport]
+    }
+
     /// Whether `id` is one we relayed: in memory for this process's recent ids, else from
     /// the id map on the journal's thread (only ids with our prefix get that far).
     private func isEcho(_ id: String) async -> Bool {
@@ -445,48 +455,5 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.logger.error("cannot read the id map", metadata: ["error": "\(error)"])
             return false
         }
-    }
-
-    private func bounced(relayID: String, reason: String, permanent: Bool, from transport: String) {
-        guard let worker = self.workers[transport], let sequence = self.journal.assignSequences(1)?.lowerBound,
-            let outcome = worker.bounced(relayID: relayID, permanent: permanent, reason: reason, sequence: sequence)
-        else {
-            self.logger.debug("error reply for no delivery we remember", metadata: ["transport": "\(transport)", "id": "\(relayID)", "reason": "\(reason)"])
-            return
-        }
-        self.journal.record(outcome.entries)
-        if outcome.retried > 0 {
-            self.logger.notice("delivery bounced; retrying", metadata: ["transport": "\(transport)", "id": "\(relayID)", "reason": "\(reason)"])
-        }
-    }
-
-    /// After an input finished: stop once every running queue is empty, or after
-    /// `drainTimeout`; what is still queued then stays in the journal for the next run.
-    private func finishWhenDrained(drainTimeout: Duration = .seconds(30)) async {
-        let workers = Array(self.workers.values)
-        let clock = self.clock
-        let drained = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let answered = NIOLockedValueBox(false)
-            let answer: @Sendable (Bool) -> Void = { value in
-                if answered.withLockedValue({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
-            }
-            // Whichever comes first; the loser finds the continuation answered.
-            Task {
-                for worker in workers { await worker.waitUntilEmpty() }
-                answer(true)
-            }
-            Task {
-                _ = try? await clock.sleep(until: clock.now.advanced(by: drainTimeout), tolerance: nil)
-                answer(false)
-            }
-        }
-        await self.journal.flushed()
-        if drained {
-            self.logger.info("input finished and everything delivered; stopping")
-        } else {
-            let pending = self.workers.values.reduce(0) { $0 + $1.count }
-            self.logger.warning("input finished; \(pending) deliveries still queued for the next run")
-        }
-        await self.finish()
     }
 }

@@ -239,7 +239,8 @@ enum StateMigrations {
 
     /// v12 (issue 24): the alerts of paging channels (their state as JSON: recipients,
     /// copies, tier, acknowledgement, escalations), and the monitoring notifications
-    /// accepted lately, for de-duplication across an Alertmanager HA pair.
+    /// accepted lately, for de-duplication across an Alertmanager HA pair, and deliveries
+    /// held back by a flood limit or quiet hours until their release.
     private static func createPaging(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE pages (
@@ -255,6 +256,12 @@ enum StateMigrations {
               key TEXT PRIMARY KEY,
               message_id TEXT NOT NULL,
               accepted_at DATETIME NOT NULL
+            );
+            CREATE TABLE held_deliveries (
+              relay_id TEXT PRIMARY KEY,
+              release_at DATETIME NOT NULL,
+              flood INTEGER NOT NULL,
+              delivery TEXT NOT NULL
             );
             """)
     }

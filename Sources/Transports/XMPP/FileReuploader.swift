@@ -59,4 +59,19 @@ public struct FileReuploader: Sendable {
             return url
         }
     }
+
+    /// Uploads `text` as a UTF-8 text file through this account's service (a flood's
+    /// digest, issue 24); its URL, or nil when there is no service or the upload failed.
+    func share(text: String, filename: String, session: XMPPSession<EventLoopClock>) async -> String? {
+        do {
+            let service = try await self.service(session)
+            let body = ByteBuffer(string: text)
+            let url = try await session.upload(body, filename: filename, contentType: "text/plain; charset=utf-8", using: self.http, service: service)
+            self.logger.info("text shared as a file", metadata: ["bytes": "\(body.readableBytes)"])
+            return url
+        } catch {
+            self.logger.notice("cannot share the text as a file; it goes as messages", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
 }

@@ -9,7 +9,7 @@ import XMPP
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
 /// and count as delivered once a server round trip confirms the server took them.
-public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping {
+public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing {
     public let name: String
     private let session: XMPPSession<EventLoopClock>
     private let handler: any TransportEventHandler
@@ -212,6 +212,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         await self.deliver(deliveries, written: {})
+    }
+
+    /// Shares `text` as a file through the account's upload service (XEP-0363).
+    public func shareTextFile(_ text: String, filename: String) async -> String? {
+        await self.reuploader?.share(text: text, filename: filename, session: self.session)
     }
 
     /// Writes the batch, calls `written`, then waits for the server's acknowledgement

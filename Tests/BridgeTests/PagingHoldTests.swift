@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+import TransportCore
+import Transports
+import XMPP
+
+@testable import Bridge
+
+/// Floods and quiet hours (issue 24): the pure parts, then through the pipeline with the
+/// manual clock: 500 lines to one phone with `max_per_minute = 20` give 20 messages and one
+/// digest holding every other line; a quiet member gets non-urgent deliveries when the
+/// hours end, across a restart.
+@Suite("Flood limits and quiet hours")
+struct PagingHoldTests {
+    let folder = try! TemporaryFolder()
+    static let alice = Endpoint(transport: "work", address: "alice@work.example")
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)  // 2027-01-15 08:00 UTC, a Friday
+
+    @Test("the gate lets `limit` a minute through, holds the rest until the minute ends, always passes priority 5, and starts a new minute after")
+    func gate() {
+        var gate = FloodGate()
+        for second in 0..<20 { #expect(gate.admit(Self.alice, limit: 20, priority: 3, at: Self.start.addingTimeInterval(Double(second))) == nil) }
+        #expect(gate.admit(Self.alice, limit: 20, priority: 3, at: Self.start.addingTimeInterval(30)) == Self.start.addingTimeInterval(60))
+        #expect(gate.admit(Self.alice, limit: 20, priority: 5, at: Self.start.addingTimeInterval(31)) == nil)
+        #expect(gate.admit(Endpoint(transport: "work", address: "bob@work.example"), limit: 20, priority: 3, at: Self.start.addingTimeInterval(31)) == nil)
+        #expect(gate.admit(Self.alice, limit: 20, priority: 3, at: Self.start.addingTimeInterval(60)) == nil)
+    }
+
+    @Test("quiet hours cross midnight in their time zone, with daylight saving; urgent deliveries are never held")
+    func quietHours() throws {
+        let span = try #require(QuietHours.parse(hours: "22:00-07:00"))
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let quiet = QuietHours(start: span.start, end: span.end, timeZone: berlin, minimumPriority: 5)
+        // 2027-01-15 08:00 UTC is 09:00 in Berlin (winter): not quiet.
+        #expect(!quiet.isQuiet(at: Self.start))
+        // 22:30 UTC is 23:30 in Berlin: quiet until 07:00 Berlin, 06:00 UTC.
+        let night = Self.start.addingTimeInterval(14.5 * 3600)
+        #expect(quiet.isQuiet(at: night))
+        #expect(quiet.holds(priority: 3, at: night) == Self.start.addingTimeInterval(22 * 3600))
+        #expect(quiet.holds(priority: 5, at: night) == nil)
+        // Summer: 2027-07-01 05:30 UTC is 07:30 in Berlin (UTC+2): not quiet; 04:30 UTC is.
+        let summer = Date(timeIntervalSince1970: 1_814_679_000)  // 2027-07-01 05:30 UTC
+        #expect(!quiet.isQuiet(at: summer))
+        #expect(quiet.isQuiet(at: summer.addingTimeInterval(-3600)))
+        #expect(quiet.end(after: summer.addingTimeInterval(-3600)) == summer.addingTimeInterval(-1800))
+        #expect(QuietHours.parse(hours: "09:00-17:30").map { [$0.start, $0.end] } == [540, 1050])
+        for bad in ["22-07", "25:00-07:00", "22:00-22:00", "22:00", "22:00-07:00-08:00", "ab:cd-07:00"] { #expect(QuietHours.parse(hours: bad) == nil, "\(bad)") }
+    }
+
+    @Test("a digest counts its messages and shows the first lines before the file's link; its full text holds every line")
+    func digest() {
+        let bodies = (1...37).map { "line \($0)" }
+        #expect(Digest.fullText(bodies) == "+37 more:\n" + bodies.joined(separator: "\n"))
+        let summary = Digest.summary(bodies, url: "https://upload.example/digest.txt")
+        #expect(summary == "+37 more: line 1\nline 2\nline 3\nline 4\nline 5\n… (32 more lines in the file)\nhttps://upload.example/digest.txt")
+    }
+
+    static func pipeline(_ folder: TemporaryFolder, clock: ManualClock, policy: PagingPolicy) async throws -> (RelayPipeline<ManualClock>, Journal, StateStore) {
+        let store = try StateStore(path: folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let channel = RelayChannel(
+            name: "ops", members: [ChannelMember(endpoint: Endpoint(transport: "web"), direction: .in), ChannelMember(endpoint: Self.alice, direction: .out)],
+            format: "{body}"
+        )
+        let pipeline = RelayPipeline(
+            router: Router(channels: [channel], ownJIDs: ["bridge@work.example"]), journal: journal, store: store,
+            ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
+        )
+        try await pipeline.load()
+        try await pipeline.loadPaging(policies: ["ops": policy], silences: nil, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
+        return (pipeline, journal, store)
+    }
+
+    static func line(_ number: Int, priority: Int? = nil) -> InboundMessage {
+        var message = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-\(number)", body: String(format: "line %03d", number), channel: "ops")
+        message.priority = priority
+        return message
+    }
+
+    @Test("500 lines within 10 s, max_per_minute = 20: 20 go at once; at the minute's end one digest (split to fit, no upload service here) carries the other 480, every line once; priority 5 passes")
+    func floodBecomesOneDigest() async throws {
+        let clock = ManualClock()
+        var policy = PagingPolicy()
+        policy.maxPerMinute = 20
+        let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
+        for number in 1...500 {
+            if number % 50 == 0 { clock.advance(by: .seconds(1)) }
+            #expect(await pipeline.handle(.message(Self.line(number)), from: "web") == .accepted)
+        }
+        #expect(await pipeline.handle(.message(Self.line(501, priority: 5)), from: "web") == .accepted)
+        await journal.flushed()
+        var bodies = try store.loadQueue().map(\.delivery.body)
+        #expect(bodies.count == 21)
+        #expect(bodies.last == "line 501")
+        clock.advance(by: .seconds(50))
+        let released = await eventually { await journal.flushed(); return (try? store.loadQueue().count) ?? 0 > 21 }
+        #expect(released)
+        bodies = try store.loadQueue().map(\.delivery.body)
+        let digest = bodies.dropFirst(21).joined(separator: "\n")
+        #expect(bodies.count == 22, "one digest: \(bodies.count - 21) parts")
+        #expect(digest.hasPrefix("+480 more:\nline 021\n"))
+        let lines = (bodies.prefix(21) + digest.split(separator: "\n").map(String.init)).filter { $0.hasPrefix("line ") }
+        #expect(lines.sorted() == (1...501).map { String(format: "line %03d", $0) })
+        #expect(try store.heldDeliveries().isEmpty)
+        await journal.shutdown()
+    }
+
+    @Test("in alice's quiet hours a non-urgent delivery waits, durably across a restart, until they end; an urgent one goes at once")
+    func quietHoursHold() async throws {
+        let clock = ManualClock()
+        var policy = PagingPolicy()
+        // 08:00–09:00 UTC: the test starts at 08:00.
+        policy.quiet[Self.alice] = QuietHours(start: 8 * 60, end: 9 * 60, timeZone: TimeZone(identifier: "UTC")!, minimumPriority: 5)
+        do {
+            let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
+            #expect(await pipeline.handle(.message(Self.line(1)), from: "web") == .accepted)
+            #expect(await pipeline.handle(.message(Self.line(2, priority: 5)), from: "web") == .accepted)
+            await journal.shutdown()
+            #expect(try store.loadQueue().map(\.delivery.body) == ["line 002"])
+            #expect(try store.heldDeliveries().map(\.delivery.body) == ["line 001"])
+        }
+        let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
+        _ = pipeline
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(3599))
+        await journal.flushed()
+        #expect(try store.loadQueue().count == 1)
+        clock.advance(by: .seconds(1))
+        let released = await eventually { await journal.flushed(); return (try? store.loadQueue().count) == 2 }
+        #expect(released)
+        #expect(try store.loadQueue().map(\.delivery.body) == ["line 002", "line 001"])
+        #expect(try store.heldDeliveries().isEmpty)
+        await journal.shutdown()
+    }
+}
