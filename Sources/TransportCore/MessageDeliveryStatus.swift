@@ -59,7 +59,7 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(self.to, forKey: .to)
-            try container.encode(AlertAcknowledgement.timestamp(self.at), forKey: .at)
+            try container.encode(AlertAck.timestamp(self.at), forKey: .at)
         }
 
         public init(from decoder: any Decoder) throws {
@@ -76,7 +76,7 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
     public var priority: Int?
     /// Who acknowledged it, when and how; nil while nobody has (or it is no alert of a
     /// paging channel). Encoded as `null` then.
-    public var acknowledged: AlertAcknowledgement?
+    public var acknowledged: AlertAck?
     /// The tiers it was escalated to, in order.
     public var escalations: [Escalation]?
     /// The least advanced of the XMPP targets (every target when none is an account):

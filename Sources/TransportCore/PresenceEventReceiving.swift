@@ -9,11 +9,11 @@ public protocol PresenceEventReceiving: Sendable {
     /// A recipient confirmed a copy of a message relayed in `channel` (``DeliveryReceipt/jsonLine``).
     func receiveReceipt(_ receipt: DeliveryReceipt) async
     /// An alert relayed in `channel` was acknowledged; `id` is its id at its source
-    /// (``AlertAcknowledgement/jsonLine(channel:id:)``).
-    func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async
+    /// (``AlertAck/jsonLine(channel:id:)``).
+    func receiveAlertAck(_ ack: AlertAck, channel: String, id: String) async
 }
 
 extension PresenceEventReceiving {
     public func receiveReceipt(_ receipt: DeliveryReceipt) async {}
-    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {}
+    public func receiveAlertAck(_ ack: AlertAck, channel: String, id: String) async {}
 }

@@ -52,5 +52,5 @@ public indirect enum TransportEvent: Sendable {
     case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
     /// An alert from `source` (its id `id` there) relayed in `channel` was acknowledged
     /// (issue 24): told to the channel's local subscribers.
-    case acknowledged(AlertAcknowledgement, channel: String, source: Endpoint, id: String)
+    case alertAcked(AlertAck, channel: String, source: Endpoint, id: String)
 }

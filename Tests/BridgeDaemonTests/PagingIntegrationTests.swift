@@ -91,7 +91,7 @@ struct PagingIntegrationTests {
         /// Posts an alert to one Alertmanager (API v2); `resolved` sets its end in the past.
         func fire(_ name: String, severity: String, resolved: Bool = false, to index: Int = 0) async throws {
             var alert: [String: Any] = ["labels": ["alertname": name, "severity": severity, "instance": "db1"], "annotations": ["summary": "\(name) on db1"]]
-            if resolved { alert["endsAt"] = AlertAcknowledgement.timestamp(Date().addingTimeInterval(-1)) }
+            if resolved { alert["endsAt"] = AlertAck.timestamp(Date().addingTimeInterval(-1)) }
             let body = String(decoding: try JSONSerialization.data(withJSONObject: [alert]), as: UTF8.self)
             let reply = try await HTTPTestClient(target: .tcp(port: self.alertmanagers[index].port))
                 .post("/api/v2/alerts", headers: ["Content-Type": "application/json"], body: body)
@@ -163,6 +163,12 @@ struct PagingIntegrationTests {
         #expect(silence["createdBy"] as? String == "alice@example.test")
         let matchers = (silence["matchers"] as? [[String: Any]] ?? []).map { "\($0["name"] ?? "")=\($0["value"] ?? "")" }.sorted()
         #expect(matchers == ["alertname=DiskFull", "instance=db1", "severity=critical"], "\(silence)")
+        // And its end, from the phone: the silence expires in Alertmanager.
+        let silenceID = try #require(silence["id"] as? String)
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "unsilence \(silenceID)"))
+        #expect(await Received.message(setup.alice.log, body: "silence \(silenceID) expired") != nil, "stderr: \(bridge.run.errors.suffix(2000))")
+        let after = try await HTTPTestClient(target: .tcp(port: setup.alertmanagers[0].port)).get("/api/v2/silence/\(silenceID)")
+        #expect(((after.json?["status"] as? [String: Any])?["state"] as? String) == "expired", "\(after)")
         // Words that are no command get the help line.
         try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "what now"))
         #expect(await Received.message(setup.alice.log, body: "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it.") != nil)

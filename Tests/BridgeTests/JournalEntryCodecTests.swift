@@ -34,6 +34,9 @@ struct JournalEntryCodecTests {
             .sourcePosition(transport: "work", sequence: .max), .seen(transport: "work", uniqueID: "u-1"), .resumePoint(key: "work room:r@m", position: "c-9"),
             .trimSeen(transport: "work", keep: 100_000), .receipt(relayID: "r1", target: Self.target, displayed: true, at: date),
             .copyStanzaID(relayID: "r1", target: Self.target, stanzaID: "s-1"), .sourceStanzaID(source: Self.local, sourceID: "i", stanzaID: "s-2"),
+            .page(Page(source: Self.local, id: "web-1", channel: "oncall", priority: 5, text: "disk", createdAt: Date(timeIntervalSince1970: 1_764_000_000), recipients: [Self.target], copies: ["r1": Self.target], tierSince: Date(timeIntervalSince1970: 1_764_000_000), lastSent: Date(timeIntervalSince1970: 1_764_000_000))),
+            .notificationAccepted(key: "oncall\u{1E}k", id: "web-1", at: date), .postpone(rich, releaseAt: date, flood: true),
+            .releasePostponed(relayIDs: ["r1", "r2"]),
         ]
     }
 

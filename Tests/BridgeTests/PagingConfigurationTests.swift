@@ -44,7 +44,7 @@ struct PagingConfigurationTests {
         let policy = try #require(configuration.paging["oncall"])
         #expect(policy.isPaging)
         #expect(policy.alertmanagerURL == "http://127.0.0.1:9093")
-        #expect(policy.acknowledgers == [.reply, .displayed])
+        #expect(policy.ackKinds == [.reply, .displayed])
         #expect(policy.repeatInterval == .seconds(600))
         #expect(policy.tiers == [
             PagingPolicy.Tier(after: .seconds(300), to: [Endpoint(transport: "work", address: "bob@work.example")]),
@@ -62,7 +62,7 @@ struct PagingConfigurationTests {
     func defaults() throws {
         let (configuration, _) = try HTTPConfigurationTests.load(Self.channel(""))
         let policy = try #require(configuration.paging["oncall"])
-        #expect(!policy.isPaging && policy.acknowledgers == [.reply, .reaction] && policy.tiers.isEmpty && policy.repeatInterval == nil)
+        #expect(!policy.isPaging && policy.ackKinds == [.reply, .reaction] && policy.tiers.isEmpty && policy.repeatInterval == nil)
         #expect(policy.dedupeWindow == .seconds(300) && policy.severityPriority == ["critical": 5, "warning": 3, "info": 2] && policy.maxPerMinute == nil)
     }
 

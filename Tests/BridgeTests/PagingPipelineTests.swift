@@ -73,17 +73,17 @@ struct PagingPipelineTests {
         #expect(escalated)
         #expect(try Self.queued(store, to: Self.bob).first?.hasPrefix("escalated: not acknowledged by alice@work.example for 5 min\n") == true)
         let page = try #require(await pipeline.page(source: "web", id: "web-1"))
-        #expect(page.escalations.count == 1 && page.acknowledged == nil)
+        #expect(page.escalations.count == 1 && page.ack == nil)
 
         let ack = InboundMessage(source: Self.alice, sender: "alice@work.example/phone", nick: "alice", id: "a-1", body: "ack")
         #expect(await pipeline.handle(.message(ack), from: "work") == .accepted)
         await journal.flushed()
         #expect(try Self.queued(store, to: Self.alice).last == "acknowledged by alice@work.example")
         #expect(try Self.queued(store, to: Self.bob).last == "acknowledged by alice@work.example")
-        let acknowledged = try #require(await pipeline.page(source: "web", id: "web-1")?.acknowledged)
+        let acknowledged = try #require(await pipeline.page(source: "web", id: "web-1")?.ack)
         #expect(acknowledged.by == "alice@work.example" && acknowledged.how == "command")
         let stored = try store.pages(since: Self.start.addingTimeInterval(-60)).first { $0.id == "web-1" }
-        #expect(stored?.acknowledged == acknowledged)
+        #expect(stored?.ack == acknowledged)
         await journal.shutdown()
     }
 }

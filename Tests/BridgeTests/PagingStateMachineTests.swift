@@ -14,10 +14,10 @@ struct PagingStateMachineTests {
     static let carol = Endpoint(transport: "work", address: "carol@work.example")
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func policy(repeatEvery: Duration? = nil, acknowledgers: Set<PagingPolicy.Acknowledger> = [.reply, .reaction]) -> PagingPolicy {
+    static func policy(repeatEvery: Duration? = nil, ackKinds: Set<PagingPolicy.AckKind> = [.reply, .reaction]) -> PagingPolicy {
         var policy = PagingPolicy()
         policy.isPaging = true
-        policy.acknowledgers = acknowledgers
+        policy.ackKinds = ackKinds
         policy.repeatInterval = repeatEvery
         policy.tiers = [PagingPolicy.Tier(after: .seconds(300), to: [Self.bob]), PagingPolicy.Tier(after: .seconds(600), to: [Self.carol])]
         policy.alertmanagerURL = "http://127.0.0.1:9093"
@@ -118,7 +118,7 @@ struct PagingStateMachineTests {
 
         var markerOff = Self.paged()
         #expect(markerOff.displayed(relayID: "copy-a", from: Self.alice, at: Self.start, makeID: ids.make).isEmpty)
-        var markerOn = Self.paged(Self.policy(acknowledgers: [.displayed]))
+        var markerOn = Self.paged(Self.policy(ackKinds: [.displayed]))
         #expect(markerOn.displayed(relayID: "copy-a", from: Self.bob, at: Self.start, makeID: ids.make).isEmpty, "a marker from someone the copy did not go to")
         #expect(markerOn.displayed(relayID: "copy-a", from: Self.alice, at: Self.start, makeID: ids.make).contains {
             if case .announce(let ack, _, _) = $0 { ack.how == "displayed" } else { false }
@@ -191,8 +191,8 @@ struct PagingStateMachineTests {
 
     @Test("command words: durations from 1 min to 30 days; anything else is not a command")
     func commandWords() {
-        #expect(PagingCommand("ack") == .acknowledge)
-        #expect(PagingCommand(" Ack ") == .acknowledge)
+        #expect(PagingCommand("ack") == .ack)
+        #expect(PagingCommand(" Ack ") == .ack)
         #expect(PagingCommand("silence 2h") == .silence(.seconds(7200)))
         #expect(PagingCommand("silence 1h30m") == .silence(.seconds(5400)))
         #expect(PagingCommand("silence 30d") == .silence(.seconds(30 * 86_400)))

@@ -26,13 +26,13 @@ extension SendCommand {
         defer { forward.cancel() }
         var gate = FloodGate()
         let flood = Endpoint(transport: "send")
-        var held: [String] = []
+        var postponed: [String] = []
         var minuteEnds: Date?
         for await input in inputs {
             guard case .lines(let batch) = input else {
                 if let end = minuteEnds, end <= Date() {
-                    try await self.sendDigest(held, to: targets, via: session, ids: &ids, logger: logger)
-                    held = []
+                    try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger)
+                    postponed = []
                     minuteEnds = nil
                 }
                 continue
@@ -40,8 +40,8 @@ extension SendCommand {
             reader.consumed()
             // A minute that ended: its digest goes before newer lines.
             if let end = minuteEnds, end <= Date() {
-                try await self.sendDigest(held, to: targets, via: session, ids: &ids, logger: logger)
-                held = []
+                try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger)
+                postponed = []
                 minuteEnds = nil
             }
             var messages: [Message] = []
@@ -63,7 +63,7 @@ extension SendCommand {
                     continue
                 }
                 if let limit = self.maxPerMinute, let end = gate.admit(flood, limit: limit, priority: 3, at: Date()) {
-                    held.append(text)
+                    postponed.append(text)
                     if minuteEnds == nil {
                         minuteEnds = end
                         Task {
@@ -77,24 +77,24 @@ extension SendCommand {
             }
             try await session.send(messages)
         }
-        if !held.isEmpty { try await self.sendDigest(held, to: targets, via: session, ids: &ids, logger: logger) }
+        if !postponed.isEmpty { try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger) }
     }
 
-    /// The digest of `held` lines: the count and first lines with a link to the full text
+    /// The digest of `postponed` lines: the count and first lines with a link to the full text
     /// uploaded as a file (XEP-0363), else the full text in messages of at most
     /// `--max-message-bytes`.
-    private func sendDigest(_ held: [String], to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs, logger: Logger) async throws {
-        guard !held.isEmpty else { return }
-        let full = Digest.fullText(held)
+    private func sendDigest(_ postponed: [String], to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs, logger: Logger) async throws {
+        guard !postponed.isEmpty else { return }
+        let full = Digest.fullText(postponed)
         let http = HTTPSClient(
             configuration: HTTPSClient.Configuration(tls: try self.account.resolve().client.tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
         )
         do {
             let url = try await session.upload(ByteBuffer(string: full), filename: "digest.txt", contentType: "text/plain; charset=utf-8", using: http)
-            logger.info("flood gathered into a digest", metadata: ["lines": "\(held.count)", "file": "\(url)"])
-            try await session.send(await self.messages(Digest.summary(held, url: url), to: targets, via: session, ids: &ids))
+            logger.info("flood gathered into a digest", metadata: ["lines": "\(postponed.count)", "file": "\(url)"])
+            try await session.send(await self.messages(Digest.summary(postponed, url: url), to: targets, via: session, ids: &ids))
         } catch let error as UploadError {
-            logger.notice("cannot upload the digest; it goes as messages", metadata: ["error": "\(error)", "lines": "\(held.count)"])
+            logger.notice("cannot upload the digest; it goes as messages", metadata: ["error": "\(error)", "lines": "\(postponed.count)"])
             for chunk in TextChunker.split(full, maxBytes: self.maxMessageBytes) where !chunk.isEmpty {
                 try await session.send(await self.messages(chunk, to: targets, via: session, ids: &ids))
             }

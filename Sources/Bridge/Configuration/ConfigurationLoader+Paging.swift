@@ -23,17 +23,17 @@ extension ConfigurationLoader {
             }
         }
         if let value = table["ack"] {
-            let hint = "a list of: " + PagingPolicy.Acknowledger.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            let hint = "a list of: " + PagingPolicy.AckKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
             if let array = value.array {
-                var kinds: Set<PagingPolicy.Acknowledger> = []
+                var kinds: Set<PagingPolicy.AckKind> = []
                 for (index, element) in array.enumerated() {
-                    guard let kind = element.string.flatMap(PagingPolicy.Acknowledger.init(rawValue:)) else {
+                    guard let kind = element.string.flatMap(PagingPolicy.AckKind.init(rawValue:)) else {
                         self.problem("\(path).ack[\(index)]", "is not a way to acknowledge", hint)
                         continue
                     }
                     kinds.insert(kind)
                 }
-                policy.acknowledgers = kinds
+                policy.ackKinds = kinds
             } else {
                 self.problem("\(path).ack", "must be an array", hint)
             }

@@ -79,7 +79,7 @@ actor GatewayCoordinator: TransportEventHandler {
                 self.logger.warning("cannot ask the contact for its presence", metadata: ["account": "\(link.account)", "contact": "\(contact.bare)", "error": "\(error)"])
             }
         case .message, .unavailable, .stopped, .inputFinished, .ownPresence, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant,
-            .receipt, .copyStanzaID, .acknowledged:
+            .receipt, .copyStanzaID, .alertAcked:
             return
         }
     }

@@ -1,11 +1,11 @@
-/// The one message a minute's held flood becomes (issue 24): "+37 more:" and the first
+/// The one message a minute's postponed flood becomes (issue 24): "+37 more:" and the first
 /// lines, the full text as a file where the target's server offers upload (XEP-0363),
 /// else the whole text (split to fit like any long delivery). Pure.
 enum Digest {
     /// Lines shown before the file's link.
     static let previewLines = 5
 
-    /// `bodies` (one per held message) as the digest's full text: every line.
+    /// `bodies` (one per postponed message) as the digest's full text: every line.
     static func fullText(_ bodies: [String]) -> String {
         "+\(bodies.count) more:\n" + bodies.joined(separator: "\n")
     }

@@ -2,9 +2,9 @@ import Foundation
 import TransportCore
 
 /// At most `max_per_minute` messages per target (issue 24): the first ones of a minute go,
-/// the rest are held and gathered into one digest when the minute ends; priority 5
+/// the rest are postponed and gathered into one digest when the minute ends; priority 5
 /// passes always. A minute starts with the first message after the previous one ended.
-/// Pure; the pipeline holds and releases.
+/// Pure; the pipeline postpones and releases.
 struct FloodGate: Sendable {
     private struct Window {
         var start: Date

@@ -2,7 +2,7 @@ import Foundation
 import TransportCore
 
 /// One alert a paging channel relayed (issue 24), as stored: who it went to under which
-/// copy ids, how far it escalated, who acknowledged it. Persisted as JSON in the `pages`
+/// copy ids, how far it escalated, who acked it. Persisted as JSON in the `pages`
 /// table, so repeats and escalations survive restarts.
 struct Page: Hashable, Sendable, Codable {
     /// The alert's source and its id there (the HTTP ingress's message id).
@@ -24,7 +24,7 @@ struct Page: Hashable, Sendable, Codable {
     /// When the current tier was paged, and when it was last sent to.
     var tierSince: Date
     var lastSent: Date
-    var acknowledged: AlertAcknowledgement?
+    var ack: AlertAck?
     var escalations: [MessageDeliveryStatus.Escalation] = []
     /// The alert group's thread (``AlertNotification/threadKey``), and its common labels.
     var thread: String?
@@ -44,7 +44,7 @@ struct Page: Hashable, Sendable, Codable {
     var copyOrder: [String: Int] = [:]
 
     /// Whether the page still wants someone to act.
-    var isOpen: Bool { self.acknowledged == nil && !self.resolved }
+    var isOpen: Bool { self.ack == nil && !self.resolved }
 
     /// When it is to be repeated or escalated next under `policy`; nil when never.
     func nextDue(under policy: PagingPolicy) -> Date? {

@@ -1,7 +1,7 @@
 /// What a paged recipient wrote, as a command (issue 24): `ack`, `silence 2h`,
 /// `unsilence ID`, or words the bridge answers with a help line. Parsing only.
 enum PagingCommand: Hashable, Sendable {
-    case acknowledge
+    case ack
     case silence(Duration)
     case unsilence(id: String)
     /// Not a command: the text, trimmed.
@@ -17,7 +17,7 @@ enum PagingCommand: Hashable, Sendable {
         let words = text.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
         switch words.first {
         case let word? where words.count == 1 && ["ack", "acknowledge", "ok", "👍"].contains(word):
-            self = .acknowledge
+            self = .ack
         case "silence" where words.count == 2:
             if let duration = Self.duration(words[1]) {
                 self = .silence(duration)

@@ -7,7 +7,7 @@ struct PagingDesk: Sendable {
     var machine = PagingStateMachine()
     var accepted = NotificationDedupe()
     var gate = FloodGate()
-    var held = HeldDeliveries()
+    var postponed = PostponedDeliveries()
     /// Sleeps until `timerDue`, then calls the pipeline's tick.
     var timer: Task<Void, Never>?
     var timerDue: Date?

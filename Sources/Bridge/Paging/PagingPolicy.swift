@@ -1,12 +1,12 @@
 import Foundation
 import TransportCore
 
-/// How a channel pages (issue 24): what acknowledges an alert, when an unacknowledged
+/// How a channel pages (issue 24): what acks an alert, when an unacked
 /// urgent one is sent again or escalated, where silences go, and how long a repeated
 /// monitoring notification counts as the same one. From `[channels.NAME]`.
 struct PagingPolicy: Hashable, Sendable {
     /// What a recipient does that counts as taking an alert.
-    enum Acknowledger: String, Hashable, Sendable, CaseIterable {
+    enum AckKind: String, Hashable, Sendable, CaseIterable {
         /// A reply to the alert (XEP-0461), or "ack" as the next message.
         case reply
         /// A reaction to it (XEP-0444).
@@ -16,19 +16,19 @@ struct PagingPolicy: Hashable, Sendable {
         case displayed
     }
 
-    /// The next people to page when nobody acknowledged for `after` since the previous tier was paged.
+    /// The next people to page when nobody acked for `after` since the previous tier was paged.
     struct Tier: Hashable, Sendable {
         var after: Duration
         var to: [Endpoint]
     }
 
     /// Any paging key set: the channel's alerts are tracked, and its recipients' replies,
-    /// reactions and words are read as acknowledgements and commands, not relayed.
+    /// reactions and words are read as acks and commands, not relayed.
     var isPaging = false
     /// Alertmanager's base URL, for `silence` and `unsilence` (API v2).
     var alertmanagerURL: String?
-    var acknowledgers: Set<Acknowledger> = [.reply, .reaction]
-    /// Resend an unacknowledged alert to the current tier this often (nil: never).
+    var ackKinds: Set<AckKind> = [.reply, .reaction]
+    /// Resend an unacked alert to the current tier this often (nil: never).
     var repeatInterval: Duration?
     var tiers: [Tier] = []
     /// Repeats and escalations are for alerts at least this urgent.

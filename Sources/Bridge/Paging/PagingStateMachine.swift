@@ -2,7 +2,7 @@ import Foundation
 import TransportCore
 
 /// The paging logic of issue 24, without I/O: tracks the alerts of paging channels, reads
-/// recipients' replies, reactions, markers and words as acknowledgements and commands,
+/// recipients' replies, reactions, markers and words as acks and commands,
 /// and says when to repeat or escalate. The ``RelayPipeline`` runs its actions (stores
 /// pages, sends notices, asks Alertmanager) and feeds it the time.
 ///
@@ -23,7 +23,7 @@ struct PagingStateMachine: Sendable {
         case store(Page)
         case send([Notice])
         /// Tell the channel's local subscribers.
-        case announce(AlertAcknowledgement, page: PageKey, channel: String)
+        case announce(AlertAck, page: PageKey, channel: String)
         /// Ask Alertmanager for a silence of `duration` matching the group's common labels;
         /// answer `to` under `replyTo` with the outcome.
         case silence(url: String, matchers: [String: String], duration: Duration, createdBy: String, channel: String, to: Endpoint, replyTo: String?)
@@ -34,7 +34,7 @@ struct PagingStateMachine: Sendable {
     enum Reading: Hashable, Sendable {
         /// Nothing to do with paging: route it as usual.
         case route
-        /// Taken as an acknowledgement or a command; not relayed.
+        /// Taken as an ack or a command; not relayed.
         case handled([Action])
     }
 
@@ -47,7 +47,7 @@ struct PagingStateMachine: Sendable {
     private var byThread: [String: PageKey] = [:]
     private(set) var policies: [String: PagingPolicy]
 
-    /// How long a page is kept in memory once created: acknowledgements and commands refer
+    /// How long a page is kept in memory once created: acks and commands refer
     /// to pages younger than this.
     static let memory: TimeInterval = 7 * 86_400
 
@@ -115,15 +115,15 @@ struct PagingStateMachine: Sendable {
         if let referenced = content.replyTo ?? content.reactionTo, let key = self.byCopy[referenced], let page = self.pages[key] {
             guard let policy = self.policy(page.channel) else { return .route }
             if content.reactionTo != nil {
-                guard policy.acknowledgers.contains(.reaction), !(content.reactions ?? []).isEmpty else { return .handled([]) }
-                return .handled(self.acknowledge(key, by: from, how: "reaction", at: now, replyTo: referenced, makeID: makeID))
+                guard policy.ackKinds.contains(.reaction), !(content.reactions ?? []).isEmpty else { return .handled([]) }
+                return .handled(self.ack(key, by: from, how: "reaction", at: now, replyTo: referenced, makeID: makeID))
             }
             switch PagingCommand(message.body ?? "") {
             case .silence, .unsilence:
                 return .handled(self.command(PagingCommand(message.body ?? ""), page: key, from: from, replyTo: referenced, at: now, makeID: makeID))
-            case .acknowledge, .unknown:
-                guard policy.acknowledgers.contains(.reply) else { return .handled([]) }
-                return .handled(self.acknowledge(key, by: from, how: "reply", at: now, replyTo: referenced, makeID: makeID))
+            case .ack, .unknown:
+                guard policy.ackKinds.contains(.reply) else { return .handled([]) }
+                return .handled(self.ack(key, by: from, how: "reply", at: now, replyTo: referenced, makeID: makeID))
             }
         }
         // Otherwise the newest page that went to `from` is the conversation's.
@@ -133,7 +133,7 @@ struct PagingStateMachine: Sendable {
         }
         let command = PagingCommand(body)
         if case .unknown = command, relays(page.channel) { return .route }
-        if case .acknowledge = command, !policy.acknowledgers.contains(.reply) {
+        if case .ack = command, !policy.ackKinds.contains(.reply) {
             return .handled([.send([self.notice(page, to: from, text: "Acknowledging by reply is off in this channel.", makeID: makeID)])])
         }
         return .handled(self.command(command, page: key, from: from, replyTo: nil, at: now, makeID: makeID))
@@ -142,9 +142,9 @@ struct PagingStateMachine: Sendable {
     /// A displayed marker (XEP-0333) for copy `relayID` from `from`.
     mutating func displayed(relayID: String, from: Endpoint, at now: Date, makeID: () -> String) -> [Action] {
         guard let key = self.byCopy[relayID], let page = self.pages[key], page.copies[relayID] == from,
-            let policy = self.policy(page.channel), policy.acknowledgers.contains(.displayed)
+            let policy = self.policy(page.channel), policy.ackKinds.contains(.displayed)
         else { return [] }
-        return self.acknowledge(key, by: from, how: "displayed", at: now, replyTo: relayID, makeID: makeID)
+        return self.ack(key, by: from, how: "displayed", at: now, replyTo: relayID, makeID: makeID)
     }
 
     /// Repeats and escalations due at `now`.
@@ -219,8 +219,8 @@ struct PagingStateMachine: Sendable {
         guard let page = self.pages[key] else { return [] }
         let replyTo = replyTo ?? page.firstCopy(to: from)
         switch command {
-        case .acknowledge:
-            return self.acknowledge(key, by: from, how: "command", at: now, replyTo: replyTo, makeID: makeID)
+        case .ack:
+            return self.ack(key, by: from, how: "command", at: now, replyTo: replyTo, makeID: makeID)
         case .silence(let duration):
             guard let url = self.policy(page.channel)?.alertmanagerURL else {
                 return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]
@@ -239,15 +239,15 @@ struct PagingStateMachine: Sendable {
         }
     }
 
-    private mutating func acknowledge(_ key: PageKey, by: Endpoint, how: String, at now: Date, replyTo: String?, makeID: () -> String) -> [Action] {
+    private mutating func ack(_ key: PageKey, by: Endpoint, how: String, at now: Date, replyTo: String?, makeID: () -> String) -> [Action] {
         guard var page = self.pages[key] else { return [] }
         let who = by.address ?? by.description
-        if let earlier = page.acknowledged {
-            let text = "already acknowledged by \(earlier.by) at \(AlertAcknowledgement.timestamp(earlier.at))"
+        if let earlier = page.ack {
+            let text = "already acknowledged by \(earlier.by) at \(AlertAck.timestamp(earlier.at))"
             return [.send([self.notice(page, to: by, text: text, replyTo: replyTo, makeID: makeID)])]
         }
-        let acknowledgement = AlertAcknowledgement(how: how, by: who, at: now)
-        page.acknowledged = acknowledgement
+        let ack = AlertAck(how: how, by: who, at: now)
+        page.ack = ack
         // Every tier stops; everyone paged hears who took it, under their own copy.
         var notices: [Notice] = []
         for recipient in page.recipients {
@@ -256,7 +256,7 @@ struct PagingStateMachine: Sendable {
             notices.append(notice)
         }
         self.index(page)
-        return [.store(page), .send(notices), .announce(acknowledgement, page: key, channel: page.channel)]
+        return [.store(page), .send(notices), .announce(ack, page: key, channel: page.channel)]
     }
 
     private func notice(_ page: Page, to target: Endpoint, text: String, replyTo: String? = nil, makeID: () -> String) -> Notice {

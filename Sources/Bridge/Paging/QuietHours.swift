@@ -40,7 +40,7 @@ struct QuietHours: Hashable, Sendable {
     }
 
     /// Whether a delivery of `priority` at `date` waits, and until when.
-    func holds(priority: Int, at date: Date) -> Date? {
+    func postponement(priority: Int, at date: Date) -> Date? {
         guard priority < self.minimumPriority, self.isQuiet(at: date) else { return nil }
         return self.end(after: date)
     }

@@ -90,10 +90,10 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
                 guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
                 await receiver.receiveReceipt(receipt)
             }
-        case .acknowledged(let acknowledgement, let channel, _, let id):
+        case .alertAcked(let ack, let channel, _, let id):
             for transport in self.channelLocals[channel] ?? [] {
                 guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
-                await receiver.receiveAcknowledgement(acknowledgement, channel: channel, id: id)
+                await receiver.receiveAlertAck(ack, channel: channel, id: id)
             }
         case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .copyStanzaID,
             .subscriptionRequest, .subscriptionApproved:

@@ -97,12 +97,12 @@ extension Journal {
             case .notificationAccepted(let key, let id, let at):
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO accepted_notifications (key, message_id, accepted_at) VALUES (?, ?, ?)")
                     .execute(arguments: [key, id, StorageTimestamp.text(at)])
-            case .hold(let delivery, let releaseAt, let flood):
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO held_deliveries (relay_id, release_at, flood, delivery) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [delivery.relayID, StorageTimestamp.text(releaseAt), flood, HeldDeliveryColumn.encode(delivery)])
-            case .release(let relayIDs):
+            case .postpone(let delivery, let releaseAt, let flood):
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO postponed_deliveries (relay_id, release_at, flood, delivery) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [delivery.relayID, StorageTimestamp.text(releaseAt), flood, PostponedDeliveryColumn.encode(delivery)])
+            case .releasePostponed(let relayIDs):
                 for relayID in relayIDs {
-                    try db.cachedStatement(sql: "DELETE FROM held_deliveries WHERE relay_id = ?").execute(arguments: [relayID])
+                    try db.cachedStatement(sql: "DELETE FROM postponed_deliveries WHERE relay_id = ?").execute(arguments: [relayID])
                 }
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")

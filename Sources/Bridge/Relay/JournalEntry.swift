@@ -39,11 +39,11 @@ enum JournalEntry: Sendable {
     /// A monitoring notification was accepted under `id` (de-duplication across an
     /// Alertmanager HA pair, issue 24), `key` being ``NotificationDedupe/key(channel:_:)``.
     case notificationAccepted(key: String, id: String, at: Date)
-    /// A delivery held back until `releaseAt` (issue 24): over its target's `max_per_minute`
+    /// A delivery postponed until `releaseAt` (issue 24): over its target's `max_per_minute`
     /// (`flood`, released into a digest) or in its member's quiet hours.
-    case hold(Delivery, releaseAt: Date, flood: Bool)
-    /// Held deliveries released (queued, or gathered into a digest queued in the same commit).
-    case release(relayIDs: [String])
+    case postpone(Delivery, releaseAt: Date, flood: Bool)
+    /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
+    case releasePostponed(relayIDs: [String])
 
     /// A delivery's completion: nothing waits for it to be durable.
     var isCompletion: Bool {

@@ -41,7 +41,7 @@ enum JournalEntryCodec {
 
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
-        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, hold, release
+        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed
     }
 
     private struct Writer {
@@ -169,13 +169,13 @@ enum JournalEntryCodec {
                 self.string(key)
                 self.string(id)
                 self.date(at)
-            case .hold(let delivery, let releaseAt, let flood):
-                self.u8(Tag.hold.rawValue)
+            case .postpone(let delivery, let releaseAt, let flood):
+                self.u8(Tag.postpone.rawValue)
                 self.delivery(delivery)
                 self.date(releaseAt)
                 self.bool(flood)
-            case .release(let relayIDs):
-                self.u8(Tag.release.rawValue)
+            case .releasePostponed(let relayIDs):
+                self.u8(Tag.releasePostponed.rawValue)
                 self.strings(relayIDs)
             }
         }
@@ -289,10 +289,10 @@ enum JournalEntryCodec {
                 return .page(page)
             case .notificationAccepted:
                 return .notificationAccepted(key: try self.string(), id: try self.string(), at: try self.date())
-            case .hold:
-                return .hold(try self.delivery(), releaseAt: try self.date(), flood: try self.bool())
-            case .release:
-                return .release(relayIDs: try self.strings())
+            case .postpone:
+                return .postpone(try self.delivery(), releaseAt: try self.date(), flood: try self.bool())
+            case .releasePostponed:
+                return .releasePostponed(relayIDs: try self.strings())
             }
         }
     }

@@ -3,7 +3,7 @@ import TransportCore
 import Transports
 
 /// Paging (issue 24): the pipeline's side of ``PagingStateMachine``. Alerts of paging
-/// channels are recorded in the commit that queues them; recipients' acknowledgements and
+/// channels are recorded in the commit that queues them; recipients' acks and
 /// commands are read before routing; repeats and escalations are sent when due; a
 /// monitoring notification accepted lately is not relayed again.
 extension RelayPipeline {
@@ -18,7 +18,7 @@ extension RelayPipeline {
         for accepted in try self.store.acceptedNotifications(since: current.addingTimeInterval(-NotificationDedupe.longestWindow)) {
             self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at)
         }
-        for hold in try self.store.heldDeliveries() { self.paging.held.add(hold) }
+        for postponement in try self.store.postponedDeliveries() { self.paging.postponed.add(postponement) }
         self.reschedulePaging()
     }
 
@@ -47,7 +47,7 @@ extension RelayPipeline {
         return (nil, [.notificationAccepted(key: key, id: message.id, at: now)])
     }
 
-    /// Reads a contact's message as an acknowledgement or command for a page it got;
+    /// Reads a contact's message as an ack or command for a page it got;
     /// true when it was one (it is not routed then).
     func readForPaging(_ message: InboundMessage) -> Bool {
         guard message.source.address != nil else { return false }
@@ -59,7 +59,7 @@ extension RelayPipeline {
             makeID: { self.ids.next() }
         )
         guard case .handled(let actions) = reading else { return false }
-        self.logger.info("paging: a recipient's message read as an acknowledgement or command", metadata: ["from": "\(from)", "id": "\(message.id)"])
+        self.logger.info("paging: a recipient's message read as an ack or command", metadata: ["from": "\(from)", "id": "\(message.id)"])
         self.runPaging(actions)
         return true
     }
@@ -96,7 +96,7 @@ extension RelayPipeline {
         return entries
     }
 
-    /// A displayed marker: an acknowledgement where the channel counts it.
+    /// A displayed marker: an ack where the channel counts it.
     func displayedForPaging(relayID: String, from: Endpoint) {
         self.runPaging(self.paging.machine.displayed(relayID: relayID, from: Router.normalized(from), at: self.paging.now(), makeID: { self.ids.next() }))
     }
@@ -114,16 +114,16 @@ extension RelayPipeline {
                 entries.append(.page(page))
             case .send(let more):
                 notices += more
-            case .announce(let acknowledgement, let key, let channel):
-                self.logger.notice("alert acknowledged", metadata: ["id": "\(key)", "by": "\(acknowledgement.by)", "how": "\(acknowledgement.how)"])
-                self.notify(.acknowledged(acknowledgement, channel: channel, source: Endpoint(transport: key.source), id: key.id), from: key.source)
+            case .announce(let ack, let key, let channel):
+                self.logger.notice("alert acked", metadata: ["id": "\(key)", "by": "\(ack.by)", "how": "\(ack.how)"])
+                self.notify(.alertAcked(ack, channel: channel, source: Endpoint(transport: key.source), id: key.id), from: key.source)
             case .silence(let url, let matchers, let duration, let createdBy, let channel, let to, let replyTo):
                 self.askAlertmanager(channel: channel, to: to, replyTo: replyTo) { silences, now in
                     let id = try await silences.createSilence(
                         url: url, matchers: matchers, startsAt: now, endsAt: now.addingTimeInterval(duration.seconds), createdBy: createdBy,
                         comment: "from XMPP by \(createdBy) through xmpp-bridge"
                     )
-                    return "silenced until \(AlertAcknowledgement.timestamp(now.addingTimeInterval(duration.seconds))) (id \(id)); unsilence \(id) ends it"
+                    return "silenced until \(AlertAck.timestamp(now.addingTimeInterval(duration.seconds))) (id \(id)); unsilence \(id) ends it"
                 }
             case .unsilence(let url, let id, let channel, let to, let replyTo):
                 self.askAlertmanager(channel: channel, to: to, replyTo: replyTo) { silences, _ in
@@ -177,13 +177,13 @@ extension RelayPipeline {
     func pagingTick() {
         self.paging.timerDue = nil
         let now = self.paging.now()
-        self.releaseHeld(at: now)
+        self.releasePostponed(at: now)
         self.runPaging(self.paging.machine.due(at: now, makeID: { self.ids.next() }))
     }
 
     /// Arms the timer for the machine's next due time (one timer; re-armed when it moves).
     func reschedulePaging() {
-        let due = [self.paging.machine.nextDue, self.paging.held.nextRelease].compactMap { $0 }.min()
+        let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease].compactMap { $0 }.min()
         guard due != self.paging.timerDue else { return }
         self.paging.timer?.cancel()
         self.paging.timerDue = due

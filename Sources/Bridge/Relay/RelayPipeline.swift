@@ -253,7 +253,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             await self.receipt(receipt, now: Date())
         case .copyStanzaID(let relayID, let target, let stanzaID):
             self.journal.record([.copyStanzaID(relayID: relayID, target: Router.normalized(target), stanzaID: stanzaID)])
-        case .acknowledged:
+        case .alertAcked:
             self.notify(event, from: transport)
         case .acknowledgedBeforeRestart(let relayIDs):
             let count = self.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
@@ -333,9 +333,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             }
         }
         bookkeeping += self.recordPage(for: message, deliveries)
-        let held = self.holdBack(deliveries, of: message)
-        deliveries = held.sending
-        bookkeeping += held.holds
+        let postponing = self.postpone(deliveries, of: message)
+        deliveries = postponing.sending
+        bookkeeping += postponing.postponed
         // 5. Room in every target queue, else wait (the source stops reading meanwhile).
         for (transport, group) in Dictionary(grouping: deliveries, by: \.target.transport) {
             while let worker = self.workers[transport], !worker.hasRoom(for: group) {

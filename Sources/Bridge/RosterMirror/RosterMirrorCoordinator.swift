@@ -64,7 +64,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
         case .rosterChanged:
             break
         case .message, .inputFinished, .presence, .ownPresence, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .occupant, .receipt, .copyStanzaID, .subscriptionRequest, .subscriptionApproved,
-            .acknowledged:
+            .alertAcked:
             return
         }
         // In its own task: the account's other events (messages) must not wait for the network.

@@ -19,8 +19,8 @@ enum PageColumn {
     }
 }
 
-/// How a held ``Delivery`` is stored in `held_deliveries.delivery` (migration v12): JSON.
-enum HeldDeliveryColumn {
+/// How a postponed ``Delivery`` is stored in `postponed_deliveries.delivery` (migration v12): JSON.
+enum PostponedDeliveryColumn {
     static func encode(_ delivery: Delivery) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

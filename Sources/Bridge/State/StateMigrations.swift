@@ -257,7 +257,7 @@ enum StateMigrations {
               message_id TEXT NOT NULL,
               accepted_at DATETIME NOT NULL
             );
-            CREATE TABLE held_deliveries (
+            CREATE TABLE postponed_deliveries (
               relay_id TEXT PRIMARY KEY,
               release_at DATETIME NOT NULL,
               flood INTEGER NOT NULL,

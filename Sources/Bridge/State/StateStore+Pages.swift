@@ -22,14 +22,14 @@ extension StateStore {
 }
 
 extension StateStore {
-    /// Deliveries held back (flood limit, quiet hours), in the order they were held;
+    /// Postponed deliveries (flood limit, quiet hours), in the order they were postponed;
     /// rows this build cannot read are skipped.
-    func heldDeliveries() throws(StateStoreError) -> [HeldDeliveries.Hold] {
+    func postponedDeliveries() throws(StateStoreError) -> [PostponedDeliveries.Postponement] {
         try self.read(.readPages) { db in
-            try Row.fetchAll(db, sql: "SELECT release_at, flood, delivery FROM held_deliveries ORDER BY rowid").compactMap { row in
+            try Row.fetchAll(db, sql: "SELECT release_at, flood, delivery FROM postponed_deliveries ORDER BY rowid").compactMap { row in
                 let text: String = row["delivery"]
-                guard let delivery = HeldDeliveryColumn.decode(text) else { return nil }
-                return HeldDeliveries.Hold(delivery: delivery, releaseAt: row["release_at"], flood: row["flood"])
+                guard let delivery = PostponedDeliveryColumn.decode(text) else { return nil }
+                return PostponedDeliveries.Postponement(delivery: delivery, releaseAt: row["release_at"], flood: row["flood"])
             }
         }
     }

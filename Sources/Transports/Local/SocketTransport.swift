@@ -92,8 +92,8 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
     }
 
     /// Tells the channel's subscribers that one of its alerts was acknowledged (issue 24).
-    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {
-        await self.broadcastEvent(acknowledgement.jsonLine(channel: channel, id: id), channel: channel)
+    public func receiveAlertAck(_ ack: AlertAck, channel: String, id: String) async {
+        await self.broadcastEvent(ack.jsonLine(channel: channel, id: id), channel: channel)
     }
 
     private func broadcastEvent(_ json: String, channel: String) async {

@@ -76,9 +76,9 @@ public final class StdioTransport: Transport, PresenceEventReceiving {
         self.standardOutput.write(receipt.jsonLine + "\n")
     }
 
-    public func receiveAcknowledgement(_ acknowledgement: AlertAcknowledgement, channel: String, id: String) async {
+    public func receiveAlertAck(_ ack: AlertAck, channel: String, id: String) async {
         guard self.output == .json else { return }
-        self.standardOutput.write(acknowledgement.jsonLine(channel: channel, id: id) + "\n")
+        self.standardOutput.write(ack.jsonLine(channel: channel, id: id) + "\n")
     }
 
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {

@@ -3,7 +3,7 @@ import Foundation
 /// Someone took an alert the bridge paged them with: by a reply to it (XEP-0461, or
 /// "ack" as the next message), a reaction to it (XEP-0444) or, where the channel counts
 /// it, a displayed marker (XEP-0333). Told to the channel's local subscribers.
-public struct AlertAcknowledgement: Hashable, Sendable, Codable {
+public struct AlertAck: Hashable, Sendable, Codable {
     /// How: "reply", "reaction", "displayed" or "command" (a plain "ack").
     public var how: String
     /// Who: the recipient's bare JID.

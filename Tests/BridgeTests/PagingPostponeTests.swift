@@ -38,8 +38,8 @@ struct PagingHoldTests {
         // 22:30 UTC is 23:30 in Berlin: quiet until 07:00 Berlin, 06:00 UTC.
         let night = Self.start.addingTimeInterval(14.5 * 3600)
         #expect(quiet.isQuiet(at: night))
-        #expect(quiet.holds(priority: 3, at: night) == Self.start.addingTimeInterval(22 * 3600))
-        #expect(quiet.holds(priority: 5, at: night) == nil)
+        #expect(quiet.postponement(priority: 3, at: night) == Self.start.addingTimeInterval(22 * 3600))
+        #expect(quiet.postponement(priority: 5, at: night) == nil)
         // Summer: 2027-07-01 05:30 UTC is 07:30 in Berlin (UTC+2): not quiet; 04:30 UTC is.
         let summer = Date(timeIntervalSince1970: 1_814_679_000)  // 2027-07-01 05:30 UTC
         #expect(!quiet.isQuiet(at: summer))
@@ -103,7 +103,7 @@ struct PagingHoldTests {
         #expect(digest.hasPrefix("+480 more:\nline 021\n"))
         let lines = (bodies.prefix(21) + digest.split(separator: "\n").map(String.init)).filter { $0.hasPrefix("line ") }
         #expect(lines.sorted() == (1...501).map { String(format: "line %03d", $0) })
-        #expect(try store.heldDeliveries().isEmpty)
+        #expect(try store.postponedDeliveries().isEmpty)
         await journal.shutdown()
     }
 
@@ -119,7 +119,7 @@ struct PagingHoldTests {
             #expect(await pipeline.handle(.message(Self.line(2, priority: 5)), from: "web") == .accepted)
             await journal.shutdown()
             #expect(try store.loadQueue().map(\.delivery.body) == ["line 002"])
-            #expect(try store.heldDeliveries().map(\.delivery.body) == ["line 001"])
+            #expect(try store.postponedDeliveries().map(\.delivery.body) == ["line 001"])
         }
         let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
         _ = pipeline
@@ -131,7 +131,7 @@ struct PagingHoldTests {
         let released = await eventually { await journal.flushed(); return (try? store.loadQueue().count) == 2 }
         #expect(released)
         #expect(try store.loadQueue().map(\.delivery.body) == ["line 002", "line 001"])
-        #expect(try store.heldDeliveries().isEmpty)
+        #expect(try store.postponedDeliveries().isEmpty)
         await journal.shutdown()
     }
 }
