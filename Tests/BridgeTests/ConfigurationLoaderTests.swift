@@ -61,16 +61,20 @@ struct ConfigurationLoaderTests {
         #expect(configuration.webhookTemplates["alerts"]?.trimmingCharacters(in: .newlines) == WebhookTemplate.defaultText)
         #expect(configuration.locals["alerts"]?.mode == 0o620)
         #expect(configuration.locals["console"]?.exitOnEndOfInput == false)
-        #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev"])
-        #expect(configuration.channels.map(\.deliveryType) == [.chat, .chat, .chat])
-        #expect(configuration.channels.map(\.passesReceipts) == [false, true, false], "on for the 1:1 link only")
-        #expect(configuration.channels.map(\.reuploadMaxBytes) == [nil, nil, nil])
+        #expect(configuration.channels.map(\.name) == ["alerts", "alice-bob", "dev", "oncall"])
+        #expect(configuration.channels.map(\.deliveryType) == [.chat, .chat, .chat, .chat])
+        #expect(configuration.channels.map(\.passesReceipts) == [false, true, false, false], "on for the 1:1 link only")
+        #expect(configuration.channels.map(\.reuploadMaxBytes) == [nil, nil, nil, nil])
+        let oncall = try #require(configuration.paging["oncall"])
+        #expect(oncall.isPaging && oncall.tiers.count == 1 && oncall.maxPerMinute == 20 && oncall.quiet.count == 1)
+        #expect(configuration.paging["alerts"]?.isPaging == false)
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
             ["alerts", "web", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],
             ["work:dev@muc.work.example", "home:dev@chat.home.example", "ops"],
+            ["web", "work:alice@work.example"],
         ])
-        #expect(configuration.channels.last?.members.map(\.room) == [
+        #expect(configuration.channels.first { $0.name == "dev" }?.members.map(\.room) == [
             RoomMembership(nick: "bridge"), RoomMembership(passwordEnvironment: "DEV_ROOM_PASSWORD"), nil,
         ])
         #expect(configuration.accounts["work"]?.roomTimings.pingInterval == .seconds(300))
