@@ -31,6 +31,11 @@ struct NotificationDedupe: Sendable {
         if self.entries.count > 10_000 { self.forget(before: now) }
     }
 
+    /// Forgets `key`: its message was not committed after all, so a retry is new.
+    mutating func forget(_ key: String) {
+        self.entries.removeValue(forKey: key)
+    }
+
     /// Forgets what is older than the longest window.
     mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.longestWindow)

@@ -39,12 +39,19 @@ extension RelayPipeline {
     /// relayed again), else the entry that remembers it with the message's commit.
     func acceptance(of message: InboundMessage) -> (duplicateOf: String?, entries: [JournalEntry]) {
         guard let notification = message.notification, let channel = message.channel else { return (nil, []) }
+        // Its key is forgotten again if the message's commit fails (``notAccepted(_:)``).
         let window = self.paging.machine.policies[channel]?.dedupeWindow ?? PagingPolicy().dedupeWindow
         let key = NotificationDedupe.key(channel: channel, notification)
         let now = self.paging.now()
         if let first = self.paging.accepted.duplicate(of: key, window: window, at: now) { return (first, []) }
         self.paging.accepted.remember(key, id: message.id, at: now)
         return (nil, [.notificationAccepted(key: key, id: message.id, at: now)])
+    }
+
+    /// The commit of `message` failed: a retry of its notification is new, not a duplicate.
+    func notAccepted(_ message: InboundMessage) {
+        guard let notification = message.notification, let channel = message.channel else { return }
+        self.paging.accepted.forget(NotificationDedupe.key(channel: channel, notification))
     }
 
     /// Reads a contact's message as an ack or command for a page it got;

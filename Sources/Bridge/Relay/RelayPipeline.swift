@@ -274,6 +274,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             return .duplicate(of: first)
         }
         guard let reason = await self.route(message, with: acceptance.entries) else { return .accepted }
+        if reason == .stateError { self.notAccepted(message) }
         self.metrics.dropped(reason: reason.label)
         return .dropped(reason.description)
     }
