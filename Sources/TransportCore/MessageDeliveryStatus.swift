@@ -76,7 +76,7 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
     public var priority: Int?
     /// Who acknowledged it, when and how; nil while nobody has (or it is no alert of a
     /// paging channel). Encoded as `null` then.
-    public var acknowledged: AlertAck?
+    public var ack: AlertAck?
     /// The tiers it was escalated to, in order.
     public var escalations: [Escalation]?
     /// The least advanced of the XMPP targets (every target when none is an account):
@@ -85,7 +85,7 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
     public var targets: [Target]
 
     enum CodingKeys: String, CodingKey {
-        case id, channel, priority, acknowledged, escalations, state, targets
+        case id, channel, priority, ack = "acknowledged", escalations, state, targets
     }
 
     /// `acknowledged` is written as null when the message is an alert nobody took yet.
@@ -97,7 +97,7 @@ public struct MessageDeliveryStatus: Hashable, Sendable, Codable {
         try container.encode(self.targets, forKey: .targets)
         try container.encodeIfPresent(self.priority, forKey: .priority)
         if self.priority != nil {
-            try container.encode(self.acknowledged, forKey: .acknowledged)
+            try container.encode(self.ack, forKey: .ack)
             try container.encode(self.escalations ?? [], forKey: .escalations)
         }
     }

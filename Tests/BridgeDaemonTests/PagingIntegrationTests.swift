@@ -126,6 +126,9 @@ struct PagingIntegrationTests {
         #expect(escalated.first?.hasPrefix("escalated: not acknowledged by alice@example.test for ") == true, "\(escalated) \(bridge.run.errors.suffix(2000))")
         #expect(escalated.first?.contains("DiskFull") == true)
 
+        // While the alert is open, words that are no command get the help line.
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "what now"))
+        #expect(await Received.message(setup.alice.log, body: "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it.") != nil)
         try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "ack"))
         let toAlice = await setup.alice.log.waitFor(timeout: .seconds(10)) { if case .message(let message, nil) = $0 { message.body == "acknowledged by alice@example.test" } else { false } }
         #expect(toAlice != nil, "stderr: \(bridge.run.errors.suffix(2000))")
@@ -169,9 +172,6 @@ struct PagingIntegrationTests {
         #expect(await Received.message(setup.alice.log, body: "silence \(silenceID) expired") != nil, "stderr: \(bridge.run.errors.suffix(2000))")
         let after = try await HTTPTestClient(target: .tcp(port: setup.alertmanagers[0].port)).get("/api/v2/silence/\(silenceID)")
         #expect(((after.json?["status"] as? [String: Any])?["state"] as? String) == "expired", "\(after)")
-        // Words that are no command get the help line.
-        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "what now"))
-        #expect(await Received.message(setup.alice.log, body: "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it.") != nil)
         subscriber.close()
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
         await setup.stop()

@@ -29,61 +29,58 @@ struct PagingPipelineTests {
         return policy
     }
 
-    func pipeline(store: StateStore, clock: ManualClock) async throws -> (RelayPipeline<ManualClock>, Journal) {
-        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
-        let pipeline = RelayPipeline(
-            router: Router(channels: [Self.channel], ownJIDs: ["bridge@work.example"]), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
-        )
-        try await pipeline.load()
-        try await pipeline.loadPaging(policies: ["oncall": Self.policy], silences: nil, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
-        return (pipeline, journal)
-    }
-
-    static func queued(_ store: StateStore, to target: Endpoint) throws -> [String] {
-        try store.loadQueue().filter { $0.delivery.target == target }.map(\.delivery.body)
-    }
-
     @Test("an urgent alert's escalation fires after a restart at its time; 'ack' from alice before the next tier stops it and both hear it")
     func escalationSurvivesRestart() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
         let clock = ManualClock()
+        let path = self.folder.path("state.sqlite")
         var alert = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-1", body: "disk full", channel: "oncall")
         alert.priority = 5
         alert.notification = AlertNotification(kind: "alertmanager", group: "g", status: "firing", alerts: ["f1"], commonLabels: ["alertname": "DiskFull"])
         do {
-            let (first, journal) = try await self.pipeline(store: store, clock: clock)
-            #expect(await first.handle(.message(alert), from: "web") == .accepted)
+            let first = try await PagingTestPipeline.start(path: path, clock: clock, channel: "oncall", members: [Self.alice], policy: Self.policy)
+            #expect(await first.pipeline.handle(.message(alert), from: "web") == .accepted)
             var replica = alert
             replica.id = "web-2"
-            #expect(await first.handle(.message(replica), from: "web") == .duplicate(of: "web-1"))
-            await journal.shutdown()
+            #expect(await first.pipeline.handle(.message(replica), from: "web") == .duplicate(of: "web-1"))
+            #expect(try await first.queued(to: Self.alice) == ["[oncall] web: disk full"])
+            await first.stop()
         }
-        #expect(try Self.queued(store, to: Self.alice) == ["[oncall] web: disk full"])
         // A new process: the page and its timer come back from the database.
-        #expect(try store.pages(since: Self.start.addingTimeInterval(-60)).map(\.id) == ["web-1"])
-        let (pipeline, journal) = try await self.pipeline(store: store, clock: clock)
-        // The first process's timer and this one's.
-        await clock.waitForSleepers(2)
+        let bridge = try await PagingTestPipeline.start(path: path, clock: clock, channel: "oncall", members: [Self.alice], policy: Self.policy)
+        #expect(try bridge.store.pages(since: Self.start.addingTimeInterval(-60)).map(\.id) == ["web-1"])
         clock.advance(by: .seconds(299))
-        await journal.flushed()
-        #expect(try Self.queued(store, to: Self.bob).isEmpty)
+        #expect(try await bridge.queued(to: Self.bob).isEmpty)
         clock.advance(by: .seconds(1))
-        let escalated = await eventually { await journal.flushed(); return (try? Self.queued(store, to: Self.bob).count) == 1 }
+        let escalated = await eventually { (try? await bridge.queued(to: Self.bob).count) == 1 }
         #expect(escalated)
-        #expect(try Self.queued(store, to: Self.bob).first?.hasPrefix("escalated: not acknowledged by alice@work.example for 5 min\n") == true)
-        let page = try #require(await pipeline.page(source: "web", id: "web-1"))
+        #expect(try await bridge.queued(to: Self.bob).first?.hasPrefix("escalated: not acknowledged by alice@work.example for 5 min\n") == true)
+        let page = try #require(await bridge.pipeline.page(source: "web", id: "web-1"))
         #expect(page.escalations.count == 1 && page.ack == nil)
 
         let ack = InboundMessage(source: Self.alice, sender: "alice@work.example/phone", nick: "alice", id: "a-1", body: "ack")
-        #expect(await pipeline.handle(.message(ack), from: "work") == .accepted)
-        await journal.flushed()
-        #expect(try Self.queued(store, to: Self.alice).last == "acknowledged by alice@work.example")
-        #expect(try Self.queued(store, to: Self.bob).last == "acknowledged by alice@work.example")
-        let acknowledged = try #require(await pipeline.page(source: "web", id: "web-1")?.ack)
+        #expect(await bridge.pipeline.handle(.message(ack), from: "work") == .accepted)
+        #expect(try await bridge.queued(to: Self.alice).last == "acknowledged by alice@work.example")
+        #expect(try await bridge.queued(to: Self.bob).last == "acknowledged by alice@work.example")
+        let acknowledged = try #require(await bridge.pipeline.page(source: "web", id: "web-1")?.ack)
         #expect(acknowledged.by == "alice@work.example" && acknowledged.how == "command")
-        let stored = try store.pages(since: Self.start.addingTimeInterval(-60)).first { $0.id == "web-1" }
+        let stored = try bridge.store.pages(since: Self.start.addingTimeInterval(-60)).first { $0.id == "web-1" }
         #expect(stored?.ack == acknowledged)
-        await journal.shutdown()
+        await bridge.stop()
+    }
+
+    @Test("a page is forgotten a week after it was made: from memory and from the database")
+    func pagesArePruned() async throws {
+        let clock = ManualClock()
+        let bridge = try await PagingTestPipeline.start(path: self.folder.path("state.sqlite"), clock: clock, channel: "oncall", members: [Self.alice], policy: Self.policy)
+        var alert = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-1", body: "disk full", channel: "oncall")
+        alert.priority = 2
+        #expect(await bridge.pipeline.handle(.message(alert), from: "web") == .accepted)
+        #expect(await bridge.pipeline.page(source: "web", id: "web-1") != nil)
+        clock.advance(by: .seconds(7 * 86_400))
+        let forgotten = await eventually { await bridge.pipeline.page(source: "web", id: "web-1") == nil }
+        #expect(forgotten)
+        let pruned = await eventually { await bridge.journal.flushed(); return (try? bridge.store.pages(since: .distantPast).isEmpty) == true }
+        #expect(pruned)
+        await bridge.stop()
     }
 }

@@ -57,22 +57,6 @@ struct PagingHoldTests {
         #expect(summary == "+37 more: line 1\nline 2\nline 3\nline 4\nline 5\n… (32 more lines in the file)\nhttps://upload.example/digest.txt")
     }
 
-    static func pipeline(_ folder: TemporaryFolder, clock: ManualClock, policy: PagingPolicy) async throws -> (RelayPipeline<ManualClock>, Journal, StateStore) {
-        let store = try StateStore(path: folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
-        let channel = RelayChannel(
-            name: "ops", members: [ChannelMember(endpoint: Endpoint(transport: "web"), direction: .in), ChannelMember(endpoint: Self.alice, direction: .out)],
-            format: "{body}"
-        )
-        let pipeline = RelayPipeline(
-            router: Router(channels: [channel], ownJIDs: ["bridge@work.example"]), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
-        )
-        try await pipeline.load()
-        try await pipeline.loadPaging(policies: ["ops": policy], silences: nil, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
-        return (pipeline, journal, store)
-    }
-
     static func line(_ number: Int, priority: Int? = nil) -> InboundMessage {
         var message = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-\(number)", body: String(format: "line %03d", number), channel: "ops")
         message.priority = priority
@@ -84,54 +68,51 @@ struct PagingHoldTests {
         let clock = ManualClock()
         var policy = PagingPolicy()
         policy.maxPerMinute = 20
-        let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
+        let bridge = try await PagingTestPipeline.start(path: self.folder.path("state.sqlite"), clock: clock, channel: "ops", members: [Self.alice], policy: policy, format: "{body}")
         for number in 1...500 {
             if number % 50 == 0 { clock.advance(by: .seconds(1)) }
-            #expect(await pipeline.handle(.message(Self.line(number)), from: "web") == .accepted)
+            #expect(await bridge.pipeline.handle(.message(Self.line(number)), from: "web") == .accepted)
         }
-        #expect(await pipeline.handle(.message(Self.line(501, priority: 5)), from: "web") == .accepted)
-        await journal.flushed()
-        var bodies = try store.loadQueue().map(\.delivery.body)
+        #expect(await bridge.pipeline.handle(.message(Self.line(501, priority: 5)), from: "web") == .accepted)
+        var bodies = try await bridge.queued(to: Self.alice)
         #expect(bodies.count == 21)
         #expect(bodies.last == "line 501")
         clock.advance(by: .seconds(50))
-        let released = await eventually { await journal.flushed(); return (try? store.loadQueue().count) ?? 0 > 21 }
+        let released = await eventually { (try? await bridge.queued(to: Self.alice).count) ?? 0 > 21 }
         #expect(released)
-        bodies = try store.loadQueue().map(\.delivery.body)
+        bodies = try await bridge.queued(to: Self.alice)
         let digest = bodies.dropFirst(21).joined(separator: "\n")
         #expect(bodies.count == 22, "one digest: \(bodies.count - 21) parts")
         #expect(digest.hasPrefix("+480 more:\nline 021\n"))
         let lines = (bodies.prefix(21) + digest.split(separator: "\n").map(String.init)).filter { $0.hasPrefix("line ") }
         #expect(lines.sorted() == (1...501).map { String(format: "line %03d", $0) })
-        #expect(try store.postponedDeliveries().isEmpty)
-        await journal.shutdown()
+        #expect(try bridge.store.postponedDeliveries().isEmpty)
+        await bridge.stop()
     }
 
     @Test("in alice's quiet hours a non-urgent delivery waits, durably across a restart, until they end; an urgent one goes at once")
     func quietHoursHold() async throws {
         let clock = ManualClock()
+        let path = self.folder.path("state.sqlite")
         var policy = PagingPolicy()
         // 08:00–09:00 UTC: the test starts at 08:00.
         policy.quiet[Self.alice] = QuietHours(start: 8 * 60, end: 9 * 60, timeZone: TimeZone(identifier: "UTC")!, minimumPriority: 5)
         do {
-            let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
-            #expect(await pipeline.handle(.message(Self.line(1)), from: "web") == .accepted)
-            #expect(await pipeline.handle(.message(Self.line(2, priority: 5)), from: "web") == .accepted)
-            await journal.shutdown()
-            #expect(try store.loadQueue().map(\.delivery.body) == ["line 002"])
-            #expect(try store.postponedDeliveries().map(\.delivery.body) == ["line 001"])
+            let first = try await PagingTestPipeline.start(path: path, clock: clock, channel: "ops", members: [Self.alice], policy: policy, format: "{body}")
+            #expect(await first.pipeline.handle(.message(Self.line(1)), from: "web") == .accepted)
+            #expect(await first.pipeline.handle(.message(Self.line(2, priority: 5)), from: "web") == .accepted)
+            #expect(try await first.queued(to: Self.alice) == ["line 002"])
+            #expect(try first.store.postponedDeliveries().map(\.delivery.body) == ["line 001"])
+            await first.stop()
         }
-        let (pipeline, journal, store) = try await Self.pipeline(self.folder, clock: clock, policy: policy)
-        _ = pipeline
-        await clock.waitForSleepers(2)
+        let bridge = try await PagingTestPipeline.start(path: path, clock: clock, channel: "ops", members: [Self.alice], policy: policy, format: "{body}")
         clock.advance(by: .seconds(3599))
-        await journal.flushed()
-        #expect(try store.loadQueue().count == 1)
+        #expect(try await bridge.queued(to: Self.alice).count == 1)
         clock.advance(by: .seconds(1))
-        let released = await eventually { await journal.flushed(); return (try? store.loadQueue().count) == 2 }
+        let released = await eventually { (try? await bridge.queued(to: Self.alice).count) == 2 }
         #expect(released)
-        #expect(try store.loadQueue().map(\.delivery.body) == ["line 002", "line 001"])
-        #expect(try store.postponedDeliveries().isEmpty)
-        await journal.shutdown()
+        #expect(try await bridge.queued(to: Self.alice) == ["line 002", "line 001"])
+        #expect(try bridge.store.postponedDeliveries().isEmpty)
+        await bridge.stop()
     }
 }

@@ -48,8 +48,9 @@ struct PagingStateMachineTests {
 
     static func paged(_ policy: PagingPolicy = Self.policy(), message: InboundMessage = Self.alert()) -> PagingStateMachine {
         var machine = PagingStateMachine(policies: ["oncall": policy])
-        let actions = machine.paged(message: message, channel: "oncall", text: "[oncall] web: disk full", copies: [("copy-a", Self.alice)], at: Self.start)
-        #expect(actions.count == 1)
+        let page = machine.page(for: message, channel: "oncall", text: "[oncall] web: disk full", copies: [("copy-a", Self.alice)], postponed: [], at: Self.start)
+        #expect(page != nil)
+        if let page { machine.restore(page) }
         return machine
     }
 
@@ -83,7 +84,7 @@ struct PagingStateMachineTests {
         var machine = Self.paged()
         let ids = IDs()
         _ = machine.due(at: Self.start.addingTimeInterval(300), makeID: ids.make)
-        let reading = machine.received(Self.reply("on it", to: "copy-a"), from: Self.alice, at: Self.start.addingTimeInterval(400), relays: { _ in false }, makeID: ids.make)
+        let reading = machine.received(Self.reply("on it", to: "copy-a"), from: Self.alice, at: Self.start.addingTimeInterval(400), converses: false, makeID: ids.make)
         guard case .handled(let actions) = reading else { Issue.record("not handled: \(reading)"); return }
         let notices = Self.notices(actions)
         #expect(Set(notices.map(\.target)) == [Self.alice, Self.bob])
@@ -93,7 +94,7 @@ struct PagingStateMachineTests {
         #expect(machine.nextDue == nil)
         #expect(machine.due(at: Self.start.addingTimeInterval(10_000), makeID: ids.make).isEmpty)
         // A second acknowledgement only hears who was first.
-        let again = machine.received(Self.reply("ack", from: Self.bob), from: Self.bob, at: Self.start.addingTimeInterval(500), relays: { _ in false }, makeID: ids.make)
+        let again = machine.received(Self.reply("ack", from: Self.bob), from: Self.bob, at: Self.start.addingTimeInterval(500), converses: false, makeID: ids.make)
         guard case .handled(let later) = again else { Issue.record("not handled"); return }
         #expect(Self.notices(later).map(\.text) == ["already acknowledged by alice@work.example at 2027-01-15T08:06:40Z"])
     }
@@ -102,7 +103,7 @@ struct PagingStateMachineTests {
     func otherAcknowledgements() throws {
         let ids = IDs()
         var byWord = Self.paged()
-        guard case .handled(let word) = byWord.received(Self.reply("ACK"), from: Self.alice, at: Self.start, relays: { _ in false }, makeID: ids.make) else {
+        guard case .handled(let word) = byWord.received(Self.reply("ACK"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
             Issue.record("not handled"); return
         }
         #expect(word.contains { if case .announce(let ack, _, _) = $0 { ack.how == "command" } else { false } })
@@ -111,7 +112,7 @@ struct PagingStateMachineTests {
         var reaction = Self.reply("")
         reaction.body = nil
         reaction.content = MessageContent(reactionTo: "copy-a", reactions: ["👍"])
-        guard case .handled(let reacted) = byReaction.received(reaction, from: Self.alice, at: Self.start, relays: { _ in false }, makeID: ids.make) else {
+        guard case .handled(let reacted) = byReaction.received(reaction, from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
             Issue.record("not handled"); return
         }
         #expect(reacted.contains { if case .announce(let ack, _, _) = $0 { ack.how == "reaction" } else { false } })
@@ -123,6 +124,7 @@ struct PagingStateMachineTests {
         #expect(markerOn.displayed(relayID: "copy-a", from: Self.alice, at: Self.start, makeID: ids.make).contains {
             if case .announce(let ack, _, _) = $0 { ack.how == "displayed" } else { false }
         })
+        #expect(markerOn.displayed(relayID: "copy-a", from: Self.alice, at: Self.start, makeID: ids.make).isEmpty, "after the ack a marker says nothing")
     }
 
     @Test("repeat resends to the current tier under its first copy; alerts below escalate_min_priority are neither repeated nor escalated")
@@ -136,6 +138,12 @@ struct PagingStateMachineTests {
         #expect(repeated.first?.replyTo == "copy-a")
         #expect(repeated.first?.text.hasPrefix("repeated: not acknowledged for 2 min") == true)
         #expect(machine.nextDue == Self.start.addingTimeInterval(240))
+
+        // A recipient whose copy waits for the end of quiet hours is not repeated to.
+        var quiet = PagingStateMachine(policies: ["oncall": policy])
+        let page = try #require(quiet.page(for: Self.alert(), channel: "oncall", text: "t", copies: [("q", Self.alice), ("b", Self.bob)], postponed: [Self.alice], at: Self.start))
+        quiet.restore(page)
+        #expect(Self.notices(quiet.due(at: Self.start.addingTimeInterval(120), makeID: ids.make)).map(\.target) == [Self.bob])
 
         let low = Self.paged(policy, message: Self.alert(priority: 3))
         #expect(low.nextDue == nil)
@@ -151,20 +159,40 @@ struct PagingStateMachineTests {
         let ids = IDs()
         let notification = AlertNotification(kind: "alertmanager", group: "{}:{alertname=\"DiskFull\"}", status: "firing", alerts: ["f1"], commonLabels: ["alertname": "DiskFull", "job": "node"])
         var machine = Self.paged(message: Self.alert(notification: notification))
-        guard case .handled(let silence) = machine.received(Self.reply("silence 2h"), from: Self.alice, at: Self.start, relays: { _ in false }, makeID: ids.make) else {
+        guard case .handled(let silence) = machine.received(Self.reply("silence 2h"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
             Issue.record("not handled"); return
         }
-        #expect(silence == [.silence(url: "http://127.0.0.1:9093", matchers: ["alertname": "DiskFull", "job": "node"], duration: .seconds(7200), createdBy: "alice@work.example", channel: "oncall", to: Self.alice, replyTo: "copy-a")])
-        guard case .handled(let unsilence) = machine.received(Self.reply("unsilence 1f2e-77"), from: Self.alice, at: Self.start, relays: { _ in false }, makeID: ids.make) else {
+        let key = PageKey(source: "web", id: "web-1")
+        #expect(silence == [.silence(url: "http://127.0.0.1:9093", matchers: ["alertname": "DiskFull", "job": "node"], duration: .seconds(7200), createdBy: "alice@work.example", page: key, to: Self.alice, replyTo: "copy-a")])
+        // Only a silence made here for an alert alice got may be ended from the chat.
+        guard case .handled(let foreign) = machine.received(Self.reply("unsilence 1f2e-77"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
+            Issue.record("not handled"); return
+        }
+        #expect(Self.notices(foreign).map(\.text) == ["No silence 1f2e-77 was made here for an alert you got."])
+        _ = machine.silenced(key, id: "1f2e-77")
+        guard case .handled(let unsilence) = machine.received(Self.reply("unsilence 1f2e-77"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
             Issue.record("not handled"); return
         }
         #expect(unsilence == [.unsilence(url: "http://127.0.0.1:9093", id: "1f2e-77", channel: "oncall", to: Self.alice, replyTo: "copy-a")])
-        guard case .handled(let help) = machine.received(Self.reply("what is this"), from: Self.alice, at: Self.start, relays: { _ in false }, makeID: ids.make) else {
+        // A group whose common labels do not name the alert is not silenced from the chat.
+        var broad = Self.paged(message: Self.alert(notification: AlertNotification(kind: "alertmanager", group: "g", status: "firing", alerts: [], commonLabels: ["severity": "warning"])))
+        guard case .handled(let refused) = broad.received(Self.reply("silence 30d"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
+            Issue.record("not handled"); return
+        }
+        #expect(Self.notices(refused).first?.text.hasPrefix("This alert's group has no common alertname") == true)
+        guard case .handled(let help) = machine.received(Self.reply("what is this"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) else {
             Issue.record("not handled"); return
         }
         #expect(Self.notices(help).map(\.text) == [PagingCommand.help])
-        #expect(machine.received(Self.reply("hello", from: Self.carol), from: Self.carol, at: Self.start, relays: { _ in false }, makeID: ids.make) == .route)
-        #expect(machine.received(Self.reply("chatting"), from: Self.alice, at: Self.start, relays: { _ in true }, makeID: ids.make) == .route)
+        #expect(machine.received(Self.reply("hello", from: Self.carol), from: Self.carol, at: Self.start, converses: false, makeID: ids.make) == .route)
+        #expect(machine.received(Self.reply("chatting"), from: Self.alice, at: Self.start, converses: true, makeID: ids.make) == .route)
+        // A file or a correction is never taken for a command.
+        var file = Self.reply("https://x.example/a.png")
+        file.content.url = "https://x.example/a.png"
+        #expect(machine.received(file, from: Self.alice, at: Self.start, converses: false, makeID: ids.make) == .route)
+        // Once the alert is acked, words that are no command are no longer answered with help.
+        _ = machine.received(Self.reply("ack"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make)
+        #expect(machine.received(Self.reply("thanks"), from: Self.alice, at: Self.start, converses: false, makeID: ids.make) == .route)
     }
 
     @Test("a RESOLVED notification threads under each recipient's FIRING copy and ends the escalation")
@@ -172,13 +200,18 @@ struct PagingStateMachineTests {
         let firing = AlertNotification(kind: "alertmanager", group: "g1", status: "firing", alerts: ["f1"], commonLabels: [:])
         var machine = Self.paged(message: Self.alert(notification: firing))
         #expect(machine.nextDue != nil)
-        let outcome = machine.resolved(thread: firing.threadKey, at: Self.start.addingTimeInterval(60))
+        let outcome = machine.resolution(of: firing.threadKey, channel: "oncall")
         let resolved = try #require(outcome)
         #expect(resolved.replyTo == [Self.alice: "copy-a"])
         #expect(resolved.page.resolved)
+        #expect(machine.nextDue != nil, "taken in only once committed")
+        machine.restore(resolved.page)
         #expect(machine.nextDue == nil)
-        let other = machine.resolved(thread: "other", at: Self.start)
-        #expect(other == nil)
+        #expect(machine.resolution(of: firing.threadKey, channel: "oncall") == nil, "resolved once")
+        #expect(machine.resolution(of: "other", channel: "oncall") == nil)
+        // The same group paged into another channel is that channel's thread.
+        var two = Self.paged(message: Self.alert(notification: firing))
+        #expect(two.resolution(of: firing.threadKey, channel: "elsewhere") == nil)
     }
 
     @Test("waits read as seconds under a minute, else minutes and hours")
@@ -208,16 +241,27 @@ struct PagingStateMachineTests {
     @Test("the same notification within the window answers the first id; after it, or with another status, it is new")
     func dedupe() {
         var dedupe = NotificationDedupe()
+        let window = Duration.seconds(300)
         let firing = AlertNotification(kind: "alertmanager", group: "g", status: "firing", alerts: ["b", "a"], commonLabels: [:])
         let key = NotificationDedupe.key(channel: "oncall", firing)
-        #expect(dedupe.duplicate(of: key, window: .seconds(300), at: Self.start) == nil)
+        #expect(dedupe.lookup(key, window: window, at: Self.start) == .new)
         dedupe.remember(key, id: "web-1", at: Self.start)
         let replica = AlertNotification(kind: "alertmanager", group: "g", status: "firing", alerts: ["a", "b"], commonLabels: ["x": "y"])
-        #expect(dedupe.duplicate(of: NotificationDedupe.key(channel: "oncall", replica), window: .seconds(300), at: Self.start.addingTimeInterval(299)) == "web-1")
-        #expect(dedupe.duplicate(of: key, window: .seconds(300), at: Self.start.addingTimeInterval(300)) == nil)
+        let replicaKey = NotificationDedupe.key(channel: "oncall", replica)
+        #expect(dedupe.lookup(replicaKey, window: window, at: Self.start) == .pending, "the first copy's commit is under way")
+        dedupe.committed(key)
+        #expect(dedupe.lookup(replicaKey, window: window, at: Self.start.addingTimeInterval(299)) == .duplicate(of: "web-1"))
+        #expect(dedupe.lookup(key, window: window, at: Self.start.addingTimeInterval(300)) == .new)
+        #expect(dedupe.lookup(NotificationDedupe.key(channel: "other", firing), window: window, at: Self.start) == .new)
+        // RESOLVED is news, and after it the group firing again is news too.
         let resolved = AlertNotification(kind: "alertmanager", group: "g", status: "resolved", alerts: ["a", "b"], commonLabels: [:])
-        #expect(dedupe.duplicate(of: NotificationDedupe.key(channel: "oncall", resolved), window: .seconds(300), at: Self.start) == nil)
-        #expect(dedupe.duplicate(of: NotificationDedupe.key(channel: "other", firing), window: .seconds(300), at: Self.start) == nil)
+        let resolvedKey = NotificationDedupe.key(channel: "oncall", resolved)
+        #expect(dedupe.lookup(resolvedKey, window: window, at: Self.start.addingTimeInterval(10)) == .new)
+        dedupe.remember(resolvedKey, id: "web-2", at: Self.start.addingTimeInterval(10), committed: true)
+        #expect(dedupe.lookup(key, window: window, at: Self.start.addingTimeInterval(20)) == .new)
+        // A commit that failed: a retry is new.
+        dedupe.forget(resolvedKey)
+        #expect(dedupe.lookup(resolvedKey, window: window, at: Self.start.addingTimeInterval(11)) == .new)
     }
 
     @Test("a page survives its JSON column; an unreadable column reads as nil")

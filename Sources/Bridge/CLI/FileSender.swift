@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import NIOPosix
 import XMPP
 
@@ -15,6 +16,11 @@ struct FileSender {
         self.session = session
         self.http = HTTPSClient(configuration: HTTPSClient.Configuration(tls: tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         self.logger = logger
+    }
+
+    /// Uploads `text` as a UTF-8 text file named `filename` (a flood's digest); its URL.
+    func upload(text: String, filename: String) async throws(UploadError) -> String {
+        try await self.session.upload(ByteBuffer(string: text), filename: filename, contentType: "text/plain; charset=utf-8", using: self.http)
     }
 
     /// Uploads the file at `path`; the URL to share.

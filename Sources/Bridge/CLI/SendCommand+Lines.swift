@@ -1,7 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import TransportCore
 import Transports
 import XMPP
@@ -24,6 +22,8 @@ extension SendCommand {
             continuation.finish()
         }
         defer { forward.cancel() }
+        // Made once: the digest's file goes up through the account's upload service.
+        let uploader = self.maxPerMinute == nil ? nil : FileSender(session: session, tls: try self.account.resolve().client.tls, logger: logger)
         var gate = FloodGate()
         let flood = Endpoint(transport: "send")
         var postponed: [String] = []
@@ -31,7 +31,7 @@ extension SendCommand {
         for await input in inputs {
             guard case .lines(let batch) = input else {
                 if let end = minuteEnds, end <= Date() {
-                    try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger)
+                    try await self.sendDigest(postponed, to: targets, via: session, uploader: uploader, ids: &ids, logger: logger)
                     postponed = []
                     minuteEnds = nil
                 }
@@ -40,7 +40,7 @@ extension SendCommand {
             reader.consumed()
             // A minute that ended: its digest goes before newer lines.
             if let end = minuteEnds, end <= Date() {
-                try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger)
+                try await self.sendDigest(postponed, to: targets, via: session, uploader: uploader, ids: &ids, logger: logger)
                 postponed = []
                 minuteEnds = nil
             }
@@ -77,20 +77,19 @@ extension SendCommand {
             }
             try await session.send(messages)
         }
-        if !postponed.isEmpty { try await self.sendDigest(postponed, to: targets, via: session, ids: &ids, logger: logger) }
+        if !postponed.isEmpty { try await self.sendDigest(postponed, to: targets, via: session, uploader: uploader, ids: &ids, logger: logger) }
     }
 
     /// The digest of `postponed` lines: the count and first lines with a link to the full text
     /// uploaded as a file (XEP-0363), else the full text in messages of at most
     /// `--max-message-bytes`.
-    private func sendDigest(_ postponed: [String], to targets: [JID], via session: XMPPSession<ContinuousClock>, ids: inout RecentIDs, logger: Logger) async throws {
-        guard !postponed.isEmpty else { return }
+    private func sendDigest(
+        _ postponed: [String], to targets: [JID], via session: XMPPSession<ContinuousClock>, uploader: FileSender?, ids: inout RecentIDs, logger: Logger
+    ) async throws {
+        guard !postponed.isEmpty, let uploader else { return }
         let full = Digest.fullText(postponed)
-        let http = HTTPSClient(
-            configuration: HTTPSClient.Configuration(tls: try self.account.resolve().client.tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
-        )
         do {
-            let url = try await session.upload(ByteBuffer(string: full), filename: "digest.txt", contentType: "text/plain; charset=utf-8", using: http)
+            let url = try await uploader.upload(text: full, filename: "digest.txt")
             logger.info("flood gathered into a digest", metadata: ["lines": "\(postponed.count)", "file": "\(url)"])
             try await session.send(await self.messages(Digest.summary(postponed, url: url), to: targets, via: session, ids: &ids))
         } catch let error as UploadError {

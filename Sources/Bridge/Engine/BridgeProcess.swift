@@ -96,7 +96,8 @@ struct BridgeProcess {
             }
         }
         try await pipeline.load()
-        try await pipeline.loadPaging(policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger))
+        let paging = PagingService(pipeline: pipeline, clock: ContinuousClock())
+        try await pipeline.loadPaging(policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger), service: paging)
         let runtime = BridgeRuntime(
             configuration: file, registrations: registrations, store: store,
             factory: TransportFactory(
@@ -128,6 +129,7 @@ struct BridgeProcess {
         var services = await runtime.services()
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
         services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        services.append(.init(service: paging, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         if let listen = configuration.settings.metricsListen {
             let server = MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger)
             services.append(.init(service: server, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))

@@ -31,12 +31,14 @@ struct AlertmanagerClient: SilenceRequesting {
 
     /// The request body of a silence: every label equal (not a regular expression).
     static func silenceBody(matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) -> [UInt8] {
+        /// A label equal to a value (API v2 `matchers[]`).
         struct Matcher: Encodable {
             var name: String
             var value: String
             var isRegex = false
             var isEqual = true
         }
+        /// The body of `POST /api/v2/silences`.
         struct Silence: Encodable {
             var matchers: [Matcher]
             var startsAt: String
@@ -71,7 +73,10 @@ struct AlertmanagerClient: SilenceRequesting {
     }
 
     func expireSilence(url: String, id: String) async throws {
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }), !id.isEmpty else { throw Failure.unexpectedAnswer("'\(id)' is not a silence id") }
+        // Alertmanager's ids are UUIDs: nothing else goes into the URL's path.
+        guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }) else {
+            throw Failure.unexpectedAnswer("'\(id.prefix(80))' is not a silence id")
+        }
         do {
             _ = try await self.client.delete(url: "\(url)/api/v2/silence/\(id)")
         } catch {

@@ -6,6 +6,7 @@ import TransportCore
 /// passes always. A minute starts with the first message after the previous one ended.
 /// Pure; the pipeline postpones and releases.
 struct FloodGate: Sendable {
+    /// One target's current minute: when it began and how many messages went in it.
     private struct Window {
         var start: Date
         var count: Int

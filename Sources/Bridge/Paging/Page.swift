@@ -30,6 +30,8 @@ struct Page: Hashable, Sendable, Codable {
     var thread: String?
     var commonLabels: [String: String] = [:]
     var resolved = false
+    /// Silences made from the chat for this alert (Alertmanager ids): `unsilence` takes only these.
+    var silences: [String] = []
 
     var key: PageKey { PageKey(source: self.source.transport, id: self.id) }
 
@@ -73,11 +75,4 @@ struct PageKey: Hashable, Sendable, CustomStringConvertible {
     var id: String
 
     var description: String { "\(self.source)/\(self.id)" }
-}
-
-extension Duration {
-    /// In seconds, as a `TimeInterval`.
-    var seconds: TimeInterval {
-        Double(self.components.seconds) + Double(self.components.attoseconds) / 1e18
-    }
 }

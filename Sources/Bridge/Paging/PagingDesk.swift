@@ -1,17 +1,18 @@
 import Foundation
 
 /// What the relay pipeline keeps for paging (issue 24): the pure machine, the
-/// notifications accepted lately, the timer for the next repeat or escalation, and the
-/// client that asks Alertmanager for silences.
+/// notifications accepted lately, the flood gate and postponed deliveries, and the
+/// ``PagingService``'s wake and job queue.
 struct PagingDesk: Sendable {
     var machine = PagingStateMachine()
     var accepted = NotificationDedupe()
     var gate = FloodGate()
     var postponed = PostponedDeliveries()
-    /// Sleeps until `timerDue`, then calls the pipeline's tick.
-    var timer: Task<Void, Never>?
-    var timerDue: Date?
     var silences: (any SilenceRequesting)?
+    /// Wakes the service's timer when the next due time may have moved.
+    var wake: PagingWake?
+    /// Runs a request off the relay path (in the service's task group).
+    var submit: (@Sendable (@escaping @Sendable () async -> Void) -> Void)?
     /// The wall clock pages are timed by (a manual one in tests).
     var now: @Sendable () -> Date = { Date() }
 }

@@ -18,6 +18,7 @@ struct PagingStateMachine: Sendable {
         var replyTo: String?
     }
 
+    /// What the pipeline is to do for the machine.
     enum Action: Hashable, Sendable {
         /// Persist the page as it is now.
         case store(Page)
@@ -26,7 +27,7 @@ struct PagingStateMachine: Sendable {
         case announce(AlertAck, page: PageKey, channel: String)
         /// Ask Alertmanager for a silence of `duration` matching the group's common labels;
         /// answer `to` under `replyTo` with the outcome.
-        case silence(url: String, matchers: [String: String], duration: Duration, createdBy: String, channel: String, to: Endpoint, replyTo: String?)
+        case silence(url: String, matchers: [String: String], duration: Duration, createdBy: String, page: PageKey, to: Endpoint, replyTo: String?)
         case unsilence(url: String, id: String, channel: String, to: Endpoint, replyTo: String?)
     }
 
@@ -67,37 +68,40 @@ struct PagingStateMachine: Sendable {
 
     // MARK: Events
 
-    /// A page loaded from the state database at start.
+    /// A page as it now is: loaded from the state database at start, or proposed by
+    /// ``page(for:channel:text:copies:postponed:at:)`` or ``resolution(of:channel:)`` and
+    /// committed with its message.
     mutating func restore(_ page: Page) {
         self.index(page)
     }
 
-    /// An alert of a paging channel was relayed: `copies` are its deliveries' relay ids
-    /// and targets. Returns the page and what to store.
-    mutating func paged(
-        message: InboundMessage, channel: String, text: String, copies: [(relayID: String, target: Endpoint)], at now: Date
-    ) -> [Action] {
-        guard let policy = self.policy(channel) else { return [] }
+    /// The page for an alert of a paging channel, not yet taken in: `copies` are its
+    /// deliveries' relay ids and targets, `postponed` the targets whose copy waits (quiet
+    /// hours, a flood): they are not repeated to. The caller commits it with the message,
+    /// then ``restore(_:)``s it.
+    func page(
+        for message: InboundMessage, channel: String, text: String, copies: [(relayID: String, target: Endpoint)], postponed: Set<Endpoint>, at now: Date
+    ) -> Page? {
+        guard let policy = self.policy(channel), !copies.isEmpty else { return nil }
         var page = Page(
             source: message.source, id: message.id, channel: channel, priority: policy.priority(of: message), text: text, createdAt: now,
             recipients: [], copies: [:], tierSince: now, lastSent: now
         )
         for copy in copies { page.add(copy: copy.relayID, to: copy.target) }
-        page.current = page.recipients
+        page.current = page.recipients.filter { !postponed.contains($0) }
         if let notification = message.notification, !notification.isResolved {
             page.thread = notification.threadKey
             page.commonLabels = notification.commonLabels
         }
-        self.index(page)
-        return [.store(page)]
+        return page
     }
 
-    /// A RESOLVED notification of a group: its FIRING page is closed (no more escalation)
-    /// and the copy each recipient got is what the resolution replies to.
-    mutating func resolved(thread: String, at now: Date) -> (page: Page, replyTo: [Endpoint: String])? {
-        guard let key = self.byThread[thread], var page = self.pages[key] else { return nil }
+    /// A RESOLVED notification of a group in `channel`: its FIRING page closed (no more
+    /// escalation), not yet taken in, and the copy each recipient got, which the
+    /// resolution replies to.
+    func resolution(of thread: String, channel: String) -> (page: Page, replyTo: [Endpoint: String])? {
+        guard let key = self.byThread[Self.threadKey(thread, channel: channel)], var page = self.pages[key] else { return nil }
         page.resolved = true
-        self.pages[key] = page
         var replies: [Endpoint: String] = [:]
         for recipient in page.recipients {
             if let copy = page.firstCopy(to: recipient) { replies[recipient] = copy }
@@ -105,10 +109,21 @@ struct PagingStateMachine: Sendable {
         return (page, replies)
     }
 
+    /// Alertmanager made silence `id` for `page`: only such silences may be ended from the chat.
+    mutating func silenced(_ key: PageKey, id: String) -> [Action] {
+        guard var page = self.pages[key] else { return [] }
+        page.silences.append(id)
+        self.index(page)
+        return [.store(page)]
+    }
+
+    private static func threadKey(_ thread: String, channel: String) -> String { "\(channel)\u{1E}\(thread)" }
+
     /// A message from `from` (an XMPP contact, bare JID) that may be about a page.
-    /// - Parameter relays: whether `from` is a sending member of the page's channel (its
-    ///   other words are conversation then, routed as usual).
-    mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, relays: (String) -> Bool, makeID: () -> String) -> Reading {
+    /// - Parameter converses: whether `from` sends into some channel: its words that are
+    ///   no command, and its files, corrections and other messages, are conversation then,
+    ///   routed as usual.
+    mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, converses: Bool, makeID: () -> String) -> Reading {
         guard let recent = self.byRecipient[from], !recent.isEmpty else { return .route }
         let content = message.content
         // A reply or reaction to one of the copies names its page.
@@ -128,11 +143,11 @@ struct PagingStateMachine: Sendable {
         }
         // Otherwise the newest page that went to `from` is the conversation's.
         guard let key = recent.last, let page = self.pages[key], let policy = self.policy(page.channel) else { return .route }
-        guard let body = message.body, content.url == nil, content.replaceID == nil, content.retractID == nil, content.encryption == nil else {
-            return relays(page.channel) ? .route : .handled([])
-        }
+        guard let body = message.body, content.isEmpty else { return .route }
         let command = PagingCommand(body)
-        if case .unknown = command, relays(page.channel) { return .route }
+        // Words that are no command: conversation for someone who talks in a channel; else
+        // the help line while an alert to them is open (after it, dropped as from a stranger).
+        if case .unknown = command, converses || !recent.contains(where: { self.pages[$0]?.isOpen == true }) { return .route }
         if case .ack = command, !policy.ackKinds.contains(.reply) {
             return .handled([.send([self.notice(page, to: from, text: "Acknowledging by reply is off in this channel.", makeID: makeID)])])
         }
@@ -141,7 +156,8 @@ struct PagingStateMachine: Sendable {
 
     /// A displayed marker (XEP-0333) for copy `relayID` from `from`.
     mutating func displayed(relayID: String, from: Endpoint, at now: Date, makeID: () -> String) -> [Action] {
-        guard let key = self.byCopy[relayID], let page = self.pages[key], page.copies[relayID] == from,
+        // After the ack, markers (of the alert, of the ack notice) say nothing more.
+        guard let key = self.byCopy[relayID], let page = self.pages[key], page.copies[relayID] == from, page.ack == nil,
             let policy = self.policy(page.channel), policy.ackKinds.contains(.displayed)
         else { return [] }
         return self.ack(key, by: from, how: "displayed", at: now, replyTo: relayID, makeID: makeID)
@@ -187,14 +203,19 @@ struct PagingStateMachine: Sendable {
         self.pages.values.compactMap { page in self.policy(page.channel).flatMap { page.nextDue(under: $0) } }.min()
     }
 
-    /// Forgets pages older than ``memory``.
+    /// When the oldest page was made (it is forgotten ``memory`` after).
+    var oldestPage: Date? { self.pages.values.map(\.createdAt).min() }
+
+    /// Forgets pages made ``memory`` or longer before `now`.
     mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.memory)
-        for (key, page) in self.pages where page.createdAt < limit {
+        for (key, page) in self.pages where page.createdAt <= limit {
             self.pages.removeValue(forKey: key)
             for copy in page.copies.keys { self.byCopy.removeValue(forKey: copy) }
             for recipient in page.recipients { self.byRecipient[recipient]?.removeAll { $0 == key } }
-            if let thread = page.thread, self.byThread[thread] == key { self.byThread.removeValue(forKey: thread) }
+            if let thread = page.thread, self.byThread[Self.threadKey(thread, channel: page.channel)] == key {
+                self.byThread.removeValue(forKey: Self.threadKey(thread, channel: page.channel))
+            }
         }
     }
 
@@ -212,7 +233,14 @@ struct PagingStateMachine: Sendable {
         for recipient in page.recipients where !(self.byRecipient[recipient]?.contains(key) ?? false) {
             self.byRecipient[recipient, default: []].append(key)
         }
-        if let thread = page.thread, !page.resolved { self.byThread[thread] = key }
+        if let thread = page.thread {
+            let threadKey = Self.threadKey(thread, channel: page.channel)
+            if !page.resolved {
+                self.byThread[threadKey] = key
+            } else if self.byThread[threadKey] == key {
+                self.byThread.removeValue(forKey: threadKey)
+            }
+        }
     }
 
     private mutating func command(_ command: PagingCommand, page key: PageKey, from: Endpoint, replyTo: String?, at now: Date, makeID: () -> String) -> [Action] {
@@ -225,13 +253,19 @@ struct PagingStateMachine: Sendable {
             guard let url = self.policy(page.channel)?.alertmanagerURL else {
                 return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]
             }
-            guard !page.commonLabels.isEmpty else {
-                return [.send([self.notice(page, to: from, text: "This alert has no labels to silence by.", replyTo: replyTo, makeID: makeID)])]
+            // A silence by its group's common labels, which must name the alert: by
+            // `severity` alone it would mute every alert of that severity.
+            guard page.commonLabels["alertname"] != nil else {
+                return [.send([self.notice(page, to: from, text: "This alert's group has no common alertname to silence by; silence it in Alertmanager.", replyTo: replyTo, makeID: makeID)])]
             }
-            return [.silence(url: url, matchers: page.commonLabels, duration: duration, createdBy: from.address ?? from.description, channel: page.channel, to: from, replyTo: replyTo)]
+            return [.silence(url: url, matchers: page.commonLabels, duration: duration, createdBy: from.address ?? from.description, page: key, to: from, replyTo: replyTo)]
         case .unsilence(let id):
             guard let url = self.policy(page.channel)?.alertmanagerURL else {
                 return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]
+            }
+            // Only silences made from the chat for alerts this person was paged with.
+            guard self.byRecipient[from]?.contains(where: { self.pages[$0]?.silences.contains(id) == true }) == true else {
+                return [.send([self.notice(page, to: from, text: "No silence \(id) was made here for an alert you got.", replyTo: replyTo, makeID: makeID)])]
             }
             return [.unsilence(url: url, id: id, channel: page.channel, to: from, replyTo: replyTo)]
         case .unknown:

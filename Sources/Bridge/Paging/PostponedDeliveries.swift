@@ -5,6 +5,7 @@ import TransportCore
 /// digest when the minute ends) or in a member's quiet hours (released as they are when
 /// the hours end). Pure; the journal stores each postponement and its release.
 struct PostponedDeliveries: Sendable {
+    /// One postponed delivery and when it may go.
     struct Postponement: Hashable, Sendable {
         var delivery: Delivery
         var releaseAt: Date

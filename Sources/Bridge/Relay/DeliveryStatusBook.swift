@@ -137,7 +137,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         var status = MessageDeliveryStatus(id: id, channel: first.channel, state: overall, targets: targets)
         if let page = await self.pages.withLockedValue({ $0 })(source, id) {
             status.priority = page.priority
-            status.acknowledged = page.ack
+            status.ack = page.ack
             status.escalations = page.escalations
         }
         return status

@@ -100,6 +100,9 @@ extension Journal {
             case .postpone(let delivery, let releaseAt, let flood):
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO postponed_deliveries (relay_id, release_at, flood, delivery) VALUES (?, ?, ?, ?)")
                     .execute(arguments: [delivery.relayID, StorageTimestamp.text(releaseAt), flood, PostponedDeliveryColumn.encode(delivery)])
+            case .prunePaging(let pagesBefore, let notificationsBefore):
+                try db.cachedStatement(sql: "DELETE FROM pages WHERE created_at <= ?").execute(arguments: [StorageTimestamp.text(pagesBefore)])
+                try db.cachedStatement(sql: "DELETE FROM accepted_notifications WHERE accepted_at < ?").execute(arguments: [StorageTimestamp.text(notificationsBefore)])
             case .releasePostponed(let relayIDs):
                 for relayID in relayIDs {
                     try db.cachedStatement(sql: "DELETE FROM postponed_deliveries WHERE relay_id = ?").execute(arguments: [relayID])

@@ -42,6 +42,9 @@ enum JournalEntry: Sendable {
     /// A delivery postponed until `releaseAt` (issue 24): over its target's `max_per_minute`
     /// (`flood`, released into a digest) or in its member's quiet hours.
     case postpone(Delivery, releaseAt: Date, flood: Bool)
+    /// Pages made at or before `pagesBefore` and notifications accepted before
+    /// `notificationsBefore` are forgotten.
+    case prunePaging(pagesBefore: Date, notificationsBefore: Date)
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
 

@@ -41,7 +41,7 @@ enum JournalEntryCodec {
 
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
-        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed
+        case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed, prunePaging
     }
 
     private struct Writer {
@@ -177,6 +177,10 @@ enum JournalEntryCodec {
             case .releasePostponed(let relayIDs):
                 self.u8(Tag.releasePostponed.rawValue)
                 self.strings(relayIDs)
+            case .prunePaging(let pagesBefore, let notificationsBefore):
+                self.u8(Tag.prunePaging.rawValue)
+                self.date(pagesBefore)
+                self.date(notificationsBefore)
             }
         }
     }
@@ -293,6 +297,8 @@ enum JournalEntryCodec {
                 return .postpone(try self.delivery(), releaseAt: try self.date(), flood: try self.bool())
             case .releasePostponed:
                 return .releasePostponed(relayIDs: try self.strings())
+            case .prunePaging:
+                return .prunePaging(pagesBefore: try self.date(), notificationsBefore: try self.date())
             }
         }
     }

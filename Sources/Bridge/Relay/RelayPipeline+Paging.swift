@@ -3,29 +3,33 @@ import TransportCore
 import Transports
 
 /// Paging (issue 24): the pipeline's side of ``PagingStateMachine``. Alerts of paging
-/// channels are recorded in the commit that queues them; recipients' acks and
-/// commands are read before routing; repeats and escalations are sent when due; a
-/// monitoring notification accepted lately is not relayed again.
+/// channels are recorded in the commit that queues them; recipients' acks and commands
+/// are read before routing; repeats and escalations are sent when the ``PagingService``'s
+/// timer says; a monitoring notification accepted lately is not relayed again.
 extension RelayPipeline {
-    /// Sets the silence client and the wall clock, and reads pages and accepted
-    /// notifications of the last days back: once, at start.
-    func loadPaging(policies: [String: PagingPolicy], silences: (any SilenceRequesting)?, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
+    /// Reads pages, accepted notifications and postponed deliveries of the last days back,
+    /// and connects the service: once, at start.
+    func loadPaging(
+        policies: [String: PagingPolicy], silences: (any SilenceRequesting)?, service: PagingService<C>?, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(StateStoreError) {
         self.paging.silences = silences
         self.paging.now = now
+        self.paging.wake = service?.wake
+        if let submit = service?.submit { self.paging.submit = { job in submit.yield(job) } }
         self.paging.machine.update(policies: policies)
         let current = now()
         for page in try self.store.pages(since: current.addingTimeInterval(-PagingStateMachine.memory)) { self.paging.machine.restore(page) }
         for accepted in try self.store.acceptedNotifications(since: current.addingTimeInterval(-NotificationDedupe.longestWindow)) {
-            self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at)
+            self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at, committed: true)
         }
         for postponement in try self.store.postponedDeliveries() { self.paging.postponed.add(postponement) }
-        self.reschedulePaging()
+        self.paging.wake?.wake()
     }
 
     /// Applies reloaded channel settings.
     func updatePaging(policies: [String: PagingPolicy]) {
         self.paging.machine.update(policies: policies)
-        self.reschedulePaging()
+        self.paging.wake?.wake()
     }
 
     /// The page of message `id` from `source`, for `GET /messages/{id}`.
@@ -35,35 +39,31 @@ extension RelayPipeline {
 
     // MARK: Relay path
 
-    /// For a monitoring notification: the id it was accepted under lately (then it is not
-    /// relayed again), else the entry that remembers it with the message's commit.
-    func acceptance(of message: InboundMessage) -> (duplicateOf: String?, entries: [JournalEntry]) {
-        guard let notification = message.notification, let channel = message.channel else { return (nil, []) }
-        // Its key is forgotten again if the message's commit fails (``notAccepted(_:)``).
+    /// For a monitoring notification: whether the same one was accepted lately, and if it
+    /// is new, its key, remembered as pending until the message's commit.
+    func acceptance(of message: InboundMessage) -> (lookup: NotificationDedupe.Lookup, key: String?) {
+        guard let notification = message.notification, let channel = message.channel else { return (.new, nil) }
         let window = self.paging.machine.policies[channel]?.dedupeWindow ?? PagingPolicy().dedupeWindow
         let key = NotificationDedupe.key(channel: channel, notification)
         let now = self.paging.now()
-        if let first = self.paging.accepted.duplicate(of: key, window: window, at: now) { return (first, []) }
+        let lookup = self.paging.accepted.lookup(key, window: window, at: now)
+        guard case .new = lookup else { return (lookup, nil) }
         self.paging.accepted.remember(key, id: message.id, at: now)
-        return (nil, [.notificationAccepted(key: key, id: message.id, at: now)])
+        return (.new, key)
     }
 
-    /// The commit of `message` failed: a retry of its notification is new, not a duplicate.
-    func notAccepted(_ message: InboundMessage) {
-        guard let notification = message.notification, let channel = message.channel else { return }
-        self.paging.accepted.forget(NotificationDedupe.key(channel: channel, notification))
+    /// The journal entry that stores an accepted notification with its message.
+    func acceptedEntry(_ key: String, id: String) -> JournalEntry {
+        .notificationAccepted(key: key, id: id, at: self.paging.now())
     }
 
-    /// Reads a contact's message as an ack or command for a page it got;
-    /// true when it was one (it is not routed then).
+    /// Reads a contact's message as an ack or command for a page it got; true when it was
+    /// one (it is not routed then).
     func readForPaging(_ message: InboundMessage) -> Bool {
         guard message.source.address != nil else { return false }
         let from = Router.normalized(message.source)
-        let router = self.router
         let reading = self.paging.machine.received(
-            message, from: from, at: self.paging.now(),
-            relays: { channel in router.sendingChannels(of: from).contains { router.channels[$0].name == channel } },
-            makeID: { self.ids.next() }
+            message, from: from, at: self.paging.now(), converses: !self.router.sendingChannels(of: from).isEmpty, makeID: { self.ids.next() }
         )
         guard case .handled(let actions) = reading else { return false }
         self.logger.info("paging: a recipient's message read as an ack or command", metadata: ["from": "\(from)", "id": "\(message.id)"])
@@ -72,35 +72,42 @@ extension RelayPipeline {
     }
 
     /// A RESOLVED notification goes as a reply to the copy of its FIRING message each
-    /// recipient got (XEP-0461), and ends that alert's escalation.
-    func threadResolution(of message: InboundMessage, _ deliveries: inout [Delivery]) -> [JournalEntry] {
+    /// recipient got (XEP-0461), and ends that alert's escalation (once committed).
+    func proposeResolution(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
         guard let notification = message.notification, notification.isResolved, let channel = message.channel,
-            self.paging.machine.policy(channel) != nil,
-            let (page, replies) = self.paging.machine.resolved(thread: notification.threadKey, at: self.paging.now())
-        else { return [] }
+            let (page, replies) = self.paging.machine.resolution(of: notification.threadKey, channel: channel)
+        else { return }
         for index in deliveries.indices {
             if let copy = replies[Router.normalized(deliveries[index].target)] { deliveries[index].content.replyTo = copy }
         }
-        self.reschedulePaging()
-        return [.page(page)]
+        proposal.pages.append(page)
+        proposal.entries.append(.page(page))
     }
 
-    /// Records a new page for an alert a local input sent into a paging channel; its
-    /// entries go into the commit that queues the deliveries.
-    func recordPage(for message: InboundMessage, _ deliveries: [Delivery]) -> [JournalEntry] {
-        guard message.source.address == nil, message.notification?.isResolved != true else { return [] }
-        var entries: [JournalEntry] = []
-        for (channel, group) in Dictionary(grouping: deliveries, by: \.channel) where self.paging.machine.policy(channel) != nil {
+    /// The page for an alert a local input sent into a paging channel: `routed` are its
+    /// deliveries before splitting (the whole text), `deliveries` after (every part's
+    /// relay id is a copy a reply may name).
+    func proposePage(for message: InboundMessage, routed: [Delivery], deliveries: [Delivery], into proposal: inout PagingProposal) {
+        guard message.source.address == nil, message.notification?.isResolved != true else { return }
+        let postponed = Set(proposal.postponements.map { Router.normalized($0.delivery.target) })
+        for (channel, group) in Dictionary(grouping: deliveries + proposal.postponements.map(\.delivery), by: \.channel) {
             // Recipients are people: account contacts, not rooms or local outputs.
             let copies = group.filter { $0.target.address != nil && !self.router.isRoom(Router.normalized($0.target)) }
                 .map { (relayID: $0.relayID, target: Router.normalized($0.target)) }
-            guard let first = group.first(where: { $0.target.address != nil }) else { continue }
-            for action in self.paging.machine.paged(message: message, channel: channel, text: first.body, copies: copies, at: self.paging.now()) {
-                if case .store(let page) = action { entries.append(.page(page)) }
-            }
+            let text = routed.first { $0.channel == channel && $0.target.address != nil }?.body ?? ""
+            guard let page = self.paging.machine.page(for: message, channel: channel, text: text, copies: copies, postponed: postponed, at: self.paging.now())
+            else { continue }
+            proposal.pages.append(page)
+            proposal.entries.append(.page(page))
         }
-        if !entries.isEmpty { self.reschedulePaging() }
-        return entries
+    }
+
+    /// Takes a committed proposal into memory and wakes the timer.
+    func takeIn(_ proposal: PagingProposal) {
+        for page in proposal.pages { self.paging.machine.restore(page) }
+        for postponement in proposal.postponements { self.paging.postponed.add(postponement) }
+        if let key = proposal.notificationKey { self.paging.accepted.committed(key) }
+        if !proposal.pages.isEmpty || !proposal.postponements.isEmpty { self.paging.wake?.wake() }
     }
 
     /// A displayed marker: an ack where the channel counts it.
@@ -111,7 +118,7 @@ extension RelayPipeline {
     // MARK: Actions and timer
 
     /// Carries out the machine's actions: pages stored and notices queued in one group
-    /// commit, local subscribers told, Alertmanager asked (off the actor).
+    /// commit, local subscribers told, Alertmanager asked (by the service, off the actor).
     func runPaging(_ actions: [PagingStateMachine.Action]) {
         var entries: [JournalEntry] = []
         var notices: [PagingStateMachine.Notice] = []
@@ -124,13 +131,15 @@ extension RelayPipeline {
             case .announce(let ack, let key, let channel):
                 self.logger.notice("alert acked", metadata: ["id": "\(key)", "by": "\(ack.by)", "how": "\(ack.how)"])
                 self.notify(.alertAcked(ack, channel: channel, source: Endpoint(transport: key.source), id: key.id), from: key.source)
-            case .silence(let url, let matchers, let duration, let createdBy, let channel, let to, let replyTo):
+            case .silence(let url, let matchers, let duration, let createdBy, let key, let to, let replyTo):
+                let channel = self.paging.machine.page(source: key.source, id: key.id)?.channel ?? ""
                 self.askAlertmanager(channel: channel, to: to, replyTo: replyTo) { silences, now in
+                    let ends = now.addingTimeInterval(duration.seconds)
                     let id = try await silences.createSilence(
-                        url: url, matchers: matchers, startsAt: now, endsAt: now.addingTimeInterval(duration.seconds), createdBy: createdBy,
-                        comment: "from XMPP by \(createdBy) through xmpp-bridge"
+                        url: url, matchers: matchers, startsAt: now, endsAt: ends, createdBy: createdBy, comment: "from XMPP by \(createdBy) through xmpp-bridge"
                     )
-                    return "silenced until \(AlertAck.timestamp(now.addingTimeInterval(duration.seconds))) (id \(id)); unsilence \(id) ends it"
+                    await self.silenced(key, id: id)
+                    return "silenced until \(AlertAck.timestamp(ends)) (id \(id)); unsilence \(id) ends it"
                 }
             case .unsilence(let url, let id, let channel, let to, let replyTo):
                 self.askAlertmanager(channel: channel, to: to, replyTo: replyTo) { silences, _ in
@@ -140,7 +149,8 @@ extension RelayPipeline {
             }
         }
         self.queue(notices, with: entries)
-        self.reschedulePaging()
+        // The next due time may have moved (the timer recomputes it after its own tick).
+        if !actions.isEmpty { self.paging.wake?.wake() }
     }
 
     /// Queues bridge-made notices (with `extra` entries in the same commit).
@@ -156,14 +166,18 @@ extension RelayPipeline {
         self.appendUncommitted(entries, with: extra)
     }
 
-    /// Runs an Alertmanager request off the actor and answers `to` with its outcome.
+    private func silenced(_ key: PageKey, id: String) {
+        self.runPaging(self.paging.machine.silenced(key, id: id))
+    }
+
+    /// Has the service run an Alertmanager request and answers `to` with its outcome.
     private func askAlertmanager(
         channel: String, to: Endpoint, replyTo: String?, _ request: @escaping @Sendable (any SilenceRequesting, Date) async throws -> String
     ) {
-        guard let silences = self.paging.silences else { return }
+        guard let silences = self.paging.silences, let submit = self.paging.submit else { return }
         let now = self.paging.now()
         let logger = self.logger
-        Task {
+        submit {
             let text: String
             do {
                 text = try await request(silences, now)
@@ -180,34 +194,29 @@ extension RelayPipeline {
         self.queue([PagingStateMachine.Notice(channel: channel, target: to, text: text, relayID: self.ids.next(), replyTo: replyTo)], with: [])
     }
 
-    /// Sends what is due and arms the timer for the next.
-    func pagingTick() {
-        self.paging.timerDue = nil
-        let now = self.paging.now()
-        self.releasePostponed(at: now)
-        self.runPaging(self.paging.machine.due(at: now, makeID: { self.ids.next() }))
+    /// When something is next due (a repeat, an escalation, a release, a prune) on the
+    /// timer's clock; nil when nothing is. Rounded up to the millisecond, so the timer
+    /// never wakes early.
+    func pagingDeadline() -> C.Instant? {
+        let oldest = self.paging.machine.oldestPage.map { $0.addingTimeInterval(PagingStateMachine.memory) }
+        guard let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease, oldest].compactMap({ $0 }).min() else { return nil }
+        return self.clock.now.advanced(by: .milliseconds(Int64((max(0, due.timeIntervalSince(self.paging.now())) * 1000).rounded(.up))))
     }
 
-    /// Arms the timer for the machine's next due time (one timer; re-armed when it moves).
-    func reschedulePaging() {
-        let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease].compactMap { $0 }.min()
-        guard due != self.paging.timerDue else { return }
-        self.paging.timer?.cancel()
-        self.paging.timerDue = due
-        guard let due else {
-            self.paging.timer = nil
-            return
+    /// Sends what is due, releases what may go, forgets pages past their time.
+    func pagingTick() {
+        let now = self.paging.now()
+        self.releasePostponed(at: now)
+        let actions = self.paging.machine.due(at: now, makeID: { self.ids.next() })
+        if let oldest = self.paging.machine.oldestPage, oldest.addingTimeInterval(PagingStateMachine.memory) <= now {
+            self.paging.machine.forget(before: now)
+            self.paging.accepted.forget(before: now)
+            self.journal.record([
+                .prunePaging(
+                    pagesBefore: now.addingTimeInterval(-PagingStateMachine.memory), notificationsBefore: now.addingTimeInterval(-NotificationDedupe.longestWindow)
+                )
+            ])
         }
-        let delay = max(0, due.timeIntervalSince(self.paging.now()))
-        let clock = self.clock
-        let deadline = clock.now.advanced(by: .milliseconds(Int64(delay * 1000)))
-        self.paging.timer = Task {
-            do {
-                try await clock.sleep(until: deadline, tolerance: nil)
-            } catch {
-                return
-            }
-            await self.pagingTick()
-        }
+        self.runPaging(actions)
     }
 }

@@ -3,48 +3,50 @@ import TransportCore
 import Transports
 
 /// Postponing (issue 24): deliveries over a target's `max_per_minute`, or in a member's
-/// quiet hours below its `min_priority`, are postponed durably and released when the minute or
-/// the hours end: a minute's flood as one digest, quiet-hour deliveries as they are.
+/// quiet hours below its `min_priority`, are postponed durably and released when the
+/// minute or the hours end: a minute's flood as one digest, quiet-hour deliveries as they are.
 extension RelayPipeline {
-    /// Splits `deliveries` of `message` into those that go now and the journal entries
-    /// that postpone the others.
-    func postpone(_ deliveries: [Delivery], of message: InboundMessage) -> (sending: [Delivery], postponed: [JournalEntry]) {
+    /// Moves the deliveries of `message` that wait out of `deliveries` into `proposal`.
+    /// The flood gate counts a message once per target, whatever parts it was split into:
+    /// all its parts go, or all wait.
+    func proposePostponements(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
         let policies = self.paging.machine.policies
-        guard deliveries.contains(where: { policies[$0.channel].map { $0.maxPerMinute != nil || !$0.quiet.isEmpty } ?? false }) else {
-            return (deliveries, [])
-        }
+        guard deliveries.contains(where: { policies[$0.channel].map { $0.maxPerMinute != nil || !$0.quiet.isEmpty } ?? false }) else { return }
         let now = self.paging.now()
+        var decided: [Endpoint: (until: Date, flood: Bool)?] = [:]
         var sending: [Delivery] = []
-        var postponed: [JournalEntry] = []
         for delivery in deliveries {
             guard let policy = policies[delivery.channel], delivery.target.address != nil else {
                 sending.append(delivery)
                 continue
             }
             let target = Router.normalized(delivery.target)
-            let priority = policy.priority(of: message)
-            var postponement: PostponedDeliveries.Postponement?
-            if let until = policy.quiet[target]?.postponement(priority: priority, at: now) {
-                postponement = PostponedDeliveries.Postponement(delivery: delivery, releaseAt: until, flood: false)
-            } else if let limit = policy.maxPerMinute, let until = self.paging.gate.admit(target, limit: limit, priority: priority, at: now) {
-                postponement = PostponedDeliveries.Postponement(delivery: delivery, releaseAt: until, flood: true)
+            if decided[target] == nil {
+                let priority = policy.priority(of: message)
+                if let until = policy.quiet[target]?.postponement(priority: priority, at: now) {
+                    decided[target] = (until, false)
+                } else if let limit = policy.maxPerMinute, let until = self.paging.gate.admit(target, limit: limit, priority: priority, at: now) {
+                    decided[target] = (until, true)
+                } else {
+                    decided[target] = .some(nil)
+                }
             }
-            guard let postponement else {
+            guard let wait = decided[target] ?? nil else {
                 sending.append(delivery)
                 continue
             }
-            self.paging.postponed.add(postponement)
-            postponed.append(.postpone(postponement.delivery, releaseAt: postponement.releaseAt, flood: postponement.flood))
+            proposal.postponements.append(PostponedDeliveries.Postponement(delivery: delivery, releaseAt: wait.until, flood: wait.flood))
+            proposal.entries.append(.postpone(delivery, releaseAt: wait.until, flood: wait.flood))
         }
-        if !postponed.isEmpty {
-            self.logger.debug("deliveries postponed", metadata: ["count": "\(postponed.count)", "postponed": "\(self.paging.postponed.count)"])
-            self.reschedulePaging()
+        if sending.count < deliveries.count {
+            self.logger.debug("deliveries postponed", metadata: ["count": "\(deliveries.count - sending.count)", "postponed": "\(self.paging.postponed.count)"])
         }
-        return (sending, postponed)
+        deliveries = sending
     }
 
     /// Releases what is due: quiet-hour deliveries queued as they are, each target's
-    /// flood as one digest (its full text uploaded as a file where the target can).
+    /// flood as one digest (its full text uploaded as a file, by the service, where the
+    /// target can).
     func releasePostponed(at now: Date) {
         let (released, floods) = self.paging.postponed.due(at: now)
         if !released.isEmpty, let entries = self.sequenced(released, at: Date()) {
@@ -54,8 +56,12 @@ extension RelayPipeline {
         for flood in floods {
             let sharing = self.workers[flood.target.transport]?.transport as? any TextFileSharing
             let text = Digest.fullText(flood.deliveries.map(\.body))
-            Task {
-                let url = await sharing?.shareTextFile(text, filename: "digest.txt")
+            guard let sharing, let submit = self.paging.submit else {
+                self.queueDigest(flood.deliveries, url: nil, fullText: text)
+                continue
+            }
+            submit {
+                let url = await sharing.shareTextFile(text, filename: "digest.txt")
                 await self.queueDigest(flood.deliveries, url: url, fullText: text)
             }
         }
@@ -72,9 +78,9 @@ extension RelayPipeline {
         )
         var parts = [digest]
         if let url {
-            digest.body = Digest.summary(postponed.map(\.body), url: url)
             // The link in the text, not as a file share (XEP-0066): a shared file's body is
             // its URL alone, and the count and first lines must show.
+            digest.body = Digest.summary(postponed.map(\.body), url: url)
             digest.originalBody = digest.body
             parts = [digest]
         } else if let limit = self.stanzaLimit(first.target.transport) {

@@ -268,22 +268,33 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
 
     private func relay(_ message: InboundMessage) async -> TransportEventOutcome {
         self.metrics.received(from: message.source.transport)
+        // An Alertmanager HA pair's second copy of a notification (issue 24).
         let acceptance = self.acceptance(of: message)
-        if let first = acceptance.duplicateOf {
+        switch acceptance.lookup {
+        case .duplicate(let first):
             self.metrics.dropped(reason: DropReason.alreadyHandled.label)
             return .duplicate(of: first)
+        case .pending:
+            self.metrics.dropped(reason: DropReason.notificationPending.label)
+            return .dropped(DropReason.notificationPending.description)
+        case .new:
+            break
         }
-        guard let reason = await self.route(message, with: acceptance.entries) else { return .accepted }
-        if reason == .stateError { self.notAccepted(message) }
+        let dropped = await self.route(message, notificationKey: acceptance.key)
+        if let key = acceptance.key {
+            // Not committed: a retry is new; otherwise copies are duplicates from now on.
+            if dropped == .stateError { self.paging.accepted.forget(key) } else { self.paging.accepted.committed(key) }
+        }
+        guard let reason = dropped else { return .accepted }
         self.metrics.dropped(reason: reason.label)
         return .dropped(reason.description)
     }
 
     /// Relays `message`; why not, when it is not.
-    private func route(_ message: InboundMessage, with extra: [JournalEntry]) async -> DropReason? {
+    private func route(_ message: InboundMessage, notificationKey: String?) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
-        var bookkeeping: [JournalEntry] = extra
+        var bookkeeping: [JournalEntry] = notificationKey.map { [self.acceptedEntry($0, id: message.id)] } ?? []
         if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
         if let point = message.resumePoint { bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
         // 2. Echo and repeat checks.
@@ -319,7 +330,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         case .deliver(let deliveries):
             routed = deliveries
         }
-        bookkeeping += self.threadResolution(of: message, &routed)
+        // Paging (issue 24): what it changes is taken into memory once committed.
+        var proposal = PagingProposal(notificationKey: notificationKey)
+        self.proposeResolution(of: message, &routed, into: &proposal)
         // 4. Split what would exceed a target's stanza limit.
         var deliveries: [Delivery] = []
         for delivery in routed {
@@ -333,10 +346,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
                 deliveries.append(delivery)
             }
         }
-        bookkeeping += self.recordPage(for: message, deliveries)
-        let postponing = self.postpone(deliveries, of: message)
-        deliveries = postponing.sending
-        bookkeeping += postponing.postponed
+        self.proposePostponements(of: message, &deliveries, into: &proposal)
+        self.proposePage(for: message, routed: routed, deliveries: deliveries, into: &proposal)
+        bookkeeping += proposal.entries
         // 5. Room in every target queue, else wait (the source stops reading meanwhile).
         for (transport, group) in Dictionary(grouping: deliveries, by: \.target.transport) {
             while let worker = self.workers[transport], !worker.hasRoom(for: group) {
@@ -360,6 +372,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
             self.appendUncommitted(entries, with: bookkeeping)
+            self.takeIn(proposal)
             return nil
         }
         do {
@@ -370,6 +383,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             if let unique = message.uniqueID { self.seen[source]?.ids.remove(unique) }
             return .stateError
         }
+        self.takeIn(proposal)
         // 7. Queue, to the workers running now (one may have been replaced meanwhile).
         self.enqueue(entries)
         return nil

@@ -33,6 +33,9 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case stateError
     /// From a transport instance a reload replaced.
     case transportReplaced
+    /// The same monitoring notification (another replica's copy) is being committed: the
+    /// sender must try again, to be answered as a duplicate or, if that commit fails, relayed.
+    case notificationPending
 
     /// A fixed label for metrics (no channel or bridge names).
     var label: String {
@@ -49,6 +52,7 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         case .echo: "echo"
         case .stateError: "state_error"
         case .transportReplaced: "transport_replaced"
+        case .notificationPending: "notification_pending"
         }
     }
 
@@ -80,6 +84,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
             "state database error"
         case .transportReplaced:
             "transport replaced"
+        case .notificationPending:
+            "the same notification is being committed"
         }
     }
 }

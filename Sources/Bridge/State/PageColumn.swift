@@ -1,5 +1,4 @@
 import Foundation
-import TransportCore
 
 /// How a ``Page`` is stored in the `pages` table's `state` column (migration v12): JSON
 /// with sorted keys and dates as seconds since 1970.
@@ -16,18 +15,5 @@ enum PageColumn {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         return try? decoder.decode(Page.self, from: Data(column.utf8))
-    }
-}
-
-/// How a postponed ``Delivery`` is stored in `postponed_deliveries.delivery` (migration v12): JSON.
-enum PostponedDeliveryColumn {
-    static func encode(_ delivery: Delivery) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(delivery)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-
-    static func decode(_ column: String) -> Delivery? {
-        try? JSONDecoder().decode(Delivery.self, from: Data(column.utf8))
     }
 }

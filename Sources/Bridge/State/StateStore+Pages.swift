@@ -20,17 +20,3 @@ extension StateStore {
         }
     }
 }
-
-extension StateStore {
-    /// Postponed deliveries (flood limit, quiet hours), in the order they were postponed;
-    /// rows this build cannot read are skipped.
-    func postponedDeliveries() throws(StateStoreError) -> [PostponedDeliveries.Postponement] {
-        try self.read(.readPages) { db in
-            try Row.fetchAll(db, sql: "SELECT release_at, flood, delivery FROM postponed_deliveries ORDER BY rowid").compactMap { row in
-                let text: String = row["delivery"]
-                guard let delivery = PostponedDeliveryColumn.decode(text) else { return nil }
-                return PostponedDeliveries.Postponement(delivery: delivery, releaseAt: row["release_at"], flood: row["flood"])
-            }
-        }
-    }
-}

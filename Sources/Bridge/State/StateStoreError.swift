@@ -26,6 +26,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case saveGatewayRegistration = "save gateway registration"
         case removeGatewayRegistration = "remove gateway registration"
         case readPages = "read pages"
+        case readPostponedDeliveries = "read postponed deliveries"
     }
 
     var operation: Operation

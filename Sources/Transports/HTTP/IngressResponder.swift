@@ -141,6 +141,10 @@ public struct IngressResponder: Sendable {
             return Answer(status: 200, json: IngressJSON.encode(["id": id, "status": "duplicate", "channel": channel]))
         case .dropped(let reason) where reason == "state database error":
             return Answer(status: 503, json: IngressError(503, "not committed (state database error); try again").json)
+        case .dropped(let reason) where reason == "the same notification is being committed":
+            // Another replica's copy is being committed: answered as a duplicate on a retry,
+            // or relayed if that commit failed.
+            return Answer(status: 503, json: IngressError(503, "the same notification is being committed; try again").json)
         case .dropped(let reason):
             self.logger.info("http message not relayed", metadata: ["channel": "\(channel)", "reason": "\(reason)"])
             return Answer(.unprocessable("not relayed: \(reason)"))

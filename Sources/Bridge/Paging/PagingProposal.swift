@@ -1,0 +1,11 @@
+/// What paging would change for one message (issue 24): pages made or resolved,
+/// deliveries postponed, and the journal entries that store them in the message's commit.
+/// Taken into memory only once that commit succeeded, so a failed commit leaves no page
+/// that escalates and no postponed delivery that a retry would send again.
+struct PagingProposal: Sendable {
+    var pages: [Page] = []
+    var postponements: [PostponedDeliveries.Postponement] = []
+    /// The de-duplication key of the message's notification, pending until committed.
+    var notificationKey: String?
+    var entries: [JournalEntry] = []
+}
