@@ -8,6 +8,10 @@ import TransportCore
 import Transports
 import XMPP
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Paging (issue 24) with the real daemon, a real Prosody and real Alertmanagers
 /// (Debian's `prometheus-alertmanager`, on loopback, notifying the bridge's webhook):
 /// escalation, acknowledgement, silences, RESOLVED threading, an HA pair's duplicates.
@@ -235,6 +239,29 @@ struct PagingIntegrationTests {
         let file = String(decoding: try await http.get(url: url, maxBytes: UploadServer.limit).bodyBytes, as: UTF8.self)
         let delivered = Array(bodies.dropLast()) + file.split(separator: "\n").dropFirst().map(String.init)
         #expect(delivered == lines, "lost \(Set(lines).subtracting(delivered).count), extra \(delivered.count - Set(delivered).count)")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await setup.stop()
+    }
+
+    @Test("kill -9 of the bridge after alice got a critical alert: the restarted bridge still escalates it to bob, once, and alice's 'ack' then stops nothing twice")
+    func escalationSurvivesKill() async throws {
+        let setup = try await Setup.start(alertmanagers: 0, channel: #"escalate = [ { after = "4s", to = [ { account = "home", jid = "bob@example.test" } ] } ]"#)
+        let first = try await setup.startBridge()
+        let posted = try await setup.http.post("/channels/oncall", token: Self.token, headers: ["X-Priority": "5"], body: "db1 down")
+        #expect(posted.status == 202, "\(posted)")
+        #expect(await Received.message(setup.alice.log, body: "db1 down") != nil)
+        first.run.process.signal(SIGKILL)
+        #expect(first.run.finish(timeout: 10) != 0)
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        let escalated = await Received.bodies(setup.bob.log, count: 1, timeout: .seconds(20))
+        #expect(escalated.count == 1 && escalated.first?.hasPrefix("escalated: not acknowledged by alice@example.test for ") == true, "\(escalated) \(bridge.run.errors.suffix(2000))")
+        try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "ack"))
+        #expect(await Received.message(setup.bob.log, body: "acknowledged by alice@example.test") != nil)
+        // A marker after everything: bob got the escalation once.
+        #expect(try await setup.http.post("/channels/oncall", token: Self.token, body: "marker").status == 202)
+        _ = await Received.message(setup.alice.log, body: "marker")
+        #expect(await Received.bodies(setup.bob.log).filter { $0.hasPrefix("escalated:") }.count == 1)
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
         await setup.stop()
     }
