@@ -88,7 +88,10 @@ extension RelayPipeline {
     /// deliveries before splitting (the whole text), `deliveries` after (every part's
     /// relay id is a copy a reply may name).
     func proposePage(for message: InboundMessage, routed: [Delivery], deliveries: [Delivery], into proposal: inout PagingProposal) {
-        guard message.source.address == nil, message.notification?.isResolved != true else { return }
+        guard message.source.address == nil, message.notification?.isResolved != true,
+            deliveries.contains(where: { self.paging.machine.policy($0.channel) != nil })
+                || proposal.postponements.contains(where: { self.paging.machine.policy($0.delivery.channel) != nil })
+        else { return }
         let postponed = Set(proposal.postponements.map { Router.normalized($0.delivery.target) })
         for (channel, group) in Dictionary(grouping: deliveries + proposal.postponements.map(\.delivery), by: \.channel) {
             // Recipients are people: account contacts, not rooms or local outputs.
