@@ -35,14 +35,17 @@ MARK = re.compile(r"bench (\S+) m(\d+) (\d+)")
 
 def payload(tag, seq):
     marker = f"bench {tag} m{seq} {now_ns()}"
+    # One alert group per webhook and phase: the bridge takes the same groupKey, status and
+    # fingerprints again within its dedupe_window for an HA replica's copy (issue 24).
+    name = f"Bench{tag}{seq}"
     return json.dumps({
-        "version": "4", "status": "firing", "receiver": "xmpp", "groupKey": f"{{}}:{{alertname=\"Bench{seq}\"}}",
-        "groupLabels": {"alertname": f"Bench{seq}"}, "commonLabels": {"alertname": f"Bench{seq}", "severity": "page"},
+        "version": "4", "status": "firing", "receiver": "xmpp", "groupKey": f"{{}}:{{alertname=\"{name}\"}}",
+        "groupLabels": {"alertname": name}, "commonLabels": {"alertname": name, "severity": "page"},
         "commonAnnotations": {}, "externalURL": "http://alertmanager.example:9093", "truncatedAlerts": 0,
         "alerts": [{
-            "status": "firing", "labels": {"alertname": f"Bench{seq}", "instance": "db1:9100", "severity": "page"},
+            "status": "firing", "labels": {"alertname": name, "instance": "db1:9100", "severity": "page"},
             "annotations": {"summary": marker, "description": marker}, "startsAt": "2026-11-24T05:00:00Z",
-            "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus.example:9090/graph", "fingerprint": f"{seq:016x}",
+            "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus.example:9090/graph", "fingerprint": f"{abs(hash((tag, seq))):016x}",
         }],
     })
 
