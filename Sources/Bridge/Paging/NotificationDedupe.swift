@@ -27,6 +27,9 @@ struct NotificationDedupe: Sendable {
     }
 
     private var entries: [String: Entry] = [:]
+    /// Each group's status now and its keys (channel ␞ kind ␟ group → …), so a change of
+    /// status forgets the group's keys without looking at any other.
+    private var groups: [Substring: (status: Substring, keys: Set<String>)] = [:]
     /// The longest window any channel may have; older entries are forgotten.
     static let longestWindow: TimeInterval = 86_400
 
@@ -36,10 +39,12 @@ struct NotificationDedupe: Sendable {
     }
 
     /// The group a key belongs to (channel, kind and group) and its status.
-    private static func group(of key: String) -> (group: String, status: String)? {
-        let fields = key.split(separator: "\u{1F}", omittingEmptySubsequences: false)
-        guard fields.count >= 3 else { return nil }
-        return ("\(fields[0])\u{1F}\(fields[1])", String(fields[2]))
+    private static func group(of key: String) -> (group: Substring, status: Substring)? {
+        guard let first = key.firstIndex(of: "\u{1F}"),
+            let second = key[key.index(after: first)...].firstIndex(of: "\u{1F}")
+        else { return nil }
+        let rest = key[key.index(after: second)...]
+        return (key[..<second], rest[..<(rest.firstIndex(of: "\u{1F}") ?? rest.endIndex)])
     }
 
     func lookup(_ key: String, window: Duration, at now: Date) -> Lookup {
@@ -51,10 +56,11 @@ struct NotificationDedupe: Sendable {
     /// `committed`), forgetting the group's keys with another status.
     mutating func remember(_ key: String, id: String, at now: Date, committed: Bool = false) {
         if let (group, status) = Self.group(of: key) {
-            self.entries = self.entries.filter { entry in
-                guard let other = Self.group(of: entry.key) else { return true }
-                return other.group != group || other.status == status
+            if let known = self.groups[group], known.status != status {
+                for old in known.keys { self.entries.removeValue(forKey: old) }
+                self.groups[group] = (status, [])
             }
+            self.groups[group, default: (status, [])].keys.insert(key)
         }
         self.entries[key] = Entry(id: id, at: now, committed: committed)
         if self.entries.count > 10_000 { self.forget(before: now) }
@@ -74,5 +80,9 @@ struct NotificationDedupe: Sendable {
     mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.longestWindow)
         self.entries = self.entries.filter { $0.value.at >= limit }
+        self.groups = self.groups.compactMapValues { group in
+            let keys = group.keys.filter { self.entries[$0] != nil }
+            return keys.isEmpty ? nil : (group.status, keys)
+        }
     }
 }

@@ -13,6 +13,8 @@ struct PagingDesk: Sendable {
     var wake: PagingWake?
     /// Runs a request off the relay path (in the service's task group).
     var submit: (@Sendable (@escaping @Sendable () async -> Void) -> Void)?
+    /// When pages and accepted notifications past their time are next forgotten (hourly).
+    var nextPrune: Date?
     /// The wall clock pages are timed by (a manual one in tests).
     var now: @Sendable () -> Date = { Date() }
 }

@@ -203,9 +203,6 @@ struct PagingStateMachine: Sendable {
         self.pages.values.compactMap { page in self.policy(page.channel).flatMap { page.nextDue(under: $0) } }.min()
     }
 
-    /// When the oldest page was made (it is forgotten ``memory`` after).
-    var oldestPage: Date? { self.pages.values.map(\.createdAt).min() }
-
     /// Forgets pages made ``memory`` or longer before `now`.
     mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.memory)

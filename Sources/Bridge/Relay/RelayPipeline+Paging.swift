@@ -23,6 +23,7 @@ extension RelayPipeline {
             self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at, committed: true)
         }
         for postponement in try self.store.postponedDeliveries() { self.paging.postponed.add(postponement) }
+        self.paging.nextPrune = current
         self.paging.wake?.wake()
     }
 
@@ -197,21 +198,24 @@ extension RelayPipeline {
         self.queue([PagingStateMachine.Notice(channel: channel, target: to, text: text, relayID: self.ids.next(), replyTo: replyTo)], with: [])
     }
 
-    /// When something is next due (a repeat, an escalation, a release, a prune) on the
+    /// When something is next due (a repeat, an escalation, a release, the hourly prune) on the
     /// timer's clock; nil when nothing is. Rounded up to the millisecond, so the timer
     /// never wakes early.
     func pagingDeadline() -> C.Instant? {
-        let oldest = self.paging.machine.oldestPage.map { $0.addingTimeInterval(PagingStateMachine.memory) }
-        guard let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease, oldest].compactMap({ $0 }).min() else { return nil }
+        guard let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease, self.paging.nextPrune].compactMap({ $0 }).min() else { return nil }
         return self.clock.now.advanced(by: .milliseconds(Int64((max(0, due.timeIntervalSince(self.paging.now())) * 1000).rounded(.up))))
     }
 
-    /// Sends what is due, releases what may go, forgets pages past their time.
+    /// How often pages and accepted notifications past their time are forgotten.
+    static var pruneInterval: TimeInterval { 3600 }
+
+    /// Sends what is due, releases what may go, forgets pages past their time (hourly).
     func pagingTick() {
         let now = self.paging.now()
         self.releasePostponed(at: now)
         let actions = self.paging.machine.due(at: now, makeID: { self.ids.next() })
-        if let oldest = self.paging.machine.oldestPage, oldest.addingTimeInterval(PagingStateMachine.memory) <= now {
+        if let prune = self.paging.nextPrune, prune <= now {
+            self.paging.nextPrune = now.addingTimeInterval(Self.pruneInterval)
             self.paging.machine.forget(before: now)
             self.paging.accepted.forget(before: now)
             self.journal.record([
