@@ -203,6 +203,30 @@ struct IngressResponderTests {
         #expect(answer == .init(status: 503, json: #"{"error":"not committed (state database error); try again"}"#))
     }
 
+    @Test("an HA replica's copy of a notification is 202 with the first request's id; one whose first copy is being committed is 503 (issue 24)")
+    func notificationCopies() async {
+        let json = ["Content-Type": "application/json"]
+        let copy = await Self.post(Self.responder(FakeHandler(outcome: .duplicate(of: "web-7"))), .webhook(channel: "alerts", kind: .alertmanager), WebhookSamples.alertmanagerFiring, headers: json)
+        #expect(copy == .init(status: 202, json: #"{"channel":"alerts","id":"web-7","status":"queued"}"#))
+        let pending = await Self.post(
+            Self.responder(FakeHandler(outcome: .dropped("the same notification is being committed"))), .webhook(channel: "alerts", kind: .alertmanager),
+            WebhookSamples.alertmanagerFiring, headers: json
+        )
+        #expect(pending == .init(status: 503, json: #"{"error":"the same notification is being committed; try again"}"#))
+    }
+
+    @Test("a webhook carries its notification (group, status, fingerprints, common labels) and the priority of ?priority=; a bad one is 422")
+    func webhookNotification() async throws {
+        let handler = FakeHandler()
+        let json = ["Content-Type": "application/json"]
+        _ = await Self.post(Self.responder(handler), .webhook(channel: "alerts", kind: .alertmanager), WebhookSamples.alertmanagerFiring, query: ["priority": "4"], headers: json)
+        let message = try #require(handler.messages.withLockedValue { $0.first })
+        #expect(message.priority == 4)
+        #expect(message.notification?.group == #"{}:{alertname="InstanceDown"}"# && message.notification?.alerts.count == 2)
+        let bad = await Self.post(Self.responder(FakeHandler()), .webhook(channel: "alerts", kind: .alertmanager), WebhookSamples.alertmanagerFiring, query: ["priority": "9"], headers: json)
+        #expect(bad.status == 422)
+    }
+
     @Test("any other drop is 422 with the reason")
     func otherDrop() async {
         let answer = await Self.post(Self.responder(FakeHandler(outcome: .dropped("no member may receive"))), .message(channel: "alerts"), "x")
