@@ -9,7 +9,7 @@
 # environment: FUZZ_RUNS=N stops each target after N inputs instead of after the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-prerequisites.sh
+scripts/install-prerequisites.sh build
 seconds=${1:-10}
 shift || true
 targets=${*:-xml jid dns scram config socket}

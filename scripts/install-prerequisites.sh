@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Installs the system packages xmpp-bridge builds and tests against (Debian/Ubuntu).
-# Swift itself must already be on PATH.
+# Installs the system packages xmpp-bridge needs (Debian/Ubuntu), for one use:
+#   build  the build libraries (libxml2, OpenSSL 3, SQLite) and pkg-config
+#   demo   build + Prosody and openssl: what `scripts/demo.sh` runs
+#   test   demo + ejabberd, Prometheus (promtool), Alertmanager and systemd: the full test
+#          suite's servers and tools (the default; what CI runs)
+# Swift itself must already be on PATH. Nothing installed here starts at boot: the tests
+# and the demo start their own servers on loopback, so the services these packages (and
+# their dependencies) enable are disabled again.
 set -euo pipefail
 
-packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config openssl prosody ejabberd prometheus prometheus-alertmanager systemd)
+use=${1:-test}
+packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config)
+case "$use" in
+  build) ;;
+  demo) packages+=(openssl prosody) ;;
+  test) packages+=(openssl prosody ejabberd prometheus prometheus-alertmanager systemd) ;;
+  *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do
@@ -20,15 +33,23 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}" >&2
 $sudo apt-get update -qq
-# The tests start their own servers on loopback: the packages' system services (Prosody,
-# ejabberd on 5222 and more) are not started by the installation.
+# The services are not started by the installation either.
 policy=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   policy=/usr/sbin/policy-rc.d
   printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
   $sudo chmod +x "$policy"
 fi
+enabled() { find /etc/systemd/system -path '*.wants/*' -type l 2>/dev/null | sort; }
+before=$(enabled)
 status=0
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
 [ -n "$policy" ] && $sudo rm -f "$policy"
+# What the installation enabled for the next boot (the packages' own services and their
+# dependencies', such as epmd for ejabberd) is disabled again.
+for link in $(comm -13 <(printf '%s\n' "$before") <(enabled)); do
+  unit=$(basename "$link")
+  echo "not starting at boot: $unit" >&2
+  $sudo systemctl disable "$unit" >/dev/null 2>&1 || $sudo rm -f "$link"
+done
 exit $status

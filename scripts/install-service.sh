@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "run as root (sudo $0)" >&2; exit 1; }
-bash scripts/install-prerequisites.sh
+bash scripts/install-prerequisites.sh build
 scripts/build-release.sh
 install -m 0755 "$(swift build -c release --show-bin-path)/xmpp-bridge" /usr/local/bin/xmpp-bridge
 getent group xmpp-bridge >/dev/null || groupadd --system xmpp-bridge
