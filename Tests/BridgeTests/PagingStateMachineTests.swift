@@ -210,7 +210,7 @@ struct PagingStateMachineTests {
         #expect(machine.resolution(of: firing.threadKey, channel: "oncall") == nil, "resolved once")
         #expect(machine.resolution(of: "other", channel: "oncall") == nil)
         // The same group paged into another channel is that channel's thread.
-        var two = Self.paged(message: Self.alert(notification: firing))
+        let two = Self.paged(message: Self.alert(notification: firing))
         #expect(two.resolution(of: firing.threadKey, channel: "elsewhere") == nil)
     }
 

@@ -39,6 +39,7 @@ struct BootID: Hashable, Sendable {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 64)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return BootID(high: 0, low: 0) }
-        return BootID(uuid: String(cString: buffer)) ?? BootID(high: 0, low: 0)
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return BootID(uuid: text) ?? BootID(high: 0, low: 0)
     }
 }

@@ -53,7 +53,7 @@ public struct UnixLineServer: Sendable {
                     // (a `status` during shutdown) never reaches `serve`, and the scoped
                     // wrapper, `wrappingChannelSynchronously:`, traps the whole process when
                     // its writer goes away unfinished (NIOAsyncWriter's precondition).
-                    return try Self.closingOnDeinit(channel)
+                    return try (DeinitTeardown.self as any ClientWrapping.Type).wrap(channel)
                 }
             }
         } catch {
@@ -99,9 +99,19 @@ public struct UnixLineServer: Sendable {
         socket.removeIfOurs()
     }
 
-    @available(*, deprecated, message: "deinit-based teardown, on purpose: see run()")
-    private static func closingOnDeinit(_ channel: any NIOCore.Channel) throws -> Client {
-        try Client(synchronouslyWrapping: channel)
+    /// Wraps an accepted connection so that it closes when dropped (see `run()`).
+    fileprivate protocol ClientWrapping {
+        static func wrap(_ channel: any NIOCore.Channel) throws -> Client
+    }
+
+    /// NIO deprecates the deinit-based teardown; it is chosen on purpose here. Called
+    /// through ``ClientWrapping``, so the deprecation is acknowledged once, not warned at
+    /// every build.
+    fileprivate enum DeinitTeardown: ClientWrapping {
+        @available(*, deprecated, message: "deinit-based teardown, on purpose: see run()")
+        static func wrap(_ channel: any NIOCore.Channel) throws -> Client {
+            try Client(synchronouslyWrapping: channel)
+        }
     }
 
     /// Whether a live server owns the socket file. Only "refused" (or gone) means stale;
