@@ -68,6 +68,8 @@ struct ConfigurationLoaderTests {
         let oncall = try #require(configuration.paging["oncall"])
         #expect(oncall.isPaging && oncall.tiers.count == 1 && oncall.maxPerMinute == 20 && oncall.quiet.count == 1)
         #expect(configuration.paging["alerts"]?.isPaging == false)
+        let filter = try #require(configuration.filters["dev"])
+        #expect(filter.ignore.count == 2 && filter.replace.first?.pattern.source == #"(?i)password=\S+"# && filter.onlyFrom?.count == 3)
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [
             ["alerts", "web", "ops", "console", "work:alice@work.example"],
             ["work:alice@work.example", "home:bob@home.example"],

@@ -53,6 +53,17 @@ struct RichRoutingTests {
         #expect(local.first?.content.url == url)
     }
 
+    @Test("a caption that carries the file's URL too loses the URL, so the link does not show twice (issue 25)")
+    func captionWithURL() {
+        let url = "https://u.test/f/cat.png"
+        let got = Self.deliveries(Self.router(), Self.message("look at this\n\(url)", MessageContent(url: url)))
+        #expect(got.filter { $0.target == Self.bob }.map(\.body) == ["Alice: look at this", url])
+        #expect(got.filter { $0.target == Self.out }.map(\.originalBody) == ["look at this \(url)"])
+        // The URL alone is no caption at all.
+        let alone = Self.deliveries(Self.router(format: "{body}"), Self.message(url, MessageContent(url: url)))
+        #expect(alone.filter { $0.target == Self.bob }.map(\.body) == [url])
+    }
+
     @Test("a file without caption: the file's name in the format when it adds attribution, nothing extra for {body}")
     func fileWithoutCaption() {
         let url = "https://u.test/f/build%20log.txt"

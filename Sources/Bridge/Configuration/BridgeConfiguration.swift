@@ -22,6 +22,8 @@ struct BridgeConfiguration: Sendable {
     var gateways: [String: GatewayConfiguration] = [:]
     /// Each channel's paging settings (issue 24), by channel name.
     var paging: [String: PagingPolicy] = [:]
+    /// Each channel's filters (issue 25), by channel name; channels without are absent.
+    var filters: [String: ChannelFilter] = [:]
 }
 
 /// One `[[presence_mirror]]` entry: account `to` shows what the user's other clients on

@@ -17,7 +17,7 @@ extension ConfigurationLoader {
     }
 
     static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts", "reupload", "reupload_max_bytes"]
-        + Self.pagingKeys
+        + Self.pagingKeys + Self.filterKeys
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 

@@ -86,6 +86,7 @@ struct ConfigurationLoader {
         var presenceChannels: Set<String> = []
         var webhookTemplates: [String: String] = [:]
         var paging: [String: PagingPolicy] = [:]
+        var filters: [String: ChannelFilter] = [:]
         for (name, channelTable) in channelTables {
             guard var channel = self.channel(name, channelTable, references: &references) else { continue }
             channel.passesReceipts = self.passesReceipts(channel, channelTable, accounts: Set(accounts.keys))
@@ -93,6 +94,7 @@ struct ConfigurationLoader {
             if self.relaysPresence(channel, channelTable, accounts: Set(accounts.keys)) { presenceChannels.insert(name) }
             if let template = self.webhookTemplate(channelTable, at: Self.path("channels", name)) { webhookTemplates[name] = template }
             paging[name] = self.pagingPolicy(channelTable, channel: name, accounts: accounts)
+            filters[name] = self.channelFilter(channelTable, channel: name)
         }
         let accountNames = Set(accountTables.map(\.name))
         let presenceMirrors = self.presenceMirrors(table["presence_mirror"], accounts: accountNames)
@@ -112,7 +114,7 @@ struct ConfigurationLoader {
         return BridgeConfiguration(
             file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
             presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors,
-            webhookTemplates: webhookTemplates, gateways: gateways, paging: paging
+            webhookTemplates: webhookTemplates, gateways: gateways, paging: paging, filters: filters
         )
     }
 

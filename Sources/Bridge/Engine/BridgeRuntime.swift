@@ -45,7 +45,7 @@ actor BridgeRuntime {
     static func router(channels: [RelayChannel], configuration: BridgeConfiguration) -> Router {
         Router(
             channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }),
-            gatewayLinks: Self.gatewayLinks(configuration)
+            gatewayLinks: Self.gatewayLinks(configuration), filters: configuration.filters
         )
     }
 

@@ -33,6 +33,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case stateError
     /// From a transport instance a reload replaced.
     case transportReplaced
+    /// Every channel it would enter refuses it by its filters (`ignore`, `only_from`; issue 25).
+    case filtered
     /// The same monitoring notification (another replica's copy) is being committed: the
     /// sender must try again, to be answered as a duplicate or, if that commit fails, relayed.
     case notificationPending
@@ -53,6 +55,7 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         case .stateError: "state_error"
         case .transportReplaced: "transport_replaced"
         case .notificationPending: "notification_pending"
+        case .filtered: "filtered"
         }
     }
 
@@ -86,6 +89,8 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
             "transport replaced"
         case .notificationPending:
             "the same notification is being committed"
+        case .filtered:
+            "refused by the channel's filters"
         }
     }
 }

@@ -92,9 +92,11 @@ struct RichRelay {
     }
 
     private func file(_ url: String, local: Bool, render: (String) -> String, plainFormat: Bool) -> [Piece] {
+        // A caption that carries the file's URL too ("look at this\nURL") would show the
+        // link twice, before the file: the URL goes, the words stay.
         let caption = self.text.flatMap { text -> String? in
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            return trimmed.isEmpty || trimmed == url ? nil : text
+            let trimmed = text.replacingOccurrences(of: url, with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
         }
         let file = MessageContent(url: url)
         if local {

@@ -14,7 +14,9 @@ import Transports
 /// 4. Only members relay: the source endpoint must be a sending member (`in`/`inout`) of a
 ///    channel — of the named one if local input names a channel. Strangers are never
 ///    relayed (no open relay).
-/// 5. Every receiving member (`out`/`inout`) of those channels gets the message once, except
+/// 5. A channel whose filters (`ignore`, `only_from`; issue 25) refuse the message is left
+///    out; its `replace` rules rewrite the text its targets get.
+/// 6. Every receiving member (`out`/`inout`) of those channels gets the message once, except
 ///    the source endpoint and any member with the source's address (the same JID reachable
 ///    through another account must not get its own message back).
 ///
@@ -40,8 +42,11 @@ struct Router: Sendable {
     let gatewayAccounts: [String: [GatewayLink]]
     /// The names gateway deliveries go under (``GatewayLink/channel``).
     let gatewayChannels: Set<String>
+    /// Channels' filters (issue 25), by channel name.
+    let filters: [String: ChannelFilter]
 
-    init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = []) {
+    init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = [], filters: [String: ChannelFilter] = [:]) {
+        self.filters = filters
         let channels = channels.map { channel in
             var channel = channel
             channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction, room: $0.room) }
@@ -110,12 +115,22 @@ struct Router: Sendable {
             channels.removeAll { !self.channels[$0].relaysOccupants }
             guard !channels.isEmpty else { return .drop(reason: .noReceivers) }
         }
+        // 5. Filters (issue 25): a channel whose `ignore` or `only_from` refuses the message
+        //    does not get it.
+        if !self.filters.isEmpty {
+            channels.removeAll { self.filters[self.channels[$0].name].map { !$0.admits(message, text: written) } ?? false }
+            guard !channels.isEmpty else { return .drop(reason: .filtered) }
+        }
 
         var deliveries: [Delivery] = puppetDeliveries
         var reached: Set<Endpoint> = []
         var skipped = false
         for index in channels {
             let channel = self.channels[index]
+            // The channel's `replace` rules rewrite the text every target gets.
+            let rewritten = self.filters[channel.name].flatMap { filter in
+                filter.replace.isEmpty ? nil : RichRelay(text: (written ?? subjectChange).map(filter.rewrite), content: content, references: references)
+            }
             for member in channel.members where member.direction.receives {
                 let target = member.endpoint
                 guard target != source || message.deliverToSourceTransport, source.address == nil || target.address != source.address,
@@ -132,7 +147,7 @@ struct Router: Sendable {
                         }
                     }
                 }
-                let pieces = relay.pieces(
+                let pieces = (rewritten ?? relay).pieces(
                     for: target, room: member.room != nil, render: render, plainFormat: self.formats[index].isBodyOnly, reuploadMaxBytes: channel.reuploadMaxBytes
                 )
                 if pieces.isEmpty { skipped = true }
