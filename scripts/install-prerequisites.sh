@@ -33,23 +33,24 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}" >&2
 $sudo apt-get update -qq
-# The services are not started by the installation either.
+# The services are not started by the installation either (policy-rc.d, removed on any exit).
 policy=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   policy=/usr/sbin/policy-rc.d
+  trap '$sudo rm -f "$policy"' EXIT
   printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
   $sudo chmod +x "$policy"
 fi
-enabled() { find /etc/systemd/system -path '*.wants/*' -type l 2>/dev/null | sort; }
-before=$(enabled)
+# Every symlink under /etc/systemd/system (wants, requires, aliases), sorted.
+links() { { find /etc/systemd/system -type l 2>/dev/null || true; } | LC_ALL=C sort; }
+before=$(links)
 status=0
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
-[ -n "$policy" ] && $sudo rm -f "$policy"
 # What the installation enabled for the next boot (the packages' own services and their
-# dependencies', such as epmd for ejabberd) is disabled again.
-for link in $(comm -13 <(printf '%s\n' "$before") <(enabled)); do
-  unit=$(basename "$link")
-  echo "not starting at boot: $unit" >&2
-  $sudo systemctl disable "$unit" >/dev/null 2>&1 || $sudo rm -f "$link"
-done
+# dependencies', such as epmd for ejabberd) is undone: exactly the links it made.
+while IFS= read -r link; do
+  [ -n "$link" ] || continue
+  echo "not starting at boot: $(basename "$link")" >&2
+  $sudo rm -f "$link"
+done < <(LC_ALL=C comm -13 <(printf '%s\n' "$before") <(links))
 exit $status

@@ -11,10 +11,12 @@ struct ChannelFilterTests {
     static let alice = Endpoint(transport: "work", address: "alice@work.example")
     static let ops = Endpoint(transport: "work", address: "Pager@OPS.example")
     static let out = Endpoint(transport: "console")
+    static let room = Endpoint(transport: "work", address: "dev@muc.work.example")
 
     static func router(_ filter: ChannelFilter) -> Router {
-        let members = [alice, ops, Endpoint(transport: "work", address: "mallory@evil.example"), out]
+        var members = [alice, ops, Endpoint(transport: "work", address: "mallory@evil.example"), out]
             .map { ChannelMember(endpoint: $0, direction: .inout) }
+        members.append(ChannelMember(endpoint: Self.room, direction: .inout, room: RoomMembership(nick: "bridge")))
         return Router(channels: [RelayChannel(name: "alerts", members: members, format: "{body}")], ownJIDs: [], filters: ["alerts": filter])
     }
 
@@ -35,10 +37,10 @@ struct ChannelFilterTests {
         #expect(Self.route(router, "DEBUG cache warm") == .drop(reason: .filtered))
         #expect(Self.route(router, "db1 healthcheck ok") == .drop(reason: .filtered))
         guard case .deliver(let deliveries) = Self.route(router, "disk full") else { Issue.record("dropped"); return }
-        #expect(deliveries.count == 3)
+        #expect(deliveries.count == 4)
     }
 
-    @Test("replace rewrites the text every target gets, in order; the original body stays the sender's for local outputs' JSON")
+    @Test("replace rewrites the text every target gets, in order")
     func replace() throws {
         var filter = ChannelFilter()
         filter.replace = [(try .init("(?i)password=\\S+"), "password=***"), (try .init("\\*\\*\\*"), "[hidden]")]
@@ -46,17 +48,24 @@ struct ChannelFilterTests {
         #expect(Set(deliveries.map(\.body)) == ["login with password=[hidden] now"])
     }
 
-    @Test("only_from: bare-JID globs (case-insensitive) and nick:NAME; anyone else is filtered")
+    @Test("only_from: bare-JID globs (case-insensitive) for contacts, nick:NAME for room occupants and locals only; anyone else is filtered")
     func onlyFrom() {
         var filter = ChannelFilter()
         filter.onlyFrom = [.init("alice@work.example"), .init("*@ops.example"), .init("nick:bob")]
         let router = Self.router(filter)
+        let mallory = Endpoint(transport: "work", address: "mallory@evil.example")
         #expect(Self.route(router, "a", from: Self.alice) != .drop(reason: .filtered))
         #expect(Self.route(router, "b", from: Self.ops) != .drop(reason: .filtered))
-        #expect(Self.route(router, "c", from: Endpoint(transport: "work", address: "mallory@evil.example")) == .drop(reason: .filtered))
-        #expect(Self.route(router, "d", from: Endpoint(transport: "work", address: "mallory@evil.example"), nick: "bob") != .drop(reason: .filtered))
-        #expect(ChannelFilter.Sender.glob("a?c*@x.*", matches: "abcdef@x.org"))
-        #expect(!ChannelFilter.Sender.glob("*@ops.example", matches: "a@ops.example.evil"))
+        #expect(Self.route(router, "c", from: mallory) == .drop(reason: .filtered))
+        // A contact's nick is its roster name or localpart: anyone could be "bob" there.
+        #expect(Self.route(router, "d", from: mallory, nick: "bob") == .drop(reason: .filtered))
+        // In a room the address is the room's; the occupant's nick is what identifies them.
+        #expect(Self.route(router, "e", from: Self.room, nick: "bob") != .drop(reason: .filtered))
+        #expect(Self.route(router, "f", from: Self.room, nick: "eve") == .drop(reason: .filtered))
+        #expect(Self.route(router, "g", from: Self.out, nick: "bob") != .drop(reason: .filtered))
+        #expect(ChannelFilter.AllowedSender.glob("a?c*@x.*", matches: "abcdef@x.org"))
+        #expect(!ChannelFilter.AllowedSender.glob("*@ops.example", matches: "a@ops.example.evil"))
+        #expect(ChannelFilter.AllowedSender.glob("*b", matches: "*ab"))
     }
 
     @Test("configuration: every key read; an invalid expression, a bad rule and a bad list are problems at their paths")
@@ -83,9 +92,18 @@ struct ChannelFilterTests {
             replace = [ { match = "[z-a]", with = "x" }, { match = "x" } ]
             only_from = "alice"
             """#))
-        #expect(problems.contains("channels.alerts.ignore[0]: '(unclosed' is not a valid regular expression"), "\(problems)")
+        let (more, _) = try HTTPConfigurationTests.problems(channel(#"""
+            replace = [ { match = "(a)", with = "$2" } ]
+            only_from = ["nick:"]
+            """#))
+        #expect(more.contains("channels.alerts.replace[0].with: names group $2, but match has 1"), "\(more)")
+        #expect(more.contains("channels.alerts.only_from[0]: names no nick"), "\(more)")
+        let (empty, _) = try HTTPConfigurationTests.problems(channel("only_from = []"))
+        #expect(empty == ["channels.alerts.only_from: is empty: nobody could relay"])
+        #expect(ConfigurationLoader.groupReferences(#"a $1 b \$2 $10"#) == [1, 10])
+        #expect(problems.contains { $0.hasPrefix("channels.alerts.ignore[0]: '(unclosed' is not a valid regular expression") }, "\(problems)")
         #expect(problems.contains("channels.alerts.ignore[1]: must be a non-empty string"), "\(problems)")
-        #expect(problems.contains("channels.alerts.replace[0].match: '[z-a]' is not a valid regular expression"), "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("channels.alerts.replace[0].match: '[z-a]' is not a valid regular expression") }, "\(problems)")
         #expect(problems.contains("channels.alerts.replace[1]: must be a table with match and with (strings)"), "\(problems)")
         #expect(problems.contains("channels.alerts.only_from: must be an array of strings"), "\(problems)")
         // `check` reports it and exits 2.

@@ -59,6 +59,11 @@ struct RichRoutingTests {
         let got = Self.deliveries(Self.router(), Self.message("look at this\n\(url)", MessageContent(url: url)))
         #expect(got.filter { $0.target == Self.bob }.map(\.body) == ["Alice: look at this", url])
         #expect(got.filter { $0.target == Self.out }.map(\.originalBody) == ["look at this \(url)"])
+        // The URL inside a sentence, or in a longer URL, stays.
+        let inside = Self.deliveries(Self.router(format: "{body}"), Self.message("see \(url)?x=1 and \(url) later", MessageContent(url: url)))
+        #expect(inside.filter { $0.target == Self.bob }.map(\.body) == ["see \(url)?x=1 and \(url) later", url])
+        let last = Self.deliveries(Self.router(format: "{body}"), Self.message("the cat \(url)", MessageContent(url: url)))
+        #expect(last.filter { $0.target == Self.bob }.map(\.body) == ["the cat", url])
         // The URL alone is no caption at all.
         let alone = Self.deliveries(Self.router(format: "{body}"), Self.message(url, MessageContent(url: url)))
         #expect(alone.filter { $0.target == Self.bob }.map(\.body) == [url])

@@ -22,15 +22,27 @@ extension ConfigurationLoader {
                         continue
                     }
                     self.rejectUnknownKeys(in: rule, at: rulePath, allowed: ["match", "with"])
-                    if let pattern = self.pattern(match, at: "\(rulePath).match") { filter.replace.append((pattern, replacement)) }
+                    guard let pattern = self.pattern(match, at: "\(rulePath).match") else { continue }
+                    if let group = Self.groupReferences(replacement).first(where: { $0 > pattern.groups }) {
+                        self.problem("\(rulePath).with", "names group $\(group), but match has \(pattern.groups)", "$1… name match's groups; write \\$ for a literal $")
+                        continue
+                    }
+                    filter.replace.append((pattern, replacement))
                 }
             } else {
                 self.problem("\(path).replace", "must be an array of rules", Self.replaceExample)
             }
         }
         if table["only_from"] != nil {
-            filter.onlyFrom = self.strings(table, "only_from", path, hint: #"JID globs or nicks, e.g. only_from = ["alice@work.example", "*@ops.example", "nick:bob"]"#)
-                .map { ChannelFilter.Sender($0.1) }
+            let hint = #"JID globs or nicks, e.g. only_from = ["alice@work.example", "*@ops.example", "nick:bob"]"#
+            let senders = self.strings(table, "only_from", path, hint: hint)
+            for (index, text) in senders where text == "nick:" {
+                self.problem("\(path).only_from[\(index)]", "names no nick", "nick:NAME, e.g. nick:bob")
+            }
+            if table["only_from"]?.array?.isEmpty == true {
+                self.problem("\(path).only_from", "is empty: nobody could relay", "name who may, or remove only_from (every sending member may)")
+            }
+            filter.onlyFrom = senders.map { ChannelFilter.AllowedSender($0.1) }
         }
         return filter
     }
@@ -51,6 +63,34 @@ extension ConfigurationLoader {
             result.append((index, text))
         }
         return result
+    }
+
+    /// The group numbers `$1`… a replacement template names (`\$` is a literal `$`).
+    static func groupReferences(_ template: String) -> [Int] {
+        var groups: [Int] = []
+        var characters = template.makeIterator()
+        var escaped = false
+        var pending: String?
+        func flush() {
+            if let digits = pending, let number = Int(digits) { groups.append(number) }
+            pending = nil
+        }
+        while let character = characters.next() {
+            if pending != nil, character.isASCII, character.isNumber {
+                pending! += String(character)
+                continue
+            }
+            flush()
+            if escaped {
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "$" {
+                pending = ""
+            }
+        }
+        flush()
+        return groups
     }
 
     private mutating func pattern(_ text: String, at path: String) -> ChannelFilter.Pattern? {

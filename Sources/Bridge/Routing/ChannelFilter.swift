@@ -1,9 +1,10 @@
 import Foundation
 import TransportCore
 
-/// A channel's filters (issue 25): `ignore` (a body matching any expression is not relayed
+/// A channel's filters (issue 25): `ignore` (a text matching any expression is not relayed
 /// into the channel), `replace` (expressions applied in order to the text every target
-/// gets) and `only_from` (the senders that may relay: bare-JID globs, or `nick:NAME`).
+/// gets) and `only_from` (the senders that may relay: bare-JID globs for contacts, or
+/// `nick:NAME` for room occupants and local inputs, whose address says nothing of them).
 /// Applied by the ``Router`` after the echo check, per channel. Pure.
 struct ChannelFilter: Sendable {
     /// A compiled regular expression (ICU syntax, as `NSRegularExpression`); immutable once
@@ -15,7 +16,10 @@ struct ChannelFilter: Sendable {
         /// Why a text is not a regular expression.
         struct Invalid: Error, CustomStringConvertible {
             var source: String
-            var description: String { "'\(self.source)' is not a valid regular expression" }
+            var underlying: (any Error)?
+            var description: String {
+                "'\(self.source)' is not a valid regular expression" + (self.underlying.map { " (\($0.localizedDescription))" } ?? "")
+            }
         }
 
         /// The expression, or why it is not one.
@@ -23,10 +27,13 @@ struct ChannelFilter: Sendable {
             do {
                 self.expression = try NSRegularExpression(pattern: source)
             } catch {
-                throw Invalid(source: source)
+                throw Invalid(source: source, underlying: error)
             }
             self.source = source
         }
+
+        /// Its capture groups (a replacement may name `$1`…`$n`).
+        var groups: Int { self.expression.numberOfCaptureGroups }
 
         func matches(_ text: String) -> Bool {
             self.expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
@@ -38,8 +45,10 @@ struct ChannelFilter: Sendable {
     }
 
     /// Who may relay: a bare-JID glob (`*` any run, `?` one character; case-insensitive)
-    /// or a nick (`nick:bob`).
-    enum Sender: Hashable, Sendable {
+    /// for a contact, or a nick (`nick:bob`) for a room occupant or a local input. A
+    /// contact's nick is a roster name or its localpart, a room's sender has only its
+    /// nick: each pattern is matched only against what identifies that kind of sender.
+    enum AllowedSender: Hashable, Sendable {
         case jid(String)
         case nick(String)
 
@@ -47,10 +56,12 @@ struct ChannelFilter: Sendable {
             self = text.hasPrefix("nick:") ? .nick(String(text.dropFirst(5))) : .jid(text.lowercased())
         }
 
-        func matches(address: String?, nick: String) -> Bool {
+        /// - Parameter contact: the sender's bare JID when it is a contact; nil for a room
+        ///   occupant or a local input.
+        func matches(contact: String?, nick: String) -> Bool {
             switch self {
-            case .nick(let name): return name == nick
-            case .jid(let glob): return address.map { Self.glob(glob, matches: $0.lowercased()) } ?? false
+            case .nick(let name): return contact == nil && name == nick
+            case .jid(let glob): return contact.map { Self.glob(glob, matches: $0.lowercased()) } ?? false
             }
         }
 
@@ -59,13 +70,13 @@ struct ChannelFilter: Sendable {
             let text = Array(text)
             var (p, t, star, mark) = (0, 0, -1, 0)
             while t < text.count {
-                if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
-                    p += 1
-                    t += 1
-                } else if p < pattern.count, pattern[p] == "*" {
+                if p < pattern.count, pattern[p] == "*" {
                     star = p
                     mark = t
                     p += 1
+                } else if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
+                    p += 1
+                    t += 1
                 } else if star >= 0 {
                     p = star + 1
                     mark += 1
@@ -82,11 +93,13 @@ struct ChannelFilter: Sendable {
     var ignore: [Pattern] = []
     var replace: [(pattern: Pattern, with: String)] = []
     /// nil: every member may relay.
-    var onlyFrom: [Sender]?
+    var onlyFrom: [AllowedSender]?
 
     /// Whether `message` may enter the channel: its sender allowed, its text not ignored.
-    func admits(_ message: InboundMessage, text: String?) -> Bool {
-        if let onlyFrom, !onlyFrom.contains(where: { $0.matches(address: message.source.address, nick: message.nick) }) { return false }
+    /// - Parameter fromRoom: the source is a room (its address is the room's, not the sender's).
+    func admits(_ message: InboundMessage, text: String?, fromRoom: Bool) -> Bool {
+        let contact = fromRoom ? nil : message.source.address
+        if let onlyFrom, !onlyFrom.contains(where: { $0.matches(contact: contact, nick: message.nick) }) { return false }
         guard let text else { return true }
         return !self.ignore.contains { $0.matches(text) }
     }

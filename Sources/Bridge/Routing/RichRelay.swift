@@ -93,9 +93,13 @@ struct RichRelay {
 
     private func file(_ url: String, local: Bool, render: (String) -> String, plainFormat: Bool) -> [Piece] {
         // A caption that carries the file's URL too ("look at this\nURL") would show the
-        // link twice, before the file: the URL goes, the words stay.
+        // link twice, before the file: a line, first or last word that is the URL goes.
         let caption = self.text.flatMap { text -> String? in
-            let trimmed = text.replacingOccurrences(of: url, with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+            var trimmed = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { $0.trimmingCharacters(in: .whitespaces) != url }.joined(separator: "\n")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.hasSuffix(" " + url) { trimmed = String(trimmed.dropLast(url.count)).trimmingCharacters(in: .whitespaces) }
+            if trimmed.hasPrefix(url + " ") { trimmed = String(trimmed.dropFirst(url.count)).trimmingCharacters(in: .whitespaces) }
             return trimmed.isEmpty ? nil : trimmed
         }
         let file = MessageContent(url: url)

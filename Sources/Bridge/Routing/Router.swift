@@ -118,8 +118,9 @@ struct Router: Sendable {
         // 5. Filters (issue 25): a channel whose `ignore` or `only_from` refuses the message
         //    does not get it.
         if !self.filters.isEmpty {
-            channels.removeAll { self.filters[self.channels[$0].name].map { !$0.admits(message, text: written) } ?? false }
-            guard !channels.isEmpty else { return .drop(reason: .filtered) }
+            let fromRoom = self.isRoom(source)
+            channels.removeAll { self.filters[self.channels[$0].name].map { !$0.admits(message, text: written ?? subjectChange, fromRoom: fromRoom) } ?? false }
+            guard !channels.isEmpty else { return puppetDeliveries.isEmpty ? .drop(reason: .filtered) : .deliver(puppetDeliveries) }
         }
 
         var deliveries: [Delivery] = puppetDeliveries
