@@ -48,7 +48,7 @@ enum PagingCommand: Hashable, Sendable {
                 return nil
             }
         }
-        guard number == nil, total >= 60, total <= 30 * 86_400 else { return nil }
+        guard number == nil, total >= 60, total <= Self.longestSilence.components.seconds else { return nil }
         return .seconds(total)
     }
 }

@@ -119,6 +119,11 @@ struct PagingStateMachine: Sendable {
 
     private static func threadKey(_ thread: String, channel: String) -> String { "\(channel)\u{1E}\(thread)" }
 
+    /// Whether `from` was paged lately (only then can its message be about a page).
+    func wasPaged(_ from: Endpoint) -> Bool {
+        self.byRecipient[from]?.isEmpty == false
+    }
+
     /// A message from `from` (an XMPP contact, bare JID) that may be about a page.
     /// - Parameter converses: whether `from` sends into some channel: its words that are
     ///   no command, and its files, corrections and other messages, are conversation then,

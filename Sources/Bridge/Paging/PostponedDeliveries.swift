@@ -15,7 +15,6 @@ struct PostponedDeliveries: Sendable {
 
     private(set) var entries: [Postponement] = []
 
-    var isEmpty: Bool { self.entries.isEmpty }
     var count: Int { self.entries.count }
 
     mutating func add(_ postponement: Postponement) {

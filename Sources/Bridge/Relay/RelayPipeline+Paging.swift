@@ -63,6 +63,8 @@ extension RelayPipeline {
     func readForPaging(_ message: InboundMessage) -> Bool {
         guard message.source.address != nil else { return false }
         let from = Router.normalized(message.source)
+        // Most messages come from someone no alert went to: nothing more to look up.
+        guard self.paging.machine.wasPaged(from) else { return false }
         let reading = self.paging.machine.received(
             message, from: from, at: self.paging.now(), converses: !self.router.sendingChannels(of: from).isEmpty, makeID: { self.ids.next() }
         )
