@@ -24,12 +24,7 @@ cd "$ROOT"
 # shellcheck source=prosody.sh
 . "$HERE/prosody.sh"
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "http.sh: $*"; exit 1; }
-
-for tool in prosody prosodyctl openssl lua5.4 python3; do
-  command -v "$tool" >/dev/null || die "$tool not found (apt-get install prosody openssl python3-venv)"
-done
+bench_begin http.sh
 bench_bridge_binary
 bench_slixmpp
 if ! "$PY" -c 'import prometheus_xmpp, aiohttp' 2>/dev/null; then
@@ -43,15 +38,7 @@ RESULTS=$WORK/results.jsonl
 cp "$BIN" "$WORK/xmpp-bridge"
 BIN=$WORK/xmpp-bridge
 RELAY_PID=
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
-  prosody_stop
-  if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-  exit $status
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
 prosody_start "$WORK/prosody" 0 phone:pw bridge:pw pxa:pw

@@ -157,7 +157,7 @@ prosody_stop() {
   PROSODY_PID=
 }
 
-# Process helpers shared by run.sh and rooms.sh (they define `say`).
+# Process helpers shared by the benchmark scripts (`say` is defined below).
 stop_pid() {  # PID [seconds]: SIGTERM, then SIGKILL; our own children only
   local pid=$1 wait_s=${2:-10} _
   [ -n "$pid" ] || return 0
@@ -180,7 +180,7 @@ wait_for_line() {  # FILE PATTERN PID TIMEOUT: until FILE has PATTERN, PID dies,
 }
 
 # The xmpp-bridge binary to measure: RELAY_BENCH_BIN, else .build/release/xmpp-bridge,
-# built when missing or older than the sources. Sets BIN. (Callers define `say`/`die`.)
+# built when missing or older than the sources. Sets BIN.
 bench_bridge_binary() {
   if [ -n "${RELAY_BENCH_BIN:-}" ]; then
     BIN=$(cd "$(dirname "$RELAY_BENCH_BIN")" && pwd -P)/$(basename "$RELAY_BENCH_BIN")
@@ -206,4 +206,27 @@ bench_slixmpp() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check slixmpp >&2
   fi
   SLIXMPP_VERSION=$("$PY" -c 'import slixmpp; print(slixmpp.__version__)')
+}
+
+# The frame of a relay benchmark script (gateway.sh, http.sh, rooms.sh): `say` and `die`
+# named after it, the tools each needs, and the EXIT trap for one relay ($RELAY_PID),
+# Prosody and the work folder ($WORK, kept with RELAY_BENCH_KEEP=1).
+say() { printf '%s\n' "$*" >&2; }
+die() { say "${BENCH_NAME:-bench}: $*"; exit 1; }
+
+bench_begin() {  # NAME
+  BENCH_NAME=$1
+  local tool
+  for tool in prosody prosodyctl openssl lua5.4 python3; do
+    command -v "$tool" >/dev/null || die "$tool not found (apt-get install prosody openssl python3-venv)"
+  done
+}
+
+bench_cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
+  prosody_stop
+  if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
+  exit "$status"
 }

@@ -45,12 +45,7 @@ ROOM_DIRECT=direct@$MUC_DOMAIN
 ROOM_A=a@$MUC_DOMAIN
 ROOM_B=b@$MUC_DOMAIN
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "rooms.sh: $*"; exit 1; }
-
-for tool in prosody prosodyctl openssl lua5.4 python3; do
-  command -v "$tool" >/dev/null || die "$tool not found (apt-get install prosody openssl python3-venv)"
-done
+bench_begin rooms.sh
 
 # ---------------------------------------------------------------- the bridge binary (bridge path only)
 BIN=
@@ -61,7 +56,7 @@ bench_slixmpp
 
 # ---------------------------------------------------------------- cleanup
 WORK=$(mktemp -d /tmp/relay-rooms.XXXXXX)
-trap cleanup EXIT          # cleanup() is defined below
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 RESULTS=$WORK/results.jsonl
 BUILT_FROM=-
@@ -74,14 +69,6 @@ if [ -n "$BIN" ]; then
   BIN=$WORK/xmpp-bridge
 fi
 RELAY_PID=
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
-  prosody_stop
-  if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-  exit "$status"
-}
 
 # ---------------------------------------------------------------- helpers
 
