@@ -33,6 +33,28 @@ struct StreamLedgerFileTests {
         #expect(!snapshot.resumes(sessionID: "s2"))
     }
 
+    @Test("a component's chunk marked as being written but never recorded as written is in doubt, apart from what was sent and acknowledged; an account's ledger (no marks) has none")
+    func writingMarksInDoubt() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("gateway.ledger")
+        do {
+            let ledger = try StreamLedgerFile(path: path, bootID: Self.boot)
+            ledger.begin(sessionID: "component", acknowledged: 0)
+            for (number, id) in [(1, "a"), (2, "b"), (3, "c")] { ledger.writing(UInt32(number), id: id) }
+            for (number, id) in [(1, "a"), (2, "b"), (3, "c")] { ledger.sent(UInt32(number), id: id) }
+            ledger.acknowledged(through: 2)
+            for (number, id) in [(4, "d"), (5, "e")] { ledger.writing(UInt32(number), id: id) }
+        }
+        let snapshot = try StreamLedgerFile(path: path, bootID: Self.boot).snapshot()
+        #expect(snapshot.acknowledgedIDs.sorted() == ["a", "b"])
+        #expect(snapshot.unacknowledgedIDs == ["c"])
+        #expect(snapshot.inDoubtIDs == ["d", "e"])
+
+        let account = folder.path("account.ledger")
+        try Self.write(["a", "b"], acknowledged: 1, to: account)
+        #expect(try StreamLedgerFile(path: account, bootID: Self.boot).snapshot().inDoubtIDs.isEmpty)
+    }
+
     @Test("a file written in another boot is not trusted: it starts empty")
     func otherBoot() throws {
         let folder = try TemporaryFolder()

@@ -93,6 +93,12 @@ struct BridgeProcess {
                 // Any attempt: a gateway delivery is retried mostly after a lost link, and the new copy is
                 // in the ledger too (one the user's server bounced after taking it is rare, and not resent).
                 try store.completeAcknowledged(transport: gateway.transportName, relayIDs: handed, firstAttemptsOnly: false)
+                if !snapshot.inDoubtIDs.isEmpty {
+                    logger.warning(
+                        "component messages in doubt: the last process ended between writing them and recording it; sent again, so they may arrive twice",
+                        metadata: ["gateway": "\(gateway.transportName)", "in doubt": "\(snapshot.inDoubtIDs.count)"]
+                    )
+                }
             }
         }
         try await pipeline.load()

@@ -20,7 +20,8 @@ import XMPP
 /// Layout (native byte order, fixed size): a 128-byte header, then `capacity` slots of
 /// 96 bytes, slot `n % capacity` for outbound stanza `n`:
 /// - header: magic, capacity, boot id (16 bytes), the current session (tag, acknowledged,
-///   sent, reported, overflowed, active) and the previous one (tag, acknowledged, active);
+///   sent, reported, overflowed, active, writing) and the previous one (tag, acknowledged,
+///   active);
 /// - slot: session tag, stanza number, id length (255: none or too long), id bytes.
 ///
 /// This file owns the mapping; no pointer leaves it.
@@ -35,7 +36,7 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
 
     private enum Offset {
         static let magic = 0, capacity = 8, boot = 16
-        static let tag = 32, acknowledged = 40, sent = 44, reported = 48, overflowed = 52, active = 56
+        static let tag = 32, acknowledged = 40, sent = 44, reported = 48, overflowed = 52, active = 56, writing = 60
         static let previousTag = 64, previousAcknowledged = 72, previousActive = 76
     }
 
@@ -95,6 +96,7 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
             self.store(tag, Offset.tag)
             self.store(acknowledged, Offset.acknowledged)
             self.store(acknowledged, Offset.sent)
+            self.store(acknowledged, Offset.writing)
             self.store(UInt32(0), Offset.overflowed)
             atomicMemoryFence(ordering: .releasing)
             self.store(UInt32(1), Offset.active)
@@ -104,24 +106,38 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
     func sent(_ number: UInt32, id: String?) {
         self.lock.withLock {
             guard self.load(UInt32.self, Offset.active) == 1 else { return }
-            let tag = self.load(UInt64.self, Offset.tag)
-            if number &- self.load(UInt32.self, Offset.acknowledged) > UInt32(self.capacity) {
-                // The slot still holds an unacknowledged stanza's id: this session's window is
-                // no longer known in full, so it is not resumed after a crash.
-                self.store(UInt32(1), Offset.overflowed)
-            }
-            let slot = self.base + Self.headerBytes + Int(number % UInt32(self.capacity)) * Self.slotBytes
-            slot.storeBytes(of: tag, toByteOffset: 0, as: UInt64.self)
-            slot.storeBytes(of: number, toByteOffset: 8, as: UInt32.self)
-            var length: UInt8 = 255
-            if var id, id.utf8.count <= Self.maximumIDBytes {
-                length = UInt8(id.utf8.count)
-                id.withUTF8 { bytes in (slot + 13).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            }
-            slot.storeBytes(of: length, toByteOffset: 12, as: UInt8.self)
+            self.storeSlot(number, id: id)
             atomicMemoryFence(ordering: .releasing)
             self.store(number, Offset.sent)
         }
+    }
+
+    func writing(_ number: UInt32, id: String?) {
+        self.lock.withLock {
+            guard self.load(UInt32.self, Offset.active) == 1 else { return }
+            self.storeSlot(number, id: id)
+            atomicMemoryFence(ordering: .releasing)
+            self.store(number, Offset.writing)
+        }
+    }
+
+    /// Writes stanza `number`'s slot in the current session (the lock held).
+    private func storeSlot(_ number: UInt32, id: String?) {
+        let tag = self.load(UInt64.self, Offset.tag)
+        if number &- self.load(UInt32.self, Offset.acknowledged) > UInt32(self.capacity) {
+            // The slot still holds an unacknowledged stanza's id: this session's window is
+            // no longer known in full, so it is not resumed after a crash.
+            self.store(UInt32(1), Offset.overflowed)
+        }
+        let slot = self.base + Self.headerBytes + Int(number % UInt32(self.capacity)) * Self.slotBytes
+        slot.storeBytes(of: tag, toByteOffset: 0, as: UInt64.self)
+        slot.storeBytes(of: number, toByteOffset: 8, as: UInt32.self)
+        var length: UInt8 = 255
+        if var id, id.utf8.count <= Self.maximumIDBytes {
+            length = UInt8(id.utf8.count)
+            id.withUTF8 { bytes in (slot + 13).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        }
+        slot.storeBytes(of: length, toByteOffset: 12, as: UInt8.self)
     }
 
     func acknowledged(through number: UInt32) {
@@ -186,6 +202,15 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
                     number &+= 1
                     let slot = slots[Int(number % UInt32(self.capacity))]
                     snapshot.unacknowledgedIDs.append(slot.tag == session.tag && slot.number == number ? slot.id ?? "" : "")
+                }
+                // Marked as being written but not recorded as written: in doubt.
+                let writing = self.load(UInt32.self, Offset.writing)
+                if writing &- session.sent < UInt32(self.capacity) {
+                    while number != writing {
+                        number &+= 1
+                        let slot = slots[Int(number % UInt32(self.capacity))]
+                        if slot.tag == session.tag, slot.number == number, let id = slot.id, !id.isEmpty { snapshot.inDoubtIDs.append(id) }
+                    }
                 }
             }
             if self.load(UInt32.self, Offset.previousActive) == 1 {

@@ -20,6 +20,10 @@ struct StreamLedgerSnapshot: Hashable, Sendable {
     /// Ids of stanzas the server acknowledged, in this session or the one before, that are
     /// still in the file: delivered, whether or not their completion was committed.
     var acknowledgedIDs: [String] = []
+    /// Ids of stanzas marked as being written after the last one recorded as written (a
+    /// component link): the process ended between the two, so the kernel may or may not
+    /// have taken them.
+    var inDoubtIDs: [String] = []
 
     /// Whether the stored session `id` can be resumed with this file's positions.
     func resumes(sessionID id: String) -> Bool {

@@ -184,9 +184,10 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
     /// the chunk, which fits the server's receive buffer, leaves this process's socket at
     /// once; the kernel keeps it for the server even if this process dies (its own send
     /// buffer it would discard on a reset). Writing more while answers are outstanding
-    /// lost messages on kill -9 in measurements. The ledger records each message's id once
-    /// its chunk is in the kernel, and the count each answer confirms; a restart counts
-    /// both as delivered.
+    /// lost messages on kill -9 in measurements. The ledger marks each message's id as being
+    /// written, records it once its chunk is in the kernel, and the count each answer
+    /// confirms; a restart counts the recorded as delivered and sends again (and reports)
+    /// those only marked: a process killed between the write and its record.
     func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async -> (confirmed: Int, error: (any Error)?) {
         defer { written() }
         guard let connection = self.connection else { return (0, LinkError.notConnected) }
@@ -215,6 +216,7 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
             let timer = self.expire(slots)
             defer { timer.cancel() }
             var failure: (any Error)?
+            for (offset, id) in ids.enumerated() { ledger?.writing(first &+ UInt32(offset), id: id) }
             do {
                 try await connection.send(elements) {
                     for (offset, id) in ids.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
