@@ -31,6 +31,11 @@ public struct RelayChannel: Hashable, Sendable, Codable {
     /// `reupload_max_bytes`); nil: the URL is passed on as it is.
     public var reuploadMaxBytes: Int?
     public static let defaultReuploadMaxBytes = 100 * 1024 * 1024
+    /// What passes through the channel goes into the local archive (`archive`, on by
+    /// default; issue 25), kept for `archiveDays` days (`archive_days`; 0: for ever).
+    public var archives = true
+    public var archiveDays = RelayChannel.defaultArchiveDays
+    public static let defaultArchiveDays = 90
 
     public static let defaultFormat = "[{channel}] {nick}: {body}"
 

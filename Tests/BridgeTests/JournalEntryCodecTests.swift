@@ -37,6 +37,15 @@ struct JournalEntryCodecTests {
             .page(Page(source: Self.local, id: "web-1", channel: "oncall", priority: 5, text: "disk", createdAt: Date(timeIntervalSince1970: 1_764_000_000), recipients: [Self.target], copies: ["r1": Self.target], tierSince: Date(timeIntervalSince1970: 1_764_000_000), lastSent: Date(timeIntervalSince1970: 1_764_000_000))),
             .notificationAccepted(key: "oncall\u{1E}k", id: "web-1", at: date), .postpone(rich, releaseAt: date, flood: true),
             .releasePostponed(relayIDs: ["r1", "r2"]),
+            .archive(
+                ArchivedMessage(
+                    at: date, channel: "ops", source: Self.target, sender: "bob@b.example/phone", nick: "Bob", sourceID: "m-1", body: "disk full",
+                    subject: "s", content: MessageContent(url: "https://f.example/a.png"), copies: [.init(target: Self.local, id: "r1"), .init(target: Self.target, id: "r2")],
+                    bridgeMade: true
+                )
+            ),
+            .archiveEdit(source: Self.target, sourceID: "m-1", body: "disk fine", at: date), .archiveEdit(source: Self.local, sourceID: "m-2", body: nil, at: date),
+            .pruneArchive(channel: "ops", before: date, limit: 1000),
         ]
     }
 

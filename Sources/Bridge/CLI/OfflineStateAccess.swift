@@ -57,7 +57,7 @@ struct OfflineStateAccess {
     static func writes(_ operation: ControlRequest.Operation) -> Bool {
         switch operation {
         case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove: true
-        case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers: false
+        case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers, .history: false
         }
     }
 }

@@ -16,7 +16,10 @@ extension ConfigurationLoader {
         var referencedLocals: Set<String> = []
     }
 
-    static let channelKeys = ["members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts", "reupload", "reupload_max_bytes"]
+    static let channelKeys = [
+        "members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts", "reupload", "reupload_max_bytes", "archive",
+        "archive_days",
+    ]
         + Self.pagingKeys + Self.filterKeys
     static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
@@ -77,6 +80,10 @@ extension ConfigurationLoader {
             name: name, members: members, format: format, deliveryType: deliveryType, relaysSubject: subject, relaysOccupants: occupants
         )
         channel.reuploadMaxBytes = reupload
+        channel.archives = self.flag(table, "archive", path) ?? true
+        if let days = self.integer(table, "archive_days", path, in: 0...36_500, hint: "days to keep the archive, e.g. 90; 0 keeps it for ever") {
+            channel.archiveDays = days
+        }
         return channel
     }
 

@@ -18,10 +18,13 @@ enum ControlClient {
         guard written == line.count else { return nil }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !received.contains(UInt8(ascii: "\n")) {
+        // Only the newest chunk is searched for the end of the line (a long `history`
+        // answer is many chunks).
+        while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             received += buffer[0..<count]
+            if buffer[0..<count].contains(UInt8(ascii: "\n")) { break }
         }
         let answer = received.prefix(while: { $0 != UInt8(ascii: "\n") })
         return try? JSONDecoder().decode(ControlResponse.self, from: Data(answer))

@@ -1,3 +1,6 @@
+import Foundation
+import TransportCore
+
 /// One request on the control socket (JSON line) or from `xmpp-bridge route` offline:
 /// list the routing table, or add or remove a channel member at run time.
 struct ControlRequest: Codable, Sendable {
@@ -23,6 +26,9 @@ struct ControlRequest: Codable, Sendable {
         case gatewayUsers = "gateway-users"
         /// Forgets a registered gateway user (`address`), with `gateway` or with any.
         case gatewayRemove = "gateway-remove"
+        /// The local archive (`channel`, `since`, `until`, `search`, `address` as the
+        /// sender, `limit`; issue 25).
+        case history
     }
 
     var op: Operation
@@ -39,4 +45,16 @@ struct ControlRequest: Codable, Sendable {
     var sequences: [Int64]? = nil
     /// A gateway's name (`[gateway.NAME]`), for the gateway operations.
     var gateway: String? = nil
+    /// `history`: the time range, the words searched (best first), the most messages.
+    var since: Date? = nil
+    var until: Date? = nil
+    var search: String? = nil
+    var limit: Int? = nil
+
+    /// The archive query a `history` request makes: a search ranks, best first.
+    var archiveQuery: ArchiveQuery {
+        var query = ArchiveQuery(channel: self.channel, since: self.since, until: self.until, search: self.search, from: self.address, limit: self.limit ?? 100)
+        query.ranked = self.search != nil
+        return query
+    }
 }

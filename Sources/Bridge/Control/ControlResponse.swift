@@ -97,6 +97,8 @@ struct ControlResponse: Codable, Sendable {
     var rooms: [RoomEntry]? = nil
     /// How many deliveries a queue request acted on.
     var count: Int? = nil
+    /// `history`: the archived messages, newest first (best first for a search).
+    var history: [ArchivedMessage]? = nil
     var gatewayUsers: [GatewayUserEntry]? = nil
 }
 

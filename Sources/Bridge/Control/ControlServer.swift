@@ -43,7 +43,7 @@ final class ControlServer: Service, Sendable {
             for try await line in inbound {
                 let response: ControlResponse
                 if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)),
-                    [.roster, .status, .rooms, .queueList, .queueRetry, .queueDrop, .reconnect, .gatewayUsers, .gatewayRemove].contains(request.op)
+                    [.roster, .status, .rooms, .queueList, .queueRetry, .queueDrop, .reconnect, .gatewayUsers, .gatewayRemove, .history].contains(request.op)
                 {
                     response = await self.runtime.describe(request)
                 } else if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)) {

@@ -51,6 +51,10 @@ struct RouteEditor {
                 var response = ControlResponse(ok: true)
                 response.count = removed
                 return response
+            case .history:
+                var response = ControlResponse(ok: true)
+                response.history = try self.store.archived(request.archiveQuery).messages
+                return response
             case .queueList:
                 var response = ControlResponse(ok: true)
                 let queued = try self.store.loadQueue().filter { request.transport == nil || $0.targetTransport == request.transport }

@@ -113,7 +113,7 @@ struct BridgeProcess {
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
                 storedResumePoints: { (try? store.resumePoints()) ?? [:] },
                 connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
-                deliveryStatus: statusBook, metrics: metricsFactory, logger: logger
+                deliveryStatus: statusBook, archive: ArchiveReader(pipeline: pipeline), metrics: metricsFactory, logger: logger
             ),
             pipeline: pipeline, logger: logger
         )
@@ -136,6 +136,8 @@ struct BridgeProcess {
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
         services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         services.append(.init(service: paging, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        let pruner = ArchivePruner(journal: journal, retention: { await pipeline.archiveRetention() }, clock: ContinuousClock(), logger: logger)
+        services.append(.init(service: pruner, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         if let listen = configuration.settings.metricsListen {
             let server = MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger)
             services.append(.init(service: server, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))

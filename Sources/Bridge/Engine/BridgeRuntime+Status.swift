@@ -33,6 +33,15 @@ extension BridgeRuntime {
             } catch {
                 return RouteEditor.failure("\(error)")
             }
+        case .history:
+            do {
+                let query = request.archiveQuery
+                var response = ControlResponse(ok: true)
+                response.history = try await self.relay.journal.read { store throws(StateStoreError) in try store.archived(query) }.messages
+                return response
+            } catch {
+                return RouteEditor.failure("\(error)")
+            }
         case .queueRetry, .queueDrop:
             do {
                 var response = ControlResponse(ok: true)

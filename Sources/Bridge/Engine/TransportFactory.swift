@@ -29,6 +29,8 @@ struct TransportFactory: Sendable {
     var blockingWork: (any BlockingWorkRunner)?
     /// Answers `GET /messages/{id}` and `?wait=sent` for HTTP ingress locals.
     var deliveryStatus: (any DeliveryStatusProviding)?
+    /// The local archive, read by HTTP ingresses (issue 25).
+    var archive: (any ArchiveReading)?
     /// Where HTTP ingress counts its requests (the Prometheus registry in the daemon).
     var metrics: any MetricsFactory = NOOPMetricsHandler.instance
     let logger: Logger
@@ -144,7 +146,7 @@ struct TransportFactory: Sendable {
                     var random = SystemRandomNumberGenerator()
                     return "\(name)-\(String(random.next(), radix: 36))\(String(random.next() % 1_000_000, radix: 36))"
                 },
-                metrics: self.metrics, logger: self.logger
+                archive: self.archive, metrics: self.metrics, logger: self.logger
             )
         }
     }

@@ -107,6 +107,12 @@ extension Journal {
                 for relayID in relayIDs {
                     try db.cachedStatement(sql: "DELETE FROM postponed_deliveries WHERE relay_id = ?").execute(arguments: [relayID])
                 }
+            case .archive(let message):
+                try StateStore.insertArchived(message, in: db)
+            case .archiveEdit(let source, let sourceID, let body, let at):
+                try StateStore.editArchived(source: source, sourceID: sourceID, body: body, at: at, in: db)
+            case .pruneArchive(let channel, let before, let limit):
+                try StateStore.pruneArchive(channel: channel, before: before, limit: limit, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
                     .execute(arguments: [stanzaID, source.transport, source.address, sourceID])

@@ -47,6 +47,13 @@ enum JournalEntry: Sendable {
     case prunePaging(pagesBefore: Date, notificationsBefore: Date)
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
+    /// A message goes into the local archive (issue 25), in the commit that relays it.
+    case archive(ArchivedMessage)
+    /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
+    /// (nil; XEP-0424): its archived entries change.
+    case archiveEdit(source: Endpoint, sourceID: String, body: String?, at: Date)
+    /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.
+    case pruneArchive(channel: String, before: Date, limit: Int)
 
     /// A delivery's completion: nothing waits for it to be durable.
     var isCompletion: Bool {

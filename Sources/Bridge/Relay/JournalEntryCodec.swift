@@ -42,6 +42,7 @@ enum JournalEntryCodec {
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
         case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed, prunePaging
+        case archive, archiveEdit, pruneArchive
     }
 
     private struct Writer {
@@ -91,6 +92,24 @@ enum JournalEntryCodec {
             self.string(value.sourceID)
             self.string(value.relayID)
             self.optional(MessageContentColumn.encode(value.content))
+        }
+
+        mutating func archived(_ value: ArchivedMessage) {
+            self.date(value.at)
+            self.string(value.channel)
+            self.endpoint(value.source)
+            self.string(value.sender)
+            self.string(value.nick)
+            self.string(value.sourceID)
+            self.string(value.body)
+            self.optional(value.subject)
+            self.optional(MessageContentColumn.encode(value.content))
+            self.u32(UInt32(value.copies.count))
+            for copy in value.copies {
+                self.endpoint(copy.target)
+                self.string(copy.id)
+            }
+            self.bool(value.bridgeMade)
         }
 
         mutating func entry(_ entry: JournalEntry) {
@@ -181,6 +200,20 @@ enum JournalEntryCodec {
                 self.u8(Tag.prunePaging.rawValue)
                 self.date(pagesBefore)
                 self.date(notificationsBefore)
+            case .archive(let message):
+                self.u8(Tag.archive.rawValue)
+                self.archived(message)
+            case .archiveEdit(let source, let sourceID, let body, let at):
+                self.u8(Tag.archiveEdit.rawValue)
+                self.endpoint(source)
+                self.string(sourceID)
+                self.optional(body)
+                self.date(at)
+            case .pruneArchive(let channel, let before, let limit):
+                self.u8(Tag.pruneArchive.rawValue)
+                self.string(channel)
+                self.date(before)
+                self.int(limit)
             }
         }
     }
@@ -250,6 +283,18 @@ enum JournalEntryCodec {
             )
         }
 
+        mutating func archived() throws(Malformed) -> ArchivedMessage {
+            var message = ArchivedMessage(
+                at: try self.date(), channel: try self.string(), source: try self.endpoint(), sender: try self.string(), nick: try self.string(),
+                sourceID: try self.string(), body: try self.string(), subject: try self.optional(), content: MessageContentColumn.decode(try self.optional())
+            )
+            let count = Int(try self.u32())
+            guard count <= self.bytes.count - self.offset else { throw Malformed(offset: self.offset - 4) }
+            for _ in 0..<count { message.copies.append(ArchivedMessage.Copy(target: try self.endpoint(), id: try self.string())) }
+            message.bridgeMade = try self.bool()
+            return message
+        }
+
         mutating func entry() throws(Malformed) -> JournalEntry {
             let tagOffset = self.offset
             guard let tag = Tag(rawValue: try self.u8()) else { throw Malformed(offset: tagOffset) }
@@ -299,6 +344,12 @@ enum JournalEntryCodec {
                 return .releasePostponed(relayIDs: try self.strings())
             case .prunePaging:
                 return .prunePaging(pagesBefore: try self.date(), notificationsBefore: try self.date())
+            case .archive:
+                return .archive(try self.archived())
+            case .archiveEdit:
+                return .archiveEdit(source: try self.endpoint(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
+            case .pruneArchive:
+                return .pruneArchive(channel: try self.string(), before: try self.date(), limit: try self.int())
             }
         }
     }

@@ -168,8 +168,9 @@ extension RelayPipeline {
                 source: Endpoint(transport: "paging"), sourceID: notice.relayID, relayID: notice.relayID, content: MessageContent(replyTo: notice.replyTo)
             )
         }
-        guard let entries = self.sequenced(deliveries, at: Date()) else { return }
-        self.appendUncommitted(entries, with: extra)
+        let now = Date()
+        guard let entries = self.sequenced(deliveries, at: now) else { return }
+        self.appendUncommitted(entries, with: extra + self.archiveEntries(bridgeMade: deliveries, at: now))
     }
 
     private func silenced(_ key: PageKey, id: String) {

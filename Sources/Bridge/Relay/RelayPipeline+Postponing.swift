@@ -87,7 +87,8 @@ extension RelayPipeline {
             parts = DeliverySplitter.split(digest, maxStanzaBytes: limit)
         }
         self.logger.info("flood gathered into a digest", metadata: ["target": "\(first.target)", "messages": "\(postponed.count)", "file": "\(url != nil)"])
-        guard let entries = self.sequenced(parts, at: Date()) else { return }
-        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))])
+        let now = Date()
+        guard let entries = self.sequenced(parts, at: now) else { return }
+        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))] + self.archiveEntries(bridgeMade: parts, at: now))
     }
 }

@@ -78,7 +78,8 @@ extension RelayPipeline {
     /// Queues deliveries the bridge makes itself (notices, receipts passed back): committed
     /// in the next group, then handed to their workers, like any relayed message.
     func enqueueGenerated(_ generated: [Delivery]) {
-        guard let entries = self.sequenced(generated, at: Date()) else { return }
-        self.appendUncommitted(entries, with: [])
+        let now = Date()
+        guard let entries = self.sequenced(generated, at: now) else { return }
+        self.appendUncommitted(entries, with: self.archiveEntries(bridgeMade: generated, at: now))
     }
 }

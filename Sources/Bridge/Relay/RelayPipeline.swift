@@ -368,6 +368,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         if let stanzaID = message.roomStanzaID {
             bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
         }
+        bookkeeping += self.archiveEntries(for: message, routed: routed, at: now)
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }

@@ -44,9 +44,12 @@ struct Router: Sendable {
     let gatewayChannels: Set<String>
     /// Channels' filters (issue 25), by channel name.
     let filters: [String: ChannelFilter]
+    /// The channels that keep an archive (`archive`, on by default; issue 25).
+    let archivedChannels: Set<String>
 
     init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = [], filters: [String: ChannelFilter] = [:]) {
         self.filters = filters
+        self.archivedChannels = Set(channels.filter(\.archives).map(\.name))
         let channels = channels.map { channel in
             var channel = channel
             channel.members = channel.members.map { ChannelMember(endpoint: Self.normalized($0.endpoint), direction: $0.direction, room: $0.room) }

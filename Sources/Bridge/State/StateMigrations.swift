@@ -19,6 +19,7 @@ enum StateMigrations {
         migrator.registerMigration("v10-intake-log-position", migrate: createIntakeApplied)
         migrator.registerMigration("v11-gateway-registrations", migrate: createGatewayRegistrations)
         migrator.registerMigration("v12-paging", migrate: createPaging)
+        migrator.registerMigration("v13-archive", migrate: createArchive)
         return migrator
     }
 
@@ -263,6 +264,47 @@ enum StateMigrations {
               flood INTEGER NOT NULL,
               delivery TEXT NOT NULL
             );
+            """)
+    }
+
+    /// The local archive (issue 25): one row per message and channel, times in
+    /// milliseconds since 1970 (UTC), and its full-text index (SQLite FTS5, external
+    /// content: the text is stored once), kept in step by triggers.
+    private static func createArchive(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE archive (
+              id INTEGER PRIMARY KEY,
+              at INTEGER NOT NULL,
+              channel TEXT NOT NULL,
+              source_transport TEXT NOT NULL,
+              source_address TEXT,
+              sender TEXT NOT NULL,
+              nick TEXT NOT NULL,
+              source_id TEXT NOT NULL,
+              body TEXT NOT NULL,
+              subject TEXT,
+              content TEXT,
+              copies TEXT,
+              bridge_made INTEGER NOT NULL DEFAULT 0,
+              edited_at INTEGER,
+              retracted_at INTEGER
+            );
+            CREATE UNIQUE INDEX archive_on_source ON archive (source_id, source_transport, IFNULL(source_address, ''), channel);
+            CREATE INDEX archive_on_channel_at ON archive (channel, at);
+            CREATE INDEX archive_on_at ON archive (at);
+            CREATE VIRTUAL TABLE archive_text USING fts5(
+              body, content = 'archive', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+            );
+            CREATE TRIGGER archive_text_insert AFTER INSERT ON archive BEGIN
+              INSERT INTO archive_text (rowid, body) VALUES (new.id, new.body);
+            END;
+            CREATE TRIGGER archive_text_delete AFTER DELETE ON archive BEGIN
+              INSERT INTO archive_text (archive_text, rowid, body) VALUES ('delete', old.id, old.body);
+            END;
+            CREATE TRIGGER archive_text_update AFTER UPDATE OF body ON archive BEGIN
+              INSERT INTO archive_text (archive_text, rowid, body) VALUES ('delete', old.id, old.body);
+              INSERT INTO archive_text (rowid, body) VALUES (new.id, new.body);
+            END;
             """)
     }
 }

@@ -27,6 +27,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case removeGatewayRegistration = "remove gateway registration"
         case readPages = "read pages"
         case readPostponedDeliveries = "read postponed deliveries"
+        case readArchive = "read the archive"
     }
 
     var operation: Operation

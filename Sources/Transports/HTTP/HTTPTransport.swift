@@ -38,7 +38,7 @@ public final class HTTPTransport: Transport {
         name: String, options: HTTPIngressOptions, group: any EventLoopGroup, handler: any TransportEventHandler,
         status: (any DeliveryStatusProviding)?, channels: @escaping @Sendable () -> Set<String>,
         template: @escaping @Sendable (String) -> WebhookTemplate?, makeID: @escaping @Sendable () -> String,
-        metrics: any MetricsFactory, logger: Logger
+        archive: (any ArchiveReading)? = nil, metrics: any MetricsFactory, logger: Logger
     ) {
         var logger = logger
         logger[metadataKey: "transport"] = "\(name)"
@@ -50,7 +50,7 @@ public final class HTTPTransport: Transport {
         self.logger = logger
         self.responder = IngressResponder(
             name: name, nick: options.nick, waitTimeout: options.waitTimeout, handler: handler, status: status, channels: channels,
-            template: template, makeID: makeID, stopping: self.stopSignal, logger: logger
+            template: template, makeID: makeID, stopping: self.stopSignal, archive: archive, logger: logger
         )
     }
 

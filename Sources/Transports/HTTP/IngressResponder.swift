@@ -27,6 +27,8 @@ public struct IngressResponder: Sendable {
     public let waitTimeout: Duration
     let handler: any TransportEventHandler
     let status: (any DeliveryStatusProviding)?
+    /// The local archive, for `GET /channels/{channel}/messages`; nil: none kept.
+    let archive: (any ArchiveReading)?
     /// The channel names that exist now (they change on reload).
     let channels: @Sendable () -> Set<String>
     /// A channel's webhook template (`template_file`); nil: the default.
@@ -40,8 +42,9 @@ public struct IngressResponder: Sendable {
     public init(
         name: String, nick: String, waitTimeout: Duration, handler: any TransportEventHandler, status: (any DeliveryStatusProviding)?,
         channels: @escaping @Sendable () -> Set<String>, template: @escaping @Sendable (String) -> WebhookTemplate?,
-        makeID: @escaping @Sendable () -> String, stopping: StopSignal = StopSignal(), logger: Logger
+        makeID: @escaping @Sendable () -> String, stopping: StopSignal = StopSignal(), archive: (any ArchiveReading)? = nil, logger: Logger
     ) {
+        self.archive = archive
         self.stopping = stopping
         self.name = name
         self.nick = nick
@@ -66,6 +69,8 @@ public struct IngressResponder: Sendable {
                 return Answer(.notFound("no message '\(id)' from \(self.name)"))
             }
             return Answer(status: 200, json: IngressJSON.encode(found))
+        case .history(let channel):
+            return await self.history(channel: channel, query: query)
         case .message(let channel):
             guard self.channels().contains(channel) else { return Answer(.notFound("unknown channel '\(channel)'")) }
             switch IngressSubmission.parse(contentType: header("Content-Type"), header: header, query: query, body: body) {
@@ -176,5 +181,38 @@ public struct IngressResponder: Sendable {
         case .sent, .received, .displayed: code = 200
         }
         return Answer(status: code, json: IngressJSON.encode(found))
+    }
+
+    /// A page of `channel`'s archive, newest first: `since` (an age such as `2h`, or a
+    /// time), `q` (words that must all appear), `limit` (1 to 1000, default 50) and
+    /// `cursor` (the previous page's `next`). Only a channel this ingress is a member of.
+    private func history(channel: String, query: [String: String]) async -> Answer {
+        guard let archive = self.archive else { return Answer(.notFound("no archive is kept")) }
+        var request = ArchiveQuery(channel: channel, limit: 50)
+        if let since = query["since"] {
+            guard let date = ArchiveTime.parse(since, now: Date()) else {
+                return Answer(.unprocessable("since: cannot read '\(since)' as an age (2h) or a time (2026-11-26T10:00Z)"))
+            }
+            request.since = date
+        }
+        if let text = query["q"], !text.isEmpty { request.search = text }
+        if let limit = query["limit"] {
+            guard let count = Int(limit), (1...1000).contains(count) else { return Answer(.unprocessable("limit: a whole number from 1 to 1000, not '\(limit)'")) }
+            request.limit = count
+        }
+        if let cursor = query["cursor"] {
+            guard let number = Int64(cursor), number > 0 else { return Answer(.unprocessable("cursor: use the previous page's next, not '\(cursor)'")) }
+            request.before = number
+        }
+        do {
+            guard let page = try await archive.read(request, for: self.name) else {
+                return Answer(.notFound("unknown channel '\(channel)' (or \(self.name) is not a member of it)"))
+            }
+            let json = (try? ArchivedMessage.jsonEncoder().encode(page)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            return Answer(status: 200, json: json)
+        } catch {
+            self.logger.error("cannot read the archive", metadata: ["channel": "\(channel)", "error": "\(error)"])
+            return Answer(status: 503, json: IngressError(503, "the archive cannot be read now; try again").json)
+        }
     }
 }

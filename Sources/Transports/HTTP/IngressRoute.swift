@@ -6,7 +6,8 @@ import XMPP
 /// - `POST /channels/{channel}`: a message (text or JSON body);
 /// - `POST /hooks/alertmanager/{channel}`, `POST /hooks/grafana/{channel}`: a webhook,
 ///   rendered through the channel's template;
-/// - `GET /messages/{id}`: where an accepted message has got to.
+/// - `GET /messages/{id}`: where an accepted message has got to;
+/// - `GET /channels/{channel}/messages`: the channel's archive (issue 25), newest first.
 public enum IngressRoute: Hashable, Sendable {
     public enum WebhookKind: String, Hashable, Sendable {
         case alertmanager
@@ -16,6 +17,7 @@ public enum IngressRoute: Hashable, Sendable {
     case message(channel: String)
     case webhook(channel: String, kind: WebhookKind)
     case status(id: String)
+    case history(channel: String)
 
     /// The route for `method` and `path` (without the query), or why there is none.
     public static func match(method: String, path: String) -> Result<IngressRoute, IngressError> {
@@ -33,6 +35,9 @@ public enum IngressRoute: Hashable, Sendable {
         case 2 where decoded[0] == "channels" && !decoded[1].isEmpty:
             route = .message(channel: decoded[1])
             allowed = "POST"
+        case 3 where decoded[0] == "channels" && !decoded[1].isEmpty && decoded[2] == "messages":
+            route = .history(channel: decoded[1])
+            allowed = "GET"
         case 3 where decoded[0] == "hooks" && !decoded[2].isEmpty:
             guard let kind = WebhookKind(rawValue: decoded[1]) else {
                 return .failure(.notFound("no webhook '\(decoded[1])'; use /hooks/alertmanager/{channel} or /hooks/grafana/{channel}"))

@@ -1,0 +1,32 @@
+import TransportCore
+
+/// How an archived message's copies are stored in the archive's `copies` column
+/// (migration v13): per copy its target transport, address and id, separated by U+001F,
+/// copies separated by U+001E. Neither can occur in an XMPP id or address (XML 1.0 has no
+/// such characters) nor in a transport name. Written on the journal's thread for every
+/// archived message, so no coder; NULL for none.
+enum ArchiveCopiesColumn {
+    static func encode(_ copies: [ArchivedMessage.Copy]) -> String? {
+        guard !copies.isEmpty else { return nil }
+        var text = ""
+        for (index, copy) in copies.enumerated() {
+            if index > 0 { text.unicodeScalars.append("\u{1E}") }
+            text += copy.target.transport
+            text.unicodeScalars.append("\u{1F}")
+            text += copy.target.address ?? ""
+            text.unicodeScalars.append("\u{1F}")
+            text += copy.id
+        }
+        return text
+    }
+
+    /// A malformed record is left out (never a trap).
+    static func decode(_ column: String?) -> [ArchivedMessage.Copy] {
+        guard let column, !column.isEmpty else { return [] }
+        return column.split(separator: "\u{1E}", omittingEmptySubsequences: true).compactMap { record in
+            let fields = record.split(separator: "\u{1F}", omittingEmptySubsequences: false)
+            guard fields.count == 3 else { return nil }
+            return ArchivedMessage.Copy(target: Endpoint(transport: String(fields[0]), address: fields[1].isEmpty ? nil : String(fields[1])), id: String(fields[2]))
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+import TransportCore
+import Transports
+import XMPP
+
+@testable import Bridge
+
+/// The local archive on the relay path (issue 25): what a channel relays is archived in
+/// the relay's own commit, as the sender wrote it, with its copies' ids; a correction and
+/// a retraction change the entry; receipts are not messages; a channel can opt out; the
+/// pruner keeps each channel's retention on the manual clock.
+@Suite("Archive through the relay pipeline")
+struct ArchivePipelineTests {
+    let folder = try! TemporaryFolder()
+    static let alice = Endpoint(transport: "work", address: "alice@example.org")
+    static let bob = Endpoint(transport: "home", address: "bob@example.net")
+    static let carol = Endpoint(transport: "home", address: "carol@example.net")
+
+    static func link(archives: Bool = true, days: Int = 90) -> RelayChannel {
+        var channel = RelayChannel(
+            name: "link", members: [ChannelMember(endpoint: alice, direction: .inout), ChannelMember(endpoint: bob, direction: .inout)], format: "{nick}: {body}",
+            passesReceipts: true
+        )
+        channel.archives = archives
+        channel.archiveDays = days
+        return channel
+    }
+
+    static var quiet: RelayChannel {
+        var channel = RelayChannel(name: "quiet", members: [ChannelMember(endpoint: carol, direction: .in), ChannelMember(endpoint: bob, direction: .out)])
+        channel.archives = false
+        return channel
+    }
+
+    func pipeline(_ store: StateStore, _ journal: Journal, filters: [String: ChannelFilter] = [:]) -> RelayPipeline<ManualClock> {
+        RelayPipeline(
+            router: Router(channels: [Self.link(), Self.quiet], ownJIDs: [], filters: filters), journal: journal, store: store,
+            ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
+        )
+    }
+
+    static func message(_ body: String?, id: String, from source: Endpoint = alice, _ content: MessageContent = MessageContent()) -> InboundMessage {
+        var message = InboundMessage(source: source, sender: "\(source.address ?? "")/phone", nick: "Alice", id: id, body: body)
+        message.content = content
+        return message
+    }
+
+    @Test("a relayed message is archived once, as written (before the channel's replace), with its copy's id; a correction edits it, a retraction empties it; receipts and a channel with archive = false leave nothing")
+    func archivedAndEdited() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        var filter = ChannelFilter()
+        filter.replace = [(try ChannelFilter.Pattern("password=\\S+"), "password=***")]
+        let pipeline = self.pipeline(store, journal, filters: ["link": filter])
+        try await pipeline.load()
+        #expect(await pipeline.handle(.message(Self.message("login password=hunter2 works", id: "a-1")), from: "work") == .accepted)
+        #expect(await pipeline.handle(.message(Self.message("second", id: "a-2")), from: "work") == .accepted)
+        #expect(await pipeline.handle(.message(Self.message("from carol", id: "c-1", from: Self.carol)), from: "home") == .accepted)
+        let copy = try #require(try store.relays(forSource: "work", address: Self.alice.address, id: "a-1").first)
+        _ = await pipeline.handle(.receipt(DeliveryReceipt(relayID: copy.relayID, from: Self.bob, displayed: false)), from: "home")
+        await journal.flushed()
+        #expect(try store.loadQueue().first { $0.delivery.sourceID == "a-1" }?.delivery.body == "Alice: login password=*** works")
+
+        var page = try store.archived(ArchiveQuery())
+        #expect(page.messages.map(\.body) == ["second", "login password=hunter2 works"], "newest first; carol's channel keeps none; the receipt is no message")
+        let first = try #require(page.messages.last)
+        #expect(first.channel == "link" && first.source == Self.alice && first.sender == "alice@example.org/phone" && first.nick == "Alice")
+        #expect(first.copies == [ArchivedMessage.Copy(target: Self.bob, id: copy.relayID)])
+        #expect(first.editedAt == nil && first.retractedAt == nil && !first.bridgeMade)
+
+        #expect(await pipeline.handle(.message(Self.message("login works now", id: "a-3", MessageContent(replaceID: "a-1"))), from: "work") == .accepted)
+        #expect(await pipeline.handle(.message(Self.message(nil, id: "a-4", MessageContent(retractID: "a-2"))), from: "work") == .accepted)
+        await journal.flushed()
+        page = try store.archived(ArchiveQuery())
+        #expect(page.messages.count == 2, "a correction and a retraction are no entries of their own")
+        #expect(page.messages.last?.body == "login works now" && page.messages.last?.editedAt != nil)
+        #expect(page.messages.first?.body == "" && page.messages.first?.retractedAt != nil)
+        #expect(try store.archived(ArchiveQuery(search: "hunter2")).messages.isEmpty, "the corrected text left the index")
+        #expect(try store.archived(ArchiveQuery(search: "works")).messages.map(\.sourceID) == ["a-1"])
+        await journal.shutdown()
+    }
+
+    @Test("the archive entry survives kill -9 through the intake log: it rides in the relay's own record, with no commit of its own")
+    func archiveRidesTheIntakeLog() async throws {
+        let path = self.folder.path("state.sqlite")
+        let clock = ManualClock()
+        let crashed = try Journal(store: try StateStore(path: path), log: try IntakeLogFile(path: path + ".intake"), clock: clock, logger: Logger(label: "journal-test"))
+        let pipeline = RelayPipeline(
+            router: Router(channels: [Self.link()], ownJIDs: []), journal: crashed, store: try StateStore(path: path),
+            ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
+        )
+        var message = Self.message("durable at once", id: "a-1")
+        message.awaitsCommit = true
+        #expect(await pipeline.handle(.message(message), from: "work") == .accepted)
+        await clock.waitForSleepers(1)
+        #expect(crashed.commitCount == 0, "answered from the intake log, before any SQLite commit")
+        // The next process: the crashed journal never ran its commit.
+        let store = try StateStore(path: path)
+        let restarted = try Journal(store: store, log: try IntakeLogFile(path: path + ".intake"), logger: Logger(label: "journal-test"))
+        #expect(try store.archived(ArchiveQuery()).messages.map(\.body) == ["durable at once"])
+        await restarted.shutdown()
+    }
+
+    @Test("the pruner forgets, on the manual clock, what is older than each channel's archive_days, in batches; 0 keeps everything")
+    func pruneOnTheManualClock() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var entries: [JournalEntry] = []
+        for day in 0..<10 {
+            for channel in ["short", "forever"] {
+                entries.append(
+                    .archive(
+                        ArchivedMessage(
+                            at: start.addingTimeInterval(Double(day) * 86_400), channel: channel, source: Self.alice, sender: "alice@example.org", nick: "Alice",
+                            sourceID: "\(channel)-\(day)", body: "day \(day)"
+                        )
+                    )
+                )
+            }
+        }
+        try await journal.commit(entries)
+        let clock = ManualClock()
+        let now = { @Sendable in start.addingTimeInterval(9 * 86_400 + clock.now.offset.seconds) }
+        let pruner = ArchivePruner(
+            journal: journal, retention: { ["short": 3, "forever": 0] }, clock: clock, interval: .seconds(3600), batch: 2, now: now,
+            logger: Logger(label: "pruner-test")
+        )
+        let service = Task { try? await pruner.run() }
+        // At start: older than 3 days before day 9 (days 0 to 5) go.
+        await clock.waitForSleepers()
+        #expect(try store.archived(ArchiveQuery(channel: "short")).messages.map(\.body) == ["day 9", "day 8", "day 7", "day 6"])
+        // A day later, the next hourly runs take day 6.
+        for _ in 0..<24 {
+            clock.advance(by: .seconds(3600))
+            await clock.waitForSleepers()
+        }
+        #expect(try store.archived(ArchiveQuery(channel: "short")).messages.map(\.body) == ["day 9", "day 8", "day 7"])
+        #expect(try store.archived(ArchiveQuery(channel: "forever", limit: 100)).messages.count == 10)
+        #expect(try store.archived(ArchiveQuery(search: "day")).messages.count == 13, "the index lost the pruned rows too")
+        service.cancel()
+        await service.value
+        await journal.shutdown()
+    }
+}

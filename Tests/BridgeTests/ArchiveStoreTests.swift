@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+import TransportCore
+import Transports
+
+@testable import Bridge
+
+/// Reading the local archive (issue 25): full-text search ranked by FTS5's bm25, time
+/// ranges, senders, cursor paging, and user text that is never FTS5 syntax.
+@Suite("Archive reads")
+struct ArchiveStoreTests {
+    let folder = try! TemporaryFolder()
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    static let alice = Endpoint(transport: "work", address: "alice@example.org")
+
+    /// A store holding `bodies`, one a minute from ``start``, in channel `ops`.
+    func store(_ bodies: [(String, String)]) async throws -> (StateStore, Journal) {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        try await journal.commit(
+            bodies.enumerated().map { index, entry in
+                .archive(
+                    ArchivedMessage(
+                        at: Self.start.addingTimeInterval(Double(index) * 60), channel: index % 5 == 4 ? "dev" : "ops",
+                        source: Endpoint(transport: "work", address: entry.0.split(separator: "/").first.map(String.init)),
+                        sender: entry.0, nick: entry.0.split(separator: "@").first.map(String.init) ?? "", sourceID: "m-\(index)", body: entry.1
+                    )
+                )
+            }
+        )
+        return (store, journal)
+    }
+
+    @Test("a search ranks by relevance (more of the words, in a shorter text, first), ignores case and accents, and takes word* as a prefix")
+    func ranking() async throws {
+        let (store, journal) = try await self.store([
+            ("alice@example.org/a", "Dísk FULL: disk full"),
+            ("alice@example.org/a", "lunch?"),
+            ("bob@example.org/b", "a long message that mentions the disk only once among many other words about other things"),
+            ("bob@example.org/b", "the disk on db1 is full again after the cleanup we ran last week"),
+        ])
+        var query = ArchiveQuery(search: "disk full")
+        query.ranked = true
+        let ranked = try store.archived(query).messages.map(\.sourceID)
+        #expect(ranked == ["m-0", "m-3"], "every word must appear; twice each in a short text outranks the newer once each in a long one")
+        #expect(try store.archived(ArchiveQuery(search: "disk full")).messages.map(\.sourceID) == ["m-3", "m-0"], "unranked: newest first")
+        #expect(try store.archived(ArchiveQuery(search: "DISK")).messages.count == 3)
+        #expect(try store.archived(ArchiveQuery(search: "lun*")).messages.map(\.sourceID) == ["m-1"])
+        #expect(try store.archived(ArchiveQuery(search: "lun")).messages.isEmpty, "a whole word unless it ends in *")
+        await journal.shutdown()
+    }
+
+    @Test("user text is never FTS5 syntax: quotes, operators, parentheses and a lone * are words or nothing, never an error")
+    func searchIsLiteral() async throws {
+        let (store, journal) = try await self.store([("alice@example.org/a", "say \"NOT\" (or) AND maybe -x col:umn")])
+        for text in ["\"", "NOT", "AND maybe", "(or)", "-x", "col:umn", "*", "\"\"\"", "NEAR(a b)", "x OR", "^say"] {
+            _ = try store.archived(ArchiveQuery(search: text))
+        }
+        #expect(try store.archived(ArchiveQuery(search: "NOT")).messages.count == 1)
+        #expect(try store.archived(ArchiveQuery(search: "col:umn")).messages.count == 1)
+        #expect(try store.archived(ArchiveQuery(search: "* ((")).messages.isEmpty, "nothing searchable matches nothing")
+        #expect(ArchiveSearch.expression("a \"b\" c*") == "\"a\" \"\"\"b\"\"\" \"c\" *")
+        #expect(ArchiveSearch.expression("  ") == nil)
+        await journal.shutdown()
+    }
+
+    @Test("since, until, channel, sender (a bare JID takes every resource; a nick; a full address) and a cursor that walks back page by page")
+    func rangesAndCursor() async throws {
+        let bodies = (0..<20).map { ($0 % 2 == 0 ? "alice@example.org/phone" : "bob@example.net/pc", "message \($0)") }
+        let (store, journal) = try await self.store(bodies)
+        let ops = try store.archived(ArchiveQuery(channel: "ops", limit: 100)).messages
+        #expect(ops.count == 16 && ops.allSatisfy { $0.channel == "ops" })
+        let window = try store.archived(ArchiveQuery(since: Self.start.addingTimeInterval(5 * 60), until: Self.start.addingTimeInterval(8 * 60))).messages
+        #expect(window.map(\.body) == ["message 7", "message 6", "message 5"])
+        #expect(try store.archived(ArchiveQuery(from: "ALICE@example.org", limit: 100)).messages.count == 10)
+        #expect(try store.archived(ArchiveQuery(from: "bob@example.net/pc", limit: 100)).messages.count == 10)
+        #expect(try store.archived(ArchiveQuery(from: "bob", limit: 100)).messages.count == 10, "a nick")
+        #expect(try store.archived(ArchiveQuery(from: "alice@example.org/tablet", limit: 100)).messages.isEmpty)
+        var seen: [String] = []
+        var query = ArchiveQuery(channel: "ops", limit: 6)
+        while true {
+            let page = try store.archived(query)
+            seen += page.messages.map(\.body)
+            guard let next = page.next else { break }
+            query.before = next
+        }
+        #expect(seen == ops.map(\.body), "the pages together are the whole channel, newest first, each once")
+        await journal.shutdown()
+    }
+
+    @Test("the copies column reads back what it stored; a malformed record is left out")
+    func copiesColumn() {
+        let copies = [ArchivedMessage.Copy(target: Endpoint(transport: "home", address: "b@x"), id: "r1"), .init(target: Endpoint(transport: "ops"), id: "r2")]
+        #expect(ArchiveCopiesColumn.decode(ArchiveCopiesColumn.encode(copies)) == copies)
+        #expect(ArchiveCopiesColumn.encode([]) == nil)
+        #expect(ArchiveCopiesColumn.decode("garbage\u{1E}home\u{1F}\u{1F}r3") == [.init(target: Endpoint(transport: "home"), id: "r3")])
+    }
+
+    @Test("history times: ages, dates, date-times with Z or an offset, seconds since 1970; anything else is refused")
+    func times() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(ArchiveTime.parse("2h", now: now) == now.addingTimeInterval(-7200))
+        #expect(ArchiveTime.parse("90s", now: now) == now.addingTimeInterval(-90))
+        #expect(ArchiveTime.parse("1.5d", now: now) == now.addingTimeInterval(-129_600))
+        #expect(ArchiveTime.parse("2w", now: now) == now.addingTimeInterval(-1_209_600))
+        #expect(ArchiveTime.parse("2027-01-15", now: now) == now.addingTimeInterval(-8 * 3600), "UTC midnight")
+        #expect(ArchiveTime.parse("2027-01-15T08:00Z", now: now) == now)
+        #expect(ArchiveTime.parse("2027-01-15 09:00:00+01:00", now: now) == now)
+        #expect(ArchiveTime.parse("2027-01-15T08:00:00.500", now: now) == now.addingTimeInterval(0.5))
+        #expect(ArchiveTime.parse("1800000000", now: now) == now)
+        for bad in ["", "yesterday", "2h30m", "-2h", "2027-13-01", "2027-02-30", "2027-01-15T25:00", "2027-01-15T08:00+1", "2027-01-15X", "h"] {
+            #expect(ArchiveTime.parse(bad, now: now) == nil, "\(bad)")
+        }
+    }
+}
