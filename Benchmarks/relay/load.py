@@ -27,6 +27,7 @@ joined are gone, so the warm-up repeats until the receiver has seen --warmup of 
 import argparse
 import asyncio
 import json
+import statistics
 import math
 import os
 import re
@@ -348,7 +349,7 @@ def report(path):
     for row in rows:
         groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping"]
+    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping", "bridge-noarchive"]
     rooms = any(r.get("rooms") for r in rows)  # rooms.sh: room to room, mod_muc_mam
     archive = "muc_mam" if rooms else "mod_mam"
 
@@ -454,6 +455,19 @@ def report(path):
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         if not rooms or tm is not None:
             print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
+        tn = g("bridge-noarchive", "throughput", "msgs_per_s")
+        if tn is not None:
+            # CPU per message from the threads' schedstat (nanoseconds), the median over every
+            # throughput repeat: the 10 ms ticks of /proc/PID/stat are too coarse for a 10 % bar.
+            def cpu(label, mode):
+                values = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, label, mode), [])]
+                values = [v for v in values if v is not None]
+                return statistics.median(values) if values else None
+            ca, cn = cpu("bridge", "throughput"), cpu("bridge-noarchive", "throughput")
+            pa, pn = cpu("bridge", "latency"), cpu("bridge-noarchive", "latency")
+            print(f"  archive on/off (issue 25, goal <= 1.10x relay CPU/msg) {fmt(ratio(ca, cn), 2)}x tput ({fmt(ca)} vs {fmt(cn)} µs, median of"
+                  f" {len(groups.get((variant, 'bridge', 'throughput'), []))} runs each), {fmt(ratio(pa, pn), 2)}x paced ({fmt(pa)} vs {fmt(pn)} µs);"
+                  f" throughput {fmt(ratio(tb, tn), 2)}x ({fmt(tb)} vs {fmt(tn)} msg/s)")
         tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")
         p50, p99 = g("bridge-ping", "latency", "lat_p50_ms"), g("bridge-ping", "latency", "lat_p99_ms")
         if tp is not None:
@@ -466,7 +480,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--label", default="run", help="direct, bridge, bot, bridge-memory or bridge-ping (for the report)")
+    r.add_argument("--label", default="run", help="direct, bridge, bot, bridge-memory, bridge-ping or bridge-noarchive (for the report)")
     r.add_argument("--variant", default="-", help="e.g. off/on for mod_mam (for the report)")
     r.add_argument("--mode", choices=["throughput", "latency"], default="throughput")
     r.add_argument("-n", type=int, default=2000)

@@ -71,6 +71,9 @@ struct ArchivePipelineTests {
         #expect(first.copies == [ArchivedMessage.Copy(target: Self.bob, id: copy.relayID)])
         #expect(first.editedAt == nil && first.retractedAt == nil && !first.bridgeMade)
 
+        // Indexed before the correction: the trigger swaps the indexed text.
+        try store.indexArchive()
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "hunter2")).messages.map(\.sourceID) == ["a-1"])
         #expect(await pipeline.handle(.message(Self.message("login works now", id: "a-3", MessageContent(replaceID: "a-1"))), from: "work") == .accepted)
         #expect(await pipeline.handle(.message(Self.message(nil, id: "a-4", MessageContent(retractID: "a-2"))), from: "work") == .accepted)
         await journal.flushed()
@@ -78,8 +81,32 @@ struct ArchivePipelineTests {
         #expect(page.messages.count == 2, "a correction and a retraction are no entries of their own")
         #expect(page.messages.last?.body == "login works now" && page.messages.last?.editedAt != nil)
         #expect(page.messages.first?.body == "" && page.messages.first?.retractedAt != nil)
-        #expect(try store.archived(ArchiveQuery(search: "hunter2")).messages.isEmpty, "the corrected text left the index")
-        #expect(try store.archived(ArchiveQuery(search: "works")).messages.map(\.sourceID) == ["a-1"])
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "hunter2")).messages.isEmpty, "the corrected text left the index")
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "works")).messages.map(\.sourceID) == ["a-1"])
+        try Self.checkIndex(store)
+        await journal.shutdown()
+    }
+
+    /// FTS5's own check that the index holds exactly the archive's text.
+    static func checkIndex(_ store: StateStore) throws {
+        try store.indexArchive()
+        try store.write(.indexArchive) { db in try db.execute(sql: "INSERT INTO archive_text (archive_text, rank) VALUES ('integrity-check', 1)") }
+    }
+
+    @Test("every thousand archived messages a relay commit also gives the index its batch; nothing is indexed one commit at a time")
+    func indexedInBatches() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let pipeline = self.pipeline(store, journal)
+        try await pipeline.load()
+        func indexed() throws -> Int64 { try store.read(.readArchive) { db in try Int64.fetchOne(db, sql: "SELECT through FROM archive_indexed") ?? -1 } }
+        for index in 0..<999 { _ = await pipeline.handle(.message(Self.message("m \(index)", id: "a-\(index)")), from: "work") }
+        await journal.flushed()
+        #expect(try indexed() == 0)
+        _ = await pipeline.handle(.message(Self.message("the thousandth", id: "a-999")), from: "work")
+        await journal.flushed()
+        #expect(try indexed() == 1000)
+        try Self.checkIndex(store)
         await journal.shutdown()
     }
 
@@ -125,7 +152,7 @@ struct ArchivePipelineTests {
         try await journal.commit(entries)
         let clock = ManualClock()
         let now = { @Sendable in start.addingTimeInterval(9 * 86_400 + clock.now.offset.seconds) }
-        let pruner = ArchivePruner(
+        let pruner = ArchiveKeeper(
             journal: journal, retention: { ["short": 3, "forever": 0] }, clock: clock, interval: .seconds(3600), batch: 2, now: now,
             logger: Logger(label: "pruner-test")
         )
@@ -140,7 +167,8 @@ struct ArchivePipelineTests {
         }
         #expect(try store.archived(ArchiveQuery(channel: "short")).messages.map(\.body) == ["day 9", "day 8", "day 7"])
         #expect(try store.archived(ArchiveQuery(channel: "forever", limit: 100)).messages.count == 10)
-        #expect(try store.archived(ArchiveQuery(search: "day")).messages.count == 13, "the index lost the pruned rows too")
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "day")).messages.count == 13, "the index lost the pruned rows too")
+        try Self.checkIndex(store)
         service.cancel()
         await service.value
         await journal.shutdown()

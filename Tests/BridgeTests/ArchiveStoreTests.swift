@@ -43,12 +43,12 @@ struct ArchiveStoreTests {
         ])
         var query = ArchiveQuery(search: "disk full")
         query.ranked = true
-        let ranked = try store.archived(query).messages.map(\.sourceID)
+        let ranked = try store.indexedAndRead(query).messages.map(\.sourceID)
         #expect(ranked == ["m-0", "m-3"], "every word must appear; twice each in a short text outranks the newer once each in a long one")
-        #expect(try store.archived(ArchiveQuery(search: "disk full")).messages.map(\.sourceID) == ["m-3", "m-0"], "unranked: newest first")
-        #expect(try store.archived(ArchiveQuery(search: "DISK")).messages.count == 3)
-        #expect(try store.archived(ArchiveQuery(search: "lun*")).messages.map(\.sourceID) == ["m-1"])
-        #expect(try store.archived(ArchiveQuery(search: "lun")).messages.isEmpty, "a whole word unless it ends in *")
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "disk full")).messages.map(\.sourceID) == ["m-3", "m-0"], "unranked: newest first")
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "DISK")).messages.count == 3)
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "lun*")).messages.map(\.sourceID) == ["m-1"])
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "lun")).messages.isEmpty, "a whole word unless it ends in *")
         await journal.shutdown()
     }
 
@@ -56,11 +56,11 @@ struct ArchiveStoreTests {
     func searchIsLiteral() async throws {
         let (store, journal) = try await self.store([("alice@example.org/a", "say \"NOT\" (or) AND maybe -x col:umn")])
         for text in ["\"", "NOT", "AND maybe", "(or)", "-x", "col:umn", "*", "\"\"\"", "NEAR(a b)", "x OR", "^say"] {
-            _ = try store.archived(ArchiveQuery(search: text))
+            _ = try store.indexedAndRead(ArchiveQuery(search: text))
         }
-        #expect(try store.archived(ArchiveQuery(search: "NOT")).messages.count == 1)
-        #expect(try store.archived(ArchiveQuery(search: "col:umn")).messages.count == 1)
-        #expect(try store.archived(ArchiveQuery(search: "* ((")).messages.isEmpty, "nothing searchable matches nothing")
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "NOT")).messages.count == 1)
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "col:umn")).messages.count == 1)
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "* ((")).messages.isEmpty, "nothing searchable matches nothing")
         #expect(ArchiveSearch.expression("a \"b\" c*") == "\"a\" \"\"\"b\"\"\" \"c\" *")
         #expect(ArchiveSearch.expression("  ") == nil)
         await journal.shutdown()

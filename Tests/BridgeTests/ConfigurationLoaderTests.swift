@@ -31,6 +31,25 @@ struct ConfigurationLoaderTests {
         }
     }
 
+    @Test("archive and archive_days per channel: false and 0 are kept; anything else is a problem at its path")
+    func archiveKeys() throws {
+        let base = """
+            [local.in]
+            kind = "stdio"
+            [local.out]
+            kind = "socket"
+            path = "out.sock"
+
+            """
+        func channel(_ keys: String) -> String { base + "[channels.c]\nmembers = [ { local = \"in\", direction = \"in\" }, { local = \"out\", direction = \"out\" } ]\n" + keys }
+        var loader = ConfigurationLoader(file: try Self.write(channel("archive = false\narchive_days = 0\n")))
+        let configuration = try loader.loadBridge()
+        #expect(configuration.channels.first?.archives == false && configuration.channels.first?.archiveDays == 0)
+        #expect(try Self.problems(channel("archive = \"yes\"\n")).contains { $0.hasPrefix("channels.c.archive:") })
+        #expect(try Self.problems(channel("archive_days = -1\n")).contains { $0.hasPrefix("channels.c.archive_days:") })
+        #expect(try Self.problems(channel("archive_days = \"90d\"\n")).contains { $0.hasPrefix("channels.c.archive_days:") })
+    }
+
     @Test("bridge.toml.example loads with every account, local and channel")
     func example() throws {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
@@ -68,6 +87,8 @@ struct ConfigurationLoaderTests {
         let oncall = try #require(configuration.paging["oncall"])
         #expect(oncall.isPaging && oncall.tiers.count == 1 && oncall.maxPerMinute == 20 && oncall.quiet.count == 1)
         #expect(configuration.paging["alerts"]?.isPaging == false)
+        #expect(configuration.channels.map(\.archives) == [true, true, true, true])
+        #expect(configuration.channels.map(\.archiveDays) == [90, 90, 90, 90])
         let filter = try #require(configuration.filters["dev"])
         #expect(filter.ignore.count == 2 && filter.replace.first?.pattern.source == #"(?i)password=\S+"# && filter.onlyFrom?.count == 2)
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [

@@ -44,8 +44,9 @@ struct JournalEntryCodecTests {
                     bridgeMade: true
                 )
             ),
-            .archiveEdit(source: Self.target, sourceID: "m-1", body: "disk fine", at: date), .archiveEdit(source: Self.local, sourceID: "m-2", body: nil, at: date),
-            .pruneArchive(channel: "ops", before: date, limit: 1000),
+            .archiveEdit(channels: ["ops"], source: Self.target, sourceID: "m-1", body: "disk fine", at: date),
+            .archiveEdit(channels: ["ops", "dev"], source: Self.local, sourceID: "m-2", body: nil, at: date),
+            .pruneArchive(channel: "ops", before: date, limit: 1000), .indexArchive,
         ]
     }
 

@@ -37,6 +37,16 @@ struct IngressRouteTests {
         #expect(Self.route("HEAD", "/messages/web-1") == .status(id: "web-1"))
     }
 
+    @Test("GET /channels/{channel}/messages reads that channel's archive; another last segment names nothing")
+    func history() {
+        #expect(Self.route("GET", "/channels/alerts/messages") == .history(channel: "alerts"))
+        #expect(Self.route("HEAD", "/channels/a%20b/messages") == .history(channel: "a b"))
+        #expect(Self.error("GET", "/channels/alerts/other")?.status == 404)
+        #expect(Self.error("GET", "/channels//messages")?.status == 404)
+        #expect(Self.error("POST", "/channels/alerts/messages")?.status == 405)
+        #expect(IngressRoute.allowedMethods(path: "/channels/alerts/messages") == "GET, HEAD")
+    }
+
     // MARK: - 405
 
     @Test(

@@ -8,6 +8,6 @@ struct ArchiveReader<C: Clock>: ArchiveReading where C.Duration == Duration, C.I
 
     func read(_ query: ArchiveQuery, for reader: String) async throws -> ArchivePage? {
         guard let channel = query.channel, await self.pipeline.isMember(reader, of: channel) else { return nil }
-        return try await self.pipeline.journal.read { store throws(StateStoreError) in try store.archived(query) }
+        return try await self.pipeline.journal.read { store throws(StateStoreError) in try store.indexedAndRead(query) }
     }
 }

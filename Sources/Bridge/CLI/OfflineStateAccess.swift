@@ -56,8 +56,10 @@ struct OfflineStateAccess {
     /// Whether `operation` changes the database.
     static func writes(_ operation: ControlRequest.Operation) -> Bool {
         switch operation {
-        case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove: true
-        case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers, .history: false
+        // history: what a killed daemon left in the intake log goes in first, and the
+        // full-text index takes what it lacks, so a search sees every message.
+        case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove, .history: true
+        case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers: false
         }
     }
 }

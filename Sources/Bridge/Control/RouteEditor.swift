@@ -53,7 +53,7 @@ struct RouteEditor {
                 return response
             case .history:
                 var response = ControlResponse(ok: true)
-                response.history = try self.store.archived(request.archiveQuery).messages
+                response.history = try self.store.indexedAndRead(request.archiveQuery).messages
                 return response
             case .queueList:
                 var response = ControlResponse(ok: true)

@@ -136,8 +136,8 @@ struct BridgeProcess {
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
         services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         services.append(.init(service: paging, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
-        let pruner = ArchivePruner(journal: journal, retention: { await pipeline.archiveRetention() }, clock: ContinuousClock(), logger: logger)
-        services.append(.init(service: pruner, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        let keeper = ArchiveKeeper(journal: journal, retention: { await pipeline.archiveRetention() }, clock: ContinuousClock(), logger: logger)
+        services.append(.init(service: keeper, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         if let listen = configuration.settings.metricsListen {
             let server = MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger)
             services.append(.init(service: server, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
@@ -157,6 +157,8 @@ struct BridgeProcess {
 
     func run() async throws {
         try await self.group.run()
+        // The archive's index takes its tail, so a search without the daemon sees it all.
+        _ = try? await self.journal.read { store throws(StateStoreError) in try store.indexArchive() }
         // Completions recorded by the last batches reach the database before we exit.
         await self.journal.shutdown()
         try? await self.eventLoops.shutdownGracefully()

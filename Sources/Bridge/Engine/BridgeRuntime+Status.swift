@@ -37,7 +37,7 @@ extension BridgeRuntime {
             do {
                 let query = request.archiveQuery
                 var response = ControlResponse(ok: true)
-                response.history = try await self.relay.journal.read { store throws(StateStoreError) in try store.archived(query) }.messages
+                response.history = try await self.relay.journal.read { store throws(StateStoreError) in try store.indexedAndRead(query) }.messages
                 return response
             } catch {
                 return RouteEditor.failure("\(error)")

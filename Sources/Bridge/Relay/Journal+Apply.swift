@@ -109,8 +109,10 @@ extension Journal {
                 }
             case .archive(let message):
                 try StateStore.insertArchived(message, in: db)
-            case .archiveEdit(let source, let sourceID, let body, let at):
-                try StateStore.editArchived(source: source, sourceID: sourceID, body: body, at: at, in: db)
+            case .archiveEdit(let channels, let source, let sourceID, let body, let at):
+                try StateStore.editArchived(channels: channels, source: source, sourceID: sourceID, body: body, at: at, in: db)
+            case .indexArchive:
+                try StateStore.indexArchive(in: db)
             case .pruneArchive(let channel, let before, let limit):
                 try StateStore.pruneArchive(channel: channel, before: before, limit: limit, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):

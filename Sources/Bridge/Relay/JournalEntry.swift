@@ -50,8 +50,10 @@ enum JournalEntry: Sendable {
     /// A message goes into the local archive (issue 25), in the commit that relays it.
     case archive(ArchivedMessage)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
-    /// (nil; XEP-0424): its archived entries change.
-    case archiveEdit(source: Endpoint, sourceID: String, body: String?, at: Date)
+    /// (nil; XEP-0424): its archived entries in `channels` change.
+    case archiveEdit(channels: [String], source: Endpoint, sourceID: String, body: String?, at: Date)
+    /// The archive's full-text index takes what it does not have yet, in one batch.
+    case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.
     case pruneArchive(channel: String, before: Date, limit: Int)
 

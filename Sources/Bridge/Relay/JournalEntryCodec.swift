@@ -42,7 +42,7 @@ enum JournalEntryCodec {
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
         case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed, prunePaging
-        case archive, archiveEdit, pruneArchive
+        case archive, archiveEdit, pruneArchive, indexArchive
     }
 
     private struct Writer {
@@ -203,12 +203,15 @@ enum JournalEntryCodec {
             case .archive(let message):
                 self.u8(Tag.archive.rawValue)
                 self.archived(message)
-            case .archiveEdit(let source, let sourceID, let body, let at):
+            case .archiveEdit(let channels, let source, let sourceID, let body, let at):
                 self.u8(Tag.archiveEdit.rawValue)
+                self.strings(channels)
                 self.endpoint(source)
                 self.string(sourceID)
                 self.optional(body)
                 self.date(at)
+            case .indexArchive:
+                self.u8(Tag.indexArchive.rawValue)
             case .pruneArchive(let channel, let before, let limit):
                 self.u8(Tag.pruneArchive.rawValue)
                 self.string(channel)
@@ -347,7 +350,9 @@ enum JournalEntryCodec {
             case .archive:
                 return .archive(try self.archived())
             case .archiveEdit:
-                return .archiveEdit(source: try self.endpoint(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
+                return .archiveEdit(channels: try self.strings(), source: try self.endpoint(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
+            case .indexArchive:
+                return .indexArchive
             case .pruneArchive:
                 return .pruneArchive(channel: try self.string(), before: try self.date(), limit: try self.int())
             }

@@ -10,38 +10,35 @@ extension RelayPipeline {
     /// message it refers to instead; a receipt or marker is not a message.
     func archiveEntries(for message: InboundMessage, routed: [Delivery], at now: Date) -> [JournalEntry] {
         let archived = self.router.archivedChannels
-        guard !archived.isEmpty, routed.contains(where: { archived.contains($0.channel) }) else { return [] }
+        guard !archived.isEmpty else { return [] }
         let content = message.content
         guard content.confirms == nil else { return [] }
+        // Per archived channel, in routing order; a message reaches few channels, so a
+        // search of the short list beats a dictionary here, on every message.
+        var messages: [ArchivedMessage] = []
         let source = Router.normalized(message.source)
-        if let replaced = content.replaceID {
-            return [.archiveEdit(source: source, sourceID: replaced, body: message.body ?? "", at: now)]
-        }
-        if let retracted = content.retractID {
-            return [.archiveEdit(source: source, sourceID: retracted, body: nil, at: now)]
-        }
-        var entries: [JournalEntry] = []
-        var index: [String: Int] = [:]
         for delivery in routed where archived.contains(delivery.channel) {
             let copy = ArchivedMessage.Copy(target: delivery.target, id: delivery.relayID)
-            if let at = index[delivery.channel], case .archive(var entry) = entries[at] {
-                entry.copies.append(copy)
-                entries[at] = .archive(entry)
+            if let at = messages.firstIndex(where: { $0.channel == delivery.channel }) {
+                messages[at].copies.append(copy)
                 continue
             }
-            index[delivery.channel] = entries.count
-            entries.append(
-                .archive(
-                    ArchivedMessage(
-                        at: now, channel: delivery.channel, source: source, sender: message.sender, nick: message.nick, sourceID: message.id,
-                        // The sender's own text: the channel's `replace` rules changed only the copies.
-                        body: message.body ?? message.subject ?? "", subject: message.subject, content: content, copies: [copy],
-                        bridgeMade: message.isOccupantNotice
-                    )
+            messages.append(
+                ArchivedMessage(
+                    at: now, channel: delivery.channel, source: source, sender: message.sender, nick: message.nick, sourceID: message.id,
+                    // The sender's own text: the channel's `replace` rules changed only the copies.
+                    body: message.body ?? message.subject ?? "", subject: message.subject, content: content, copies: [copy],
+                    bridgeMade: message.isOccupantNotice
                 )
             )
         }
-        return entries
+        guard !messages.isEmpty else { return [] }
+        if let edited = content.replaceID ?? content.retractID {
+            // A correction or retraction changes the message it refers to, in those channels.
+            let body = content.replaceID != nil ? message.body ?? "" : nil
+            return [.archiveEdit(channels: messages.map(\.channel), source: source, sourceID: edited, body: body, at: now)]
+        }
+        return self.indexedEvery(messages.map { .archive($0) })
     }
 
     /// The archive's entries for what the bridge says itself (notices, digests, paging
@@ -68,10 +65,21 @@ extension RelayPipeline {
                 )
             )
         }
-        return messages.map { .archive($0) }
+        return self.indexedEvery(messages.map { .archive($0) })
     }
 
-    /// Each archived channel's retention in days (0: for ever), for ``ArchivePruner``.
+    /// Messages archived before the full-text index takes them in one batch.
+    static var archiveIndexBatch: Int { 1000 }
+
+    /// `entries`, and every ``archiveIndexBatch`` archived messages an `.indexArchive` after them.
+    private func indexedEvery(_ entries: [JournalEntry]) -> [JournalEntry] {
+        self.archivedSinceIndex += entries.count
+        guard self.archivedSinceIndex >= Self.archiveIndexBatch else { return entries }
+        self.archivedSinceIndex = 0
+        return entries + [.indexArchive]
+    }
+
+    /// Each archived channel's retention in days (0: for ever), for ``ArchiveKeeper``.
     func archiveRetention() -> [String: Int] {
         var days: [String: Int] = [:]
         for channel in self.router.channels where channel.archives { days[channel.name] = channel.archiveDays }

@@ -6,10 +6,10 @@ import TransportCore
 /// calls the statics here inside its transaction), read by `history`, the HTTP route and
 /// the retention pruner.
 extension StateStore {
-    /// Inserts `message` (the same message and channel again changes nothing).
+    /// Inserts `message`; the full-text index takes it with the next ``indexArchive(in:)``.
     static func insertArchived(_ message: ArchivedMessage, in db: Database) throws {
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO archive (at, channel, source_transport, source_address, sender, nick, source_id, body, subject, content, copies, bridge_made)
+            INSERT INTO archive (at, channel, source_transport, source_address, sender, nick, source_id, body, subject, content, copies, bridge_made)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 Self.milliseconds(message.at), message.channel, message.source.transport, message.source.address, message.sender, message.nick,
@@ -18,17 +18,41 @@ extension StateStore {
             ])
     }
 
-    /// Every archived copy of message `sourceID` from `source` (one per channel) gets the
-    /// corrected `body`, or, for nil, is emptied as retracted.
-    static func editArchived(source: Endpoint, sourceID: String, body: String?, at: Date, in db: Database) throws {
-        let when = Self.milliseconds(at)
-        let sql = body == nil
-            ? "UPDATE archive SET body = '', content = NULL, retracted_at = ? WHERE source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ?"
-            : "UPDATE archive SET body = ?, edited_at = ? WHERE source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ?"
-        let address = source.address ?? ""
-        let arguments: StatementArguments = body.map { [$0, when, sourceID, source.transport, address] } ?? [when, sourceID, source.transport, address]
-        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    /// Adds what the full-text index does not have yet, in one batch (FTS5 costs a
+    /// twentieth per message in batches of a thousand of what it costs a few at a time).
+    static func indexArchive(in db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id > (SELECT through FROM archive_indexed) ORDER BY id
+            """).execute()
+        try db.cachedStatement(sql: "UPDATE archive_indexed SET through = IFNULL((SELECT MAX(id) FROM archive), through)").execute()
     }
+
+    /// Brings the full-text index up to date (before a search, and at shutdown).
+    func indexArchive() throws(StateStoreError) {
+        try self.write(.indexArchive) { db in try Self.indexArchive(in: db) }
+    }
+
+    /// The archived message `sourceID` from `source` in each of `channels` gets the
+    /// corrected `body`, or, for nil, is emptied as retracted. Only a message archived in
+    /// the day before `at` is looked for (the channel's index, newest first): a correction
+    /// (XEP-0308) is of a recent message, and an unknown id must not scan a whole archive.
+    static func editArchived(channels: [String], source: Endpoint, sourceID: String, body: String?, at: Date, in db: Database) throws {
+        let when = Self.milliseconds(at)
+        let set = body == nil ? "body = '', content = NULL, retracted_at = ?" : "body = ?, edited_at = ?"
+        let statement = try db.cachedStatement(sql: """
+            UPDATE archive SET \(set) WHERE id = (
+              SELECT id FROM archive WHERE channel = ? AND at >= ? AND source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ?
+              ORDER BY at DESC LIMIT 1)
+            """)
+        for channel in channels {
+            let filter: [any DatabaseValueConvertible] = [channel, when - Self.editWindow, sourceID, source.transport, source.address ?? ""]
+            let values: [(any DatabaseValueConvertible)?] = (body.map { [$0, when] } ?? [when]) + filter
+            try statement.execute(arguments: StatementArguments(values))
+        }
+    }
+
+    /// How far back (milliseconds) a correction or retraction looks for its message: a day.
+    static var editWindow: Int64 { 86_400_000 }
 
     /// Forgets at most `limit` of `channel`'s messages older than `before`, oldest first.
     static func pruneArchive(channel: String, before: Date, limit: Int, in db: Database) throws {
@@ -41,6 +65,13 @@ extension StateStore {
         try self.read(.readArchive) { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM archive WHERE channel = ? AND at < ?", arguments: [channel, Self.milliseconds(before)]) ?? 0
         }
+    }
+
+    /// What `query` asks for, a search after the index took everything (on the journal's
+    /// thread, or offline with no daemon running).
+    func indexedAndRead(_ query: ArchiveQuery) throws(StateStoreError) -> ArchivePage {
+        if query.search != nil { try self.indexArchive() }
+        return try self.archived(query)
     }
 
     /// What `query` asks for: newest first, or best first for a ranked search.

@@ -28,6 +28,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case readPages = "read pages"
         case readPostponedDeliveries = "read postponed deliveries"
         case readArchive = "read the archive"
+        case indexArchive = "index the archive"
     }
 
     var operation: Operation

@@ -2,12 +2,12 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Keeps the local archive within each channel's `archive_days` (issue 25): a Service under
-/// the bridge's ServiceGroup that, at start and then every `interval` on its clock,
-/// forgets what is older, in journal commits of at most `batch` messages, so a large
-/// backlog never holds one long transaction in front of the relay's commits. Never on the
-/// relay path: the relay only ever inserts.
-final class ArchivePruner<C: Clock>: Service where C.Duration == Duration {
+/// Keeps the local archive (issue 25): a Service under the bridge's ServiceGroup that, at
+/// start and then every `interval` on its clock, brings the full-text index up to date
+/// and forgets what is older than each channel's `archive_days`, in journal commits of at
+/// most `batch` messages, so a large backlog never holds one long transaction in front of
+/// the relay's commits. Never on the relay path: the relay only ever inserts.
+final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
     private let journal: Journal
     /// Each archived channel's retention in days (0: for ever), as configured now.
     private let retention: @Sendable () async -> [String: Int]
@@ -39,9 +39,15 @@ final class ArchivePruner<C: Clock>: Service where C.Duration == Duration {
         }
     }
 
-    /// Forgets every archived message past its channel's retention; how many.
+    /// Indexes what the index lacks, then forgets every archived message past its
+    /// channel's retention; how many.
     @discardableResult
     func prune() async -> Int {
+        do {
+            try await self.journal.commit([.indexArchive])
+        } catch {
+            self.logger.error("cannot index the archive; tried again later", metadata: ["error": "\(error)"])
+        }
         var pruned = 0
         let now = self.now()
         for (channel, days) in await self.retention().sorted(by: { $0.key < $1.key }) where days > 0 {
