@@ -2,7 +2,8 @@
 # Installs the system packages xmpp-bridge needs (Debian/Ubuntu), for one use:
 #   build  the build libraries (libxml2, OpenSSL 3, SQLite) and pkg-config
 #   demo   build + Prosody and openssl: what `scripts/demo.sh` runs
-#   test   demo + ejabberd, Prometheus (promtool), Alertmanager and systemd: the full test
+#   test   demo + ejabberd, Prometheus (promtool), Alertmanager, systemd and python3-venv
+#          (for slixmpp, a test peer, from PyPI): the full test
 #          suite's servers and tools (the default; what CI runs)
 # Swift itself must already be on PATH. Nothing installed here starts at boot: the tests
 # and the demo start their own servers on loopback, so the services these packages (and
@@ -14,7 +15,7 @@ packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config)
 case "$use" in
   build) ;;
   demo) packages+=(openssl prosody) ;;
-  test) packages+=(openssl prosody ejabberd prometheus prometheus-alertmanager systemd) ;;
+  test) packages+=(openssl prosody ejabberd prometheus prometheus-alertmanager systemd python3-venv) ;;
   *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
 esac
 

@@ -4,5 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-prerequisites.sh
+# slixmpp (PyPI), a second client implementation the tests read our vCard with: in its
+# own venv under .build, made once.
+venv=.build/test-venv
+if ! "$venv/bin/python" -c 'import slixmpp' 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check slixmpp
+fi
+export XMPP_BRIDGE_TEST_PYTHON=$PWD/$venv/bin/python
 swift build --build-tests
 swift test --skip-build "$@"

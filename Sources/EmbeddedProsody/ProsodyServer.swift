@@ -257,7 +257,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     private func writeConfig() throws {
-        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline", "uptime", "vcard"]
+        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline", "uptime", "vcard", "pep"]
         if self.options.tls { modules.append("tls") }
         if self.options.registration { modules.append("register") }
         if self.options.archive { modules.append("mam") }

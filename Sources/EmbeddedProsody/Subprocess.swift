@@ -10,8 +10,9 @@ public enum Subprocess {
         public var description: String { "`\(command)` exited with \(status): \(output)" }
     }
 
-    /// Finds `name` on `PATH` (or in the usual sbin folders).
+    /// Finds `name` on `PATH` (or in the usual sbin folders); a path is taken as it is.
     public static func which(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin", "/usr/bin"] {
             let candidate = "\(directory)/\(name)"

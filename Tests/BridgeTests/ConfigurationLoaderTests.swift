@@ -31,6 +31,27 @@ struct ConfigurationLoaderTests {
         }
     }
 
+    @Test("an account's nick and avatar: a PNG or JPEG up to 64 KiB is read; a larger, unreadable or other file and a bad nick are problems at their paths")
+    func nickAndAvatar() throws {
+        func account(_ keys: String) -> String {
+            "[accounts.work]\njid = \"bot@example.org\"\npassword_env = \"PW\"\n" + keys
+        }
+        let png = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==")!)
+        let path = try Self.write(account("nick = \" Ops bridge \"\navatar = \"bot.png\"\n"))
+        let folder = (path as NSString).deletingLastPathComponent
+        try Data(png).write(to: URL(fileURLWithPath: "\(folder)/bot.png"))
+        var loader = ConfigurationLoader(file: path)
+        let profile = try #require(try loader.load()["work"]).profile
+        #expect(profile.nick == "Ops bridge" && profile.avatar?.type == "image/png" && profile.avatar?.bytes == png)
+
+        let big = String(repeating: "x", count: 70_000)
+        #expect(try Self.problems(account("avatar = \"big.png\"\n"), files: ["big.png": "\u{89}PNG" + big]).contains { $0.hasPrefix("accounts.work.avatar:") && $0.contains("64 KiB") })
+        #expect(try Self.problems(account("avatar = \"a.gif\"\n"), files: ["a.gif": "GIF89a"]).contains { $0.hasPrefix("accounts.work.avatar:") && $0.contains("not a PNG or JPEG") })
+        #expect(try Self.problems(account("avatar = \"missing.png\"\n")).contains { $0.hasPrefix("accounts.work.avatar: cannot read") })
+        #expect(try Self.problems(account("nick = \"a\\u0007b\"\n")).contains { $0.hasPrefix("accounts.work.nick:") })
+        #expect(try Self.problems(account("nick = \"  \"\n")).contains { $0.hasPrefix("accounts.work.nick:") })
+    }
+
     @Test("archive and archive_days per channel: false and 0 are kept; anything else is a problem at its path")
     func archiveKeys() throws {
         let base = """

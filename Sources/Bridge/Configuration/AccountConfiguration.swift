@@ -26,10 +26,13 @@ struct AccountConfiguration: Sendable {
     /// come within this (`ack_timeout`, default 5 s), or the connection is dropped and
     /// resumed; "unlimited": off.
     var acknowledgementTimeout: Duration = .seconds(5)
+    /// The account's nick and avatar (`nick`, `avatar`; issue 25): published at login when
+    /// they changed, the nick also in every message the account sends.
+    var profile = OwnProfile()
 
     static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
-        "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout",
+        "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout", "nick", "avatar",
     ]
 }

@@ -77,6 +77,7 @@ extension ConfigurationLoader {
         let roomPing = self.age(table, "room_ping_interval", path)
         let roomRejoin = self.age(table, "room_rejoin_delay", path)
         let ackTimeout = self.age(table, "ack_timeout", path)
+        let profile = self.profile(table, path)
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -91,7 +92,35 @@ extension ConfigurationLoader {
         if let roomPing, roomPing != .zero { account.roomTimings.pingInterval = roomPing }
         if let roomRejoin, roomRejoin != .zero { account.roomTimings.rejoinAfterKick = roomRejoin }
         if let ackTimeout { account.acknowledgementTimeout = ackTimeout }
+        account.profile = profile
         return account
+    }
+
+    /// `nick` and `avatar` (a PNG or JPEG file of at most 64 KiB, read and checked here so
+    /// `check` names a bad one).
+    private mutating func profile(_ table: TOMLTable, _ path: String) -> OwnProfile {
+        var profile = OwnProfile()
+        if let nick = self.string(table, "nick", path) {
+            let trimmed = nick.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty || trimmed.count > 200 || trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                self.problem("\(path).nick", "must be 1 to 200 characters without control characters", "e.g. nick = \"Ops bridge\"")
+            } else {
+                profile.nick = trimmed
+            }
+        }
+        if let file = self.string(table, "avatar", path) {
+            let resolved = self.resolve(file)
+            if let data = FileManager.default.contents(atPath: resolved) {
+                do {
+                    profile.avatar = try Avatar(bytes: Array(data))
+                } catch {
+                    self.problem("\(path).avatar", "\(resolved): \(error)", "a PNG or JPEG of at most 64 KiB, e.g. 96×96 pixels")
+                }
+            } else {
+                self.problem("\(path).avatar", "cannot read \(resolved)", "a PNG or JPEG of at most 64 KiB, readable by the bridge")
+            }
+        }
+        return profile
     }
 
     /// A period such as "90s", "30m", "12h" or "7d"; "unlimited" reads as zero.

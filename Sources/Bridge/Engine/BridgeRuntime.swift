@@ -271,6 +271,8 @@ actor BridgeRuntime {
             client.tls.additionalTrustRootsFile ?? "", "\(client.tls.certificateVerification)", "\(account.password)",
             account.subscriptionPolicy.rawValue, "\(account.maxStanzaBytes)", "\(account.streamManagement)",
             "\(account.catchUp)", "\(account.catchUpMaxAge.map { "\($0)" } ?? "unlimited")",
+            // A new nick or avatar logs in again, which publishes it.
+            account.profile.nick ?? "", account.profile.avatar?.id ?? "",
             password == nil ? Self.unreadableSecret : "\(secret.finalize())",
         ].joined(separator: "|")
     }

@@ -101,7 +101,7 @@ struct TransportFactory: Sendable {
         )
         return XMPPTransport(
             name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
-            reuploader: FileReuploader(http: http, logger: logger), eventLoop: loop, logger: logger
+            reuploader: FileReuploader(http: http, logger: logger), profile: account.profile, eventLoop: loop, logger: logger
         )
     }
 

@@ -22,6 +22,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// `RelayPipeline` for the thread hops this saves).
     private let eventLoop: any EventLoop
     public let executor: (any TaskExecutor)?
+    /// The account's nick and avatar (issue 25), published at login when they changed.
+    private let profile: OwnProfile
+    /// Contacts' vCard nicknames (XEP-0054), for a roster item without a name; nil: none.
+    private let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
 
     /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -33,9 +37,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         bridgeID: String,
         deliveryTimeout: Duration = .seconds(30),
         reuploader: FileReuploader? = nil,
+        profile: OwnProfile = OwnProfile(),
         eventLoop: any EventLoop,
         logger: Logger
     ) {
+        self.profile = profile
         self.reuploader = reuploader
         self.name = name
         self.eventLoop = eventLoop
@@ -57,6 +63,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
+        // Every presence, the first included, carries the avatar's hash (XEP-0153).
+        await session.setPresenceExtensions(self.profile.presenceUpdate.map { [$0] } ?? [])
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -119,11 +127,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         Self.state(await self.session.presence(of: jid))
     }
 
-    /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it; nil when it has
-    /// none or the request fails.
-    public func vCard(of contact: JID) async -> XMLElement? {
-        let request = IQ(type: .get, id: await self.session.nextID(), to: contact.bare, payload: XMLElement(name: "vCard", namespace: "vcard-temp"))
-        guard let answer = try? await self.session.request(request, timeout: .seconds(10)), let card = answer.payload, card.name == "vCard" else { return nil }
+    /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it, or the account's
+    /// own for nil; nil when it has none or the request fails.
+    public func vCard(of contact: JID?, timeout: Duration = .seconds(10)) async -> XMLElement? {
+        let request = IQ(type: .get, id: await self.session.nextID(), to: contact?.bare, payload: XMLElement(name: "vCard", namespace: "vcard-temp"))
+        guard let answer = try? await self.session.request(request, timeout: timeout), let card = answer.payload, card.name == "vCard" else { return nil }
         return card
     }
 
@@ -269,6 +277,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // receiver can tell a repeat from a new message.
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
+            if type != .groupchat, let nick = self.profile.nickElement { message.extensions.append(nick) }
             if type == .chat || type == .normal, content.asksConfirmation(body: body) {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
@@ -319,6 +328,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         switch event {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
+            if !self.profile.isEmpty {
+                // Off the event path: a few round trips, and nothing waits for them.
+                Task(executorPreference: self.executor) { await self.publishProfile() }
+            }
             await self.handler.handle(.available, from: self.name)
             // The roster was fetched while restoring the session.
             await self.handler.handle(.rosterChanged, from: self.name)
@@ -430,7 +443,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         var room: JID?
         switch message.type {
         case .chat, .normal, .headline:
-            nick = await self.session.roster.items[from.bare]?.name ?? from.localpart ?? from.domainpart
+            nick = await self.contactNick(from, in: message)
             given = message.id
         case .groupchat:
             guard let occupant = from.resourcepart else { return nil }
@@ -467,5 +480,46 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         inbound.sourceType = Self.deliveryType(message.type)
         if room != nil { inbound.roomStanzaID = message.archiveID }
         return inbound
+    }
+
+    /// Publishes the account's nick and avatar when the server's vCard does not show them
+    /// yet: the vCard (XEP-0054 §3.2, other fields kept), then the PEP items (XEP-0084
+    /// data before metadata, XEP-0172 nick). A refusal is logged; the account works on.
+    private func publishProfile() async {
+        let card = await self.vCard(of: nil)
+        guard !self.profile.isShown(in: card) else {
+            self.logger.info("nick and avatar unchanged; not published again")
+            return
+        }
+        do {
+            _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: self.profile.vCard(updating: card)), timeout: .seconds(30))
+            for publish in self.profile.pepPublishes {
+                _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: publish), timeout: .seconds(30))
+            }
+            self.logger.info(
+                "nick and avatar published",
+                metadata: ["nick": "\(self.profile.nick ?? "-")", "avatar": "\(self.profile.avatar.map { "\($0.type) \($0.id)" } ?? "-")"]
+            )
+        } catch {
+            self.logger.warning("nick and avatar not published", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The display name of `from`, a contact: the roster's name, else the XEP-0172 nick
+    /// the message carries, else the vCard's NICKNAME (fetched once per contact in the
+    /// roster, at its first message), else the localpart.
+    private func contactNick(_ from: JID, in message: Message) async -> String {
+        let item = await self.session.roster.items[from.bare]
+        if let name = item?.name, !name.isEmpty { return name }
+        if let nick = OwnProfile.nick(in: message.extensions) { return nick }
+        let fallback = from.localpart ?? from.domainpart
+        guard item != nil else { return fallback }
+        if let known = self.vCardNicks.withLockedValue({ $0[from.bare] }) { return known ?? fallback }
+        let nick = await self.vCard(of: from, timeout: .seconds(3)).flatMap { VCardSummary($0).nick }
+        self.vCardNicks.withLockedValue { cache in
+            if cache.count >= 10_000 { cache.removeAll() }
+            cache[from.bare] = nick
+        }
+        return nick ?? fallback
     }
 }

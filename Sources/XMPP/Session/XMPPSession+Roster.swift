@@ -87,6 +87,14 @@ extension XMPPSession {
         try await self.send(Presence(type: .unsubscribed, to: contact.bare).element)
     }
 
+    /// Elements every available presence we broadcast carries from now on (XEP-0153's photo
+    /// hash); broadcast again at once when online.
+    public func setPresenceExtensions(_ elements: [XMLElement]) async {
+        guard elements != self.presenceExtensions else { return }
+        self.presenceExtensions = elements
+        if let presence = self.presence, self.connection != nil { try? await self.announce(presence) }
+    }
+
     /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.
     public func setPresence(show: Presence.Show? = nil, status: String? = nil, priority: Int8 = 0) async throws {
         let presence = Presence(type: .available, show: show, status: status, priority: priority)

@@ -61,6 +61,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: Task<Void, Never>?
     var presence: Presence?
+    /// Added to every available presence we broadcast (a vCard photo hash, XEP-0153).
+    var presenceExtensions: [XMLElement] = []
     /// Callers waiting for the roster to reach some state (``waitForRoster(timeout:_:)``).
     var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
@@ -486,6 +488,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     func announce(_ presence: Presence) async throws {
         var announced = presence
         announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
+        if announced.type == .available { announced.extensions += self.presenceExtensions }
         try await self.send(announced.element)
     }
 }
