@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-prerequisites.sh
 # slixmpp (PyPI), a second client implementation the tests read our vCard with: in its
-# own venv under .build, made once.
+# own venv under .build, made once, at the version the tests were written against.
 venv=.build/test-venv
-if ! "$venv/bin/python" -c 'import slixmpp' 2>/dev/null; then
+slixmpp=1.17.0
+if [ "$("$venv/bin/python" -c 'import slixmpp; print(slixmpp.__version__)' 2>/dev/null)" != "$slixmpp" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check slixmpp
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "slixmpp==$slixmpp"
 fi
 export XMPP_BRIDGE_TEST_PYTHON=$PWD/$venv/bin/python
 swift build --build-tests

@@ -18,11 +18,16 @@ public enum ArchiveTime {
                 case "w": 604_800
                 default: nil
                 }
-            if let seconds { return now.addingTimeInterval(-count * seconds) }
+            // At most a thousand years back: anything further is a typo, not a time.
+            if let seconds, count * seconds <= Self.farthest { return now.addingTimeInterval(-count * seconds) }
+            if seconds != nil { return nil }
         }
-        if text.allSatisfy(\.isNumber), let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        if text.allSatisfy(\.isNumber), let seconds = Double(text), seconds <= Self.farthest * 2 { return Date(timeIntervalSince1970: seconds) }
         return Self.calendarTime(text)
     }
+
+    /// A thousand years, in seconds: the longest age taken.
+    static let farthest: Double = 1000 * 366 * 86_400
 
     /// `YYYY-MM-DD`, optionally `T` or a space and `HH:MM[:SS[.fff]]`, optionally `Z` or `±HH:MM`.
     private static func calendarTime(_ text: String) -> Date? {

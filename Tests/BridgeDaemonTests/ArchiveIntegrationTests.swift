@@ -29,7 +29,13 @@ struct ArchiveIntegrationTests {
 
     @Test("what reaches bob is archived with its copy's id: history lists and searches it with the daemon and without, and the HTTP route pages through it with a cursor, for members only")
     func historyAndHTTP() async throws {
-        let setup = try await Setup.start()
+        let setup = try await Setup.start(
+            extraConfig: """
+
+                [channels.private]
+                members = [ { local = "sub", direction = "out" }, { account = "home", jid = "bob@example.test", direction = "in" } ]
+                """
+        )
         var bridge = try await setup.startBridge()
         defer { bridge.terminate() }
         let bodies = ["disk full on db1", "backup done", "disk full on db2", "deploy finished"]
@@ -66,6 +72,7 @@ struct ArchiveIntegrationTests {
         #expect(try await setup.http.get("/channels/alerts/messages?limit=0", token: Self.token).status == 422)
         #expect(try await setup.http.get("/channels/alerts/messages?since=soon", token: Self.token).status == 422)
         #expect(try await setup.http.get("/channels/nope/messages", token: Self.token).status == 404)
+        #expect(try await setup.http.get("/channels/private/messages", token: Self.token).status == 404, "a channel the ingress is not in")
         #expect(try await setup.http.post("/channels/alerts/messages", token: Self.token, body: "x").status == 405)
 
         // Without a daemon: the stopped bridge indexed everything; the command reads the database.

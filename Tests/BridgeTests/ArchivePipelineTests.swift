@@ -110,6 +110,44 @@ struct ArchivePipelineTests {
         await journal.shutdown()
     }
 
+    @Test("what the bridge says itself is archived as bridge-made: the notice to the sender of an encrypted message, with its copy")
+    func bridgeMadeNotice() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let pipeline = self.pipeline(store, journal)
+        try await pipeline.load()
+        _ = await pipeline.handle(.message(Self.message("I sent you an OMEMO message", id: "a-1", MessageContent(encryption: "OMEMO"))), from: "work")
+        await journal.flushed()
+        let archived = try store.archived(ArchiveQuery()).messages
+        #expect(archived.count == 1)
+        let notice = try #require(archived.first)
+        #expect(notice.bridgeMade && notice.channel == "link" && notice.body.hasPrefix("This bridge cannot relay messages encrypted with OMEMO"))
+        #expect(notice.copies.map(\.target) == [Self.alice] && notice.sender == "xmpp-bridge")
+        await journal.shutdown()
+    }
+
+    @Test("ids are never reused: after every row was pruned a new message gets a new id, the index takes it, and its correction keeps the index whole")
+    func idsAfterAFullPrune() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let old = Date(timeIntervalSince1970: 1_000_000_000)
+        try await journal.commit((0..<3).map { .archive(ArchivedMessage(at: old, channel: "link", source: Self.alice, sender: "a", nick: "A", sourceID: "o-\($0)", body: "old \($0)")) })
+        try store.indexArchive()
+        let first = try store.archived(ArchiveQuery()).messages.map(\.number).max() ?? 0
+        try await journal.commit([.pruneArchive(channel: "link", before: Date(), limit: 100)])
+        let now = Date()
+        try await journal.commit([
+            .archive(ArchivedMessage(at: now, channel: "link", source: Self.alice, sender: "a", nick: "A", sourceID: "n-1", body: "fresh words")),
+        ])
+        try store.indexArchive()
+        try await journal.commit([.archiveEdit(channels: ["link"], source: Self.alice, nick: nil, sourceID: "n-1", body: "fresher words", at: now)])
+        await journal.flushed()
+        let fresh = try store.indexedAndRead(ArchiveQuery(search: "fresher")).messages
+        #expect(fresh.count == 1 && (fresh.first?.number ?? 0) > first)
+        try Self.checkIndex(store)
+        await journal.shutdown()
+    }
+
     @Test("the archive entry survives kill -9 through the intake log: it rides in the relay's own record, with no commit of its own")
     func archiveRidesTheIntakeLog() async throws {
         let path = self.folder.path("state.sqlite")

@@ -110,8 +110,31 @@ struct ArchiveStoreTests {
         #expect(ArchiveTime.parse("2027-01-15 09:00:00+01:00", now: now) == now)
         #expect(ArchiveTime.parse("2027-01-15T08:00:00.500", now: now) == now.addingTimeInterval(0.5))
         #expect(ArchiveTime.parse("1800000000", now: now) == now)
+        #expect(ArchiveTime.parse("1e300d", now: now) == nil && ArchiveTime.parse("99999999999999999999", now: now) == nil, "far beyond any archive: refused")
+        #expect(ArchiveTime.parse("900y", now: now) == nil)
         for bad in ["", "yesterday", "2h30m", "-2h", "2027-13-01", "2027-02-30", "2027-01-15T25:00", "2027-01-15T08:00+1", "2027-01-15X", "h"] {
             #expect(ArchiveTime.parse(bad, now: now) == nil, "\(bad)")
         }
+    }
+
+    @Test("a far date in a query is clamped, never a trap; from a room only the occupant's own message is corrected")
+    func farDatesAndRoomEdits() async throws {
+        let (store, journal) = try await self.store([("alice@example.org/a", "x")])
+        #expect(try store.archived(ArchiveQuery(since: .distantFuture)).messages.isEmpty)
+        #expect(try store.archived(ArchiveQuery(until: .distantFuture)).messages.count == 1)
+        #expect(try store.archived(ArchiveQuery(since: Date(timeIntervalSince1970: -1e300))).messages.count == 1)
+
+        let room = Endpoint(transport: "work", address: "ops@muc.example.org")
+        let now = Date()
+        try await journal.commit([
+            .archive(ArchivedMessage(at: now, channel: "ops", source: room, sender: "ops@muc.example.org/alice", nick: "alice", sourceID: "same", body: "alice wrote")),
+            .archive(ArchivedMessage(at: now, channel: "ops", source: room, sender: "ops@muc.example.org/bob", nick: "bob", sourceID: "b-1", body: "bob wrote")),
+            .archiveEdit(channels: ["ops"], source: room, nick: "mallory", sourceID: "same", body: "spoofed", at: now),
+            .archiveEdit(channels: ["ops"], source: room, nick: "bob", sourceID: "b-1", body: "bob corrected", at: now),
+        ])
+        await journal.flushed()
+        let bodies = try store.archived(ArchiveQuery(from: "ops@muc.example.org")).messages.map(\.body)
+        #expect(bodies == ["bob corrected", "alice wrote"])
+        await journal.shutdown()
     }
 }

@@ -44,8 +44,8 @@ struct JournalEntryCodecTests {
                     bridgeMade: true
                 )
             ),
-            .archiveEdit(channels: ["ops"], source: Self.target, sourceID: "m-1", body: "disk fine", at: date),
-            .archiveEdit(channels: ["ops", "dev"], source: Self.local, sourceID: "m-2", body: nil, at: date),
+            .archiveEdit(channels: ["ops"], source: Self.target, nick: nil, sourceID: "m-1", body: "disk fine", at: date),
+            .archiveEdit(channels: ["ops", "dev"], source: Self.local, nick: "bob", sourceID: "m-2", body: nil, at: date),
             .pruneArchive(channel: "ops", before: date, limit: 1000), .indexArchive,
         ]
     }

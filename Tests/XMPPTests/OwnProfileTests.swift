@@ -20,7 +20,8 @@ struct OwnProfileTests {
         #expect(png.type == "image/png" && png.width == 3 && png.height == 2 && png.id == Self.pngSHA1)
         let jpeg = try Avatar(bytes: Self.jpeg)
         #expect(jpeg.type == "image/jpeg" && jpeg.width == 16 && jpeg.height == 9)
-        #expect(try Avatar(bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x00]).width == nil, "a broken segment length gives no size, never a trap")
+        #expect(try Avatar(bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x00] + [UInt8](repeating: 0, count: 10)).width == nil, "a broken segment length gives no size, never a trap")
+        #expect(try Avatar(bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x40] + [UInt8](repeating: 0, count: 10)).width == nil, "a segment past the end: no size")
         #expect(throws: Avatar.Problem.empty) { try Avatar(bytes: []) }
         #expect(throws: Avatar.Problem.notPNGOrJPEG) { try Avatar(bytes: Array("GIF89a".utf8)) }
         #expect(throws: Avatar.Problem.tooLarge(bytes: 65_537, limit: 65_536)) { try Avatar(bytes: Self.png + [UInt8](repeating: 0, count: 65_537 - Self.png.count)) }

@@ -110,7 +110,10 @@ extension ConfigurationLoader {
         }
         if let file = self.string(table, "avatar", path) {
             let resolved = self.resolve(file)
-            if let data = FileManager.default.contents(atPath: resolved) {
+            let size = ((try? FileManager.default.attributesOfItem(atPath: resolved))?[.size] as? NSNumber)?.intValue
+            if let size, size > Avatar.maximumBytes {
+                self.problem("\(path).avatar", "\(resolved): \(Avatar.Problem.tooLarge(bytes: size, limit: Avatar.maximumBytes))", "a PNG or JPEG of at most 64 KiB, e.g. 96×96 pixels")
+            } else if let data = FileManager.default.contents(atPath: resolved) {
                 do {
                     profile.avatar = try Avatar(bytes: Array(data))
                 } catch {

@@ -109,8 +109,8 @@ extension Journal {
                 }
             case .archive(let message):
                 try StateStore.insertArchived(message, in: db)
-            case .archiveEdit(let channels, let source, let sourceID, let body, let at):
-                try StateStore.editArchived(channels: channels, source: source, sourceID: sourceID, body: body, at: at, in: db)
+            case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
+                try StateStore.editArchived(channels: channels, source: source, nick: nick, sourceID: sourceID, body: body, at: at, in: db)
             case .indexArchive:
                 try StateStore.indexArchive(in: db)
             case .pruneArchive(let channel, let before, let limit):

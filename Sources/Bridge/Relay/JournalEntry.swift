@@ -50,8 +50,9 @@ enum JournalEntry: Sendable {
     /// A message goes into the local archive (issue 25), in the commit that relays it.
     case archive(ArchivedMessage)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
-    /// (nil; XEP-0424): its archived entries in `channels` change.
-    case archiveEdit(channels: [String], source: Endpoint, sourceID: String, body: String?, at: Date)
+    /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
+    /// entry of the same occupant (`nick`): an occupant's ids are visible to the others.
+    case archiveEdit(channels: [String], source: Endpoint, nick: String?, sourceID: String, body: String?, at: Date)
     /// The archive's full-text index takes what it does not have yet, in one batch.
     case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.

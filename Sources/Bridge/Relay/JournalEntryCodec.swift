@@ -203,10 +203,11 @@ enum JournalEntryCodec {
             case .archive(let message):
                 self.u8(Tag.archive.rawValue)
                 self.archived(message)
-            case .archiveEdit(let channels, let source, let sourceID, let body, let at):
+            case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
                 self.u8(Tag.archiveEdit.rawValue)
                 self.strings(channels)
                 self.endpoint(source)
+                self.optional(nick)
                 self.string(sourceID)
                 self.optional(body)
                 self.date(at)
@@ -350,7 +351,7 @@ enum JournalEntryCodec {
             case .archive:
                 return .archive(try self.archived())
             case .archiveEdit:
-                return .archiveEdit(channels: try self.strings(), source: try self.endpoint(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
+                return .archiveEdit(channels: try self.strings(), source: try self.endpoint(), nick: try self.optional(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
             case .indexArchive:
                 return .indexArchive
             case .pruneArchive:

@@ -36,7 +36,8 @@ extension RelayPipeline {
         if let edited = content.replaceID ?? content.retractID {
             // A correction or retraction changes the message it refers to, in those channels.
             let body = content.replaceID != nil ? message.body ?? "" : nil
-            return [.archiveEdit(channels: messages.map(\.channel), source: source, sourceID: edited, body: body, at: now)]
+            let nick = self.router.isRoom(source) ? message.nick : nil
+            return [.archiveEdit(channels: messages.map(\.channel), source: source, nick: nick, sourceID: edited, body: body, at: now)]
         }
         return self.indexedEvery(messages.map { .archive($0) })
     }
@@ -86,7 +87,8 @@ extension RelayPipeline {
         return days
     }
 
-    /// Whether `transport` is a member (any direction) of `channel` now.
+    /// Whether `transport` is a member of `channel` now, in any direction: an HTTP
+    /// ingress only posts (it has no output), and its token reads what it posts into.
     func isMember(_ transport: String, of channel: String) -> Bool {
         self.router.channels.contains { $0.name == channel && $0.members.contains { $0.endpoint.transport == transport } }
     }

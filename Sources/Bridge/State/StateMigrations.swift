@@ -271,7 +271,9 @@ enum StateMigrations {
     /// milliseconds since 1970 (UTC), and its full-text index (SQLite FTS5, external
     /// content: the text is stored once). The relay's commits insert rows only; the index
     /// takes them in batches (``StateStore/indexArchive(in:)``, through `archive_indexed`),
-    /// a twentieth of the cost of indexing each commit's few rows. Triggers keep the index
+    /// a twentieth of the cost of indexing each commit's few rows. Ids are never reused
+    /// (AUTOINCREMENT: a pruned newest row must not hand its id to a row the index would
+    /// then never take, nor move a reader's cursor). Triggers keep the index
     /// in step when an indexed row is corrected, retracted or pruned. The one index on the
     /// table grows at its end (time order; an index on the random source ids cost the
     /// relay a fifth more CPU per message) and holds the source id, so a correction finds
@@ -279,7 +281,7 @@ enum StateMigrations {
     private static func createArchive(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE archive (
-              id INTEGER PRIMARY KEY,
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
               at INTEGER NOT NULL,
               channel TEXT NOT NULL,
               source_transport TEXT NOT NULL,

@@ -24,7 +24,7 @@ extension StateStore {
         try db.cachedStatement(sql: """
             INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id > (SELECT through FROM archive_indexed) ORDER BY id
             """).execute()
-        try db.cachedStatement(sql: "UPDATE archive_indexed SET through = IFNULL((SELECT MAX(id) FROM archive), through)").execute()
+        try db.cachedStatement(sql: "UPDATE archive_indexed SET through = MAX(through, IFNULL((SELECT MAX(id) FROM archive), 0))").execute()
     }
 
     /// Brings the full-text index up to date (before a search, and at shutdown).
@@ -36,16 +36,18 @@ extension StateStore {
     /// corrected `body`, or, for nil, is emptied as retracted. Only a message archived in
     /// the day before `at` is looked for (the channel's index, newest first): a correction
     /// (XEP-0308) is of a recent message, and an unknown id must not scan a whole archive.
-    static func editArchived(channels: [String], source: Endpoint, sourceID: String, body: String?, at: Date, in db: Database) throws {
+    /// From a room, only `nick`'s own message is edited.
+    static func editArchived(channels: [String], source: Endpoint, nick: String?, sourceID: String, body: String?, at: Date, in db: Database) throws {
         let when = Self.milliseconds(at)
         let set = body == nil ? "body = '', content = NULL, retracted_at = ?" : "body = ?, edited_at = ?"
         let statement = try db.cachedStatement(sql: """
             UPDATE archive SET \(set) WHERE id = (
               SELECT id FROM archive WHERE channel = ? AND at >= ? AND source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ?
+                AND (? IS NULL OR nick = ?)
               ORDER BY at DESC LIMIT 1)
             """)
         for channel in channels {
-            let filter: [any DatabaseValueConvertible] = [channel, when - Self.editWindow, sourceID, source.transport, source.address ?? ""]
+            let filter: [(any DatabaseValueConvertible)?] = [channel, when - Self.editWindow, sourceID, source.transport, source.address ?? "", nick, nick]
             let values: [(any DatabaseValueConvertible)?] = (body.map { [$0, when] } ?? [when]) + filter
             try statement.execute(arguments: StatementArguments(values))
         }
@@ -157,8 +159,10 @@ extension StateStore {
         return message
     }
 
+    /// Milliseconds since 1970, clamped to what an Int64 holds (never a trap on a far date).
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        return Int64(exactly: value) ?? (value > 0 ? Int64.max / 2 : Int64.min / 2)
     }
 
     static func date(milliseconds: Int64) -> Date {

@@ -11,21 +11,23 @@ import XMPP
 /// and count as delivered once a server round trip confirms the server took them.
 public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing {
     public let name: String
-    private let session: XMPPSession<EventLoopClock>
+    let session: XMPPSession<EventLoopClock>
     private let handler: any TransportEventHandler
     private let bridgeID: String
     private let deliveryTimeout: Duration
     private let reuploader: FileReuploader?
-    private let logger: Logger
+    let logger: Logger
     /// The event loop the session's connections use; as a task executor, the session, this
     /// transport's event intake and its delivery worker all run there (see the bridge's
     /// `RelayPipeline` for the thread hops this saves).
     private let eventLoop: any EventLoop
     public let executor: (any TaskExecutor)?
     /// The account's nick and avatar (issue 25), published at login when they changed.
-    private let profile: OwnProfile
+    let profile: OwnProfile
     /// Contacts' vCard nicknames (XEP-0054), for a roster item without a name; nil: none.
-    private let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
+    let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
+    /// The publishing under way since the last login, cancelled by the next.
+    let publishing = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -130,9 +132,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it, or the account's
     /// own for nil; nil when it has none or the request fails.
     public func vCard(of contact: JID?, timeout: Duration = .seconds(10)) async -> XMLElement? {
-        let request = IQ(type: .get, id: await self.session.nextID(), to: contact?.bare, payload: XMLElement(name: "vCard", namespace: "vcard-temp"))
-        guard let answer = try? await self.session.request(request, timeout: timeout), let card = answer.payload, card.name == "vCard" else { return nil }
-        return card
+        if case .card(let card) = await self.readVCard(of: contact, timeout: timeout) { return card }
+        return nil
     }
 
     /// Whether the roster has been fetched since the account connected (an empty roster
@@ -330,7 +331,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             self.logger.info("online", metadata: ["jid": "\(jid)"])
             if !self.profile.isEmpty {
                 // Off the event path: a few round trips, and nothing waits for them.
-                Task(executorPreference: self.executor) { await self.publishProfile() }
+                let task = Task(executorPreference: self.executor) { await self.publishProfile() }
+                self.publishing.withLockedValue { $0?.cancel(); $0 = task }
             }
             await self.handler.handle(.available, from: self.name)
             // The roster was fetched while restoring the session.
@@ -480,46 +482,5 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         inbound.sourceType = Self.deliveryType(message.type)
         if room != nil { inbound.roomStanzaID = message.archiveID }
         return inbound
-    }
-
-    /// Publishes the account's nick and avatar when the server's vCard does not show them
-    /// yet: the vCard (XEP-0054 §3.2, other fields kept), then the PEP items (XEP-0084
-    /// data before metadata, XEP-0172 nick). A refusal is logged; the account works on.
-    private func publishProfile() async {
-        let card = await self.vCard(of: nil)
-        guard !self.profile.isShown(in: card) else {
-            self.logger.info("nick and avatar unchanged; not published again")
-            return
-        }
-        do {
-            _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: self.profile.vCard(updating: card)), timeout: .seconds(30))
-            for publish in self.profile.pepPublishes {
-                _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: publish), timeout: .seconds(30))
-            }
-            self.logger.info(
-                "nick and avatar published",
-                metadata: ["nick": "\(self.profile.nick ?? "-")", "avatar": "\(self.profile.avatar.map { "\($0.type) \($0.id)" } ?? "-")"]
-            )
-        } catch {
-            self.logger.warning("nick and avatar not published", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// The display name of `from`, a contact: the roster's name, else the XEP-0172 nick
-    /// the message carries, else the vCard's NICKNAME (fetched once per contact in the
-    /// roster, at its first message), else the localpart.
-    private func contactNick(_ from: JID, in message: Message) async -> String {
-        let item = await self.session.roster.items[from.bare]
-        if let name = item?.name, !name.isEmpty { return name }
-        if let nick = OwnProfile.nick(in: message.extensions) { return nick }
-        let fallback = from.localpart ?? from.domainpart
-        guard item != nil else { return fallback }
-        if let known = self.vCardNicks.withLockedValue({ $0[from.bare] }) { return known ?? fallback }
-        let nick = await self.vCard(of: from, timeout: .seconds(3)).flatMap { VCardSummary($0).nick }
-        self.vCardNicks.withLockedValue { cache in
-            if cache.count >= 10_000 { cache.removeAll() }
-            cache[from.bare] = nick
-        }
-        return nick ?? fallback
     }
 }
