@@ -22,6 +22,8 @@
 #   RELAY_BENCH_PERF=F record the bridge (durable, mam off, throughput run) with
 #                      `perf record -g` and write `perf report` to F
 #   RELAY_BENCH_PERF_MODE=latency  record a paced run instead of a throughput run
+#   RELAY_BENCH_PERF_FREQ=4999     sampling frequency (default 999)
+#   RELAY_BENCH_ARCHIVE=false      the bridge paths without the local archive (default true)
 #   RELAY_BENCH_PERF_MAM=on        record with mod_mam on instead of off
 #   RELAY_BENCH_PERF_EVENTS="raw_syscalls:sys_enter sched:sched_switch"  count these
 #                      events (perf record -e) instead of sampling call graphs
@@ -125,7 +127,7 @@ stream_management = ${3:-true}
 [channels.relay]
 format = "[{channel}] {nick}: {body}"
 type = "chat"
-archive = ${4:-true}
+archive = ${4:-${RELAY_BENCH_ARCHIVE:-true}}
 members = [
   { account = "relay", jid = "sender@$XMPP_DOMAIN", direction = "in" },
   { account = "relay", jid = "receiver@$XMPP_DOMAIN", direction = "out" },
@@ -140,7 +142,7 @@ TOML
 
 run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
   local label=$1 cfg=$DIR/$1.toml out
-  bridge_config "$cfg" "$2" "${3:-true}" "${4:-true}"
+  bridge_config "$cfg" "$2" "${3:-true}" "${4:-${RELAY_BENCH_ARCHIVE:-true}}"
   if out=$("$BIN" check --config "$cfg" 2>&1); then
     :
   elif grep -qi "unexpected argument\|unknown subcommand\|Usage:" <<<"$out" && ! grep -q "problem" <<<"$out"; then
@@ -160,7 +162,7 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
       for event in $RELAY_BENCH_PERF_EVENTS; do events+=(-e "$event"); done
       perf record "${events[@]}" -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
     else
-      perf record -g -F 999 -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
+      perf record -g -F ${RELAY_BENCH_PERF_FREQ:-999} -p "$RELAY_PID" -o "$WORK/perf.data" 2>"$WORK/perf.log" &
     fi
     PERF_PID=$!
     sleep 0.5

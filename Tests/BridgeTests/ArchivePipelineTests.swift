@@ -93,19 +93,20 @@ struct ArchivePipelineTests {
         try store.write(.indexArchive) { db in try db.execute(sql: "INSERT INTO archive_text (archive_text, rank) VALUES ('integrity-check', 1)") }
     }
 
-    @Test("every thousand archived messages a relay commit also gives the index its batch; nothing is indexed one commit at a time")
+    @Test("every archiveIndexBatch archived messages a relay commit also gives the index its batch; nothing is indexed one commit at a time")
     func indexedInBatches() async throws {
         let store = try StateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()
         func indexed() throws -> Int64 { try store.read(.readArchive) { db in try Int64.fetchOne(db, sql: "SELECT through FROM archive_indexed") ?? -1 } }
-        for index in 0..<999 { _ = await pipeline.handle(.message(Self.message("m \(index)", id: "a-\(index)")), from: "work") }
+        let batch = RelayPipeline<ManualClock>.archiveIndexBatch
+        for index in 0..<(batch - 1) { _ = await pipeline.handle(.message(Self.message("m \(index)", id: "a-\(index)")), from: "work") }
         await journal.flushed()
         #expect(try indexed() == 0)
-        _ = await pipeline.handle(.message(Self.message("the thousandth", id: "a-999")), from: "work")
+        _ = await pipeline.handle(.message(Self.message("the last of the batch", id: "a-last")), from: "work")
         await journal.flushed()
-        #expect(try indexed() == 1000)
+        #expect(try indexed() == Int64(batch))
         try Self.checkIndex(store)
         await journal.shutdown()
     }

@@ -69,8 +69,11 @@ extension RelayPipeline {
         return self.indexedEvery(messages.map { .archive($0) })
     }
 
-    /// Messages archived before the full-text index takes them in one batch.
-    static var archiveIndexBatch: Int { 1000 }
+    /// Messages archived before the full-text index takes them in one batch: FTS5 costs
+    /// about 3 µs a message in batches of a thousand and 2 µs in batches of ten thousand
+    /// (measured with Python's sqlite3 on the system SQLite); searches, the hourly keeper
+    /// and a clean shutdown index what is left.
+    static var archiveIndexBatch: Int { 10_000 }
 
     /// `entries`, and every ``archiveIndexBatch`` archived messages an `.indexArchive` after them.
     private func indexedEvery(_ entries: [JournalEntry]) -> [JournalEntry] {
