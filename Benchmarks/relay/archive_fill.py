@@ -1,7 +1,7 @@
 """Fills an xmpp-bridge state database's archive (issue 25) with N messages for
 Benchmarks/relay/history.sh: chat-like text over a vocabulary with a Zipf distribution
 (so some words are in most messages and most words in few), in three channels, one a
-second back from now. Rows go into the archive table, then into its FTS5 index a thousand
+second back from now. Rows go into the archive table, then into its FTS5 index ten thousand
 at a time, as the bridge indexes them. Prints how many messages hold each of the
 words the benchmark searches for, as JSON."""
 import argparse
@@ -53,10 +53,10 @@ def main():
         rows(),
     )
     db.commit()
-    # The bridge's own batch indexing (StateStore.indexArchive), a thousand at a time.
+    # The bridge's own batch indexing (StateStore.indexArchive), ten thousand at a time.
     while True:
         through = db.execute("SELECT through FROM archive_indexed").fetchone()[0]
-        last = db.execute("SELECT MAX(id) FROM archive WHERE id <= ?", (through + 1000,)).fetchone()[0]
+        last = db.execute("SELECT MAX(id) FROM archive WHERE id <= ?", (through + 10000,)).fetchone()[0]
         if last is None or last <= through:
             break
         db.execute("INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id > ? AND id <= ? ORDER BY id", (through, last))
