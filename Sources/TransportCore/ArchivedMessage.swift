@@ -22,9 +22,7 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            let target = try container.decode(String.self, forKey: .target)
-            let parts = target.split(separator: ":", maxSplits: 1).map(String.init)
-            self.target = Endpoint(transport: parts.first ?? "", address: parts.count > 1 ? parts[1] : nil)
+            self.target = Endpoint(description: try container.decode(String.self, forKey: .target))
             self.id = try container.decode(String.self, forKey: .id)
         }
 
@@ -88,8 +86,7 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
         self.number = try container.decode(Int64.self, forKey: .number)
         self.at = try container.decode(Date.self, forKey: .at)
         self.channel = try container.decode(String.self, forKey: .channel)
-        let source = try container.decode(String.self, forKey: .source).split(separator: ":", maxSplits: 1).map(String.init)
-        self.source = Endpoint(transport: source.first ?? "", address: source.count > 1 ? source[1] : nil)
+        self.source = Endpoint(description: try container.decode(String.self, forKey: .source))
         self.sender = try container.decode(String.self, forKey: .sender)
         self.nick = try container.decode(String.self, forKey: .nick)
         self.sourceID = try container.decode(String.self, forKey: .sourceID)

@@ -15,4 +15,10 @@ public struct Endpoint: Hashable, Sendable, Codable, CustomStringConvertible {
     public var description: String {
         self.address.map { "\(self.transport):\($0)" } ?? self.transport
     }
+
+    /// The endpoint a ``description`` names: `transport:address`, or a transport alone.
+    public init(description: String) {
+        let parts = description.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        self.init(transport: String(parts[0]), address: parts.count > 1 ? String(parts[1]) : nil)
+    }
 }

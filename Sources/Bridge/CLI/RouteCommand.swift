@@ -58,7 +58,8 @@ struct RouteCommand: AsyncParsableCommand {
         var nick: String?
 
         func run() async throws {
-            let (transport, address) = RouteCommand.split(self.member)
+            let member = Endpoint(description: self.member)
+            let (transport, address) = (member.transport, member.address)
             _ = try await RouteCommand.send(
                 ControlRequest(
                     op: .add, channel: self.channel, transport: transport, address: address, direction: self.direction,
@@ -77,18 +78,14 @@ struct RouteCommand: AsyncParsableCommand {
         @Argument var member: String
 
         func run() async throws {
-            let (transport, address) = RouteCommand.split(self.member)
+            let member = Endpoint(description: self.member)
+            let (transport, address) = (member.transport, member.address)
             _ = try await RouteCommand.send(
                 ControlRequest(op: .remove, channel: self.channel, transport: transport, address: address),
                 config: self.common.config
             )
             CommandLineOutput.line("removed \(self.member) from \(self.channel)")
         }
-    }
-
-    static func split(_ member: String) -> (String, String?) {
-        guard let colon = member.firstIndex(of: ":") else { return (member, nil) }
-        return (String(member[..<colon]), String(member[member.index(after: colon)...]))
     }
 
     /// Through the daemon if it runs, else on the database (``OfflineStateAccess``); a refusal

@@ -42,21 +42,17 @@ struct VCardCommand: AsyncParsableCommand {
         var events = session.events.makeAsyncIterator()
         let runner = try await SessionRunner.start(session, events: &events)
         let target = try self.jid.map { try JID($0).bare }
-        let request = IQ(type: .get, id: await session.nextID(), to: target, payload: XMLElement(name: "vCard", namespace: OwnProfile.vCardNamespace))
-        var answer: IQ?
-        do {
-            answer = try await session.request(request, timeout: .seconds(15))
-        } catch XMPPSessionError.stanzaError(let error) {
-            // The server refused to give one (item-not-found, service-unavailable): none.
-            logger.info("no vCard given", metadata: ["error": "\(error)"])
-        } catch {
+        let card: XMLElement?
+        switch await session.vCard(of: target, timeout: .seconds(15)) {
+        case .card(let found): card = found
+        case .none: card = nil
+        case .failed(let error):
             await runner.stop()
             CommandLineOutput.error("no vCard: \(error)")
             throw ExitStatus.connect.exitCode
         }
         let own = await session.boundJID?.bare.description ?? self.account
         await runner.stop()
-        let card = answer?.payload.flatMap { $0.name == "vCard" ? $0 : nil }
         let summary = card.map(VCardSummary.init) ?? VCardSummary()
         let who = target?.description ?? own
         let found = card.map { !$0.elements.isEmpty } ?? false

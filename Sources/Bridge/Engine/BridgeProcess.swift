@@ -157,8 +157,6 @@ struct BridgeProcess {
 
     func run() async throws {
         try await self.group.run()
-        // The archive's index takes its tail, so a search without the daemon sees it all.
-        _ = try? await self.journal.read { store throws(StateStoreError) in try store.indexArchive() }
         // Completions recorded by the last batches reach the database before we exit.
         await self.journal.shutdown()
         try? await self.eventLoops.shutdownGracefully()

@@ -138,9 +138,10 @@ struct PagingStateMachine: Sendable {
                 guard policy.ackKinds.contains(.reaction), !(content.reactions ?? []).isEmpty else { return .handled([]) }
                 return .handled(self.ack(key, by: from, how: "reaction", at: now, replyTo: referenced, makeID: makeID))
             }
-            switch PagingCommand(message.body ?? "") {
+            let command = PagingCommand(message.body ?? "")
+            switch command {
             case .silence, .unsilence:
-                return .handled(self.command(PagingCommand(message.body ?? ""), page: key, from: from, replyTo: referenced, at: now, makeID: makeID))
+                return .handled(self.command(command, page: key, from: from, replyTo: referenced, at: now, makeID: makeID))
             case .ack, .unknown:
                 guard policy.ackKinds.contains(.reply) else { return .handled([]) }
                 return .handled(self.ack(key, by: from, how: "reply", at: now, replyTo: referenced, makeID: makeID))

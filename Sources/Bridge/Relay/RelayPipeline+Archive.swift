@@ -13,10 +13,19 @@ extension RelayPipeline {
         guard !archived.isEmpty else { return [] }
         let content = message.content
         guard content.confirms == nil else { return [] }
+        let source = Router.normalized(message.source)
+        if let edited = content.replaceID ?? content.retractID {
+            // A correction or retraction changes the message it refers to, in its channels.
+            var channels: [String] = []
+            for delivery in routed where archived.contains(delivery.channel) && !channels.contains(delivery.channel) { channels.append(delivery.channel) }
+            guard !channels.isEmpty else { return [] }
+            let body = content.replaceID != nil ? message.body ?? "" : nil
+            let nick = self.router.isRoom(source) ? message.nick : nil
+            return [.archiveEdit(channels: channels, source: source, nick: nick, sourceID: edited, body: body, at: now)]
+        }
         // Per archived channel, in routing order; a message reaches few channels, so a
         // search of the short list beats a dictionary here, on every message.
         var messages: [ArchivedMessage] = []
-        let source = Router.normalized(message.source)
         for delivery in routed where archived.contains(delivery.channel) {
             let copy = ArchivedMessage.Copy(target: delivery.target, id: delivery.relayID)
             if let at = messages.firstIndex(where: { $0.channel == delivery.channel }) {
@@ -31,13 +40,6 @@ extension RelayPipeline {
                     bridgeMade: message.isOccupantNotice
                 )
             )
-        }
-        guard !messages.isEmpty else { return [] }
-        if let edited = content.replaceID ?? content.retractID {
-            // A correction or retraction changes the message it refers to, in those channels.
-            let body = content.replaceID != nil ? message.body ?? "" : nil
-            let nick = self.router.isRoom(source) ? message.nick : nil
-            return [.archiveEdit(channels: messages.map(\.channel), source: source, nick: nick, sourceID: edited, body: body, at: now)]
         }
         return self.indexedEvery(messages.map { .archive($0) })
     }
@@ -71,8 +73,8 @@ extension RelayPipeline {
 
     /// Messages archived before the full-text index takes them in one batch: FTS5 costs
     /// about 3 µs a message in batches of a thousand and 2 µs in batches of ten thousand
-    /// (measured with Python's sqlite3 on the system SQLite); searches, the hourly keeper
-    /// and a clean shutdown index what is left.
+    /// (measured with Python's sqlite3 on the system SQLite); searches and the hourly keeper
+    /// index what is left.
     static var archiveIndexBatch: Int { 10_000 }
 
     /// `entries`, and every ``archiveIndexBatch`` archived messages an `.indexArchive` after them.

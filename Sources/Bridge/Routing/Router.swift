@@ -46,6 +46,8 @@ struct Router: Sendable {
     let filters: [String: ChannelFilter]
     /// The channels that keep an archive (`archive`, on by default; issue 25).
     let archivedChannels: Set<String>
+    /// Every room (XEP-0045) some channel has as a member, normalized.
+    let rooms: Set<Endpoint>
 
     init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = [], filters: [String: ChannelFilter] = [:]) {
         self.filters = filters
@@ -65,6 +67,7 @@ struct Router: Sendable {
         self.formats = channels.map { RelayFormat($0.format) }
         self.ownJIDs = Set(ownJIDs.map { $0.lowercased() })
         self.memberships = memberships
+        self.rooms = Set(channels.flatMap { $0.members.filter { $0.room != nil }.map(\.endpoint) })
         self.gatewayUsers = Dictionary(gatewayLinks.map { ($0.userEndpoint, $0) }, uniquingKeysWith: { first, _ in first })
         self.gatewayAccounts = Dictionary(grouping: gatewayLinks, by: \.account)
         self.gatewayChannels = Set(gatewayLinks.map(\.channel))
@@ -191,7 +194,7 @@ struct Router: Sendable {
 
     /// Whether `endpoint` (normalized) is a room (XEP-0045) in some channel.
     func isRoom(_ endpoint: Endpoint) -> Bool {
-        self.channels.contains { $0.members.contains { $0.room != nil && $0.endpoint == endpoint } }
+        self.rooms.contains(endpoint)
     }
 
     /// Indices of the channels `source` may send into, ascending, each once.

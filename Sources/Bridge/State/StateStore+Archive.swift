@@ -27,7 +27,7 @@ extension StateStore {
         try db.cachedStatement(sql: "UPDATE archive_indexed SET through = MAX(through, IFNULL((SELECT MAX(id) FROM archive), 0))").execute()
     }
 
-    /// Brings the full-text index up to date (before a search, and at shutdown).
+    /// Brings the full-text index up to date (before a search).
     func indexArchive() throws(StateStoreError) {
         try self.write(.indexArchive) { db in try Self.indexArchive(in: db) }
     }

@@ -121,6 +121,13 @@ final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
         }
     }
 
+    func written(through number: UInt32) {
+        self.lock.withLock {
+            guard self.load(UInt32.self, Offset.active) == 1 else { return }
+            self.store(number, Offset.sent)
+        }
+    }
+
     /// Writes stanza `number`'s slot in the current session (the lock held).
     private func storeSlot(_ number: UInt32, id: String?) {
         let tag = self.load(UInt64.self, Offset.tag)

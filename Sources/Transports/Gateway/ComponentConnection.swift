@@ -218,9 +218,8 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
             var failure: (any Error)?
             for (offset, id) in ids.enumerated() { ledger?.writing(first &+ UInt32(offset), id: id) }
             do {
-                try await connection.send(elements) {
-                    for (offset, id) in ids.enumerated() { ledger?.sent(first &+ UInt32(offset), id: id) }
-                }
+                let last = first &+ UInt32(ids.count - 1)
+                try await connection.send(elements) { ledger?.written(through: last) }
             } catch {
                 // Part of the write may have gone out and be answered: those answers are
                 // still read before the connection's end fails the rest.

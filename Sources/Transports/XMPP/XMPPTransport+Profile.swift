@@ -4,36 +4,13 @@ import XMPP
 /// The account's own nick and avatar, and contacts' nicks from their vCards (issue 25;
 /// XEP-0054, XEP-0084, XEP-0153, XEP-0172).
 extension XMPPTransport {
-    /// What a vCard request brought.
-    enum VCardAnswer {
-        /// The vCard (possibly empty).
-        case card(XMLElement)
-        /// The server says there is none (a stanza error such as item-not-found).
-        case none
-        /// No answer: a timeout or a lost connection. Nothing can be concluded.
-        case failed(any Error)
-    }
-
-    func readVCard(of contact: JID?, timeout: Duration) async -> VCardAnswer {
-        let request = IQ(type: .get, id: await self.session.nextID(), to: contact?.bare, payload: XMLElement(name: "vCard", namespace: OwnProfile.vCardNamespace))
-        do {
-            let answer = try await self.session.request(request, timeout: timeout)
-            guard let card = answer.payload, card.name == "vCard" else { return .none }
-            return .card(card)
-        } catch XMPPSessionError.stanzaError {
-            return .none
-        } catch {
-            return .failed(error)
-        }
-    }
-
     /// Publishes the account's nick and avatar when the server's vCard does not show them
     /// yet: the vCard (XEP-0054 §3.2, other fields kept), then the PEP items (XEP-0084
     /// data before metadata, XEP-0172 nick). Nothing when the vCard could not be read (a
     /// set would replace a card we did not see); a refusal is logged; the account works on.
     func publishProfile() async {
         let card: XMLElement?
-        switch await self.readVCard(of: nil, timeout: .seconds(30)) {
+        switch await self.session.vCard(of: nil, timeout: .seconds(30)) {
         case .card(let found): card = found
         case .none: card = nil
         case .failed(let error):
@@ -71,7 +48,7 @@ extension XMPPTransport {
         guard item != nil else { return fallback }
         if let known = self.vCardNicks.withLockedValue({ $0[from.bare] }) { return known ?? fallback }
         let nick: String?
-        switch await self.readVCard(of: from, timeout: .seconds(3)) {
+        switch await self.session.vCard(of: from, timeout: .seconds(3)) {
         case .card(let card): nick = VCardSummary(card).nick
         case .none: nick = nil
         case .failed: return fallback

@@ -24,6 +24,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     public let executor: (any TaskExecutor)?
     /// The account's nick and avatar (issue 25), published at login when they changed.
     let profile: OwnProfile
+    /// The profile's XEP-0172 nick element, made once for every message sent.
+    private let nickElement: XMLElement?
     /// Contacts' vCard nicknames (XEP-0054), for a roster item without a name; nil: none.
     let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
     /// The publishing under way since the last login, cancelled by the next.
@@ -44,6 +46,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         logger: Logger
     ) {
         self.profile = profile
+        self.nickElement = profile.nickElement
         self.reuploader = reuploader
         self.name = name
         self.eventLoop = eventLoop
@@ -129,10 +132,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         Self.state(await self.session.presence(of: jid))
     }
 
-    /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it, or the account's
-    /// own for nil; nil when it has none or the request fails.
-    public func vCard(of contact: JID?, timeout: Duration = .seconds(10)) async -> XMLElement? {
-        if case .card(let card) = await self.readVCard(of: contact, timeout: timeout) { return card }
+    /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it; nil when it has
+    /// none or the request fails.
+    public func vCard(of contact: JID) async -> XMLElement? {
+        if case .card(let card) = await self.session.vCard(of: contact, timeout: .seconds(10)) { return card }
         return nil
     }
 
@@ -278,7 +281,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // receiver can tell a repeat from a new message.
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
-            if type != .groupchat, let nick = self.profile.nickElement { message.extensions.append(nick) }
+            if type != .groupchat, let nick = self.nickElement { message.extensions.append(nick) }
             if type == .chat || type == .normal, content.asksConfirmation(body: body) {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.

@@ -46,7 +46,12 @@ public struct Avatar: Hashable, Sendable {
             throw .notPNGOrJPEG
         }
         self.bytes = bytes
-        self.id = OpenSSLCrypto.digest(.sha1, bytes).map { String(format: "%02x", $0) }.joined()
+        self.id = Self.id(of: bytes)
+    }
+
+    /// An image's id: the SHA-1 of its bytes, lower-case hex (XEP-0084 §4.2.1, XEP-0153 §4.1).
+    static func id(of bytes: some Collection<UInt8>) -> String {
+        OpenSSLCrypto.digest(.sha1, bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     private static func uint32(_ bytes: [UInt8], _ offset: Int) -> Int {

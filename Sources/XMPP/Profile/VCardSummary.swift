@@ -29,7 +29,7 @@ public struct VCardSummary: Hashable, Sendable, Codable {
             if let binary = text("BINVAL", in: photo),
                 let bytes = Data(base64Encoded: binary.filter { !$0.isWhitespace }), !bytes.isEmpty
             {
-                self.photoHash = OpenSSLCrypto.digest(.sha1, bytes).map { String(format: "%02x", $0) }.joined()
+                self.photoHash = Avatar.id(of: bytes)
             }
         }
     }

@@ -17,12 +17,11 @@ public protocol StreamPositionLedger: Sendable {
     func reported(handled number: UInt32)
     /// There is no resumable session any more.
     func end()
-    /// Outbound stanza `number` is about to be handed to the kernel, but `sent` is recorded
-    /// only once it is there (a component link, which has no acknowledgement to lean on): a
-    /// process killed between the two leaves it in doubt, and the next process knows which.
+    /// Outbound stanza `number` is about to be handed to the kernel, and is recorded as sent
+    /// only by ``written(through:)`` once it is there (a component link, which has no
+    /// acknowledgement to lean on): a process killed between the two leaves it in doubt,
+    /// and the next process knows which.
     func writing(_ number: UInt32, id: String?)
-}
-
-extension StreamPositionLedger {
-    public func writing(_ number: UInt32, id: String?) {}
+    /// The stanzas marked by ``writing(_:id:)`` through `number` are in the kernel.
+    func written(through number: UInt32)
 }
