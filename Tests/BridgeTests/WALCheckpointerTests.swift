@@ -25,14 +25,16 @@ struct WALCheckpointerTests {
     }
 
     /// Commits 300 deliveries (about 1 MB) one transaction each; returns the database file's
-    /// size before and after, and whether all 300 read back.
-    static func run(checkpointer: Bool) async throws -> (before: Int, after: Int, readBack: Int) {
+    /// size before and after, the WAL's largest size seen after a commit, and how many read back.
+    static func run(checkpointer: Bool, restartFrames: Int = 1_024) async throws -> (before: Int, after: Int, largestWAL: Int, readBack: Int) {
         let folder = try TemporaryFolder()
         let path = folder.path("state.sqlite")
         let store = try StateStore(path: path, manualCheckpoints: true)
         let before = Self.fileSize(path)
+        var largestWAL = 0
         let journal = try Journal(
-            store: store, checkpointer: checkpointer ? try WALCheckpointer(path: path, interval: 10, logger: Logger(label: "test")) : nil,
+            store: store,
+            checkpointer: checkpointer ? try WALCheckpointer(path: path, interval: 10, restartFrames: restartFrames, logger: Logger(label: "test")) : nil,
             logger: Logger(label: "test")
         )
         for index in 1...300 {
@@ -40,9 +42,10 @@ struct WALCheckpointerTests {
             var delivery = Self.delivery(index)
             delivery.sequence = sequence
             try await journal.commit([.enqueue(delivery, enqueuedAt: Date(), attempts: 0)])
+            largestWAL = max(largestWAL, Self.fileSize(path + "-wal"))
         }
         await journal.shutdown()
-        return (before, Self.fileSize(path), try store.pendingCount(transport: "home"))
+        return (before, Self.fileSize(path), largestWAL, try store.pendingCount(transport: "home"))
     }
 
     @Test("with the checkpointer the database file takes the commits; without it they stay in the WAL; nothing is lost either way")
@@ -53,5 +56,14 @@ struct WALCheckpointerTests {
         let without = try await Self.run(checkpointer: false)
         #expect(without.readBack == 300)
         #expect(without.after < without.before + 100_000, "database file \(without.before) → \(without.after) bytes")
+    }
+
+    @Test("a WAL that stays long after a passive checkpoint is made to start over: under steady commits it no longer grows without end")
+    func restarts() async throws {
+        // Each delivery is about half a page; 300 commits write over a thousand frames.
+        let unbounded = try await Self.run(checkpointer: false)
+        let bounded = try await Self.run(checkpointer: true, restartFrames: 16)
+        #expect(bounded.readBack == 300)
+        #expect(bounded.largestWAL * 4 < unbounded.largestWAL, "largest WAL \(bounded.largestWAL) bytes, \(unbounded.largestWAL) without checkpoints")
     }
 }

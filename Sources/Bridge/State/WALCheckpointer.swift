@@ -9,15 +9,28 @@ import NIOPosix
 /// up to 1.4 s in the relay benchmark. The state store turns automatic checkpoints off; the
 /// journal calls ``commitsHappened(_:)``, and a PASSIVE checkpoint (which never waits for,
 /// nor blocks, the writer) runs on this type's own thread and connection.
+///
+/// A PASSIVE checkpoint copies only the frames written before it began, and the WAL starts
+/// over from its beginning only once every frame is copied: under a steady stream of
+/// commits that never happened, and the WAL grew without end (a gigabyte after a few
+/// relay benchmark runs), each commit writing to fresh file pages. So when the WAL still
+/// holds ``restartFrames`` frames after one, a RESTART checkpoint follows: it waits for
+/// the commit under way, keeps the next one waiting while it copies the few frames left,
+/// and the next commit then writes the WAL from its start again, over pages the file has.
 final class WALCheckpointer: Sendable {
     private let connection: DatabaseQueue
     private let thread: NIOThreadPool
     private let state: NIOLockedValueBox<(sinceLast: Int, running: Bool)>
     private let interval: Int
+    /// WAL frames (pages) after a PASSIVE checkpoint from which a RESTART one follows.
+    let restartFrames: Int
     private let logger: Logger
 
-    /// - Parameter interval: commits between checkpoints.
-    init(path: String, interval: Int = 64, logger: Logger) throws(StateStoreError) {
+    /// - Parameters:
+    ///   - interval: commits between checkpoints.
+    ///   - restartFrames: the WAL's length in frames from which it is made to start over
+    ///     (1,024 frames: 4 MiB, about SQLite's own automatic checkpoint).
+    init(path: String, interval: Int = 16, restartFrames: Int = 1_024, logger: Logger) throws(StateStoreError) {
         do {
             var configuration = Configuration()
             configuration.label = "WALCheckpointer"
@@ -27,6 +40,7 @@ final class WALCheckpointer: Sendable {
             throw StateStoreError(operation: .open, location: path, error: error)
         }
         self.interval = max(1, interval)
+        self.restartFrames = max(1, restartFrames)
         self.state = NIOLockedValueBox((0, false))
         self.logger = logger
         self.thread = NIOThreadPool(numberOfThreads: 1)
@@ -46,7 +60,10 @@ final class WALCheckpointer: Sendable {
         self.thread.submit { _ in
             defer { self.state.withLockedValue { $0.running = false } }
             do {
-                try self.connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+                try self.connection.writeWithoutTransaction { db in
+                    let passive = try db.checkpoint(.passive)
+                    if passive.walFrameCount >= self.restartFrames { _ = try db.checkpoint(.restart) }
+                }
             } catch {
                 self.logger.warning("WAL checkpoint failed; tried again after more commits", metadata: ["error": "\(error)"])
             }
