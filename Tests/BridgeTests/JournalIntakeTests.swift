@@ -40,6 +40,29 @@ struct JournalIntakeTests {
         await journal.shutdown()
     }
 
+    @Test("archive rows ride along: however many wait, only the relay's own entries make a commit start before the timer")
+    func archiveRowsRideAlong() async throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock()
+        let store = try StateStore(path: folder.path("s.sqlite"))
+        let journal = try Journal(store: store, log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger)
+        let source = Endpoint(transport: "work", address: "alice@example.org")
+        let archived = (0..<(2 * Journal.applyBatch)).map { index in
+            JournalEntry.archive(
+                ArchivedMessage(at: Date(), channel: "c", source: source, sender: "alice@example.org/a", nick: "alice", sourceID: "m\(index)", body: "b\(index)")
+            )
+        }
+        let seen = (1..<Journal.applyBatch).map { JournalEntry.seen(transport: "work", uniqueID: "u\($0)") }
+        try await journal.commit(archived + seen)
+        // Either the timer is armed (the rows rode along) or a commit started at once.
+        #expect(await untilTrue { clock.sleeperCount == 1 || journal.commitCount > 0 })
+        #expect(journal.commitCount == 0)
+        try await journal.commit([.seen(transport: "work", uniqueID: "u-last")])
+        #expect(await untilTrue { journal.commitCount == 1 })
+        #expect(try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages.count == 2 * Journal.applyBatch)
+        await journal.shutdown()
+    }
+
     @Test("kill -9 before the SQLite commit: the next journal applies what the log holds, once")
     func replayAfterCrash() async throws {
         let folder = try TemporaryFolder()

@@ -39,6 +39,9 @@ final class Journal: Sendable {
     private struct Pending {
         /// Handed over, not yet applied to SQLite, in order.
         var entries: [JournalEntry] = []
+        /// How many of `entries` ride along (``JournalEntry/ridesAlong``): not counted
+        /// towards ``applyBatch``.
+        var riders = 0
         /// How many of the first `entries` are in the intake log (durable already); the
         /// others wait for their SQLite commit.
         var logged = 0
@@ -188,9 +191,10 @@ final class Journal: Sendable {
                 }
             }
             pending.entries += entries
+            pending.riders += entries.count { $0.ridesAlong }
             if logged { pending.logged = pending.entries.count }
             if !logged, let completion { pending.waiters.append(completion) }
-            let now = (!logged && !lazily) || pending.entries.count >= Self.applyBatch
+            let now = (!logged && !lazily) || pending.entries.count - pending.riders >= Self.applyBatch
             if now, Self.claimFlush(&pending) { return (logged, true, false, full) }
             guard !now, !pending.timerArmed, !pending.entries.isEmpty else { return (logged, false, false, full) }
             pending.timerArmed = true
@@ -290,6 +294,7 @@ final class Journal: Sendable {
             let batch = self.pending.withLockedValue { pending -> Batch in
                 defer {
                     pending.entries.removeAll(keepingCapacity: true)
+                    pending.riders = 0
                     pending.waiters.removeAll(keepingCapacity: true)
                     pending.logged = 0
                 }
@@ -308,6 +313,7 @@ final class Journal: Sendable {
                 // Not applied at all (the disk?): kept, in front, and tried again later.
                 self.pending.withLockedValue { pending in
                     pending.entries = Array(batch.entries[..<batch.logged]) + pending.entries
+                    pending.riders += batch.entries[..<batch.logged].count { $0.ridesAlong }
                     pending.logged += batch.logged
                     if pending.loggedThrough.map({ $0 < batch.loggedThrough! }) ?? true { pending.loggedThrough = batch.loggedThrough }
                     pending.flushing = false
@@ -373,6 +379,7 @@ final class Journal: Sendable {
             defer {
                 pending.waiters.removeAll()
                 pending.entries.removeAll()
+                pending.riders = 0
                 pending.logged = 0
                 pending.flushing = false
             }

@@ -48,7 +48,9 @@ enum JournalEntry: Sendable {
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
     /// A message goes into the local archive (issue 25), in the commit that relays it.
-    case archive(ArchivedMessage)
+    /// Boxed: the message is the largest payload, and every entry of every commit would
+    /// otherwise be copied at its size.
+    indirect case archive(ArchivedMessage)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
     /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
     /// entry of the same occupant (`nick`): an occupant's ids are visible to the others.
@@ -57,6 +59,13 @@ enum JournalEntry: Sendable {
     case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.
     case pruneArchive(channel: String, before: Date, limit: Int)
+
+    /// An archive row rides along in a commit that happens for the relay's own entries and
+    /// never hastens one: counting it towards ``Journal/applyBatch`` made a quarter more
+    /// commits in bursts, each rewriting the same partly filled pages.
+    var ridesAlong: Bool {
+        if case .archive = self { true } else { false }
+    }
 
     /// A delivery's completion: nothing waits for it to be durable.
     var isCompletion: Bool {
