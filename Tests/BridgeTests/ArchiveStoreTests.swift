@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import Testing
 import TestSupport
@@ -135,6 +136,46 @@ struct ArchiveStoreTests {
         await journal.flushed()
         let bodies = try store.archived(ArchiveQuery(from: "ops@muc.example.org")).messages.map(\.body)
         #expect(bodies == ["bob corrected", "alice wrote"])
+        await journal.shutdown()
+    }
+
+    @Test("a correction looks among the channel's newest messages only: one of those is corrected, an older one or an unknown id changes nothing")
+    func correctionsLookAmongTheNewest() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let now = Date()
+        let count = StateStore.editCandidates + 5
+        try await journal.commit(
+            (0..<count).map { index in
+                .archive(
+                    ArchivedMessage(
+                        at: now.addingTimeInterval(Double(index - count)), channel: "ops", source: Self.alice, sender: "alice@example.org/a",
+                        nick: "alice", sourceID: "m-\(index)", body: "text \(index)"
+                    )
+                )
+            }
+        )
+        try await journal.commit([
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-0", body: "too old to correct", at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - 1)", body: "corrected", at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "never-sent", body: "nothing", at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - StateStore.editCandidates)", body: nil, at: now),
+        ])
+        await journal.flushed()
+        let all = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages
+        let bodies = Dictionary(uniqueKeysWithValues: all.map { ($0.sourceID, $0) })
+        #expect(bodies["m-0"]?.body == "text 0")
+        #expect(bodies["m-0"]?.editedAt == nil)
+        #expect(bodies["m-\(count - 1)"]?.body == "corrected")
+        // The oldest of the newest editCandidates is still in reach: retracted.
+        #expect(bodies["m-\(count - StateStore.editCandidates)"]?.body == "")
+        #expect(bodies["m-\(count - StateStore.editCandidates)"]?.retractedAt != nil)
+        #expect(all.filter { $0.editedAt != nil || $0.retractedAt != nil }.count == 2)
+        let plan = try store.read(.readArchive) { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM archive WHERE channel = 'ops' AND at >= 0 ORDER BY at DESC LIMIT 1")
+                .map { $0["detail"] as String? ?? "" }.joined(separator: " ")
+        }
+        #expect(plan.contains("archive_by_channel_time"), "\(plan)")
         await journal.shutdown()
     }
 }

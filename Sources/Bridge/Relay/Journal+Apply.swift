@@ -12,6 +12,14 @@ extension Journal {
         var lastResumePoint: [String: Int] = [:]
         var queuedAt: [Int64: Int] = [:]
         var passing: Set<Int> = []
+        // Archive rows wait here and go in together, before anything that reads or changes
+        // the archive and at the end: their order, and so their ids, stay the entries' order.
+        var archived: [ArchivedMessage] = []
+        func insertArchived() throws {
+            guard !archived.isEmpty else { return }
+            try StateStore.insertArchived(archived, in: db)
+            archived.removeAll(keepingCapacity: true)
+        }
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .streamSession(let transport, _): lastSession[transport] = index
@@ -108,17 +116,21 @@ extension Journal {
                     try db.cachedStatement(sql: "DELETE FROM postponed_deliveries WHERE relay_id = ?").execute(arguments: [relayID])
                 }
             case .archive(let message):
-                try StateStore.insertArchived(message, in: db)
+                archived.append(message)
             case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
+                try insertArchived()
                 try StateStore.editArchived(channels: channels, source: source, nick: nick, sourceID: sourceID, body: body, at: at, in: db)
             case .indexArchive:
+                try insertArchived()
                 try StateStore.indexArchive(in: db)
             case .pruneArchive(let channel, let before, let limit):
+                try insertArchived()
                 try StateStore.pruneArchive(channel: channel, before: before, limit: limit, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
                     .execute(arguments: [stanzaID, source.transport, source.address, sourceID])
             }
         }
+        try insertArchived()
     }
 }

@@ -6,16 +6,46 @@ import TransportCore
 /// calls the statics here inside its transaction), read by `history`, the HTTP route and
 /// the retention pruner.
 extension StateStore {
-    /// Inserts `message`; the full-text index takes it with the next ``indexArchive(in:)``.
-    static func insertArchived(_ message: ArchivedMessage, in db: Database) throws {
-        try db.cachedStatement(sql: """
+    /// Inserts `messages` in order, many rows to a statement (a commit carries a row per
+    /// relayed message, and a statement's own cost was as much as its row's); the
+    /// full-text index takes them with the next ``indexArchive(in:)``.
+    static func insertArchived(_ messages: [ArchivedMessage], in db: Database) throws {
+        var start = messages.startIndex
+        while start < messages.endIndex {
+            // Rows per statement: 64, then halves, so at most seven statements are cached.
+            var rows = Self.archiveRowsPerStatement
+            while rows > messages.endIndex - start { rows /= 2 }
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(rows * 12)
+            for message in messages[start..<(start + rows)] {
+                values.append(Self.milliseconds(message.at).databaseValue)
+                values.append(message.channel.databaseValue)
+                values.append(message.source.transport.databaseValue)
+                values.append(message.source.address.databaseValue)
+                values.append(message.sender.databaseValue)
+                values.append(message.nick.databaseValue)
+                values.append(message.sourceID.databaseValue)
+                values.append(message.body.databaseValue)
+                values.append(message.subject.databaseValue)
+                values.append(MessageContentColumn.encode(message.content).databaseValue)
+                values.append(ArchiveCopiesColumn.encode(message.copies).databaseValue)
+                values.append(message.bridgeMade.databaseValue)
+            }
+            try db.cachedStatement(sql: Self.archiveInsert[rows.trailingZeroBitCount]).execute(arguments: StatementArguments(values))
+            start += rows
+        }
+    }
+
+    /// The most archive rows one INSERT takes (12 values each; SQLite allows 32,766).
+    static var archiveRowsPerStatement: Int { 64 }
+
+    /// The INSERT of 2^k archive rows, at k.
+    private static let archiveInsert: [String] = (0...archiveRowsPerStatement.trailingZeroBitCount).map { power in
+        let tuples = repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: 1 << power).joined(separator: ", ")
+        return """
             INSERT INTO archive (at, channel, source_transport, source_address, sender, nick, source_id, body, subject, content, copies, bridge_made)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
-                Self.milliseconds(message.at), message.channel, message.source.transport, message.source.address, message.sender, message.nick,
-                message.sourceID, message.body, message.subject, MessageContentColumn.encode(message.content),
-                ArchiveCopiesColumn.encode(message.copies), message.bridgeMade,
-            ])
+            VALUES \(tuples)
+            """
     }
 
     /// Adds what the full-text index does not have yet, in one batch (FTS5 costs a few
@@ -33,17 +63,19 @@ extension StateStore {
     }
 
     /// The archived message `sourceID` from `source` in each of `channels` gets the
-    /// corrected `body`, or, for nil, is emptied as retracted. Only a message archived in
-    /// the day before `at` is looked for (the channel's index, newest first): a correction
-    /// (XEP-0308) is of a recent message, and an unknown id must not scan a whole archive.
-    /// From a room, only `nick`'s own message is edited.
+    /// corrected `body`, or, for nil, is emptied as retracted. Only the newest
+    /// ``editCandidates`` messages of the channel archived in the day before `at` are looked
+    /// at (newest first, through the channel's time index): a correction (XEP-0308) is of a
+    /// recent message, and an unknown id must cost no more than a known one. From a room,
+    /// only `nick`'s own message is edited.
     static func editArchived(channels: [String], source: Endpoint, nick: String?, sourceID: String, body: String?, at: Date, in db: Database) throws {
         let when = Self.milliseconds(at)
         let set = body == nil ? "body = '', content = NULL, retracted_at = ?" : "body = ?, edited_at = ?"
         let statement = try db.cachedStatement(sql: """
             UPDATE archive SET \(set) WHERE id = (
-              SELECT id FROM archive WHERE channel = ? AND at >= ? AND source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ?
-                AND (? IS NULL OR nick = ?)
+              SELECT id FROM (SELECT id, at, source_id, source_transport, source_address, nick FROM archive WHERE channel = ? AND at >= ?
+                ORDER BY at DESC LIMIT \(Self.editCandidates))
+              WHERE source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ? AND (? IS NULL OR nick = ?)
               ORDER BY at DESC LIMIT 1)
             """)
         for channel in channels {
@@ -52,6 +84,9 @@ extension StateStore {
             try statement.execute(arguments: StatementArguments(values))
         }
     }
+
+    /// How many of a channel's newest archived messages a correction or retraction looks among.
+    static var editCandidates: Int { 1_000 }
 
     /// How far back (milliseconds) a correction or retraction looks for its message: a day.
     static var editWindow: Int64 { 86_400_000 }
