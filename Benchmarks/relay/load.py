@@ -468,6 +468,24 @@ def report(path):
             print(f"  archive on/off (issue 25, goal <= 1.10x relay CPU/msg) {fmt(ratio(ca, cn), 2)}x tput ({fmt(ca)} vs {fmt(cn)} µs, median of"
                   f" {len(groups.get((variant, 'bridge', 'throughput'), []))} runs each), {fmt(ratio(pa, pn), 2)}x paced ({fmt(pa)} vs {fmt(pn)} µs);"
                   f" throughput {fmt(ratio(tb, tn), 2)}x ({fmt(tb)} vs {fmt(tn)} msg/s)")
+
+        # Run k of one path beside run k of the other, in the order they ran: with
+        # RELAY_BENCH_ONLY alternating the two paths and RELAY_BENCH_REPEAT=1 the two runs
+        # of a pair are next to each other in time; the archive-pair path runs both at once.
+        # A slow spell of the machine (a neighbour on the host) then weighs on both sides of
+        # a ratio, not on one median.
+        def paired(on_label, off_label, mode):
+            on = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, on_label, mode), [])]
+            off = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, off_label, mode), [])]
+            ratios = sorted(a / b for a, b in zip(on, off) if a and b)
+            if not ratios:
+                return None
+            return (f"{statistics.median(ratios):.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f}, {len(ratios)} pairs;"
+                    f" median {statistics.median([v for v in on if v]):.1f} vs {statistics.median([v for v in off if v]):.1f} µs)")
+        for on_label, off_label, what in (("bridge", "bridge-noarchive", "runs one after the other"), ("pair-archive", "pair-noarchive", "both at once")):
+            t, p = paired(on_label, off_label, "throughput"), paired(on_label, off_label, "latency")
+            if t or p:
+                print(f"  archive on/off, pair by pair ({what}; goal <= 1.10x): tput {t or '-'}, paced {p or '-'}")
         tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")
         p50, p99 = g("bridge-ping", "latency", "lat_p50_ms"), g("bridge-ping", "latency", "lat_p99_ms")
         if tp is not None:
