@@ -20,12 +20,19 @@ struct JournalIntakeTests {
         return delivery
     }
 
-    @Test("a commit returns once logged; SQLite gets it with the timer's commit, for everything gathered")
-    func commitIsLoggedThenApplied() async throws {
+    /// A journal over a new store and intake log in a new folder, on a manual clock.
+    static func loggedJournal() throws -> (TemporaryFolder, ManualClock, StateStore, Journal) {
         let folder = try TemporaryFolder()
         let clock = ManualClock()
         let store = try StateStore(path: folder.path("s.sqlite"))
         let journal = try Journal(store: store, log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger)
+        return (folder, clock, store, journal)
+    }
+
+    @Test("a commit returns once logged; SQLite gets it with the timer's commit, for everything gathered")
+    func commitIsLoggedThenApplied() async throws {
+        let (folder, clock, store, journal) = try Self.loggedJournal()
+        defer { withExtendedLifetime(folder) {} }
         for index in 1...3 {
             try await journal.commit([.enqueue(try Self.delivery(journal, index), enqueuedAt: Date(), attempts: 0)])
         }
@@ -42,10 +49,8 @@ struct JournalIntakeTests {
 
     @Test("archive rows ride along: however many wait, only the relay's own entries make a commit start before the timer")
     func archiveRowsRideAlong() async throws {
-        let folder = try TemporaryFolder()
-        let clock = ManualClock()
-        let store = try StateStore(path: folder.path("s.sqlite"))
-        let journal = try Journal(store: store, log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger)
+        let (folder, clock, store, journal) = try Self.loggedJournal()
+        defer { withExtendedLifetime(folder) {} }
         let source = Endpoint(transport: "work", address: "alice@example.org")
         let archived = (0..<(2 * Journal.applyBatch)).map { index in
             JournalEntry.archive(
