@@ -156,7 +156,7 @@ struct ArchiveStoreTests {
             }
         )
         try await journal.commit([
-            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-0", body: "too old to correct", at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - StateStore.editCandidates - 1)", body: "too old to correct", at: now),
             .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - 1)", body: "corrected", at: now),
             .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "never-sent", body: "nothing", at: now),
             .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - StateStore.editCandidates)", body: nil, at: now),
@@ -164,8 +164,9 @@ struct ArchiveStoreTests {
         await journal.flushed()
         let all = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages
         let bodies = Dictionary(uniqueKeysWithValues: all.map { ($0.sourceID, $0) })
-        #expect(bodies["m-0"]?.body == "text 0")
-        #expect(bodies["m-0"]?.editedAt == nil)
+        let outOfReach = "m-\(count - StateStore.editCandidates - 1)"
+        #expect(bodies[outOfReach]?.body == "text \(count - StateStore.editCandidates - 1)")
+        #expect(bodies[outOfReach]?.editedAt == nil)
         #expect(bodies["m-\(count - 1)"]?.body == "corrected")
         // The oldest of the newest editCandidates is still in reach: retracted.
         #expect(bodies["m-\(count - StateStore.editCandidates)"]?.body == "")
@@ -176,6 +177,17 @@ struct ArchiveStoreTests {
                 .map { $0["detail"] as String? ?? "" }.joined(separator: " ")
         }
         #expect(plan.contains("archive_by_channel_time"), "\(plan)")
+        await journal.shutdown()
+    }
+
+    @Test("rows inserted many to a statement keep the entries' order: ids follow it across every chunk (100 = 64 + 32 + 4)")
+    func idsFollowTheEntries() async throws {
+        let bodies = (0..<100).map { ("alice@example.org/a", "n\($0)") }
+        let (store, journal) = try await self.store(bodies)
+        let all = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages
+        #expect(all.count == 100)
+        #expect(all.map(\.sourceID) == (0..<100).reversed().map { "m-\($0)" })
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.number > $1.number })
         await journal.shutdown()
     }
 }

@@ -36,8 +36,9 @@ extension StateStore {
         }
     }
 
-    /// The most archive rows one INSERT takes (12 values each; SQLite allows 32,766).
-    static var archiveRowsPerStatement: Int { 64 }
+    /// The most archive rows one INSERT takes, a power of two (12 values each; SQLite
+    /// allows 32,766).
+    static var archiveRowsPerStatement: Int { 1 << 6 }
 
     /// The INSERT of 2^k archive rows, at k.
     private static let archiveInsert: [String] = (0...archiveRowsPerStatement.trailingZeroBitCount).map { power in
@@ -74,9 +75,9 @@ extension StateStore {
         let statement = try db.cachedStatement(sql: """
             UPDATE archive SET \(set) WHERE id = (
               SELECT id FROM (SELECT id, at, source_id, source_transport, source_address, nick FROM archive WHERE channel = ? AND at >= ?
-                ORDER BY at DESC LIMIT \(Self.editCandidates))
+                ORDER BY at DESC, id DESC LIMIT \(Self.editCandidates))
               WHERE source_id = ? AND source_transport = ? AND IFNULL(source_address, '') = ? AND (? IS NULL OR nick = ?)
-              ORDER BY at DESC LIMIT 1)
+              ORDER BY at DESC, id DESC LIMIT 1)
             """)
         for channel in channels {
             let filter: [(any DatabaseValueConvertible)?] = [channel, when - Self.editWindow, sourceID, source.transport, source.address ?? "", nick, nick]
