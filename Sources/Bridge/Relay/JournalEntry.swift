@@ -48,8 +48,9 @@ enum JournalEntry: Sendable {
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
     /// A message goes into the local archive (issue 25), in the commit that relays it.
-    /// Boxed: the message is the largest payload, and every entry of every commit would
-    /// otherwise be copied at its size.
+    /// Boxed: the journal copies each entry several times on its way (into a group, the
+    /// intake log's encoder, a batch); a boxed message is then one reference to copy, not
+    /// a dozen fields.
     indirect case archive(ArchivedMessage)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
     /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
@@ -61,8 +62,8 @@ enum JournalEntry: Sendable {
     case pruneArchive(channel: String, before: Date, limit: Int)
 
     /// An archive row rides along in a commit that happens for the relay's own entries and
-    /// never hastens one: counting it towards ``Journal/applyBatch`` made a quarter more
-    /// commits in bursts, each rewriting the same partly filled pages.
+    /// never hastens one: counted towards ``Journal/applyBatch``, a fifth entry per relayed
+    /// message made commits that much more frequent in bursts.
     var ridesAlong: Bool {
         if case .archive = self { true } else { false }
     }
