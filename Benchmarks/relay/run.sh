@@ -86,6 +86,7 @@ RELAY_PID=
 PERF_PID=
 BUSY_PIDS=
 PAIR_PIDS=
+PAIR_LOADS=
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
@@ -93,6 +94,8 @@ cleanup() {
   for busy in $BUSY_PIDS; do kill -KILL "$busy" 2>/dev/null || true; done
   [ -n "${PERF_PID:-}" ] && stop_pid "$PERF_PID"
   [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
+  # A pair's loads: each is a subshell running load.py, its only child.
+  for pid in ${PAIR_LOADS:-}; do pkill -TERM -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true; done
   for pid in ${PAIR_PIDS:-}; do stop_pid "$pid"; done
   prosody_stop
   if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
@@ -197,48 +200,58 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
   [ "$extra" = 0 ] || { say "  $label log has $extra warning/error lines:"; grep -E 'warning|error|critical' "$DIR/$label.log" | head -n 5 >&2; }
 }
 
-start_bridge() {  # LABEL STATE ARCHIVE SUFFIX: sets STARTED_PID
+start_bridge() {  # LABEL STATE ARCHIVE SUFFIX: sets STARTED_PID (and adds it to PAIR_PIDS)
   local label=$1 cfg=$DIR/$1.toml
   bridge_config "$cfg" "$2" true "$3" "$4"
   "$BIN" check --config "$cfg" > /dev/null 2>&1 || { "$BIN" check --config "$cfg" >&2; die "generated configuration rejected by xmpp-bridge check"; }
   "$BIN" run --config "$cfg" --log-level info > "$DIR/$label.log" 2>&1 &
   STARTED_PID=$!
+  PAIR_PIDS="$PAIR_PIDS $STARTED_PID"
   wait_for_line "$DIR/$label.log" "online" "$STARTED_PID" 30 || die "$label did not come online"
 }
 
+pair_load() {  # LABEL MODE SUFFIX PID: load.py in the background, its pid in PAIR_LOADS
+  load "$1" "$2" "relay$3@$XMPP_DOMAIN" "$3" "$4" 2>"$DIR/$1.err" &
+  PAIR_LOADS="$PAIR_LOADS $!"
+}
+
 run_pair() {  # the archive on and off at the same time, each with its own accounts and load
-  # Two rounds, the archive on the first accounts and then on the second: what one side of
-  # the pair gains from its place (it starts first; its accounts) falls on both ratios.
-  local round on_suffix off_suffix on_pid off_pid mode _ a b
+  # Two rounds: the archive on the first accounts (its bridge started first), then on the
+  # second (started second). What one side gains from its accounts or its place falls on
+  # both ratios.
+  local round on_suffix off_suffix on_pid off_pid mode _ load_pid
   for round in 1 2; do
-    if [ "$round" = 1 ]; then on_suffix=""; off_suffix=2; else on_suffix=2; off_suffix=""; fi
-    start_bridge pair-archive "pair-archive-$round.sqlite" "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"
-    on_pid=$STARTED_PID; PAIR_PIDS="$on_pid"
-    start_bridge pair-noarchive "pair-noarchive-$round.sqlite" false "$off_suffix"
-    off_pid=$STARTED_PID; PAIR_PIDS="$on_pid $off_pid"
+    if [ "$round" = 1 ]; then
+      on_suffix=""; off_suffix=2
+      start_bridge pair-archive "pair-archive-$round.sqlite" "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
+      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" false "$off_suffix"; off_pid=$STARTED_PID
+    else
+      on_suffix=2; off_suffix=""
+      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" false "$off_suffix"; off_pid=$STARTED_PID
+      start_bridge pair-archive "pair-archive-$round.sqlite" "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
+    fi
     if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$round" = 1 ]; then
       # Both bridges in one recording, over one throughput run of each at once.
       perf record --call-graph "${RELAY_BENCH_PERF_CALLGRAPH:-fp}" -F "${RELAY_BENCH_PERF_FREQ:-999}" -p "$on_pid,$off_pid" \
         -o "$WORK/pair-perf.data" 2>"$WORK/perf.log" &
       PERF_PID=$!
       sleep 0.5
-      ( load pair-archive-perf throughput "relay$on_suffix@$XMPP_DOMAIN" "$on_suffix" "$on_pid" ) 2>/dev/null &
-      a=$!
-      ( load pair-noarchive-perf throughput "relay$off_suffix@$XMPP_DOMAIN" "$off_suffix" "$off_pid" ) 2>/dev/null &
-      b=$!
-      wait "$a" "$b" || true
+      PAIR_LOADS=
+      pair_load pair-archive-perf throughput "$on_suffix" "$on_pid"
+      pair_load pair-noarchive-perf throughput "$off_suffix" "$off_pid"
+      for load_pid in $PAIR_LOADS; do wait "$load_pid" || true; done
       kill -INT "$PERF_PID" 2>/dev/null || true
       wait "$PERF_PID" 2>/dev/null || true
       PERF_PID=
       say "  perf data of both bridges (pids $on_pid with the archive, $off_pid without): $WORK/pair-perf.data"
     fi
     for mode in $(for _ in $(seq "$REPEAT"); do echo throughput; done) latency; do
-      ( load pair-archive "$mode" "relay$on_suffix@$XMPP_DOMAIN" "$on_suffix" "$on_pid" ) 2>"$DIR/pair-a.err" &
-      a=$!
-      ( load pair-noarchive "$mode" "relay$off_suffix@$XMPP_DOMAIN" "$off_suffix" "$off_pid" ) 2>"$DIR/pair-b.err" &
-      b=$!
-      wait "$a" "$b" || true
-      cat "$DIR/pair-a.err" "$DIR/pair-b.err" >&2
+      PAIR_LOADS=
+      pair_load pair-archive "$mode" "$on_suffix" "$on_pid"
+      pair_load pair-noarchive "$mode" "$off_suffix" "$off_pid"
+      for load_pid in $PAIR_LOADS; do wait "$load_pid" || true; done
+      PAIR_LOADS=
+      cat "$DIR/pair-archive.err" "$DIR/pair-noarchive.err" >&2
     done
     stop_pid "$on_pid"; stop_pid "$off_pid"
     PAIR_PIDS=
