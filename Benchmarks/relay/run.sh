@@ -85,7 +85,7 @@ BIN=$WORK/xmpp-bridge
 RELAY_PID=
 PERF_PID=
 BUSY_PIDS=
-PAIR_PIDS=
+BRIDGE_PIDS=
 PAIR_LOADS=
 cleanup() {
   local status=$?
@@ -96,7 +96,7 @@ cleanup() {
   [ -n "${RELAY_PID:-}" ] && stop_pid "$RELAY_PID"
   # A pair's loads: each is a subshell running load.py, its only child.
   for pid in ${PAIR_LOADS:-}; do pkill -TERM -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true; done
-  for pid in ${PAIR_PIDS:-}; do stop_pid "$pid"; done
+  for pid in ${BRIDGE_PIDS:-}; do stop_pid "$pid"; done
   prosody_stop
   if [ "${RELAY_BENCH_KEEP:-0}" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
   exit "$status"
@@ -154,9 +154,9 @@ TOML
   done >> "$1"
 }
 
-run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
+start_bridge() {  # LABEL STATE STREAM_MANAGEMENT ARCHIVE [ACCOUNT SUFFIX]: sets STARTED_PID, kept in BRIDGE_PIDS
   local label=$1 cfg=$DIR/$1.toml out
-  bridge_config "$cfg" "$2" "${3:-true}" "${4:-${RELAY_BENCH_ARCHIVE:-true}}"
+  bridge_config "$cfg" "$2" "$3" "$4" "${5:-}"
   if out=$("$BIN" check --config "$cfg" 2>&1); then
     :
   elif grep -qi "unexpected argument\|unknown subcommand\|Usage:" <<<"$out" && ! grep -q "problem" <<<"$out"; then
@@ -165,8 +165,20 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
     say "$out"; die "generated configuration rejected by xmpp-bridge check"
   fi
   "$BIN" run --config "$cfg" --log-level info > "$DIR/$label.log" 2>&1 &
-  RELAY_PID=$!
-  wait_for_line "$DIR/$label.log" "online" "$RELAY_PID" 30 || die "bridge did not come online"
+  STARTED_PID=$!
+  BRIDGE_PIDS="$BRIDGE_PIDS $STARTED_PID"
+  wait_for_line "$DIR/$label.log" "online" "$STARTED_PID" 30 || die "$label did not come online"
+}
+
+stop_bridge() {  # PID: stopped, and no longer in BRIDGE_PIDS (a pid may be reused later)
+  stop_pid "$1"
+  BRIDGE_PIDS=$(tr ' ' '\n' <<<"$BRIDGE_PIDS" | grep -vx "$1" | tr '\n' ' ' || true)
+}
+
+run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
+  local label=$1
+  start_bridge "$label" "$2" "${3:-true}" "${4:-${RELAY_BENCH_ARCHIVE:-true}}"
+  RELAY_PID=$STARTED_PID
   throughput "$label" "relay@$XMPP_DOMAIN"
   if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$label" = bridge ] && [ "$VARIANT" = "${RELAY_BENCH_PERF_MAM:-off}" ]; then
     if [ -n "${RELAY_BENCH_PERF_EVENTS:-}" ]; then
@@ -194,41 +206,38 @@ run_bridge() {  # LABEL STATE [STREAM_MANAGEMENT] [ARCHIVE]
     say "  perf report written to $RELAY_BENCH_PERF"
   fi
   load "$label" latency "relay@$XMPP_DOMAIN"
-  stop_pid "$RELAY_PID"
+  stop_bridge "$RELAY_PID"
   RELAY_PID=
   local extra; extra=$(grep -c -E 'warning|error|critical' "$DIR/$label.log" || true)
   [ "$extra" = 0 ] || { say "  $label log has $extra warning/error lines:"; grep -E 'warning|error|critical' "$DIR/$label.log" | head -n 5 >&2; }
 }
 
-start_bridge() {  # LABEL STATE ARCHIVE SUFFIX: sets STARTED_PID (and adds it to PAIR_PIDS)
-  local label=$1 cfg=$DIR/$1.toml
-  bridge_config "$cfg" "$2" true "$3" "$4"
-  "$BIN" check --config "$cfg" > /dev/null 2>&1 || { "$BIN" check --config "$cfg" >&2; die "generated configuration rejected by xmpp-bridge check"; }
-  "$BIN" run --config "$cfg" --log-level info > "$DIR/$label.log" 2>&1 &
-  STARTED_PID=$!
-  PAIR_PIDS="$PAIR_PIDS $STARTED_PID"
-  wait_for_line "$DIR/$label.log" "online" "$STARTED_PID" 30 || die "$label did not come online"
-}
-
-pair_load() {  # LABEL MODE SUFFIX PID: load.py in the background, its pid in PAIR_LOADS
-  load "$1" "$2" "relay$3@$XMPP_DOMAIN" "$3" "$4" 2>"$DIR/$1.err" &
+pair_loads() {  # MODE LABEL-SUFFIX ON-SUFFIX ON-PID OFF-SUFFIX OFF-PID: both loads at once, until both end
+  local load_pid
+  PAIR_LOADS=
+  load "pair-archive$2" "$1" "relay$3@$XMPP_DOMAIN" "$3" "$4" 2>"$DIR/pair-archive.err" &
   PAIR_LOADS="$PAIR_LOADS $!"
+  load "pair-noarchive$2" "$1" "relay$5@$XMPP_DOMAIN" "$5" "$6" 2>"$DIR/pair-noarchive.err" &
+  PAIR_LOADS="$PAIR_LOADS $!"
+  for load_pid in $PAIR_LOADS; do wait "$load_pid" || true; done
+  PAIR_LOADS=
+  cat "$DIR/pair-archive.err" "$DIR/pair-noarchive.err" >&2
 }
 
 run_pair() {  # the archive on and off at the same time, each with its own accounts and load
   # Two rounds: the archive on the first accounts (its bridge started first), then on the
   # second (started second). What one side gains from its accounts or its place falls on
   # both ratios.
-  local round on_suffix off_suffix on_pid off_pid mode _ load_pid
+  local round on_suffix off_suffix on_pid off_pid mode _
   for round in 1 2; do
     if [ "$round" = 1 ]; then
       on_suffix=""; off_suffix=2
-      start_bridge pair-archive "pair-archive-$round.sqlite" "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
-      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" false "$off_suffix"; off_pid=$STARTED_PID
+      start_bridge pair-archive "pair-archive-$round.sqlite" true "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
+      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" true false "$off_suffix"; off_pid=$STARTED_PID
     else
       on_suffix=2; off_suffix=""
-      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" false "$off_suffix"; off_pid=$STARTED_PID
-      start_bridge pair-archive "pair-archive-$round.sqlite" "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
+      start_bridge pair-noarchive "pair-noarchive-$round.sqlite" true false "$off_suffix"; off_pid=$STARTED_PID
+      start_bridge pair-archive "pair-archive-$round.sqlite" true "${RELAY_BENCH_ARCHIVE:-true}" "$on_suffix"; on_pid=$STARTED_PID
     fi
     if [ -n "${RELAY_BENCH_PERF:-}" ] && [ "$round" = 1 ]; then
       # Both bridges in one recording, over one throughput run of each at once.
@@ -236,25 +245,16 @@ run_pair() {  # the archive on and off at the same time, each with its own accou
         -o "$WORK/pair-perf.data" 2>"$WORK/perf.log" &
       PERF_PID=$!
       sleep 0.5
-      PAIR_LOADS=
-      pair_load pair-archive-perf throughput "$on_suffix" "$on_pid"
-      pair_load pair-noarchive-perf throughput "$off_suffix" "$off_pid"
-      for load_pid in $PAIR_LOADS; do wait "$load_pid" || true; done
+      pair_loads throughput -perf "$on_suffix" "$on_pid" "$off_suffix" "$off_pid" 2>/dev/null
       kill -INT "$PERF_PID" 2>/dev/null || true
       wait "$PERF_PID" 2>/dev/null || true
       PERF_PID=
       say "  perf data of both bridges (pids $on_pid with the archive, $off_pid without): $WORK/pair-perf.data"
     fi
     for mode in $(for _ in $(seq "$REPEAT"); do echo throughput; done) latency; do
-      PAIR_LOADS=
-      pair_load pair-archive "$mode" "$on_suffix" "$on_pid"
-      pair_load pair-noarchive "$mode" "$off_suffix" "$off_pid"
-      for load_pid in $PAIR_LOADS; do wait "$load_pid" || true; done
-      PAIR_LOADS=
-      cat "$DIR/pair-archive.err" "$DIR/pair-noarchive.err" >&2
+      pair_loads "$mode" "" "$on_suffix" "$on_pid" "$off_suffix" "$off_pid"
     done
-    stop_pid "$on_pid"; stop_pid "$off_pid"
-    PAIR_PIDS=
+    stop_bridge "$on_pid"; stop_bridge "$off_pid"
   done
 }
 
