@@ -190,4 +190,36 @@ struct ArchiveStoreTests {
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.number > $1.number })
         await journal.shutdown()
     }
+
+    @Test("every field reads back as written: empty and non-ASCII text, NULLs, rich content, many copies, bridge-made, across 64 + 4 rows")
+    func rowsReadBackExactly() async throws {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        var content = MessageContent()
+        content.url = "https://files.example/ä.png"
+        content.replyTo = "m-1"
+        let written = (0..<68).map { index in
+            var message = ArchivedMessage(
+                at: Self.start.addingTimeInterval(Double(index)), channel: index % 2 == 0 ? "ops" : "Öps ✓",
+                source: index % 3 == 0 ? Endpoint(transport: "stdin") : Self.alice, sender: index % 3 == 0 ? "" : "alice@example.org/phone 📱",
+                nick: index % 4 == 0 ? "" : "Ålice", sourceID: "m-\(index)", body: index % 5 == 0 ? "" : String(repeating: "body \(index) ü ", count: index),
+                subject: index % 6 == 0 ? "subject ✉" : nil, content: index % 7 == 0 ? content : MessageContent(),
+                copies: index % 8 == 0 ? [] : [
+                    .init(target: Endpoint(transport: "home", address: "bob@example.net"), id: "r-\(index)"),
+                    .init(target: Endpoint(transport: "stdout"), id: "r-\(index)-b"),
+                ],
+                bridgeMade: index % 9 == 0
+            )
+            message.number = 0
+            return message
+        }
+        try await journal.commit(written.map { .archive($0) })
+        let read = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages.reversed().map { message in
+            var message = message
+            message.number = 0
+            return message
+        }
+        #expect(read == written)
+        await journal.shutdown()
+    }
 }

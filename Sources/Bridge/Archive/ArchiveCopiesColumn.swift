@@ -8,16 +8,24 @@ import TransportCore
 enum ArchiveCopiesColumn {
     static func encode(_ copies: [ArchivedMessage.Copy]) -> String? {
         guard !copies.isEmpty else { return nil }
-        var text = ""
+        var bytes: [UInt8] = []
+        Self.append(copies, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the column's UTF-8 for `copies` (none for no copies) to `bytes`: the archive's
+    /// INSERT binds it from there (``ArchiveRows``).
+    static func append(_ copies: [ArchivedMessage.Copy], to bytes: inout [UInt8]) {
         for (index, copy) in copies.enumerated() {
-            if index > 0 { text.unicodeScalars.append("\u{1E}") }
-            text += copy.target.transport
-            text.unicodeScalars.append("\u{1F}")
-            text += copy.target.address ?? ""
-            text.unicodeScalars.append("\u{1F}")
-            text += copy.id
+            if index > 0 { bytes.append(0x1E) }
+            var transport = copy.target.transport
+            transport.withUTF8 { bytes.append(contentsOf: $0) }
+            bytes.append(0x1F)
+            if var address = copy.target.address { address.withUTF8 { bytes.append(contentsOf: $0) } }
+            bytes.append(0x1F)
+            var id = copy.id
+            id.withUTF8 { bytes.append(contentsOf: $0) }
         }
-        return text
     }
 
     /// A malformed record is left out (never a trap).

@@ -15,23 +15,8 @@ extension StateStore {
             // Rows per statement: 64, then halves, so at most seven statements are cached.
             var rows = Self.archiveRowsPerStatement
             while rows > messages.endIndex - start { rows /= 2 }
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(rows * 12)
-            for message in messages[start..<(start + rows)] {
-                values.append(Self.milliseconds(message.at).databaseValue)
-                values.append(message.channel.databaseValue)
-                values.append(message.source.transport.databaseValue)
-                values.append(message.source.address.databaseValue)
-                values.append(message.sender.databaseValue)
-                values.append(message.nick.databaseValue)
-                values.append(message.sourceID.databaseValue)
-                values.append(message.body.databaseValue)
-                values.append(message.subject.databaseValue)
-                values.append(MessageContentColumn.encode(message.content).databaseValue)
-                values.append(ArchiveCopiesColumn.encode(message.copies).databaseValue)
-                values.append(message.bridgeMade.databaseValue)
-            }
-            try db.cachedStatement(sql: Self.archiveInsert[rows.trailingZeroBitCount]).execute(arguments: StatementArguments(values))
+            let statement = try db.cachedStatement(sql: Self.archiveInsert[rows.trailingZeroBitCount])
+            try ArchiveRows.insert(messages[start..<(start + rows)], with: statement, in: db)
             start += rows
         }
     }
@@ -42,11 +27,8 @@ extension StateStore {
 
     /// The INSERT of 2^k archive rows, at k.
     private static let archiveInsert: [String] = (0...archiveRowsPerStatement.trailingZeroBitCount).map { power in
-        let tuples = repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: 1 << power).joined(separator: ", ")
-        return """
-            INSERT INTO archive (at, channel, source_transport, source_address, sender, nick, source_id, body, subject, content, copies, bridge_made)
-            VALUES \(tuples)
-            """
+        let tuple = "(" + repeatElement("?", count: ArchiveRows.columns).joined(separator: ", ") + ")"
+        return ArchiveRows.insertPrefix + " " + repeatElement(tuple, count: 1 << power).joined(separator: ", ")
     }
 
     /// Adds what the full-text index does not have yet, in one batch (FTS5 costs a few
