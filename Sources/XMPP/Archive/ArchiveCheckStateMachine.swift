@@ -13,7 +13,8 @@ import Foundation
 /// time less ``Configuration/clockSkew``). Results count only from our own archive (no
 /// `from`, or our bare JID), for the query under way, and from our own bare JID.
 public struct ArchiveCheckStateMachine: Sendable {
-    /// How the check reads the archive: page size, page limit, clock skew allowed.
+    /// How the check reads the archive: page size, page limit, clock skew allowed, and how
+    /// often a query the server could not answer for now is asked again.
     public struct Configuration: Hashable, Sendable {
         /// Results asked for per page (Prosody sends at most 50).
         public var pageSize: Int
@@ -22,11 +23,19 @@ public struct ArchiveCheckStateMachine: Sendable {
         /// How far the server's clock may be behind ours: the window starts this much
         /// before the oldest in-doubt message was sent.
         public var clockSkew: Duration
+        /// How many times a query that failed for now (a transient error: a server just
+        /// restarted answers `internal-server-error` while its archive opens) is asked
+        /// again before everything in doubt is sent again.
+        public var retries: Int
+        /// The wait before the first retry; each further one waits this much longer.
+        public var retryDelay: Duration
 
-        public init(pageSize: Int = 50, maximumPages: Int = 20, clockSkew: Duration = .seconds(60)) {
+        public init(pageSize: Int = 50, maximumPages: Int = 20, clockSkew: Duration = .seconds(60), retries: Int = 2, retryDelay: Duration = .seconds(1)) {
             self.pageSize = pageSize
             self.maximumPages = maximumPages
             self.clockSkew = clockSkew
+            self.retries = retries
+            self.retryDelay = retryDelay
         }
     }
 
@@ -34,6 +43,8 @@ public struct ArchiveCheckStateMachine: Sendable {
     public enum Action: Hashable, Sendable {
         /// Send this request; answer with ``answered(_:nextQueryID:)`` or ``failed(_:)``.
         case query(IQ)
+        /// Wait `after`, then send this request again (a new query id, the same page).
+        case retry(IQ, after: Duration)
         /// Done: `archived` reached the server; the other in-doubt ids must be sent again.
         case finished(archived: Set<String>, pages: Int, ending: Ending)
     }
@@ -62,7 +73,9 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     enum State: Hashable, Sendable {
         case idle
-        case querying(queryID: String, pages: Int)
+        /// A page's query under way: the page ends before `before`, `failures` earlier
+        /// queries for it failed.
+        case querying(queryID: String, pages: Int, before: String?, failures: Int)
         case finished
     }
 
@@ -92,7 +105,7 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// The query under way (its IQ id and queryid).
     public var currentQueryID: String? {
-        if case .querying(let id, _) = self.state { return id }
+        if case .querying(let id, _, _, _) = self.state { return id }
         return nil
     }
 
@@ -103,7 +116,7 @@ public struct ArchiveCheckStateMachine: Sendable {
             self.state = .finished
             return .finished(archived: [], pages: 0, ending: .nothingInDoubt)
         }
-        self.state = .querying(queryID: queryID, pages: 0)
+        self.state = .querying(queryID: queryID, pages: 0, before: nil, failures: 0)
         return .query(self.query(id: queryID, before: nil))
     }
 
@@ -111,7 +124,7 @@ public struct ArchiveCheckStateMachine: Sendable {
     /// (the owner does nothing else with it).
     public mutating func received(_ element: XMLElement) -> Bool {
         guard element.name == "message", let result = element.firstChild(named: "result", namespace: ArchiveCatchUpStateMachine.namespace),
-            case .querying(let queryID, _) = self.state, result[attribute: "queryid"] == queryID
+            case .querying(let queryID, _, _, _) = self.state, result[attribute: "queryid"] == queryID
         else { return false }
         // Someone else's "result" for our query id is swallowed, never believed.
         if let from = element[attribute: "from"], (try? JID(from)) != self.ownJID { return true }
@@ -132,7 +145,7 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// The server answered the query under way (its `<fin/>`).
     public mutating func answered(_ iq: IQ, nextQueryID: String) -> Action? {
-        guard case .querying(_, let before) = self.state else { return nil }
+        guard case .querying(_, let before, _, _) = self.state else { return nil }
         let pages = before + 1
         if self.newestArchived == nil { self.newestArchived = self.newestOnThisPage }
         let fin = iq.payload.flatMap { $0.name == "fin" && $0.namespace == ArchiveCatchUpStateMachine.namespace ? $0 : nil }
@@ -149,7 +162,7 @@ public struct ArchiveCheckStateMachine: Sendable {
             return self.finish(pages: pages, ending: .pageLimit(pages: pages))
         }
         self.oldestResult = nil
-        self.state = .querying(queryID: nextQueryID, pages: pages)
+        self.state = .querying(queryID: nextQueryID, pages: pages, before: first, failures: 0)
         return .query(self.query(id: nextQueryID, before: first))
     }
 
@@ -171,11 +184,22 @@ public struct ArchiveCheckStateMachine: Sendable {
         software?.lowercased().hasPrefix("prosody") == true
     }
 
-    /// The query under way failed (an error, or no answer): nothing more is known.
-    public mutating func failed(_ reason: String) -> Action? {
-        guard case .querying(_, let pages) = self.state else { return nil }
-        self.state = .finished
-        return .finished(archived: self.archived, pages: pages, ending: .archiveUnreadable(reason))
+    /// The query under way failed (an error, or no answer). A `transient` failure (RFC 6120
+    /// §8.3.2: the same request may succeed later) is asked again, the same page under a
+    /// new `nextQueryID`, up to ``Configuration/retries`` times; otherwise nothing more is
+    /// known.
+    public mutating func failed(_ reason: String, transient: Bool, nextQueryID: String) -> Action? {
+        guard case .querying(_, let pages, let before, let failures) = self.state else { return nil }
+        guard transient, failures < self.configuration.retries else {
+            self.state = .finished
+            let tries = failures + 1
+            return .finished(archived: self.archived, pages: pages, ending: .archiveUnreadable(tries > 1 ? "\(reason) (asked \(tries) times)" : reason))
+        }
+        // The failed page's results start over; what it found stays found.
+        self.oldestResult = nil
+        self.newestOnThisPage = nil
+        self.state = .querying(queryID: nextQueryID, pages: pages, before: before, failures: failures + 1)
+        return .retry(self.query(id: nextQueryID, before: before), after: self.configuration.retryDelay * (failures + 1))
     }
 
     private mutating func finish(pages: Int, ending: Ending) -> Action {

@@ -49,13 +49,14 @@ extension XMPPSession {
         var action = check.start(queryID: self.nextID())
         self.runningArchiveCheck = check
         let timeout = self.configuration.requestTimeout
-        while case .query(let query) = action {
+        while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
             do {
                 let answer = try await self.request(query, timeout: timeout)
                 next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
             } catch {
-                next = self.runningArchiveCheck?.failed("\(error)")
+                let transient = if case .stanzaError(let stanzaError) = error as? XMPPSessionError { stanzaError.isTransient } else { false }
+                next = self.runningArchiveCheck?.failed("\(error)", transient: transient, nextQueryID: self.nextID())
             }
             guard let next else { break }
             action = next
@@ -114,6 +115,21 @@ extension XMPPSession {
             self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
         } else {
             self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
+        }
+    }
+
+    /// The request `action` asks for, after the wait a retry asks for; nil when the check
+    /// is done or `connection` went meanwhile.
+    private func archiveQuery(for action: ArchiveCheckStateMachine.Action, on connection: XMPPConnection) async -> IQ? {
+        switch action {
+        case .query(let query):
+            return query
+        case .retry(let query, let delay):
+            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)"])
+            try? await self.clock.sleep(until: self.clock.now.advanced(by: delay), tolerance: nil)
+            return self.connection === connection ? query : nil
+        case .finished:
+            return nil
         }
     }
 
