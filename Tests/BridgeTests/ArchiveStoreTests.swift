@@ -222,4 +222,35 @@ struct ArchiveStoreTests {
         #expect(read == written)
         await journal.shutdown()
     }
+
+    @Test("v15 rebuilds the text index without token counts: what v14 had indexed is found, the rest is indexed later, a correction still reaches the index")
+    func textIndexMigration() async throws {
+        let path = self.folder.path("state.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try StateMigrations.migrator.migrate(queue, upTo: "v14-lean-archive-index")
+        let rows = [("m-0", "disk full on db1"), ("m-1", "disk fine"), ("m-2", "lunch"), ("m-3", "disk again, not indexed yet")]
+        try await queue.write { db in
+            for (index, row) in rows.enumerated() {
+                if index == 3 { try StateStore.indexArchive(in: db) }
+                try StateStore.insertArchived(
+                    [ArchivedMessage(at: Self.start.addingTimeInterval(Double(index)), channel: "ops", source: Self.alice, sender: "alice@example.org/a", nick: "alice", sourceID: row.0, body: row.1)],
+                    in: db
+                )
+            }
+        }
+        try queue.close()
+        let store = try StateStore(path: path)
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        let schema = try store.read(.readArchive) { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'archive_text'") }
+        #expect(schema?.contains("columnsize = 0") == true)
+        #expect(try store.archived(ArchiveQuery(search: "disk")).messages.map(\.sourceID) == ["m-1", "m-0"], "what v14 had indexed, before any new indexing")
+        var ranked = ArchiveQuery(search: "disk")
+        ranked.ranked = true
+        #expect(try store.indexedAndRead(ranked).messages.map(\.sourceID) == ["m-1", "m-0", "m-3"], "ranked with bm25 (shortest first), the rest indexed")
+        try await journal.commit([.archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-0", body: "db1 is fine now", at: Self.start)])
+        await journal.flushed()
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "disk")).messages.map(\.sourceID) == ["m-3", "m-1"])
+        #expect(try store.indexedAndRead(ArchiveQuery(search: "fine")).messages.map(\.sourceID) == ["m-1", "m-0"])
+        await journal.shutdown()
+    }
 }

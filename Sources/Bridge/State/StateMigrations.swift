@@ -21,6 +21,7 @@ enum StateMigrations {
         migrator.registerMigration("v12-paging", migrate: createPaging)
         migrator.registerMigration("v13-archive", migrate: createArchive)
         migrator.registerMigration("v14-lean-archive-index", migrate: leanArchiveIndex)
+        migrator.registerMigration("v15-fts-without-sizes", migrate: textIndexWithoutSizes)
         return migrator
     }
 
@@ -326,6 +327,23 @@ enum StateMigrations {
         try db.execute(sql: """
             DROP INDEX archive_on_channel_at;
             CREATE INDEX archive_by_channel_time ON archive (channel, at);
+            """)
+    }
+
+    /// v15 (issue 25): the full-text index without its table of per-message token counts
+    /// (FTS5 `columnsize=0`). Indexing a message wrote a row there too: without it, a batch
+    /// costs about half as much (0.65 µs a message instead of 1.2, system SQLite). bm25 then
+    /// counts the tokens of the messages it ranks (at most ``StateStore/rankedWindow``) as it
+    /// goes: a ranked search over 300,000 messages took 13 ms instead of 11. The index is
+    /// rebuilt here from what the old one held; the triggers name the table, not its
+    /// options, and stay.
+    private static func textIndexWithoutSizes(_ db: Database) throws {
+        try db.execute(sql: """
+            DROP TABLE archive_text;
+            CREATE VIRTUAL TABLE archive_text USING fts5(
+              body, content = 'archive', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
+            );
+            INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id <= (SELECT through FROM archive_indexed) ORDER BY id;
             """)
     }
 }
