@@ -34,42 +34,126 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
     }
 
     /// The archive's own number for it, increasing (0 before it is stored): the cursor.
-    public var number: Int64 = 0
-    public var at: Date
-    public var channel: String
-    public var source: Endpoint
+    public var number: Int64 {
+        get { self.box.fields.number }
+        set { self.fields.number = newValue }
+    }
+    public var at: Date {
+        get { self.box.fields.at }
+        set { self.fields.at = newValue }
+    }
+    public var channel: String {
+        get { self.box.fields.channel }
+        set { self.fields.channel = newValue }
+    }
+    public var source: Endpoint {
+        get { self.box.fields.source }
+        set { self.fields.source = newValue }
+    }
     /// The sender's full address as received (a full JID, a room occupant, a local client).
-    public var sender: String
-    public var nick: String
+    public var sender: String {
+        get { self.box.fields.sender }
+        set { self.fields.sender = newValue }
+    }
+    public var nick: String {
+        get { self.box.fields.nick }
+        set { self.fields.nick = newValue }
+    }
     /// The id the source gave it.
-    public var sourceID: String
+    public var sourceID: String {
+        get { self.box.fields.sourceID }
+        set { self.fields.sourceID = newValue }
+    }
     /// The text as the sender wrote it: before the channel's `replace` rules, after any
     /// correction; empty once retracted.
-    public var body: String
-    public var subject: String?
+    public var body: String {
+        get { self.box.fields.body }
+        set { self.fields.body = newValue }
+    }
+    public var subject: String? {
+        get { self.box.fields.subject }
+        set { self.fields.subject = newValue }
+    }
     /// What it carried besides text (a file's URL, a reply, reactions).
-    public var content = MessageContent()
-    public var copies: [Copy] = []
+    public var content: MessageContent {
+        get { self.box.fields.content }
+        set { self.fields.content = newValue }
+    }
+    public var copies: [Copy] {
+        get { self.box.fields.copies }
+        set { self.fields.copies = newValue }
+    }
     /// Said by the bridge, not relayed from anyone.
-    public var bridgeMade = false
-    public var editedAt: Date?
-    public var retractedAt: Date?
+    public var bridgeMade: Bool {
+        get { self.box.fields.bridgeMade }
+        set { self.fields.bridgeMade = newValue }
+    }
+    public var editedAt: Date? {
+        get { self.box.fields.editedAt }
+        set { self.fields.editedAt = newValue }
+    }
+    public var retractedAt: Date? {
+        get { self.box.fields.retractedAt }
+        set { self.fields.retractedAt = newValue }
+    }
+
+    /// The values. A message passes through several hands on the relay path (the archive's
+    /// entry, the intake log, the journal's INSERT), and copying a dozen strings each time
+    /// was a measurable part of the archive's cost: copies share one box until one of them
+    /// changes (copy on write).
+    private var box: Box
+
+    private struct Fields: Hashable {
+        var number: Int64 = 0
+        var at: Date
+        var channel: String
+        var source: Endpoint
+        var sender: String
+        var nick: String
+        var sourceID: String
+        var body: String
+        var subject: String?
+        var content: MessageContent
+        var copies: [Copy]
+        var bridgeMade: Bool
+        var editedAt: Date?
+        var retractedAt: Date?
+    }
+
+    /// Changed only through ``fields``, which copies it first unless this message is its
+    /// only holder: no two threads ever see it change.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var fields: Fields {
+        get { self.box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&self.box) { self.box = Box(self.box.fields) }
+            yield &self.box.fields
+        }
+    }
 
     public init(
         at: Date, channel: String, source: Endpoint, sender: String, nick: String, sourceID: String, body: String, subject: String? = nil,
         content: MessageContent = MessageContent(), copies: [Copy] = [], bridgeMade: Bool = false
     ) {
-        self.at = at
-        self.channel = channel
-        self.source = source
-        self.sender = sender
-        self.nick = nick
-        self.sourceID = sourceID
-        self.body = body
-        self.subject = subject
-        self.content = content
-        self.copies = copies
-        self.bridgeMade = bridgeMade
+        self.box = Box(
+            Fields(
+                at: at, channel: channel, source: source, sender: sender, nick: nick, sourceID: sourceID, body: body, subject: subject, content: content,
+                copies: copies, bridgeMade: bridgeMade
+            )
+        )
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        self.box.fields.hash(into: &hasher)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -83,18 +167,16 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            at: try container.decode(Date.self, forKey: .at), channel: try container.decode(String.self, forKey: .channel),
+            source: Endpoint(description: try container.decode(String.self, forKey: .source)), sender: try container.decode(String.self, forKey: .sender),
+            nick: try container.decode(String.self, forKey: .nick), sourceID: try container.decode(String.self, forKey: .sourceID),
+            body: try container.decode(String.self, forKey: .body), subject: try container.decodeIfPresent(String.self, forKey: .subject),
+            content: try container.decodeIfPresent(MessageContent.self, forKey: .content) ?? MessageContent(),
+            copies: try container.decodeIfPresent([Copy].self, forKey: .copies) ?? [],
+            bridgeMade: try container.decodeIfPresent(Bool.self, forKey: .bridgeMade) ?? false
+        )
         self.number = try container.decode(Int64.self, forKey: .number)
-        self.at = try container.decode(Date.self, forKey: .at)
-        self.channel = try container.decode(String.self, forKey: .channel)
-        self.source = Endpoint(description: try container.decode(String.self, forKey: .source))
-        self.sender = try container.decode(String.self, forKey: .sender)
-        self.nick = try container.decode(String.self, forKey: .nick)
-        self.sourceID = try container.decode(String.self, forKey: .sourceID)
-        self.body = try container.decode(String.self, forKey: .body)
-        self.subject = try container.decodeIfPresent(String.self, forKey: .subject)
-        self.content = try container.decodeIfPresent(MessageContent.self, forKey: .content) ?? MessageContent()
-        self.copies = try container.decodeIfPresent([Copy].self, forKey: .copies) ?? []
-        self.bridgeMade = try container.decodeIfPresent(Bool.self, forKey: .bridgeMade) ?? false
         self.editedAt = try container.decodeIfPresent(Date.self, forKey: .editedAt)
         self.retractedAt = try container.decodeIfPresent(Date.self, forKey: .retractedAt)
     }

@@ -48,10 +48,8 @@ enum JournalEntry: Sendable {
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
     /// A message goes into the local archive (issue 25), in the commit that relays it.
-    /// Boxed: the journal copies each entry several times on its way (into a group, the
-    /// intake log's encoder, a batch); a boxed message is then one reference to copy, not
-    /// a dozen fields.
-    indirect case archive(ArchivedMessage)
+    /// Not `indirect`: an ``ArchivedMessage`` is already one reference (copy on write).
+    case archive(ArchivedMessage)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
     /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
     /// entry of the same occupant (`nick`): an occupant's ids are visible to the others.
