@@ -35,65 +35,65 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
 
     /// The archive's own number for it, increasing (0 before it is stored): the cursor.
     public var number: Int64 {
-        get { self.box.fields.number }
+        @inlinable get { self.box.fields.number }
         set { self.fields.number = newValue }
     }
     public var at: Date {
-        get { self.box.fields.at }
+        @inlinable get { self.box.fields.at }
         set { self.fields.at = newValue }
     }
     public var channel: String {
-        get { self.box.fields.channel }
+        @inlinable get { self.box.fields.channel }
         set { self.fields.channel = newValue }
     }
     public var source: Endpoint {
-        get { self.box.fields.source }
+        @inlinable get { self.box.fields.source }
         set { self.fields.source = newValue }
     }
     /// The sender's full address as received (a full JID, a room occupant, a local client).
     public var sender: String {
-        get { self.box.fields.sender }
+        @inlinable get { self.box.fields.sender }
         set { self.fields.sender = newValue }
     }
     public var nick: String {
-        get { self.box.fields.nick }
+        @inlinable get { self.box.fields.nick }
         set { self.fields.nick = newValue }
     }
     /// The id the source gave it.
     public var sourceID: String {
-        get { self.box.fields.sourceID }
+        @inlinable get { self.box.fields.sourceID }
         set { self.fields.sourceID = newValue }
     }
     /// The text as the sender wrote it: before the channel's `replace` rules, after any
     /// correction; empty once retracted.
     public var body: String {
-        get { self.box.fields.body }
+        @inlinable get { self.box.fields.body }
         set { self.fields.body = newValue }
     }
     public var subject: String? {
-        get { self.box.fields.subject }
+        @inlinable get { self.box.fields.subject }
         set { self.fields.subject = newValue }
     }
     /// What it carried besides text (a file's URL, a reply, reactions).
     public var content: MessageContent {
-        get { self.box.fields.content }
+        @inlinable get { self.box.fields.content }
         set { self.fields.content = newValue }
     }
     public var copies: [Copy] {
-        get { self.box.fields.copies }
+        @inlinable get { self.box.fields.copies }
         set { self.fields.copies = newValue }
     }
     /// Said by the bridge, not relayed from anyone.
     public var bridgeMade: Bool {
-        get { self.box.fields.bridgeMade }
+        @inlinable get { self.box.fields.bridgeMade }
         set { self.fields.bridgeMade = newValue }
     }
     public var editedAt: Date? {
-        get { self.box.fields.editedAt }
+        @inlinable get { self.box.fields.editedAt }
         set { self.fields.editedAt = newValue }
     }
     public var retractedAt: Date? {
-        get { self.box.fields.retractedAt }
+        @inlinable get { self.box.fields.retractedAt }
         set { self.fields.retractedAt = newValue }
     }
 
@@ -101,29 +101,30 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
     /// entry, the intake log, the journal's INSERT), and copying a dozen strings each time
     /// was a measurable part of the archive's cost: copies share one box until one of them
     /// changes (copy on write).
-    private var box: Box
+    @usableFromInline var box: Box
 
-    private struct Fields: Hashable {
-        var number: Int64 = 0
-        var at: Date
-        var channel: String
-        var source: Endpoint
-        var sender: String
-        var nick: String
-        var sourceID: String
-        var body: String
-        var subject: String?
-        var content: MessageContent
-        var copies: [Copy]
-        var bridgeMade: Bool
-        var editedAt: Date?
-        var retractedAt: Date?
+    @usableFromInline struct Fields: Hashable {
+        @usableFromInline var number: Int64 = 0
+        @usableFromInline var at: Date
+        @usableFromInline var channel: String
+        @usableFromInline var source: Endpoint
+        @usableFromInline var sender: String
+        @usableFromInline var nick: String
+        @usableFromInline var sourceID: String
+        @usableFromInline var body: String
+        @usableFromInline var subject: String?
+        @usableFromInline var content: MessageContent
+        @usableFromInline var copies: [Copy]
+        @usableFromInline var bridgeMade: Bool
+        @usableFromInline var editedAt: Date?
+        @usableFromInline var retractedAt: Date?
     }
 
     /// Changed only through ``fields``, which copies it first unless this message is its
-    /// only holder: no two threads ever see it change.
-    private final class Box: @unchecked Sendable {
-        var fields: Fields
+    /// only holder: no two threads ever see it change, so its accesses need no run-time
+    /// exclusivity check either. Read in place (inlinable getters) on the journal's thread.
+    @usableFromInline final class Box: @unchecked Sendable {
+        @exclusivity(unchecked) @usableFromInline var fields: Fields
 
         init(_ fields: Fields) { self.fields = fields }
     }

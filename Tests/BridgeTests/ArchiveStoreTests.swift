@@ -223,7 +223,7 @@ struct ArchiveStoreTests {
         await journal.shutdown()
     }
 
-    @Test("v15 rebuilds the text index without token counts: what v14 had indexed is found, the rest is indexed later, a correction still reaches the index")
+    @Test("v15 rebuilds the text index without token counts, merging eight segments at a time: what v14 had indexed is found, the rest is indexed later, a correction still reaches the index")
     func textIndexMigration() async throws {
         let path = self.folder.path("state.sqlite")
         let queue = try DatabaseQueue(path: path)
@@ -243,6 +243,8 @@ struct ArchiveStoreTests {
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let schema = try store.read(.readArchive) { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'archive_text'") }
         #expect(schema?.contains("columnsize = 0") == true)
+        let automerge = try store.read(.readArchive) { db in try Int.fetchOne(db, sql: "SELECT v FROM archive_text_config WHERE k = 'automerge'") }
+        #expect(automerge == 8)
         #expect(try store.archived(ArchiveQuery(search: "disk")).messages.map(\.sourceID) == ["m-1", "m-0"], "what v14 had indexed, before any new indexing")
         var ranked = ArchiveQuery(search: "disk")
         ranked.ranked = true

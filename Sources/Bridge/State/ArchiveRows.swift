@@ -28,9 +28,9 @@ enum ArchiveRows {
         var spans: [(start: Int, count: Int)?] = []
         spans.reserveCapacity(messages.count * (Self.columns - 2))
         func add(_ text: String?) {
-            guard var text else { return spans.append(nil) }
+            guard let text else { return spans.append(nil) }
             let start = bytes.count
-            text.withUTF8 { bytes.append(contentsOf: $0) }
+            if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: text.utf8) }
             spans.append((start, bytes.count - start))
         }
         for message in messages {
