@@ -35,65 +35,65 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
 
     /// The archive's own number for it, increasing (0 before it is stored): the cursor.
     public var number: Int64 {
-        @inlinable get { self.box.fields.number }
+        _read { yield self.box.fields.number }
         set { self.fields.number = newValue }
     }
     public var at: Date {
-        @inlinable get { self.box.fields.at }
+        _read { yield self.box.fields.at }
         set { self.fields.at = newValue }
     }
     public var channel: String {
-        @inlinable get { self.box.fields.channel }
+        _read { yield self.box.fields.channel }
         set { self.fields.channel = newValue }
     }
     public var source: Endpoint {
-        @inlinable get { self.box.fields.source }
+        _read { yield self.box.fields.source }
         set { self.fields.source = newValue }
     }
     /// The sender's full address as received (a full JID, a room occupant, a local client).
     public var sender: String {
-        @inlinable get { self.box.fields.sender }
+        _read { yield self.box.fields.sender }
         set { self.fields.sender = newValue }
     }
     public var nick: String {
-        @inlinable get { self.box.fields.nick }
+        _read { yield self.box.fields.nick }
         set { self.fields.nick = newValue }
     }
     /// The id the source gave it.
     public var sourceID: String {
-        @inlinable get { self.box.fields.sourceID }
+        _read { yield self.box.fields.sourceID }
         set { self.fields.sourceID = newValue }
     }
     /// The text as the sender wrote it: before the channel's `replace` rules, after any
     /// correction; empty once retracted.
     public var body: String {
-        @inlinable get { self.box.fields.body }
+        _read { yield self.box.fields.body }
         set { self.fields.body = newValue }
     }
     public var subject: String? {
-        @inlinable get { self.box.fields.subject }
+        _read { yield self.box.fields.subject }
         set { self.fields.subject = newValue }
     }
     /// What it carried besides text (a file's URL, a reply, reactions).
     public var content: MessageContent {
-        @inlinable get { self.box.fields.content }
+        _read { yield self.box.fields.content }
         set { self.fields.content = newValue }
     }
     public var copies: [Copy] {
-        @inlinable get { self.box.fields.copies }
+        _read { yield self.box.fields.copies }
         set { self.fields.copies = newValue }
     }
     /// Said by the bridge, not relayed from anyone.
     public var bridgeMade: Bool {
-        @inlinable get { self.box.fields.bridgeMade }
+        _read { yield self.box.fields.bridgeMade }
         set { self.fields.bridgeMade = newValue }
     }
     public var editedAt: Date? {
-        @inlinable get { self.box.fields.editedAt }
+        _read { yield self.box.fields.editedAt }
         set { self.fields.editedAt = newValue }
     }
     public var retractedAt: Date? {
-        @inlinable get { self.box.fields.retractedAt }
+        _read { yield self.box.fields.retractedAt }
         set { self.fields.retractedAt = newValue }
     }
 

@@ -16,16 +16,20 @@ enum ArchiveCopiesColumn {
     /// Appends the column's UTF-8 for `copies` (none for no copies) to `bytes`: the archive's
     /// INSERT binds it from there (``ArchiveRows``).
     static func append(_ copies: [ArchivedMessage.Copy], to bytes: inout [UInt8]) {
-        for (index, copy) in copies.enumerated() {
+        // By index, each value borrowed in place: this runs for every archived message.
+        for index in copies.indices {
             if index > 0 { bytes.append(0x1E) }
-            var transport = copy.target.transport
-            transport.withUTF8 { bytes.append(contentsOf: $0) }
+            Self.appendUTF8(copies[index].target.transport, to: &bytes)
             bytes.append(0x1F)
-            if var address = copy.target.address { address.withUTF8 { bytes.append(contentsOf: $0) } }
+            if let address = copies[index].target.address { Self.appendUTF8(address, to: &bytes) }
             bytes.append(0x1F)
-            var id = copy.id
-            id.withUTF8 { bytes.append(contentsOf: $0) }
+            Self.appendUTF8(copies[index].id, to: &bytes)
         }
+    }
+
+    /// Appends `text`'s UTF-8 to `bytes`.
+    static func appendUTF8(_ text: String, to bytes: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: text.utf8) }
     }
 
     /// A malformed record is left out (never a trap).

@@ -30,7 +30,7 @@ enum ArchiveRows {
         func add(_ text: String?) {
             guard let text else { return spans.append(nil) }
             let start = bytes.count
-            if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: text.utf8) }
+            ArchiveCopiesColumn.appendUTF8(text, to: &bytes)
             spans.append((start, bytes.count - start))
         }
         for message in messages {
@@ -42,7 +42,7 @@ enum ArchiveRows {
             add(message.sourceID)
             add(message.body)
             add(message.subject)
-            add(MessageContentColumn.encode(message.content))
+            add(message.content.isEmpty ? nil : MessageContentColumn.encode(message.content))
             if message.copies.isEmpty {
                 spans.append(nil)
             } else {
