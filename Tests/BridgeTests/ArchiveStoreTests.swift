@@ -233,7 +233,7 @@ struct ArchiveStoreTests {
             for (index, row) in rows.enumerated() {
                 if index == 3 { try StateStore.indexArchive(in: db) }
                 try StateStore.insertArchived(
-                    [ArchivedMessage(at: Self.start.addingTimeInterval(Double(index)), channel: "ops", source: Self.alice, sender: "alice@example.org/a", nick: "alice", sourceID: row.0, body: row.1)],
+                    [ArchiveRow(ArchivedMessage(at: Self.start.addingTimeInterval(Double(index)), channel: "ops", source: Self.alice, sender: "alice@example.org/a", nick: "alice", sourceID: row.0, body: row.1))],
                     in: db
                 )
             }

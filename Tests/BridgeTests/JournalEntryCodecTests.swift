@@ -94,4 +94,57 @@ struct JournalEntryCodecTests {
             _ = try? Self.decode(bytes)
         }
     }
+
+    @Test("an archive entry in the layout older builds wrote (field by field) is still read: a log left by one is replayed")
+    func olderArchiveLayoutIsRead() throws {
+        var bytes: [UInt8] = [JournalEntryCodec.version]
+        func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { bytes.append(contentsOf: $0) } }
+        func string(_ text: String) {
+            u32(text.utf8.count)
+            bytes.append(contentsOf: text.utf8)
+        }
+        func optional(_ text: String?) {
+            bytes.append(text == nil ? 0 : 1)
+            if let text { string(text) }
+        }
+        u32(1)
+        bytes.append(19)  // the older `archive` tag
+        withUnsafeBytes(of: Date(timeIntervalSince1970: 1_764_000_000.5).timeIntervalSince1970.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        string("ops")
+        string("home")
+        optional("bob@b.example")
+        string("bob@b.example/phone")
+        string("Bob")
+        string("m-1")
+        string("disk ✓")
+        optional(nil)
+        optional(nil)
+        u32(1)
+        string("ops")
+        optional(nil)
+        string("r1")
+        bytes.append(1)
+        let decoded = try Self.decode(bytes)
+        guard decoded.count == 1, case .archive(let row) = decoded[0] else {
+            Issue.record("expected one archive entry, got \(decoded)")
+            return
+        }
+        #expect(row.at == 1_764_000_000_500 && row.bridgeMade)
+        #expect(row.texts == ["ops", "home", "bob@b.example", "bob@b.example/phone", "Bob", "m-1", "disk ✓", nil, nil, "ops\u{1F}\u{1F}r1"])
+    }
+
+    @Test("an archive row whose column lengths do not add up to its bytes is malformed, never read past its end")
+    func archiveRowLengthsAreChecked() throws {
+        let row = ArchiveRow(ArchivedMessage(at: Date(), channel: "ops", source: Self.local, sender: "s", nick: "n", sourceID: "i", body: "text"))
+        let bytes = JournalEntryCodec.encode([.archive(row)])
+        #expect(try Self.decode(bytes).count == 1)
+        // After the version, the count, the tag, `at` and the flag: the byte count, then the
+        // ten lengths (the first is the channel's).
+        let lengths = 1 + 4 + 1 + 8 + 1 + 4
+        for (length, why) in [(Int32(4), "one too many"), (Int32(2), "one too few"), (Int32(-2), "below NULL"), (Int32.max, "far past the end")] {
+            var changed = bytes
+            withUnsafeBytes(of: length) { changed.replaceSubrange(lengths..<(lengths + 4), with: $0) }
+            #expect(throws: JournalEntryCodec.Malformed.self, "\(why)") { _ = try Self.decode(changed) }
+        }
+    }
 }

@@ -8,28 +8,41 @@ import TransportCore
 enum ArchiveCopiesColumn {
     static func encode(_ copies: [ArchivedMessage.Copy]) -> String? {
         guard !copies.isEmpty else { return nil }
-        var bytes: [UInt8] = []
-        Self.append(copies, to: &bytes)
+        let bytes = [UInt8](unsafeUninitializedCapacity: Self.byteCount(copies)) { buffer, count in
+            Self.write(copies, into: UnsafeMutableRawBufferPointer(buffer))
+            count = buffer.count
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the column's UTF-8 for `copies` (none for no copies) to `bytes`: the archive's
-    /// INSERT binds it from there (``ArchiveRows``).
-    static func append(_ copies: [ArchivedMessage.Copy], to bytes: inout [UInt8]) {
-        // By index, each value borrowed in place: this runs for every archived message.
-        for index in copies.indices {
-            if index > 0 { bytes.append(0x1E) }
-            Self.appendUTF8(copies[index].target.transport, to: &bytes)
-            bytes.append(0x1F)
-            if let address = copies[index].target.address { Self.appendUTF8(address, to: &bytes) }
-            bytes.append(0x1F)
-            Self.appendUTF8(copies[index].id, to: &bytes)
-        }
+    /// The column's UTF-8 length for `copies` (0 for none).
+    static func byteCount(_ copies: [ArchivedMessage.Copy]) -> Int {
+        var count = max(copies.count - 1, 0)
+        for copy in copies { count += copy.target.transport.utf8.count + (copy.target.address?.utf8.count ?? 0) + copy.id.utf8.count + 2 }
+        return count
     }
 
-    /// Appends `text`'s UTF-8 to `bytes`.
-    static func appendUTF8(_ text: String, to bytes: inout [UInt8]) {
-        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: text.utf8) }
+    /// Writes the column's UTF-8 for `copies` at the start of `buffer`, which holds at least
+    /// ``byteCount(_:)`` bytes (an ``ArchiveRow`` is made this way).
+    static func write(_ copies: [ArchivedMessage.Copy], into buffer: UnsafeMutableRawBufferPointer) {
+        var offset = 0
+        func put(_ text: String) {
+            let count = text.utf8.count
+            _ = UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + count)]).copyBytes(from: text.utf8)
+            offset += count
+        }
+        func put(_ byte: UInt8) {
+            buffer[offset] = byte
+            offset += 1
+        }
+        for (index, copy) in copies.enumerated() {
+            if index > 0 { put(0x1E as UInt8) }
+            put(copy.target.transport)
+            put(0x1F as UInt8)
+            if let address = copy.target.address { put(address) }
+            put(0x1F as UInt8)
+            put(copy.id)
+        }
     }
 
     /// A malformed record is left out (never a trap).

@@ -14,7 +14,7 @@ extension Journal {
         var passing: Set<Int> = []
         // Archive rows wait here and go in together, before anything that reads or changes
         // the archive and at the end: their order, and so their ids, stay the entries' order.
-        var archived: [ArchivedMessage] = []
+        var archived: [ArchiveRow] = []
         func insertArchived() throws {
             guard !archived.isEmpty else { return }
             try StateStore.insertArchived(archived, in: db)
@@ -115,8 +115,8 @@ extension Journal {
                 for relayID in relayIDs {
                     try db.cachedStatement(sql: "DELETE FROM postponed_deliveries WHERE relay_id = ?").execute(arguments: [relayID])
                 }
-            case .archive(let message):
-                archived.append(message)
+            case .archive(let row):
+                archived.append(row)
             case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
                 try insertArchived()
                 try StateStore.editArchived(channels: channels, source: source, nick: nick, sourceID: sourceID, body: body, at: at, in: db)

@@ -47,9 +47,9 @@ enum JournalEntry: Sendable {
     case prunePaging(pagesBefore: Date, notificationsBefore: Date)
     /// Postponed deliveries released (queued, or gathered into a digest queued in the same commit).
     case releasePostponed(relayIDs: [String])
-    /// A message goes into the local archive (issue 25), in the commit that relays it.
-    /// Not `indirect`: an ``ArchivedMessage`` is already one reference (copy on write).
-    case archive(ArchivedMessage)
+    /// A message goes into the local archive (issue 25), in the commit that relays it, as
+    /// the row its INSERT binds (one reference to copy on the way).
+    case archive(ArchiveRow)
     /// Message `sourceID` from `source` was corrected to `body` (XEP-0308), or retracted
     /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
     /// entry of the same occupant (`nick`): an occupant's ids are visible to the others.
@@ -58,6 +58,11 @@ enum JournalEntry: Sendable {
     case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.
     case pruneArchive(channel: String, before: Date, limit: Int)
+
+    /// `message` goes into the local archive.
+    static func archive(_ message: ArchivedMessage) -> JournalEntry {
+        .archive(ArchiveRow(message))
+    }
 
     /// An archive row rides along in a commit that happens for the relay's own entries and
     /// never hastens one: counted towards ``Journal/applyBatch``, a fifth entry per relayed

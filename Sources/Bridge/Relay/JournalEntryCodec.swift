@@ -42,7 +42,10 @@ enum JournalEntryCodec {
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
         case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed, prunePaging
+        /// `archive`: an archived message field by field, as written before `archiveRow`
+        /// (still read: a log left by an older build is replayed).
         case archive, archiveEdit, pruneArchive, indexArchive
+        case archiveRow
     }
 
     private struct Writer {
@@ -94,22 +97,11 @@ enum JournalEntryCodec {
             self.optional(MessageContentColumn.encode(value.content))
         }
 
-        mutating func archived(_ value: ArchivedMessage) {
-            self.date(value.at)
-            self.string(value.channel)
-            self.endpoint(value.source)
-            self.string(value.sender)
-            self.string(value.nick)
-            self.string(value.sourceID)
-            self.string(value.body)
-            self.optional(value.subject)
-            self.optional(MessageContentColumn.encode(value.content))
-            self.u32(UInt32(value.copies.count))
-            for copy in value.copies {
-                self.endpoint(copy.target)
-                self.string(copy.id)
-            }
-            self.bool(value.bridgeMade)
+        mutating func archiveRow(_ row: ArchiveRow) {
+            self.i64(row.at)
+            self.bool(row.bridgeMade)
+            self.u32(UInt32(row.bytes.count))
+            self.bytes.append(contentsOf: row.bytes)
         }
 
         mutating func entry(_ entry: JournalEntry) {
@@ -200,9 +192,9 @@ enum JournalEntryCodec {
                 self.u8(Tag.prunePaging.rawValue)
                 self.date(pagesBefore)
                 self.date(notificationsBefore)
-            case .archive(let message):
-                self.u8(Tag.archive.rawValue)
-                self.archived(message)
+            case .archive(let row):
+                self.u8(Tag.archiveRow.rawValue)
+                self.archiveRow(row)
             case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
                 self.u8(Tag.archiveEdit.rawValue)
                 self.strings(channels)
@@ -226,7 +218,7 @@ enum JournalEntryCodec {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
 
-        private mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
+        mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
             guard count >= 0, count <= self.bytes.count - self.offset else { throw Malformed(offset: self.offset) }
             defer { self.offset += count }
             return UnsafeRawBufferPointer(rebasing: self.bytes[self.offset..<(self.offset + count)])
@@ -350,6 +342,13 @@ enum JournalEntryCodec {
                 return .prunePaging(pagesBefore: try self.date(), notificationsBefore: try self.date())
             case .archive:
                 return .archive(try self.archived())
+            case .archiveRow:
+                let at = try self.i64()
+                let bridgeMade = try self.bool()
+                let count = Int(try self.u32())
+                let rowOffset = self.offset
+                guard let row = ArchiveRow(at: at, bridgeMade: bridgeMade, bytes: try self.take(count)) else { throw Malformed(offset: rowOffset) }
+                return .archive(row)
             case .archiveEdit:
                 return .archiveEdit(channels: try self.strings(), source: try self.endpoint(), nick: try self.optional(), sourceID: try self.string(), body: try self.optional(), at: try self.date())
             case .indexArchive:

@@ -25,23 +25,27 @@ extension RelayPipeline {
         }
         // Per archived channel, in routing order; a message reaches few channels, so a
         // search of the short list beats a dictionary here, on every message.
-        var messages: [ArchivedMessage] = []
+        var channels: [(name: String, copies: [ArchivedMessage.Copy])] = []
         for delivery in routed where archived.contains(delivery.channel) {
             let copy = ArchivedMessage.Copy(target: delivery.target, id: delivery.relayID)
-            if let at = messages.firstIndex(where: { $0.channel == delivery.channel }) {
-                messages[at].copies.append(copy)
-                continue
+            if let at = channels.firstIndex(where: { $0.name == delivery.channel }) {
+                channels[at].copies.append(copy)
+            } else {
+                channels.append((delivery.channel, [copy]))
             }
-            messages.append(
-                ArchivedMessage(
-                    at: now, channel: delivery.channel, source: source, sender: message.sender, nick: message.nick, sourceID: message.id,
-                    // The sender's own text: the channel's `replace` rules changed only the copies.
-                    body: message.body ?? message.subject ?? "", subject: message.subject, content: content, copies: [copy],
-                    bridgeMade: message.isOccupantNotice
-                )
-            )
         }
-        return self.indexedEvery(messages.map { .archive($0) })
+        return self.indexedEvery(
+            channels.map { channel in
+                .archive(
+                    ArchiveRow(
+                        at: now, channel: channel.name, source: source, sender: message.sender, nick: message.nick, sourceID: message.id,
+                        // The sender's own text: the channel's `replace` rules changed only the copies.
+                        body: message.body ?? message.subject ?? "", subject: message.subject, content: content, copies: channel.copies,
+                        bridgeMade: message.isOccupantNotice
+                    )
+                )
+            }
+        )
     }
 
     /// The archive's entries for what the bridge says itself (notices, digests, paging

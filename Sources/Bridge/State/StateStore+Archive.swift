@@ -6,18 +6,18 @@ import TransportCore
 /// calls the statics here inside its transaction), read by `history`, the HTTP route and
 /// the retention pruner.
 extension StateStore {
-    /// Inserts `messages` in order, many rows to a statement (a commit carries a row per
-    /// relayed message, and a statement's own cost was as much as its row's); the
-    /// full-text index takes them with the next ``indexArchive(in:)``.
-    static func insertArchived(_ messages: [ArchivedMessage], in db: Database) throws {
-        var start = messages.startIndex
-        while start < messages.endIndex {
+    /// Inserts `rows` in order, many to a statement (a commit carries a row per relayed
+    /// message, and a statement's own cost was as much as its row's); the full-text index
+    /// takes them with the next ``indexArchive(in:)``.
+    static func insertArchived(_ rows: [ArchiveRow], in db: Database) throws {
+        var start = rows.startIndex
+        while start < rows.endIndex {
             // Rows per statement: 64, then halves, so at most seven statements are cached.
-            var rows = Self.archiveRowsPerStatement
-            while rows > messages.endIndex - start { rows /= 2 }
-            let statement = try db.cachedStatement(sql: Self.archiveInsert[rows.trailingZeroBitCount])
-            try ArchiveRows.insert(messages[start..<(start + rows)], with: statement, in: db)
-            start += rows
+            var count = Self.archiveRowsPerStatement
+            while count > rows.endIndex - start { count /= 2 }
+            let statement = try db.cachedStatement(sql: Self.archiveInsert[count.trailingZeroBitCount])
+            try ArchiveRows.insert(rows[start..<(start + count)], with: statement, in: db)
+            start += count
         }
     }
 
