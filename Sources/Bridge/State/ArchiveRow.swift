@@ -10,7 +10,9 @@ import TransportCore
 /// Layout: ten lengths (`Int32`, -1 for NULL), then each column's bytes in order, at
 /// `columns` order: channel, source transport, source address, sender, nick, source id,
 /// body, subject, content (``MessageContentColumn``), copies (``ArchiveCopiesColumn``).
-/// Never changed after it is made (so it is `Sendable`); freed with the last reference.
+/// The lengths are in native byte order, as the intake log's own fields (a log is read on
+/// the machine that wrote it). Never changed after it is made (so it is `Sendable`); freed
+/// with the last reference.
 final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
     /// Milliseconds since 1970 (the `at` column).
     let at: Int64
@@ -36,23 +38,32 @@ final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
         self.at = StateStore.milliseconds(at)
         self.bridgeMade = bridgeMade
         let contentColumn = content.isEmpty ? nil : MessageContentColumn.encode(content)
-        let texts: [String?] = [channel, source.transport, source.address, sender, nick, sourceID, body, subject, contentColumn]
+        // Two passes over the same columns, the sizes then the bytes: no array of them is
+        // made (this runs on the event loop for every archived message).
         var size = Self.headerBytes + ArchiveCopiesColumn.byteCount(copies)
-        for text in texts { size += text?.utf8.count ?? 0 }
+        size += channel.utf8.count + source.transport.utf8.count + (source.address?.utf8.count ?? 0) + sender.utf8.count + nick.utf8.count
+        size += sourceID.utf8.count + body.utf8.count + (subject?.utf8.count ?? 0) + (contentColumn?.utf8.count ?? 0)
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: MemoryLayout<Int32>.alignment)
+        var column = 0
         var offset = Self.headerBytes
-        for (column, text) in texts.enumerated() {
-            guard let text else {
-                storage.storeBytes(of: -1, toByteOffset: column * 4, as: Int32.self)
-                continue
-            }
+        func put(_ text: String?) {
+            defer { column += 1 }
+            guard let text else { return storage.storeBytes(of: -1, toByteOffset: column * 4, as: Int32.self) }
             let count = text.utf8.count
             storage.storeBytes(of: Int32(truncatingIfNeeded: count), toByteOffset: column * 4, as: Int32.self)
             _ = UnsafeMutableRawBufferPointer(rebasing: storage[offset..<(offset + count)]).copyBytes(from: text.utf8)
             offset += count
         }
-        let copiesCount = copies.isEmpty ? -1 : size - offset
-        storage.storeBytes(of: Int32(truncatingIfNeeded: copiesCount), toByteOffset: (Self.textColumns - 1) * 4, as: Int32.self)
+        put(channel)
+        put(source.transport)
+        put(source.address)
+        put(sender)
+        put(nick)
+        put(sourceID)
+        put(body)
+        put(subject)
+        put(contentColumn)
+        storage.storeBytes(of: Int32(truncatingIfNeeded: copies.isEmpty ? -1 : size - offset), toByteOffset: column * 4, as: Int32.self)
         ArchiveCopiesColumn.write(copies, into: UnsafeMutableRawBufferPointer(rebasing: storage[offset...]))
         self.bytes = UnsafeRawBufferPointer(storage)
     }
