@@ -166,7 +166,10 @@ struct ArchivePipelineTests {
         // The next process: the crashed journal never ran its commit.
         let store = try StateStore(path: path)
         let restarted = try Journal(store: store, log: try IntakeLogFile(path: path + ".intake"), logger: Logger(label: "journal-test"))
-        #expect(try store.archived(ArchiveQuery()).messages.map(\.body) == ["durable at once"])
+        let replayed = try #require(try store.archived(ArchiveQuery()).messages.first)
+        #expect(replayed.body == "durable at once" && replayed.sourceID == "a-1" && replayed.channel == "link")
+        #expect(replayed.sender == message.sender && replayed.nick == message.nick && replayed.source == Router.normalized(message.source))
+        #expect(replayed.copies.count == 1 && replayed.copies.first?.id.isEmpty == false, "the copy's id, read back from the log's row")
         await restarted.shutdown()
     }
 

@@ -97,6 +97,14 @@ struct ArchiveStoreTests {
         #expect(ArchiveCopiesColumn.decode(ArchiveCopiesColumn.encode(copies)) == copies)
         #expect(ArchiveCopiesColumn.encode([]) == nil)
         #expect(ArchiveCopiesColumn.decode("garbage\u{1E}home\u{1F}\u{1F}r3") == [.init(target: Endpoint(transport: "home"), id: "r3")])
+        // What an archive row writes in place is what the column holds, byte for byte.
+        let unicode = copies + [.init(target: Endpoint(transport: "wörk", address: "ä@x"), id: "✓")]
+        for list in [copies, unicode, [copies[1]]] {
+            let row = ArchiveRow(at: Date(), channel: "c", source: Endpoint(transport: "t"), sender: "", nick: "", sourceID: "", body: "", subject: nil,
+                content: MessageContent(), copies: list, bridgeMade: false)
+            #expect(row.texts.last == ArchiveCopiesColumn.encode(list))
+            #expect(ArchiveCopiesColumn.byteCount(list) == ArchiveCopiesColumn.encode(list)?.utf8.count)
+        }
     }
 
     @Test("history times: ages, dates, date-times with Z or an offset, seconds since 1970; anything else is refused")
@@ -243,6 +251,8 @@ struct ArchiveStoreTests {
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let schema = try store.read(.readArchive) { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'archive_text'") }
         #expect(schema?.contains("columnsize = 0") == true)
+        let sizes = try store.read(.readArchive) { db in try db.tableExists("archive_text_docsize") }
+        #expect(!sizes, "no table of token counts")
         let automerge = try store.read(.readArchive) { db in try Int.fetchOne(db, sql: "SELECT v FROM archive_text_config WHERE k = 'automerge'") }
         #expect(automerge == 8)
         #expect(try store.archived(ArchiveQuery(search: "disk")).messages.map(\.sourceID) == ["m-1", "m-0"], "what v14 had indexed, before any new indexing")
@@ -253,6 +263,15 @@ struct ArchiveStoreTests {
         await journal.flushed()
         #expect(try store.indexedAndRead(ArchiveQuery(search: "disk")).messages.map(\.sourceID) == ["m-3", "m-1"])
         #expect(try store.indexedAndRead(ArchiveQuery(search: "fine")).messages.map(\.sourceID) == ["m-1", "m-0"])
+        await journal.shutdown()
+    }
+
+    @Test("a NUL character (a local transport can carry one) is left out of every text, as the XMPP copies leave it out; the rest is kept and found")
+    func nulIsLeftOut() async throws {
+        let (store, journal) = try await self.store([("alice@example.org/a\u{0}x", "disk\u{0} full\u{0}")])
+        let read = try store.indexedAndRead(ArchiveQuery(search: "full")).messages
+        #expect(read.map(\.body) == ["disk full"])
+        #expect(read.map(\.sender) == ["alice@example.org/ax"])
         await journal.shutdown()
     }
 }

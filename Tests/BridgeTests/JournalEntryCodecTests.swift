@@ -143,7 +143,7 @@ struct JournalEntryCodecTests {
         let lengths = 1 + 4 + 1 + 8 + 1 + 4
         for (length, why) in [(Int32(4), "one too many"), (Int32(2), "one too few"), (Int32(-2), "below NULL"), (Int32.max, "far past the end")] {
             var changed = bytes
-            withUnsafeBytes(of: length) { changed.replaceSubrange(lengths..<(lengths + 4), with: $0) }
+            withUnsafeBytes(of: length.littleEndian) { changed.replaceSubrange(lengths..<(lengths + 4), with: $0) }
             #expect(throws: JournalEntryCodec.Malformed.self, "\(why)") { _ = try Self.decode(changed) }
         }
     }

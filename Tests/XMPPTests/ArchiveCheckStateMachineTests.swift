@@ -134,9 +134,10 @@ struct ArchiveCheckStateMachineTests {
         var machine = Self.machine(["r1", "r2"])
         _ = machine.start(queryID: "q1")
         _ = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1"))
-        let failed = machine.failed("feature-not-implemented", transient: false, nextQueryID: "q2")
+        let failed = machine.failed("feature-not-implemented", error: StanzaError(.featureNotImplemented), nextQueryID: "q2")
         #expect(failed == .finished(archived: ["r1"], pages: 0, ending: .archiveUnreadable("feature-not-implemented")), "a lasting error is not asked again")
-        let again = machine.failed("again", transient: true, nextQueryID: "q3")
+        #expect(machine.newestArchived == "r1", "what the failed page found counts as after an answer")
+        let again = machine.failed("again", error: StanzaError(.internalServerError), nextQueryID: "q3")
         #expect(again == nil, "nothing is under way any more")
         let late = machine.answered(Self.fin("q1", complete: true, first: nil), nextQueryID: "q2")
         #expect(late == nil)
@@ -147,7 +148,7 @@ struct ArchiveCheckStateMachineTests {
         _ = machine.start(queryID: "q1")
         _ = machine.received(Self.result(queryID: "q1", archiveID: "a9", id: "unrelated"))
         _ = machine.answered(Self.fin("q1", complete: false, first: "a9"), nextQueryID: "q2")
-        let first = machine.failed("internal-server-error", transient: true, nextQueryID: "q3")
+        let first = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q3")
         guard case .retry(let retry, let wait) = first else { Issue.record("expected a retry, got \(String(describing: first))"); return }
         #expect(retry.id == "q3" && wait == .seconds(1))
         let query = try #require(retry.payload)
@@ -155,17 +156,29 @@ struct ArchiveCheckStateMachineTests {
         #expect(query[attribute: "queryid"] == "q3")
         let stale = machine.received(Self.result(queryID: "q2", archiveID: "a8", id: "r1"))
         #expect(!stale && machine.archived.isEmpty, "the failed query's results are not believed")
-        let second = machine.failed("internal-server-error", transient: true, nextQueryID: "q4")
+        let second = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q4")
         guard case .retry(let again, let longer) = second else { Issue.record("expected a second retry"); return }
         #expect(again.id == "q4" && longer == .seconds(2))
-        let last = machine.failed("internal-server-error", transient: true, nextQueryID: "q5")
+        let last = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q5")
         #expect(last == .finished(archived: [], pages: 1, ending: .archiveUnreadable("internal-server-error (asked 3 times)")))
+    }
+
+    @Test func whetherAFailureIsAskedAgainIsTheErrorsOwnSay() {
+        for (error, asked) in [
+            (StanzaError(.internalServerError), true), (StanzaError(.resourceConstraint), true), (StanzaError(.notAcceptable, type: .wait), true),
+            (StanzaError(.itemNotFound), false), (StanzaError(.serviceUnavailable), false), (StanzaError(.forbidden), false), (nil, false),
+        ] as [(StanzaError?, Bool)] {
+            var machine = Self.machine(["r1"])
+            _ = machine.start(queryID: "q1")
+            let next = machine.failed("x", error: error, nextQueryID: "q2")
+            if case .retry = next { #expect(asked, "\(String(describing: error)) is not asked again") } else { #expect(!asked, "\(String(describing: error)) is asked again") }
+        }
     }
 
     @Test func aRetryThatIsAnsweredCarriesOnAsIfNothingFailed() throws {
         var machine = Self.machine(["r1"])
         _ = machine.start(queryID: "q1")
-        _ = machine.failed("internal-server-error", transient: true, nextQueryID: "q2")
+        _ = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q2")
         let result = machine.received(Self.result(queryID: "q2", archiveID: "a1", id: "r1"))
         #expect(result)
         let end = machine.answered(Self.fin("q2", complete: true, first: "a1"), nextQueryID: "q3")

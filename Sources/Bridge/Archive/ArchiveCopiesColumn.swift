@@ -8,40 +8,35 @@ import TransportCore
 enum ArchiveCopiesColumn {
     static func encode(_ copies: [ArchivedMessage.Copy]) -> String? {
         guard !copies.isEmpty else { return nil }
-        let bytes = [UInt8](unsafeUninitializedCapacity: Self.byteCount(copies)) { buffer, count in
-            Self.write(copies, into: UnsafeMutableRawBufferPointer(buffer))
-            count = buffer.count
+        var text = ""
+        for (index, copy) in copies.enumerated() {
+            if index > 0 { text.unicodeScalars.append("\u{1E}") }
+            text += copy.target.transport
+            text.unicodeScalars.append("\u{1F}")
+            text += copy.target.address ?? ""
+            text.unicodeScalars.append("\u{1F}")
+            text += copy.id
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return text
     }
 
-    /// The column's UTF-8 length for `copies` (0 for none).
+    /// The column's UTF-8 length for `copies` (0 for none), as ``write(_:with:)`` writes it.
     static func byteCount(_ copies: [ArchivedMessage.Copy]) -> Int {
         var count = max(copies.count - 1, 0)
         for copy in copies { count += copy.target.transport.utf8.count + (copy.target.address?.utf8.count ?? 0) + copy.id.utf8.count + 2 }
         return count
     }
 
-    /// Writes the column's UTF-8 for `copies` at the start of `buffer`, which holds at least
-    /// ``byteCount(_:)`` bytes (an ``ArchiveRow`` is made this way).
-    static func write(_ copies: [ArchivedMessage.Copy], into buffer: UnsafeMutableRawBufferPointer) {
-        var offset = 0
-        func put(_ text: String) {
-            let count = text.utf8.count
-            _ = UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + count)]).copyBytes(from: text.utf8)
-            offset += count
-        }
-        func put(_ byte: UInt8) {
-            buffer[offset] = byte
-            offset += 1
-        }
+    /// Writes the column's UTF-8 for `copies` (what ``encode(_:)`` makes) straight into an
+    /// ``ArchiveRow``'s storage, sized with ``byteCount(_:)``.
+    static func write(_ copies: [ArchivedMessage.Copy], with writer: inout ArchiveRow.Writer) {
         for (index, copy) in copies.enumerated() {
-            if index > 0 { put(0x1E as UInt8) }
-            put(copy.target.transport)
-            put(0x1F as UInt8)
-            if let address = copy.target.address { put(address) }
-            put(0x1F as UInt8)
-            put(copy.id)
+            if index > 0 { writer.put(0x1E as UInt8) }
+            writer.put(copy.target.transport)
+            writer.put(0x1F as UInt8)
+            if let address = copy.target.address { writer.put(address) }
+            writer.put(0x1F as UInt8)
+            writer.put(copy.id)
         }
     }
 

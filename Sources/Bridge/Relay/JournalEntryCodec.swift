@@ -42,9 +42,10 @@ enum JournalEntryCodec {
     private enum Tag: UInt8 {
         case enqueue = 1, complete, attempted, deadLetter, removeDeadLetter, streamSession, sourcePosition, seen, resumePoint, trimSeen
         case receipt, copyStanzaID, sourceStanzaID, page, notificationAccepted, postpone, releasePostponed, prunePaging
-        /// `archive`: an archived message field by field, as written before `archiveRow`
-        /// (still read: a log left by an older build is replayed).
-        case archive, archiveEdit, pruneArchive, indexArchive
+        /// An archived message field by field, as written before `archiveRow` (still read:
+        /// a log left by an older build is replayed).
+        case archive
+        case archiveEdit, pruneArchive, indexArchive
         case archiveRow
     }
 
@@ -100,8 +101,10 @@ enum JournalEntryCodec {
         mutating func archiveRow(_ row: ArchiveRow) {
             self.i64(row.at)
             self.bool(row.bridgeMade)
-            self.u32(UInt32(row.bytes.count))
-            self.bytes.append(contentsOf: row.bytes)
+            row.withBytes { bytes in
+                self.u32(UInt32(bytes.count))
+                self.bytes.append(contentsOf: bytes)
+            }
         }
 
         mutating func entry(_ entry: JournalEntry) {
@@ -218,7 +221,7 @@ enum JournalEntryCodec {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
 
-        mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
+        private mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
             guard count >= 0, count <= self.bytes.count - self.offset else { throw Malformed(offset: self.offset) }
             defer { self.offset += count }
             return UnsafeRawBufferPointer(rebasing: self.bytes[self.offset..<(self.offset + count)])

@@ -6,33 +6,14 @@ import TransportCore
 /// calls the statics here inside its transaction), read by `history`, the HTTP route and
 /// the retention pruner.
 extension StateStore {
-    /// Inserts `rows` in order, many to a statement (a commit carries a row per relayed
-    /// message, and a statement's own cost was as much as its row's); the full-text index
-    /// takes them with the next ``indexArchive(in:)``.
+    /// Inserts `rows` in order (``ArchiveInsertStatement``); the full-text index takes them
+    /// with the next ``indexArchive(in:)``.
     static func insertArchived(_ rows: [ArchiveRow], in db: Database) throws {
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            // Rows per statement: 64, then halves, so at most seven statements are cached.
-            var count = Self.archiveRowsPerStatement
-            while count > rows.endIndex - start { count /= 2 }
-            let statement = try db.cachedStatement(sql: Self.archiveInsert[count.trailingZeroBitCount])
-            try ArchiveRows.insert(rows[start..<(start + count)], with: statement, in: db)
-            start += count
-        }
+        try ArchiveInsertStatement.insert(rows, in: db)
     }
 
-    /// The most archive rows one INSERT takes, a power of two (12 values each; SQLite
-    /// allows 32,766).
-    static var archiveRowsPerStatement: Int { 1 << 6 }
-
-    /// The INSERT of 2^k archive rows, at k.
-    private static let archiveInsert: [String] = (0...archiveRowsPerStatement.trailingZeroBitCount).map { power in
-        let tuple = "(" + repeatElement("?", count: ArchiveRows.columns).joined(separator: ", ") + ")"
-        return ArchiveRows.insertPrefix + " " + repeatElement(tuple, count: 1 << power).joined(separator: ", ")
-    }
-
-    /// Adds what the full-text index does not have yet, in one batch (FTS5 costs a few
-    /// microseconds a message in batches of thousands, several times that a few at a time).
+    /// Adds what the full-text index does not have yet, in one batch (FTS5 costs about a
+    /// microsecond a message in batches of thousands, ten times that a few at a time).
     static func indexArchive(in db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id > (SELECT through FROM archive_indexed) ORDER BY id

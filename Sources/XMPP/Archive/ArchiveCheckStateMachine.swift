@@ -41,9 +41,11 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// What the owner does next.
     public enum Action: Hashable, Sendable {
-        /// Send this request; answer with ``answered(_:nextQueryID:)`` or ``failed(_:)``.
+        /// Send this request; answer with ``answered(_:nextQueryID:)`` or
+        /// ``failed(_:error:nextQueryID:)``.
         case query(IQ)
-        /// Wait `after`, then send this request again (a new query id, the same page).
+        /// Wait `after`, then send this request (the failed page again, under a new query
+        /// id); answer it as a ``query(_:)``.
         case retry(IQ, after: Duration)
         /// Done: `archived` reached the server; the other in-doubt ids must be sent again.
         case finished(archived: Set<String>, pages: Int, ending: Ending)
@@ -145,8 +147,8 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// The server answered the query under way (its `<fin/>`).
     public mutating func answered(_ iq: IQ, nextQueryID: String) -> Action? {
-        guard case .querying(_, let before, _, _) = self.state else { return nil }
-        let pages = before + 1
+        guard case .querying(_, let pagesSoFar, _, _) = self.state else { return nil }
+        let pages = pagesSoFar + 1
         if self.newestArchived == nil { self.newestArchived = self.newestOnThisPage }
         let fin = iq.payload.flatMap { $0.name == "fin" && $0.namespace == ArchiveCatchUpStateMachine.namespace ? $0 : nil }
         let complete = ["true", "1"].contains(fin?[attribute: "complete"] ?? "")
@@ -184,13 +186,16 @@ public struct ArchiveCheckStateMachine: Sendable {
         software?.lowercased().hasPrefix("prosody") == true
     }
 
-    /// The query under way failed (an error, or no answer). A `transient` failure (RFC 6120
-    /// §8.3.2: the same request may succeed later) is asked again, the same page under a
-    /// new `nextQueryID`, up to ``Configuration/retries`` times; otherwise nothing more is
-    /// known.
-    public mutating func failed(_ reason: String, transient: Bool, nextQueryID: String) -> Action? {
+    /// The query under way failed: the server's `error` (nil: no answer, or none at all).
+    /// One that may pass (RFC 6120 §8.3.2, ``StanzaError/isTransient``: a server just
+    /// restarted answers `internal-server-error` while its archive opens) is asked again,
+    /// the same page under a new `nextQueryID`, up to ``Configuration/retries`` times;
+    /// otherwise nothing more is known.
+    public mutating func failed(_ reason: String, error: StanzaError?, nextQueryID: String) -> Action? {
         guard case .querying(_, let pages, let before, let failures) = self.state else { return nil }
-        guard transient, failures < self.configuration.retries else {
+        guard error?.isTransient == true, failures < self.configuration.retries else {
+            // The newest found so far counts, as it would have after an answer.
+            if self.newestArchived == nil { self.newestArchived = self.newestOnThisPage }
             self.state = .finished
             let tries = failures + 1
             return .finished(archived: self.archived, pages: pages, ending: .archiveUnreadable(tries > 1 ? "\(reason) (asked \(tries) times)" : reason))

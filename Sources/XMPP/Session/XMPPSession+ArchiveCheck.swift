@@ -49,14 +49,17 @@ extension XMPPSession {
         var action = check.start(queryID: self.nextID())
         self.runningArchiveCheck = check
         let timeout = self.configuration.requestTimeout
-        while let query = await self.archiveQuery(for: action, on: connection) {
+        var lastFailure: String?
+        while let query = await self.archiveQuery(for: action, after: lastFailure, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
+            lastFailure = nil
             do {
                 let answer = try await self.request(query, timeout: timeout)
                 next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
             } catch {
-                let transient = if case .stanzaError(let stanzaError) = error as? XMPPSessionError { stanzaError.isTransient } else { false }
-                next = self.runningArchiveCheck?.failed("\(error)", transient: transient, nextQueryID: self.nextID())
+                let stanzaError: StanzaError? = if case .stanzaError(let stanzaError) = error as? XMPPSessionError { stanzaError } else { nil }
+                lastFailure = "\(error)"
+                next = self.runningArchiveCheck?.failed("\(error)", error: stanzaError, nextQueryID: self.nextID())
             }
             guard let next else { break }
             action = next
@@ -118,16 +121,19 @@ extension XMPPSession {
         }
     }
 
-    /// The request `action` asks for, after the wait a retry asks for; nil when the check
-    /// is done or `connection` went meanwhile.
-    private func archiveQuery(for action: ArchiveCheckStateMachine.Action, on connection: XMPPConnection) async -> IQ? {
+    /// The request `action` asks for, after the wait a retry asks for (`reason`: why the
+    /// last one failed); nil when the check is done, or `connection` went or the task was
+    /// cancelled meanwhile.
+    private func archiveQuery(for action: ArchiveCheckStateMachine.Action, after reason: String?, on connection: XMPPConnection) async -> IQ? {
         switch action {
         case .query(let query):
             return query
         case .retry(let query, let delay):
-            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)"])
+            guard self.connection === connection else { return nil }
+            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason ?? "none")"])
+            // Not cut short by a lost connection (at most a few seconds): looked at after.
             try? await self.clock.sleep(until: self.clock.now.advanced(by: delay), tolerance: nil)
-            return self.connection === connection ? query : nil
+            return self.connection === connection && !Task.isCancelled ? query : nil
         case .finished:
             return nil
         }
