@@ -38,6 +38,13 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // PostgreSQL's client library (issue 26): system OpenSSL for TLS, multi-host
+        // connection strings with target_session_attrs for database failover.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // Function wrappers for C macros Swift cannot import (OpenSSL, resolver).
         .target(
             name: "CXMPPShims",
@@ -96,8 +103,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // The system SQLite's C API, for the one statement bound by hand (ArchiveRows).
+                // The system SQLite's C API, for the one statement bound by hand (ArchiveInsertStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CLibPQ",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -164,6 +172,8 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "TestSupport",
+                "EmbeddedProsody",
+                "IntegrationSupport",
                 "XMPP",
                 "Transports",
                 "TransportCore",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages xmpp-bridge needs (Debian/Ubuntu), for one use:
-#   build  the build libraries (libxml2, OpenSSL 3, SQLite) and pkg-config
+#   build  the build libraries (libxml2, OpenSSL 3, SQLite, libpq) and pkg-config
 #   demo   build + Prosody and openssl: what `scripts/demo.sh` runs
-#   test   demo + ejabberd, Prometheus (promtool), Alertmanager, systemd and python3-venv
+#   test   demo + ejabberd, Prometheus (promtool), Alertmanager, PostgreSQL, systemd and python3-venv
 #          (for slixmpp, a test peer, from PyPI): the full test
 #          suite's servers and tools (the default; what CI runs)
 # Swift itself must already be on PATH. Nothing installed here starts at boot: the tests
@@ -11,11 +11,11 @@
 set -euo pipefail
 
 use=${1:-test}
-packages=(libxml2-dev libssl-dev libsqlite3-dev pkg-config)
+packages=(libxml2-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
 case "$use" in
   build) ;;
   demo) packages+=(openssl prosody) ;;
-  test) packages+=(openssl prosody ejabberd prometheus prometheus-alertmanager systemd python3-venv) ;;
+  test) packages+=(openssl prosody ejabberd prometheus prometheus-alertmanager postgresql systemd python3-venv) ;;
   *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
 esac
 

@@ -21,15 +21,17 @@ public enum Subprocess {
         return nil
     }
 
-    /// Runs `name` with `arguments`, throwing with its output on a non-zero exit.
+    /// Runs `name` with `arguments`, throwing with its output on a non-zero exit;
+    /// `environment` adds to (or replaces) variables of this process's environment.
     @discardableResult
-    public static func run(_ name: String, _ arguments: [String], input: String? = nil) throws -> String {
+    public static func run(_ name: String, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> String {
         guard let executable = self.which(name) else {
             throw Failure(command: name, status: 127, output: "\(name) not found on PATH")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

@@ -33,7 +33,7 @@ final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
         mutating func put(_ text: String) {
             let count = text.utf8.count
             precondition(count <= self.buffer.count - self.offset, "archive row sized short")
-            _ = UnsafeMutableRawBufferPointer(rebasing: self.buffer[self.offset..<(self.offset + count)]).copyBytes(from: text.utf8)
+            UnsafeMutableRawBufferPointer(rebasing: self.buffer[self.offset..<(self.offset + count)]).copyBytes(from: text.utf8)
             self.offset += count
         }
 

@@ -1,0 +1,104 @@
+import CLibPQ
+import Foundation
+
+/// One connection to PostgreSQL through libpq (issue 26), the one Swift file that holds a
+/// `PGconn` or a `PGresult`. Blocking, like SQLite through GRDB: it runs only on the
+/// journal's own thread (or a command's), never on an event loop.
+///
+/// libpq (the system library, with the system OpenSSL) rather than postgres-nio: a state
+/// URL may name several hosts with `target_session_attrs=read-write`, and libpq tries them
+/// in turn and keeps only the writable one, which is how the state follows a database
+/// failover; postgres-nio takes one host and would bring a second TLS stack (BoringSSL).
+/// Statements go with their parameters as text (`PQexecParams`), results come back as
+/// text, NULL as nil.
+final class PostgresConnection {
+    private let connection: OpaquePointer
+
+    /// Connects to `url` (a libpq connection URI or `key=value` string; several hosts and
+    /// `target_session_attrs` allowed), with `password` unless the URL or `~/.pgpass` has one.
+    init(url: String, password: String?, applicationName: String = "xmpp-bridge") throws(PostgresError) {
+        var keys = ["dbname", "application_name", "connect_timeout"]
+        var values = [url, applicationName, "10"]
+        if let password {
+            keys.append("password")
+            values.append(password)
+        }
+        // expand_dbname = 1: `dbname` is parsed as a URI or connection string; later keys
+        // (the password) add to it.
+        let connection = Self.withCStrings(keys) { keys in
+            Self.withCStrings(values) { values in PQconnectdbParams(keys, values, 1) }
+        }
+        guard let connection else { throw PostgresError(operation: .connect, message: "out of memory", state: nil) }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.message(of: connection)
+            PQfinish(connection)
+            throw PostgresError(operation: .connect, message: message, state: nil)
+        }
+        self.connection = connection
+    }
+
+    deinit {
+        PQfinish(self.connection)
+    }
+
+    /// The server's version as libpq reports it (150018 for 15.18).
+    var serverVersion: Int { Int(PQserverVersion(self.connection)) }
+
+    /// The host this connection went to (the writable one of a multi-host URL).
+    var host: String { PQhost(self.connection).map { String(cString: $0) } ?? "" }
+
+    /// The port this connection went to.
+    var port: Int { PQport(self.connection).flatMap { Int(String(cString: $0)) } ?? 0 }
+
+    /// Whether the connection is still up as far as libpq knows (after a failure it is not).
+    var isOpen: Bool { PQstatus(self.connection) == CONNECTION_OK }
+
+    /// Runs `sql` with `parameters` (`$1`, `$2`… as text; nil is NULL) and returns its rows,
+    /// each column as text or nil for NULL.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+        let result = Self.withOptionalCStrings(parameters) { values in
+            PQexecParams(self.connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), state: nil) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return []
+        case PGRES_TUPLES_OK:
+            let rows = PQntuples(result)
+            let columns = PQnfields(result)
+            return (0..<rows).map { row in
+                (0..<columns).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                }
+            }
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
+            throw PostgresError(operation: .execute, message: Self.trimmed(message), state: state)
+        }
+    }
+
+    private static func message(of connection: OpaquePointer) -> String {
+        Self.trimmed(PQerrorMessage(connection).map { String(cString: $0) } ?? "unknown error")
+    }
+
+    private static func trimmed(_ message: String) -> String {
+        message.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `strings` as a NULL-terminated array of C strings, for the length of `body`.
+    private static func withCStrings<Result>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> Result) -> Result {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { UnsafePointer($0) } + [nil])
+    }
+
+    /// `strings` as C strings (nil stays NULL), for the length of `body`.
+    private static func withOptionalCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result) -> Result {
+        let copies = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { UnsafePointer($0) })
+    }
+}

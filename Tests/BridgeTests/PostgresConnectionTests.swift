@@ -1,0 +1,72 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import Testing
+
+@testable import Bridge
+
+/// libpq against a real PostgreSQL the test starts (issue 26): SCRAM over loopback, text
+/// parameters and results, errors with their SQLSTATE, a multi-host URL that skips a dead
+/// host, and a server killed and started again.
+@Suite("PostgreSQL connection (libpq)", .enabled(if: IntegrationEnvironment.postgresEnabled), .serialized)
+final class PostgresConnectionTests {
+    let server: PostgresServer
+
+    init() throws {
+        self.server = try PostgresServer.start()
+    }
+
+    deinit {
+        self.server.shutdown()
+    }
+
+    @Test("SCRAM-SHA-256 over loopback; parameters and results as text, NULL as nil, non-ASCII intact")
+    func connectsAndRoundTrips() throws {
+        let connection = try PostgresConnection(url: self.server.url, password: self.server.password)
+        #expect(connection.serverVersion >= 150_000)
+        #expect(try connection.execute("SHOW password_encryption") == [["scram-sha-256"]])
+        try connection.execute("CREATE TABLE t (id integer PRIMARY KEY, body text)")
+        try connection.execute("INSERT INTO t VALUES ($1, $2), ($3, $4)", ["1", "disk ✓ full", "2", nil])
+        #expect(try connection.execute("SELECT id, body FROM t ORDER BY id") == [["1", "disk ✓ full"], ["2", nil]])
+        #expect(try connection.execute("SELECT count(*) FROM t WHERE body = $1", ["disk ✓ full"]) == [["1"]])
+    }
+
+    @Test("a wrong password, a dead port and a syntax error are errors that say so; the connection survives a failed statement")
+    func errorsSaySo() throws {
+        #expect {
+            _ = try PostgresConnection(url: self.server.url, password: "wrong")
+        } throws: { error in
+            (error as? PostgresError)?.operation == .connect && "\(error)".contains("password authentication failed")
+        }
+        let dead = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+        #expect(throws: PostgresError.self) { _ = try PostgresConnection(url: "postgresql://bridge@127.0.0.1:\(dead)/bridge", password: self.server.password) }
+        let connection = try PostgresConnection(url: self.server.url, password: self.server.password)
+        #expect {
+            try connection.execute("SELEC 1")
+        } throws: { error in
+            (error as? PostgresError)?.state == "42601"
+        }
+        #expect(try connection.execute("SELECT 1") == [["1"]], "still usable")
+    }
+
+    @Test("a URL naming a dead host first connects to the writable one after it (target_session_attrs=read-write)")
+    func multiHostSkipsADeadHost() throws {
+        let dead = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+        let url = "postgresql://bridge@127.0.0.1:\(dead),127.0.0.1:\(self.server.port)/bridge?target_session_attrs=read-write"
+        let connection = try PostgresConnection(url: url, password: self.server.password)
+        #expect(connection.port == self.server.port)
+        #expect(try connection.execute("SELECT pg_is_in_recovery()") == [["f"]])
+    }
+
+    @Test("the server killed (kill -9): a statement fails with an error, never a crash; once it is back a new connection works")
+    func serverKilled() throws {
+        let connection = try PostgresConnection(url: self.server.url, password: self.server.password)
+        #expect(try connection.execute("SELECT 1") == [["1"]])
+        self.server.kill()
+        #expect(throws: PostgresError.self) { try connection.execute("SELECT 1") }
+        #expect(!connection.isOpen)
+        try self.server.restart()
+        let again = try PostgresConnection(url: self.server.url, password: self.server.password)
+        #expect(try again.execute("SELECT 2") == [["2"]])
+    }
+}
