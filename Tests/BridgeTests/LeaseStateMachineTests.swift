@@ -1,0 +1,135 @@
+import Testing
+import TestSupport
+
+@testable import Bridge
+
+/// Leases with self-fencing (issue 26) as a pure machine: when an instance may work on a
+/// resource, when it renews, and that it stops before the database could give the lease to
+/// another, whatever the answers and their delays.
+@Suite("LeaseStateMachine")
+struct LeaseStateMachineTests {
+    typealias Machine = LeaseStateMachine<ManualClock.Instant>
+    static let t0 = ManualClock.Instant()
+
+    static func at(_ milliseconds: Int) -> ManualClock.Instant { t0.advanced(by: .milliseconds(milliseconds)) }
+
+    /// ttl 9 s, margin 1.8 s (a fifth), renewed every 3 s.
+    static func machine() -> Machine {
+        Machine(configuration: .init(ttl: .seconds(9)), now: Self.t0)
+    }
+
+    @Test("acquired: work starts; renewed every ttl/3, each renewal good for ttl less the margin from when it was asked")
+    func acquireAndRenew() {
+        var machine = Self.machine()
+        #expect(machine.nextDeadline == Self.at(0))
+        #expect(machine.timerFired(now: Self.at(0)) == [.acquire])
+        #expect(machine.nextDeadline == nil, "one request at a time: its answer or failure comes next")
+        #expect(machine.acquired(epoch: 4, now: Self.at(50)) == [.start(epoch: 4)])
+        #expect(machine.mayWork(now: Self.at(50)))
+        #expect(machine.nextDeadline == Self.at(3_000))
+        #expect(machine.timerFired(now: Self.at(2_999)).isEmpty)
+        #expect(machine.timerFired(now: Self.at(3_000)) == [.renew(epoch: 4)])
+        #expect(machine.renewed(now: Self.at(3_100)).isEmpty)
+        #expect(machine.state == .held(epoch: 4, validUntil: Self.at(10_200), renewAt: Self.at(6_000), renewing: nil))
+        #expect(machine.mayWork(now: Self.at(10_199)) && !machine.mayWork(now: Self.at(10_200)))
+    }
+
+    @Test("renewals that fail (the database unreachable) end the work before the lease could expire, and it is asked for again")
+    func unreachableDatabaseFences() {
+        var machine = Self.machine()
+        _ = machine.timerFired(now: Self.at(0))
+        _ = machine.acquired(epoch: 1, now: Self.at(10))
+        #expect(machine.timerFired(now: Self.at(3_000)) == [.renew(epoch: 1)])
+        #expect(machine.requestFailed(now: Self.at(4_000)).isEmpty)
+        #expect(machine.mayWork(now: Self.at(4_000)), "still within the grant")
+        #expect(machine.timerFired(now: Self.at(7_000)) == [.renew(epoch: 1)])
+        #expect(machine.requestFailed(now: Self.at(7_000)).isEmpty)
+        #expect(machine.nextDeadline == Self.at(7_200), "the grant's end, before the next renewal")
+        #expect(machine.timerFired(now: Self.at(7_200)) == [.fence])
+        #expect(!machine.mayWork(now: Self.at(7_200)))
+        #expect(machine.timerFired(now: Self.at(7_200)) == [.acquire])
+    }
+
+    @Test("a process paused past its grant fences first when it wakes, and never renews the old grant")
+    func pausedProcessFencesFirst() {
+        var machine = Self.machine()
+        _ = machine.timerFired(now: Self.at(0))
+        _ = machine.acquired(epoch: 2, now: Self.at(10))
+        // SIGSTOP at 1 s, SIGCONT at 30 s.
+        #expect(!machine.mayWork(now: Self.at(30_000)))
+        #expect(machine.timerFired(now: Self.at(30_000)) == [.fence])
+        #expect(machine.timerFired(now: Self.at(30_000)) == [.acquire])
+        #expect(machine.taken(now: Self.at(30_010)).isEmpty, "another instance holds it now")
+        #expect(machine.nextDeadline == Self.at(33_010))
+    }
+
+    @Test("a refused renewal (another owner or epoch) fences at once; a late answer to it changes nothing")
+    func refusedRenewalFences() {
+        var machine = Self.machine()
+        _ = machine.timerFired(now: Self.at(0))
+        _ = machine.acquired(epoch: 3, now: Self.at(10))
+        _ = machine.timerFired(now: Self.at(3_000))
+        #expect(machine.renewalRefused(now: Self.at(3_010)) == [.fence])
+        #expect(machine.renewed(now: Self.at(3_020)).isEmpty)
+        #expect(!machine.mayWork(now: Self.at(3_020)))
+    }
+
+    @Test("a grant answered after it could be used is not used; release stops the work, then gives the lease back")
+    func lateGrantAndRelease() {
+        var machine = Self.machine()
+        _ = machine.timerFired(now: Self.at(0))
+        #expect(machine.acquired(epoch: 5, now: Self.at(7_200)).isEmpty)
+        #expect(!machine.mayWork(now: Self.at(7_200)))
+        #expect(machine.timerFired(now: Self.at(7_200)) == [.acquire])
+        #expect(machine.acquired(epoch: 6, now: Self.at(7_300)) == [.start(epoch: 6)])
+        #expect(machine.release() == [.fence, .release(epoch: 6)])
+        #expect(machine.nextDeadline == nil && !machine.mayWork(now: Self.at(7_300)))
+        #expect(machine.timerFired(now: Self.at(20_000)).isEmpty)
+    }
+
+    /// Any order of timer calls, answers, failures and delays: the instance works only
+    /// while the database's lease (set at its answer, from a request made no earlier than
+    /// the machine's request time) cannot have expired.
+    @Test("never works past ttl from its latest successful request, over 2,000 random histories")
+    func neverWorksPastTheDatabasesExpiry() {
+        var random = SplitMix64(state: 26)
+        for _ in 0..<2_000 {
+            var machine = Self.machine()
+            var now = 0
+            var pending: (at: Int, acquire: Bool)?
+            var expiry = Int.min  // the database's expiry of our lease, in our milliseconds (a lower bound)
+            for _ in 0..<60 {
+                now += Int(random.next() % 4_000)
+                for action in machine.timerFired(now: Self.at(now)) {
+                    if action == .acquire { pending = (now, true) }
+                    if case .renew = action { pending = (now, false) }
+                }
+                if let request = pending, random.next() % 3 != 0 {
+                    now += Int(random.next() % 5_000)  // the answer's delay
+                    switch random.next() % 4 {
+                    case 0:
+                        _ = machine.requestFailed(now: Self.at(now))
+                    case 1 where request.acquire:
+                        _ = machine.taken(now: Self.at(now))
+                    default:
+                        // Granted or renewed at some moment between asking and answering.
+                        expiry = max(expiry, request.at + 9_000)
+                        _ = request.acquire ? machine.acquired(epoch: 1, now: Self.at(now)) : machine.renewed(now: Self.at(now))
+                    }
+                    pending = nil
+                }
+                #expect(!machine.mayWork(now: Self.at(now)) || now < expiry, "worked at \(now) ms, the lease ended by \(expiry) ms")
+            }
+        }
+    }
+
+    @Test("a fair share is the resources over the live instances, rounded up, plus one; never more than there are")
+    func fairShare() {
+        #expect(FairShare.limit(resources: 300, liveInstances: 3) == 101)
+        #expect(FairShare.limit(resources: 300, liveInstances: 3) * 10 <= 300 * 4, "within 40 %")
+        #expect(FairShare.limit(resources: 1_000, liveInstances: 2) == 501)
+        #expect(FairShare.limit(resources: 5, liveInstances: 1) == 5)
+        #expect(FairShare.limit(resources: 5, liveInstances: 0) == 5, "no heartbeat yet: this one alone")
+        #expect(FairShare.limit(resources: 0, liveInstances: 3) == 0)
+    }
+}
