@@ -1,0 +1,95 @@
+/// The lease rows in PostgreSQL (issue 26): who holds each resource, with which epoch,
+/// until when, and each instance's heartbeat. Times are the database's own (`now()`), so
+/// instances whose clocks disagree still agree on every lease. A row is never deleted:
+/// its epoch only grows, so a grant is never handed out twice with the same epoch, even
+/// to the same instance after a release.
+///
+/// Blocking (``PostgresConnection``): run on the journal's thread or a thread of its own.
+struct LeaseTable {
+    let connection: PostgresConnection
+
+    /// Creates the tables if they are not there.
+    func createSchema() throws(PostgresError) {
+        try self.connection.execute("""
+            CREATE TABLE IF NOT EXISTS leases (
+              resource text PRIMARY KEY,
+              owner text NOT NULL,
+              epoch bigint NOT NULL,
+              expires_at timestamptz NOT NULL
+            )
+            """)
+        try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
+    }
+
+    /// Takes `resource` for `owner` for `ttl` if it is free, expired or already the
+    /// owner's, with a new epoch; nil when another instance holds it.
+    func acquire(_ resource: String, owner: String, ttl: Duration) throws(PostgresError) -> Int64? {
+        let rows = try self.connection.execute(
+            """
+            INSERT INTO leases (resource, owner, epoch, expires_at) VALUES ($1, $2, 1, now() + $3::interval)
+            ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at
+              WHERE leases.expires_at < now() OR leases.owner = EXCLUDED.owner
+            RETURNING epoch
+            """,
+            [resource, owner, Self.interval(ttl)]
+        )
+        return rows.first?.first.flatMap { $0 }.flatMap { Int64($0) }
+    }
+
+    /// Extends `owner`'s lease on `resource` with `epoch` by `ttl`; false when it is no
+    /// longer that (another owner or epoch, or expired: the owner must stop).
+    func renew(_ resource: String, owner: String, epoch: Int64, ttl: Duration) throws(PostgresError) -> Bool {
+        try !self.connection.execute(
+            "UPDATE leases SET expires_at = now() + $4::interval WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() RETURNING epoch",
+            [resource, owner, String(epoch), Self.interval(ttl)]
+        ).isEmpty
+    }
+
+    /// Gives the lease back: it expires now, keeping its epoch.
+    func release(_ resource: String, owner: String, epoch: Int64) throws(PostgresError) {
+        try self.connection.execute(
+            "UPDATE leases SET expires_at = '-infinity' WHERE resource = $1 AND owner = $2 AND epoch = $3",
+            [resource, owner, String(epoch)]
+        )
+    }
+
+    /// Whether `owner` holds `resource` with `epoch` now: the fencing check of a commit,
+    /// inside its transaction. The row is then locked (`FOR SHARE`) until the transaction
+    /// ends, so no other instance can take the lease before the commit is done.
+    func holds(_ resource: String, owner: String, epoch: Int64) throws(PostgresError) -> Bool {
+        try !self.connection.execute(
+            "SELECT 1 FROM leases WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() FOR SHARE",
+            [resource, owner, String(epoch)]
+        ).isEmpty
+    }
+
+    /// Records that `instance` is alive now.
+    func heartbeat(_ instance: String) throws(PostgresError) {
+        try self.connection.execute(
+            "INSERT INTO instances (name, heartbeat_at) VALUES ($1, now()) ON CONFLICT (name) DO UPDATE SET heartbeat_at = now()",
+            [instance]
+        )
+    }
+
+    /// The instances with a heartbeat in the last `window`.
+    func liveInstances(within window: Duration) throws(PostgresError) -> [String] {
+        try self.connection.execute(
+            "SELECT name FROM instances WHERE heartbeat_at >= now() - $1::interval ORDER BY name", [Self.interval(window)]
+        ).compactMap { $0.first ?? nil }
+    }
+
+    /// Each resource's owner while its lease runs.
+    func owners() throws(PostgresError) -> [String: String] {
+        var owners: [String: String] = [:]
+        for row in try self.connection.execute("SELECT resource, owner FROM leases WHERE expires_at >= now()") {
+            if row.count == 2, let resource = row[0], let owner = row[1] { owners[resource] = owner }
+        }
+        return owners
+    }
+
+    /// `duration` as a PostgreSQL interval (microseconds).
+    static func interval(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return "\(seconds * 1_000_000 + attoseconds / 1_000_000_000_000) microseconds"
+    }
+}

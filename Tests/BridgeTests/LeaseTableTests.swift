@@ -1,0 +1,75 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import Testing
+
+@testable import Bridge
+
+/// Lease rows against a real PostgreSQL the test starts (issue 26): one owner at a time,
+/// a new epoch at each grant, renewals and the fencing check refused once another instance
+/// took over, heartbeats. Expiry uses a ttl of zero (expired at the next statement), never
+/// a wait.
+@Suite("Lease rows (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled), .serialized)
+final class LeaseTableTests {
+    let server: PostgresServer
+    let a: LeaseTable
+    let b: LeaseTable
+
+    init() throws {
+        self.server = try PostgresServer.start()
+        self.a = LeaseTable(connection: try PostgresConnection(url: self.server.url, password: self.server.password, applicationName: "node-a"))
+        self.b = LeaseTable(connection: try PostgresConnection(url: self.server.url, password: self.server.password, applicationName: "node-b"))
+        try self.a.createSchema()
+        try self.b.createSchema()
+    }
+
+    deinit {
+        self.server.shutdown()
+    }
+
+    @Test("one owner at a time: the holder renews and passes the fencing check; the other is refused until it expires")
+    func oneOwnerAtATime() throws {
+        let epoch = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)))
+        #expect(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)) == nil)
+        #expect(try self.a.renew("account:work", owner: "node-a", epoch: epoch, ttl: .seconds(60)))
+        #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch))
+        #expect(try !self.b.holds("account:work", owner: "node-b", epoch: epoch))
+        #expect(try self.a.owners() == ["account:work": "node-a"])
+    }
+
+    @Test("expired: another instance takes it with a higher epoch; the old owner's renewal and fencing check are refused")
+    func takeoverFencesTheOldOwner() throws {
+        let old = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .zero))
+        let new = try #require(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)))
+        #expect(new > old)
+        #expect(try !self.a.renew("account:work", owner: "node-a", epoch: old, ttl: .seconds(60)))
+        #expect(try !self.a.holds("account:work", owner: "node-a", epoch: old))
+        #expect(try self.b.holds("account:work", owner: "node-b", epoch: new))
+    }
+
+    @Test("a released lease is free at once and keeps counting epochs; the same owner taking it again gets a new one")
+    func releaseKeepsTheEpoch() throws {
+        let first = try #require(try self.a.acquire("local:fifo", owner: "node-a", ttl: .seconds(60)))
+        try self.a.release("local:fifo", owner: "node-a", epoch: first)
+        #expect(try self.a.owners().isEmpty)
+        let second = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
+        #expect(second == first + 1)
+        try self.b.release("local:fifo", owner: "node-b", epoch: second)
+        let third = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
+        #expect(third == second + 1)
+        #expect(try !self.b.holds("local:fifo", owner: "node-b", epoch: second), "an old epoch of the same owner is fenced too")
+    }
+
+    @Test("heartbeats: live instances are those heard from within the window")
+    func heartbeats() throws {
+        try self.a.heartbeat("node-a")
+        try self.b.heartbeat("node-b")
+        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
+        // node-b last heard from an hour ago.
+        try self.a.connection.execute("UPDATE instances SET heartbeat_at = now() - interval '1 hour' WHERE name = 'node-b'")
+        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a"])
+        try self.b.heartbeat("node-b")
+        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
+        #expect(LeaseTable.interval(.milliseconds(1_500)) == "1500000 microseconds")
+    }
+}
