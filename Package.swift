@@ -172,8 +172,6 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "TestSupport",
-                "EmbeddedProsody",
-                "IntegrationSupport",
                 "XMPP",
                 "Transports",
                 "TransportCore",
@@ -220,6 +218,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The state layer against real database servers (issue 26: PostgreSQL through libpq).
+        .testTarget(
+            name: "StateIntegrationTests",
+            dependencies: [
+                "Bridge",
+                "EmbeddedProsody",
+                "TestSupport",
+                "IntegrationSupport",
             ]
         ),
         // The `xmpp-bridge` binary end to end: daemons, commands and real servers.

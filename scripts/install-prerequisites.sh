@@ -42,6 +42,12 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
   $sudo chmod +x "$policy"
 fi
+# Debian's postgresql would make a cluster of its own ("main") that nothing uses: the
+# tests make theirs.
+if [[ " ${missing[*]} " == *" postgresql "* ]]; then
+  $sudo mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.d/xmpp-bridge.conf >/dev/null
+fi
 # Every symlink under /etc/systemd/system (wants, requires, aliases), sorted.
 links() { { find /etc/systemd/system -type l 2>/dev/null || true; } | LC_ALL=C sort; }
 before=$(links)

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 #endif
 
-/// A throwaway PostgreSQL (Debian's `postgresql`, 15) for tests (issue 26): `initdb` in a
+/// A throwaway PostgreSQL (Debian's `postgresql`, the newest installed) for tests (issue 26): `initdb` in a
 /// folder of its own, SCRAM-SHA-256 for every connection (`--auth=scram-sha-256`, with a
 /// password file), a loopback port and a Unix socket in that folder, nothing else. The
 /// server refuses to run as root: as root the folder is given to the `postgres` user and
@@ -41,11 +41,16 @@ public final class PostgresServer: @unchecked Sendable {
             throw Subprocess.Failure(command: "postgres", status: 127, output: "missing: \(self.missingPrerequisites().joined(separator: ", ")); install with: apt-get install postgresql")
         }
         let server = try PostgresServer(binaries: binaries, password: password)
-        try server.launch()
-        try Subprocess.run(
-            "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", String(server.port), "-U", server.user, server.database],
-            environment: ["PGPASSWORD": password]
-        )
+        do {
+            try server.launch()
+            try Subprocess.run(
+                "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", String(server.port), "-U", server.user, server.database],
+                environment: ["PGPASSWORD": password]
+            )
+        } catch {
+            server.shutdown()
+            throw error
+        }
         return server
     }
 
@@ -54,10 +59,28 @@ public final class PostgresServer: @unchecked Sendable {
         guard let path = mkdtemp(&template) else {
             throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
         }
-        self.directory = String(cString: path)
+        let directory = String(cString: path)
+        self.directory = directory
         self.binaries = binaries
         self.password = password
-        self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+        do {
+            self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        do {
+            try self.initialise()
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    /// The cluster: its password file, then `initdb`.
+    private func initialise() throws {
+        let binaries = self.binaries
+        let password = self.password
         try "\(password)\n".write(toFile: "\(self.directory)/password", atomically: true, encoding: .utf8)
         if getuid() == 0 {
             try Subprocess.run("chown", ["-R", "postgres:postgres", self.directory])
@@ -73,7 +96,7 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     deinit {
-        self.process?.terminate(timeout: 5)
+        self.shutdown()
     }
 
     /// `postgresql://bridge@127.0.0.1:PORT/bridge` (the password apart).
@@ -118,6 +141,11 @@ public final class PostgresServer: @unchecked Sendable {
             self.process = process
             while Date() < deadline, process.isRunning, !ready() { usleep(20_000) }
             if process.isRunning, ready() { return }
+            let log = (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
+            if log.contains("could not bind") {
+                process.terminate(timeout: 1)
+                throw Subprocess.Failure(command: "postgres", status: 1, output: "port \(self.port) taken\n" + log.suffix(2000))
+            }
             guard Date() < deadline else {
                 process.terminate(timeout: 1)
                 throw Subprocess.Failure(command: "postgres", status: 1, output: "not ready after 20 s\n" + self.log.suffix(2000))
@@ -143,9 +171,11 @@ public final class PostgresServer: @unchecked Sendable {
         try self.launch()
     }
 
-    /// A fast shutdown (SIGINT: sessions are closed, the cluster is consistent).
+    /// A fast shutdown (SIGINT: sessions are closed, the cluster is consistent); a paused
+    /// server is let go on first.
     public func stop() {
-        guard let process = self.process else { return }
+        guard let process = self.process, process.isRunning else { return }
+        process.signal(SIGCONT)
         process.signal(SIGINT)
         if !process.wait(timeout: 10) { process.terminate(timeout: 1) }
     }

@@ -11,11 +11,11 @@ public enum IntegrationEnvironment {
     /// The ejabberd tier (issue 13): under CI always (a missing ejabberd, or not being
     /// root, fails the run), elsewhere when ejabberd can be started here.
     public static let ejabberdEnabled = isCI || EjabberdServer.missingPrerequisites().isEmpty
-    /// The HTTP File Upload tier (XEP-0363): under CI always (a Prosody without
-    /// `mod_http_file_share` then fails the run), elsewhere when the module is installed.
     /// The PostgreSQL tier (issue 26): under CI always (a missing `postgresql` fails the
     /// run), elsewhere when its server is installed.
     public static let postgresEnabled = isCI || PostgresServer.missingPrerequisites().isEmpty
+    /// The HTTP File Upload tier (XEP-0363): under CI always (a Prosody without
+    /// `mod_http_file_share` then fails the run), elsewhere when the module is installed.
     public static let uploadEnabled = isCI || (enabled && ProsodyServer.hasModule("http_file_share"))
 
     public static func logger(_ label: String) -> Logger {

@@ -6,8 +6,11 @@
 /// + ttl` at each grant or renewal). This machine decides when this instance may work,
 /// by its own monotonic clock, and never for longer than the database could have granted:
 /// a grant or renewal *requested* at `t` is good here until `t + ttl - margin`, since the
-/// database set its expiry no earlier than `t + ttl` in real time, whatever either clock
-/// reads. It renews every `ttl / 3`; when no renewal has succeeded in time it stops working
+/// database set its expiry no earlier than `t + ttl` by its clock. That holds whatever the
+/// two clocks' offset, as long as their rates differ by less than the margin allows, the
+/// database's clock never steps forward, the clock here keeps counting while the machine
+/// is suspended (`ContinuousClock`), and the owner's timer does not share a thread with a
+/// database call that may block. It renews every `ttl / 3`; when no renewal has succeeded in time it stops working
 /// before the lease can expire (self-fencing). An instance that was paused (SIGSTOP, a
 /// stall) wakes past that point and fences before anything else; whatever it still
 /// commits carries its old epoch, which the database refuses once another owner moved it.
@@ -17,6 +20,7 @@
 /// each request's answer, or its failure (a timeout included), before acting on the next
 /// action; an answer is never matched to a later request than its own.
 struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    /// The lease's length and this instance's margin.
     struct Configuration: Hashable, Sendable {
         /// How long an owner may be silent before another takes over (`lease_ttl`).
         var ttl: Duration
@@ -24,15 +28,18 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         /// the two clocks running at slightly different rates and for stopping itself.
         var margin: Duration
 
+        /// `margin` defaults to a fifth of `ttl`; it is kept between 0 and two thirds of it
+        /// (so a renewal period fits before the end of a grant).
         init(ttl: Duration = .seconds(10), margin: Duration? = nil) {
             self.ttl = ttl
-            self.margin = margin ?? ttl / 5
+            self.margin = min(max(margin ?? ttl / 5, .zero), ttl * 2 / 3)
         }
 
         /// How often a held lease is renewed, and a taken one asked for again.
         var renewEvery: Duration { self.ttl / 3 }
     }
 
+    /// Whether the lease is ours, and until when.
     enum State: Hashable, Sendable {
         /// Not ours: asked for again at `retryAt`.
         case waiting(retryAt: Instant)
@@ -45,6 +52,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         case released
     }
 
+    /// What the owner does next.
     enum Action: Hashable, Sendable {
         /// Ask the database for the lease (take it if free or expired).
         case acquire
@@ -82,6 +90,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         }
     }
 
+    /// The timer set for ``nextDeadline`` (or any later moment) fired.
     mutating func timerFired(now: Instant) -> [Action] {
         switch self.state {
         case .waiting(let retryAt):
@@ -109,7 +118,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         guard case .acquiring(let requestedAt) = self.state else { return [] }
         let validUntil = requestedAt.advanced(by: self.configuration.ttl - self.configuration.margin)
         guard now < validUntil else {
-            // Answered too late to use: ask again (a renewal will follow at once).
+            // Answered too late to use: asked for again at once.
             self.state = .waiting(retryAt: now)
             return []
         }
@@ -155,7 +164,9 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         return []
     }
 
-    /// Gives the lease back (SIGTERM, or over the fair share): work stops first.
+    /// Gives the lease back (SIGTERM, or over the fair share): work stops first. Asked for
+    /// but not answered yet, a grant that comes still runs its ttl out (the database keeps
+    /// it until then).
     mutating func release() -> [Action] {
         let previous = self.state
         self.state = .released

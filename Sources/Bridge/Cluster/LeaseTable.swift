@@ -1,14 +1,19 @@
 /// The lease rows in PostgreSQL (issue 26): who holds each resource, with which epoch,
-/// until when, and each instance's heartbeat. Times are the database's own (`now()`), so
-/// instances whose clocks disagree still agree on every lease. A row is never deleted:
-/// its epoch only grows, so a grant is never handed out twice with the same epoch, even
-/// to the same instance after a release.
+/// until when, and each instance's heartbeat. Times are the database's own, so instances
+/// whose clocks disagree still agree on every lease: an expiry is set from the statement's
+/// time (`statement_timestamp()`, never earlier than the request), and checked against the
+/// transaction's start (`now()`, which errs towards the lease still running). A row is
+/// never deleted: its epoch only grows, so a grant is never handed out twice with the same
+/// epoch, even to the same instance after a release. A live lease is never granted again,
+/// not even to its own owner's name: a restarted process waits for its old lease to run
+/// out (or for its release), so a paused old process and the new one never both work.
 ///
 /// Blocking (``PostgresConnection``): run on the journal's thread or a thread of its own.
 struct LeaseTable {
     let connection: PostgresConnection
 
-    /// Creates the tables if they are not there.
+    /// Creates the tables if they are not there. (Two instances creating them at the same
+    /// moment can collide; the schema's migrations, still to come, will take a lock.)
     func createSchema() throws(PostgresError) {
         try self.connection.execute("""
             CREATE TABLE IF NOT EXISTS leases (
@@ -21,14 +26,14 @@ struct LeaseTable {
         try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
     }
 
-    /// Takes `resource` for `owner` for `ttl` if it is free, expired or already the
-    /// owner's, with a new epoch; nil when another instance holds it.
+    /// Takes `resource` for `owner` for `ttl` if it is free, released or expired, with a new
+    /// epoch; nil while a lease runs (anyone's).
     func acquire(_ resource: String, owner: String, ttl: Duration) throws(PostgresError) -> Int64? {
         let rows = try self.connection.execute(
             """
-            INSERT INTO leases (resource, owner, epoch, expires_at) VALUES ($1, $2, 1, now() + $3::interval)
+            INSERT INTO leases (resource, owner, epoch, expires_at) VALUES ($1, $2, 1, statement_timestamp() + $3::interval)
             ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at
-              WHERE leases.expires_at < now() OR leases.owner = EXCLUDED.owner
+              WHERE leases.expires_at < now()
             RETURNING epoch
             """,
             [resource, owner, Self.interval(ttl)]
@@ -40,7 +45,10 @@ struct LeaseTable {
     /// longer that (another owner or epoch, or expired: the owner must stop).
     func renew(_ resource: String, owner: String, epoch: Int64, ttl: Duration) throws(PostgresError) -> Bool {
         try !self.connection.execute(
-            "UPDATE leases SET expires_at = now() + $4::interval WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() RETURNING epoch",
+            """
+            UPDATE leases SET expires_at = statement_timestamp() + $4::interval
+            WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() RETURNING epoch
+            """,
             [resource, owner, String(epoch), Self.interval(ttl)]
         ).isEmpty
     }
@@ -54,8 +62,9 @@ struct LeaseTable {
     }
 
     /// Whether `owner` holds `resource` with `epoch` now: the fencing check of a commit,
-    /// inside its transaction. The row is then locked (`FOR SHARE`) until the transaction
-    /// ends, so no other instance can take the lease before the commit is done.
+    /// made inside its transaction, where the row stays locked (`FOR SHARE`) until the
+    /// transaction ends, so no other instance can take the lease before the commit is done.
+    /// Outside a transaction it only tells about that moment.
     func holds(_ resource: String, owner: String, epoch: Int64) throws(PostgresError) -> Bool {
         try !self.connection.execute(
             "SELECT 1 FROM leases WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() FOR SHARE",

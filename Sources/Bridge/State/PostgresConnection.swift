@@ -8,31 +8,45 @@ import Foundation
 /// libpq (the system library, with the system OpenSSL) rather than postgres-nio: a state
 /// URL may name several hosts with `target_session_attrs=read-write`, and libpq tries them
 /// in turn and keeps only the writable one, which is how the state follows a database
-/// failover; postgres-nio takes one host and would bring a second TLS stack (BoringSSL).
+/// failover (reconnecting is still to come); postgres-nio takes one host and would bring a
+/// second TLS stack (BoringSSL).
 /// Statements go with their parameters as text (`PQexecParams`), results come back as
 /// text, NULL as nil.
 final class PostgresConnection {
     private let connection: OpaquePointer
 
     /// Connects to `url` (a libpq connection URI or `key=value` string; several hosts and
-    /// `target_session_attrs` allowed), with `password` unless the URL or `~/.pgpass` has one.
+    /// `target_session_attrs` allowed), with `password` when given (it wins over the URL's
+    /// and `~/.pgpass`). The URL's own settings win over these defaults: a 10 s connect
+    /// timeout, TCP keepalives and a 5 s `tcp_user_timeout` (a dead link fails a call
+    /// within seconds, never after the kernel's quarter of an hour), a 10 s statement and
+    /// 5 s lock timeout, UTF-8, and no notices (they would go to stderr).
     init(url: String, password: String?, applicationName: String = "xmpp-bridge") throws(PostgresError) {
-        var keys = ["dbname", "application_name", "connect_timeout"]
-        var values = [url, applicationName, "10"]
+        var keys = [
+            "application_name", "connect_timeout", "client_encoding", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+            "tcp_user_timeout", "options", "dbname",
+        ]
+        var values = [
+            applicationName, "10", "UTF8", "1", "5", "2", "3", "5000", "-c statement_timeout=10000 -c lock_timeout=5000 -c client_min_messages=warning",
+            url,
+        ]
         if let password {
             keys.append("password")
             values.append(password)
         }
-        // expand_dbname = 1: `dbname` is parsed as a URI or connection string; later keys
-        // (the password) add to it.
+        guard !(keys + values).contains(where: Self.hasNUL) else {
+            throw PostgresError(operation: .connect, message: "a connection setting holds a NUL character", sqlState: nil)
+        }
+        // expand_dbname = 1: `dbname` is parsed as a URI or connection string, over the
+        // keys before it; the password after it wins over the URL's.
         let connection = Self.withCStrings(keys) { keys in
             Self.withCStrings(values) { values in PQconnectdbParams(keys, values, 1) }
         }
-        guard let connection else { throw PostgresError(operation: .connect, message: "out of memory", state: nil) }
+        guard let connection else { throw PostgresError(operation: .connect, message: "out of memory", sqlState: nil) }
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.message(of: connection)
             PQfinish(connection)
-            throw PostgresError(operation: .connect, message: message, state: nil)
+            throw PostgresError(operation: .connect, message: message, sqlState: nil)
         }
         self.connection = connection
     }
@@ -57,14 +71,20 @@ final class PostgresConnection {
     /// each column as text or nil for NULL.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+        // C strings end at a NUL: a text holding one would reach the server cut short.
+        guard !Self.hasNUL(sql), !parameters.contains(where: { $0.map(Self.hasNUL) ?? false }) else {
+            throw PostgresError(operation: .execute, message: "a statement or parameter holds a NUL character", sqlState: nil)
+        }
         let result = Self.withOptionalCStrings(parameters) { values in
             PQexecParams(self.connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
-        guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), state: nil) }
+        guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil) }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             return []
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            throw PostgresError(operation: .execute, message: "COPY is not supported here", sqlState: nil)
         case PGRES_TUPLES_OK:
             let rows = PQntuples(result)
             let columns = PQnfields(result)
@@ -76,8 +96,12 @@ final class PostgresConnection {
         default:
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
-            throw PostgresError(operation: .execute, message: Self.trimmed(message), state: state)
+            throw PostgresError(operation: .execute, message: Self.trimmed(message), sqlState: state)
         }
+    }
+
+    private static func hasNUL(_ text: String) -> Bool {
+        text.utf8.contains(0)
     }
 
     private static func message(of connection: OpaquePointer) -> String {

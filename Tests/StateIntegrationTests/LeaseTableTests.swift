@@ -35,6 +35,17 @@ final class LeaseTableTests {
         #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch))
         #expect(try !self.b.holds("account:work", owner: "node-b", epoch: epoch))
         #expect(try self.a.owners() == ["account:work": "node-a"])
+        #expect(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)) == nil, "not even its own name while it runs: a restarted process waits")
+        #expect(try !self.a.holds("account:work", owner: "node-a", epoch: epoch + 1), "the right owner with another epoch")
+        try self.b.release("account:work", owner: "node-b", epoch: epoch)
+        #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch), "a release by another changes nothing")
+    }
+
+    @Test("an expired lease nobody took is not renewed: its owner fences, then asks again for a new epoch")
+    func expiredIsNotRenewed() throws {
+        let old = try #require(try self.a.acquire("gateway:home", owner: "node-a", ttl: .zero))
+        #expect(try !self.a.renew("gateway:home", owner: "node-a", epoch: old, ttl: .seconds(60)))
+        #expect(try self.a.acquire("gateway:home", owner: "node-a", ttl: .seconds(60)) == old + 1)
     }
 
     @Test("expired: another instance takes it with a higher epoch; the old owner's renewal and fencing check are refused")
