@@ -18,6 +18,7 @@ public final class PostgresServer: @unchecked Sendable {
     public let database = "bridge"
     public let password: String
     private let binaries: String
+    private let readOnly: Bool
     private var process: ChildProcess?
 
     /// The newest installed server's programs (`/usr/lib/postgresql/N/bin`).
@@ -35,18 +36,21 @@ public final class PostgresServer: @unchecked Sendable {
         return missing
     }
 
-    /// Initialises a cluster and starts it; returns once it accepts connections.
-    public static func start(password: String = "pw-\(UInt64.random(in: 1...UInt64.max))") throws -> PostgresServer {
+    /// Initialises a cluster and starts it; returns once it accepts connections. `readOnly`:
+    /// every transaction is read-only by default (`default_transaction_read_only`), as a
+    /// standby looks to a client asking for `target_session_attrs=read-write`.
+    public static func start(password: String = "pw-\(UInt64.random(in: 1...UInt64.max))", readOnly: Bool = false) throws -> PostgresServer {
         guard let binaries = self.installedBinaries(), self.missingPrerequisites().isEmpty else {
             throw Subprocess.Failure(command: "postgres", status: 127, output: "missing: \(self.missingPrerequisites().joined(separator: ", ")); install with: apt-get install postgresql")
         }
-        let server = try PostgresServer(binaries: binaries, password: password)
+        let server = try PostgresServer(binaries: binaries, password: password, readOnly: readOnly)
         do {
-            try server.launch()
+            try server.launch(readOnly: false)
             try Subprocess.run(
                 "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", String(server.port), "-U", server.user, server.database],
                 environment: ["PGPASSWORD": password]
             )
+            if readOnly { try server.restart() }
         } catch {
             server.shutdown()
             throw error
@@ -54,7 +58,7 @@ public final class PostgresServer: @unchecked Sendable {
         return server
     }
 
-    private init(binaries: String, password: String) throws {
+    private init(binaries: String, password: String, readOnly: Bool) throws {
         var template = Array("/tmp/xmpp-bridge-postgres-XXXXXX".utf8CString)
         guard let path = mkdtemp(&template) else {
             throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
@@ -63,6 +67,7 @@ public final class PostgresServer: @unchecked Sendable {
         self.directory = directory
         self.binaries = binaries
         self.password = password
+        self.readOnly = readOnly
         do {
             self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
         } catch {
@@ -117,11 +122,11 @@ public final class PostgresServer: @unchecked Sendable {
         return [Subprocess.which("setpriv") ?? "/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", command]
     }
 
-    /// Starts the postmaster on the existing cluster and waits until it logs that it is
-    /// ready (after a kill -9 it first recovers, refusing connections meanwhile). The old
-    /// server's children may still hold its shared memory for a moment: a start refused for
-    /// that is tried again, for up to 20 s.
-    private func launch() throws {
+    /// Starts the postmaster on the existing cluster (`readOnly` nil: as the server was
+    /// made) and waits until it logs that it is ready (after a kill -9 it first recovers,
+    /// refusing connections meanwhile). The old server's children may still hold its
+    /// shared memory for a moment: a start refused for that is tried again, for up to 20 s.
+    private func launch(readOnly: Bool? = nil) throws {
         let deadline = Date().addingTimeInterval(20)
         let logFile = "\(self.directory)/postgres.log"
         while true {
@@ -135,6 +140,7 @@ public final class PostgresServer: @unchecked Sendable {
                 executable: command[0],
                 arguments: Array(command.dropFirst()) + [
                     "-D", "\(self.directory)/data", "-p", String(self.port), "-h", "127.0.0.1", "-k", self.directory, "-c", "fsync=on",
+                    "-c", "default_transaction_read_only=\(readOnly ?? self.readOnly ? "on" : "off")",
                 ],
                 logFile: logFile
             )

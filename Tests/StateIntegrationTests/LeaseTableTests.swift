@@ -71,6 +71,38 @@ final class LeaseTableTests {
         #expect(try !self.b.holds("local:fifo", owner: "node-b", epoch: second), "an old epoch of the same owner is fenced too")
     }
 
+    @Test("two instances creating the schema at the same moment on an empty database both succeed, ten times over")
+    func schemaCreatedConcurrently() async throws {
+        for _ in 0..<10 {
+            try self.a.connection.execute("DROP TABLE IF EXISTS leases, instances")
+            let a = Handoff(table: self.a)
+            let b = Handoff(table: self.b)
+            async let first: Void = Self.create(a)
+            async let second: Void = Self.create(b)
+            _ = try await (first, second)
+            #expect(try self.a.owners().isEmpty)
+        }
+    }
+
+    /// A table handed to one other thread, which alone uses its connection until it is done.
+    struct Handoff: @unchecked Sendable {
+        let table: LeaseTable
+    }
+
+    /// `createSchema` on a thread of its own (it blocks).
+    static func create(_ handoff: Handoff) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                do {
+                    try handoff.table.createSchema()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
     @Test("heartbeats: live instances are those heard from within the window")
     func heartbeats() throws {
         try self.a.heartbeat("node-a")

@@ -65,6 +65,17 @@ final class PostgresConnectionTests {
         #expect(try connection.execute("SELECT pg_is_in_recovery()") == [["f"]])
     }
 
+    @Test("of two live hosts, target_session_attrs=read-write skips the read-only one named first")
+    func multiHostSkipsAReadOnlyHost() throws {
+        let standby = try PostgresServer.start(password: self.server.password, readOnly: true)
+        defer { standby.shutdown() }
+        let url = "postgresql://bridge@127.0.0.1:\(standby.port),127.0.0.1:\(self.server.port)/bridge?target_session_attrs=read-write"
+        let connection = try PostgresConnection(url: url, password: self.server.password)
+        #expect(connection.port == self.server.port)
+        let readOnly = try PostgresConnection(url: standby.url, password: standby.password)
+        #expect(try readOnly.execute("SHOW transaction_read_only") == [["on"]], "the first host is live, only read-only")
+    }
+
     @Test("the server killed (kill -9): a statement fails with an error, never a crash; once it is back a new connection works")
     func serverKilled() async throws {
         let connection = try PostgresConnection(url: self.server.url, password: self.server.password)

@@ -12,19 +12,31 @@
 struct LeaseTable {
     let connection: PostgresConnection
 
-    /// Creates the tables if they are not there. (Two instances creating them at the same
-    /// moment can collide; the schema's migrations, still to come, will take a lock.)
+    /// Creates the tables if they are not there, in one transaction under an advisory lock:
+    /// instances starting at the same moment on an empty database would otherwise collide
+    /// (`CREATE TABLE IF NOT EXISTS` is not safe against itself).
     func createSchema() throws(PostgresError) {
-        try self.connection.execute("""
-            CREATE TABLE IF NOT EXISTS leases (
-              resource text PRIMARY KEY,
-              owner text NOT NULL,
-              epoch bigint NOT NULL,
-              expires_at timestamptz NOT NULL
-            )
-            """)
-        try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
+        try self.connection.execute("BEGIN")
+        do {
+            try self.connection.execute("SELECT pg_advisory_xact_lock(\(Self.schemaLock))")
+            try self.connection.execute("""
+                CREATE TABLE IF NOT EXISTS leases (
+                  resource text PRIMARY KEY,
+                  owner text NOT NULL,
+                  epoch bigint NOT NULL,
+                  expires_at timestamptz NOT NULL
+                )
+                """)
+            try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
+            try self.connection.execute("COMMIT")
+        } catch {
+            _ = try? self.connection.execute("ROLLBACK")
+            throw error
+        }
     }
+
+    /// The advisory lock key schema changes take (any fixed number, the same everywhere).
+    static var schemaLock: Int64 { 0x7862_7269_6467_6526 }
 
     /// Takes `resource` for `owner` for `ttl` if it is free, released or expired, with a new
     /// epoch; nil while a lease runs (anyone's).
