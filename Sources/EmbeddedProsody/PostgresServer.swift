@@ -59,25 +59,20 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     private init(binaries: String, password: String, readOnly: Bool) throws {
+        let port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
         var template = Array("/tmp/xmpp-bridge-postgres-XXXXXX".utf8CString)
         guard let path = mkdtemp(&template) else {
             throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
         }
-        let directory = String(cString: path)
-        self.directory = directory
+        self.directory = String(cString: path)
+        self.port = port
         self.binaries = binaries
         self.password = password
         self.readOnly = readOnly
         do {
-            self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
-        } catch {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw error
-        }
-        do {
             try self.initialise()
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: self.directory)
             throw error
         }
     }
@@ -131,23 +126,24 @@ public final class PostgresServer: @unchecked Sendable {
         let logFile = "\(self.directory)/postgres.log"
         while true {
             let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
-            func ready() -> Bool {
-                let log = (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
-                return log.contains("database system is ready to accept connections")
+            // What this start logged so far.
+            func logged() -> String {
+                (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
             }
+            func ready() -> Bool { logged().contains("database system is ready to accept connections") }
             let command = self.asServerUser("\(self.binaries)/postgres")
             let process = try ChildProcess(
                 executable: command[0],
                 arguments: Array(command.dropFirst()) + [
                     "-D", "\(self.directory)/data", "-p", String(self.port), "-h", "127.0.0.1", "-k", self.directory, "-c", "fsync=on",
-                    "-c", "default_transaction_read_only=\(readOnly ?? self.readOnly ? "on" : "off")",
+                    "-c", "default_transaction_read_only=\((readOnly ?? self.readOnly) ? "on" : "off")",
                 ],
                 logFile: logFile
             )
             self.process = process
             while Date() < deadline, process.isRunning, !ready() { usleep(20_000) }
             if process.isRunning, ready() { return }
-            let log = (try? Data(contentsOf: URL(fileURLWithPath: logFile))).map { String(decoding: $0.dropFirst(offset), as: UTF8.self) } ?? ""
+            let log = logged()
             if log.contains("could not bind") {
                 process.terminate(timeout: 1)
                 throw Subprocess.Failure(command: "postgres", status: 1, output: "port \(self.port) taken\n" + log.suffix(2000))

@@ -149,7 +149,7 @@ struct ArchiveCheckStateMachineTests {
         _ = machine.received(Self.result(queryID: "q1", archiveID: "a9", id: "unrelated"))
         _ = machine.answered(Self.fin("q1", complete: false, first: "a9"), nextQueryID: "q2")
         let first = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q3")
-        guard case .retry(let retry, let wait) = first else { Issue.record("expected a retry, got \(String(describing: first))"); return }
+        guard case .retry(let retry, let wait, _) = first else { Issue.record("expected a retry, got \(String(describing: first))"); return }
         #expect(retry.id == "q3" && wait == .seconds(1))
         let query = try #require(retry.payload)
         #expect(Support.rsm(query, "before")?.text == "a9", "the same page: the one that failed")
@@ -157,7 +157,7 @@ struct ArchiveCheckStateMachineTests {
         let stale = machine.received(Self.result(queryID: "q2", archiveID: "a8", id: "r1"))
         #expect(!stale && machine.archived.isEmpty, "the failed query's results are not believed")
         let second = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q4")
-        guard case .retry(let again, let longer) = second else { Issue.record("expected a second retry"); return }
+        guard case .retry(let again, let longer, _) = second else { Issue.record("expected a second retry"); return }
         #expect(again.id == "q4" && longer == .seconds(2))
         let last = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q5")
         #expect(last == .finished(archived: [], pages: 1, ending: .archiveUnreadable("internal-server-error (asked 3 times)")))

@@ -39,8 +39,8 @@ final class PostgresConnection {
         }
         // expand_dbname = 1: `dbname` is parsed as a URI or connection string, over the
         // keys before it; the password after it wins over the URL's.
-        let connection = Self.withCStrings(keys) { keys in
-            Self.withCStrings(values) { values in PQconnectdbParams(keys, values, 1) }
+        let connection = Self.withCStrings(keys, terminated: true) { keys in
+            Self.withCStrings(values, terminated: true) { values in PQconnectdbParams(keys, values, 1) }
         }
         guard let connection else { throw PostgresError(operation: .connect, message: "out of memory", sqlState: nil) }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -75,7 +75,7 @@ final class PostgresConnection {
         guard !Self.hasNUL(sql), !parameters.contains(where: { $0.map(Self.hasNUL) ?? false }) else {
             throw PostgresError(operation: .execute, message: "a statement or parameter holds a NUL character", sqlState: nil)
         }
-        let result = Self.withOptionalCStrings(parameters) { values in
+        let result = Self.withCStrings(parameters) { values in
             PQexecParams(self.connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil) }
@@ -112,17 +112,11 @@ final class PostgresConnection {
         message.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// `strings` as a NULL-terminated array of C strings, for the length of `body`.
-    private static func withCStrings<Result>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> Result) -> Result {
-        let copies = strings.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        return body(copies.map { UnsafePointer($0) } + [nil])
-    }
-
-    /// `strings` as C strings (nil stays NULL), for the length of `body`.
-    private static func withOptionalCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result) -> Result {
+    /// `strings` as C strings (nil stays NULL), followed by one NULL when `terminated`, for
+    /// the length of `body`.
+    private static func withCStrings<Result>(_ strings: [String?], terminated: Bool = false, _ body: ([UnsafePointer<CChar>?]) -> Result) -> Result {
         let copies = strings.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
-        return body(copies.map { UnsafePointer($0) })
+        return body(copies.map { UnsafePointer($0) } + (terminated ? [nil] : []))
     }
 }

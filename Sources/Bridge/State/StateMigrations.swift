@@ -320,9 +320,9 @@ enum StateMigrations {
     /// v14 (issue 25): the archive's one index without the source id. It is written with
     /// every archived message: without any index the archive added about a quarter less to
     /// the relay's CPU (two bridges measured at once), and its entries shrink from about 61
-    /// bytes to about 22 with `(channel, at)`. A
-    /// correction now looks for its message among the channel's newest archived messages
-    /// (``StateStore/editCandidates``), reading their rows, a bounded cost per correction.
+    /// bytes to about 22 with `(channel, at)`. A correction now looks for its message among
+    /// the channel's newest archived messages (``StateStore/editCandidates``), reading their
+    /// rows, a bounded cost per correction.
     private static func leanArchiveIndex(_ db: Database) throws {
         try db.execute(sql: """
             DROP INDEX archive_on_channel_at;

@@ -45,8 +45,8 @@ public struct ArchiveCheckStateMachine: Sendable {
         /// ``failed(_:error:nextQueryID:)``.
         case query(IQ)
         /// Wait `after`, then send this request (the failed page again, under a new query
-        /// id); answer it as a ``query(_:)``.
-        case retry(IQ, after: Duration)
+        /// id); answer it as a ``query(_:)``. `because`: why the last one failed.
+        case retry(IQ, after: Duration, because: String)
         /// Done: `archived` reached the server; the other in-doubt ids must be sent again.
         case finished(archived: Set<String>, pages: Int, ending: Ending)
     }
@@ -204,7 +204,7 @@ public struct ArchiveCheckStateMachine: Sendable {
         self.oldestResult = nil
         self.newestOnThisPage = nil
         self.state = .querying(queryID: nextQueryID, pages: pages, before: before, failures: failures + 1)
-        return .retry(self.query(id: nextQueryID, before: before), after: self.configuration.retryDelay * (failures + 1))
+        return .retry(self.query(id: nextQueryID, before: before), after: self.configuration.retryDelay * (failures + 1), because: reason)
     }
 
     private mutating func finish(pages: Int, ending: Ending) -> Action {

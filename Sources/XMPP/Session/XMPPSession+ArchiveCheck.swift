@@ -49,17 +49,15 @@ extension XMPPSession {
         var action = check.start(queryID: self.nextID())
         self.runningArchiveCheck = check
         let timeout = self.configuration.requestTimeout
-        var lastFailure: String?
-        while let query = await self.archiveQuery(for: action, after: lastFailure, on: connection) {
+        while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
-            lastFailure = nil
             do {
                 let answer = try await self.request(query, timeout: timeout)
                 next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
+            } catch XMPPSessionError.stanzaError(let stanzaError) {
+                next = self.runningArchiveCheck?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
             } catch {
-                let stanzaError: StanzaError? = if case .stanzaError(let stanzaError) = error as? XMPPSessionError { stanzaError } else { nil }
-                lastFailure = "\(error)"
-                next = self.runningArchiveCheck?.failed("\(error)", error: stanzaError, nextQueryID: self.nextID())
+                next = self.runningArchiveCheck?.failed("\(error)", error: nil, nextQueryID: self.nextID())
             }
             guard let next else { break }
             action = next
@@ -121,16 +119,15 @@ extension XMPPSession {
         }
     }
 
-    /// The request `action` asks for, after the wait a retry asks for (`reason`: why the
-    /// last one failed); nil when the check is done, or `connection` went or the task was
-    /// cancelled meanwhile.
-    private func archiveQuery(for action: ArchiveCheckStateMachine.Action, after reason: String?, on connection: XMPPConnection) async -> IQ? {
+    /// The request `action` asks for, after the wait a retry asks for; nil when the check is
+    /// done, or `connection` went or the task was cancelled meanwhile.
+    private func archiveQuery(for action: ArchiveCheckStateMachine.Action, on connection: XMPPConnection) async -> IQ? {
         switch action {
         case .query(let query):
             return query
-        case .retry(let query, let delay):
+        case .retry(let query, let delay, let reason):
             guard self.connection === connection else { return nil }
-            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason ?? "none")"])
+            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason)"])
             // Not cut short by a lost connection (at most a few seconds): looked at after.
             try? await self.clock.sleep(until: self.clock.now.advanced(by: delay), tolerance: nil)
             return self.connection === connection && !Task.isCancelled ? query : nil
