@@ -10,7 +10,7 @@ def report(path):
     for row in rows:
         groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping", "bridge-noarchive"]
+    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping", "bridge-noarchive", "pair-archive", "pair-noarchive"]
     rooms = any(r.get("rooms") for r in rows)  # rooms.sh: room to room, mod_muc_mam
     archive = "muc_mam" if rooms else "mod_mam"
 
@@ -116,13 +116,16 @@ def report(path):
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         if not rooms or tm is not None:
             print(f"  durable queue cost        {fmt(cost, 1)} % throughput  (durable {fmt(tb)} vs in-memory {fmt(tm)} msg/s)")
+        def sched(label, mode):
+            """Each run's relay CPU per message from the threads' schedstat (µs), in run order."""
+            return [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, label, mode), [])]
+
         tn = g("bridge-noarchive", "throughput", "msgs_per_s")
         if tn is not None:
             # CPU per message from the threads' schedstat (nanoseconds), the median over every
             # throughput repeat: the 10 ms ticks of /proc/PID/stat are too coarse for a 10 % bar.
             def cpu(label, mode):
-                values = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, label, mode), [])]
-                values = [v for v in values if v is not None]
+                values = [v for v in sched(label, mode) if v is not None]
                 return statistics.median(values) if values else None
             ca, cn = cpu("bridge", "throughput"), cpu("bridge-noarchive", "throughput")
             pa, pn = cpu("bridge", "latency"), cpu("bridge-noarchive", "latency")
@@ -136,8 +139,7 @@ def report(path):
         # A slow spell of the machine (a neighbour on the host) then weighs on both sides of
         # a ratio, not on one median.
         def paired(on_label, off_label, mode):
-            on = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, on_label, mode), [])]
-            off = [r.get("relay_sched_cpu_us_per_msg") for r in groups.get((variant, off_label, mode), [])]
+            on, off = sched(on_label, mode), sched(off_label, mode)
             ratios = sorted(a / b for a, b in zip(on, off) if a and b)
             if not ratios:
                 return None

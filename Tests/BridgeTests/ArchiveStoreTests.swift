@@ -18,19 +18,22 @@ struct ArchiveStoreTests {
 
     /// A store holding `bodies`, one a minute from ``start``, in channel `ops`.
     func store(_ bodies: [(String, String)]) async throws -> (StateStore, Journal) {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
-        try await journal.commit(
-            bodies.enumerated().map { index, entry in
-                .archive(
-                    ArchivedMessage(
-                        at: Self.start.addingTimeInterval(Double(index) * 60), channel: index % 5 == 4 ? "dev" : "ops",
-                        source: Endpoint(transport: "work", address: entry.0.split(separator: "/").first.map(String.init)),
-                        sender: entry.0, nick: entry.0.split(separator: "@").first.map(String.init) ?? "", sourceID: "m-\(index)", body: entry.1
-                    )
+        try await self.store(
+            messages: bodies.enumerated().map { index, entry in
+                ArchivedMessage(
+                    at: Self.start.addingTimeInterval(Double(index) * 60), channel: index % 5 == 4 ? "dev" : "ops",
+                    source: Endpoint(transport: "work", address: entry.0.split(separator: "/").first.map(String.init)),
+                    sender: entry.0, nick: entry.0.split(separator: "@").first.map(String.init) ?? "", sourceID: "m-\(index)", body: entry.1
                 )
             }
         )
+    }
+
+    /// A store holding `messages`, archived through a journal.
+    func store(messages: [ArchivedMessage]) async throws -> (StateStore, Journal) {
+        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
+        try await journal.commit(messages.map { .archive($0) })
         return (store, journal)
     }
 
@@ -149,36 +152,33 @@ struct ArchiveStoreTests {
 
     @Test("a correction looks among the channel's newest messages only: one of those is corrected, an older one or an unknown id changes nothing")
     func correctionsLookAmongTheNewest() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let now = Date()
         let count = StateStore.editCandidates + 5
-        try await journal.commit(
-            (0..<count).map { index in
-                .archive(
-                    ArchivedMessage(
-                        at: now.addingTimeInterval(Double(index - count)), channel: "ops", source: Self.alice, sender: "alice@example.org/a",
-                        nick: "alice", sourceID: "m-\(index)", body: "text \(index)"
-                    )
+        let oldestInReach = count - StateStore.editCandidates
+        let outOfReach = oldestInReach - 1
+        let (store, journal) = try await self.store(
+            messages: (0..<count).map { index in
+                ArchivedMessage(
+                    at: now.addingTimeInterval(Double(index - count)), channel: "ops", source: Self.alice, sender: "alice@example.org/a",
+                    nick: "alice", sourceID: "m-\(index)", body: "text \(index)"
                 )
             }
         )
         try await journal.commit([
-            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - StateStore.editCandidates - 1)", body: "too old to correct", at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(outOfReach)", body: "too old to correct", at: now),
             .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - 1)", body: "corrected", at: now),
             .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "never-sent", body: "nothing", at: now),
-            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(count - StateStore.editCandidates)", body: nil, at: now),
+            .archiveEdit(channels: ["ops"], source: Self.alice, nick: nil, sourceID: "m-\(oldestInReach)", body: nil, at: now),
         ])
         await journal.flushed()
         let all = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages
         let bodies = Dictionary(uniqueKeysWithValues: all.map { ($0.sourceID, $0) })
-        let outOfReach = "m-\(count - StateStore.editCandidates - 1)"
-        #expect(bodies[outOfReach]?.body == "text \(count - StateStore.editCandidates - 1)")
-        #expect(bodies[outOfReach]?.editedAt == nil)
+        #expect(bodies["m-\(outOfReach)"]?.body == "text \(outOfReach)")
+        #expect(bodies["m-\(outOfReach)"]?.editedAt == nil)
         #expect(bodies["m-\(count - 1)"]?.body == "corrected")
         // The oldest of the newest editCandidates is still in reach: retracted.
-        #expect(bodies["m-\(count - StateStore.editCandidates)"]?.body == "")
-        #expect(bodies["m-\(count - StateStore.editCandidates)"]?.retractedAt != nil)
+        #expect(bodies["m-\(oldestInReach)"]?.body == "")
+        #expect(bodies["m-\(oldestInReach)"]?.retractedAt != nil)
         #expect(all.filter { $0.editedAt != nil || $0.retractedAt != nil }.count == 2)
         let plan = try store.read(.readArchive) { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM archive WHERE channel = 'ops' AND at >= 0 ORDER BY at DESC LIMIT 1")
@@ -201,13 +201,11 @@ struct ArchiveStoreTests {
 
     @Test("every field reads back as written: empty and non-ASCII text, NULLs, rich content, many copies, bridge-made, across 64 + 4 rows")
     func rowsReadBackExactly() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
-        let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         var content = MessageContent()
         content.url = "https://files.example/ä.png"
         content.replyTo = "m-1"
         let written = (0..<68).map { index in
-            var message = ArchivedMessage(
+            ArchivedMessage(
                 at: Self.start.addingTimeInterval(Double(index)), channel: index % 2 == 0 ? "ops" : "Öps ✓",
                 source: index % 3 == 0 ? Endpoint(transport: "stdin") : Self.alice, sender: index % 3 == 0 ? "" : "alice@example.org/phone 📱",
                 nick: index % 4 == 0 ? "" : "Ålice", sourceID: "m-\(index)", body: index % 5 == 0 ? "" : String(repeating: "body \(index) ü ", count: index),
@@ -218,10 +216,8 @@ struct ArchiveStoreTests {
                 ],
                 bridgeMade: index % 9 == 0
             )
-            message.number = 0
-            return message
         }
-        try await journal.commit(written.map { .archive($0) })
+        let (store, journal) = try await self.store(messages: written)
         let read = try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages.reversed().map { message in
             var message = message
             message.number = 0

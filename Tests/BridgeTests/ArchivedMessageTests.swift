@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TransportCore
 
-/// ``ArchivedMessage`` (issue 25) in JSON (`history --json`, the HTTP route): its own
-/// Codable reads back what it wrote.
+/// ``ArchivedMessage``'s own Codable (issue 25: its keys and optional fields, as
+/// `history --json` and the HTTP route use them) reads back what it wrote.
 @Suite("ArchivedMessage JSON")
 struct ArchivedMessageTests {
     static let message = ArchivedMessage(

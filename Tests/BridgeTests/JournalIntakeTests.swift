@@ -70,11 +70,7 @@ struct JournalIntakeTests {
 
     @Test("kill -9 before the SQLite commit: the next journal applies what the log holds, once")
     func replayAfterCrash() async throws {
-        let folder = try TemporaryFolder()
-        let clock = ManualClock()
-        let crashed = try Journal(
-            store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger
-        )
+        let (folder, clock, _, crashed) = try Self.loggedJournal()
         let first = try Self.delivery(crashed, 1)
         let second = try Self.delivery(crashed, 2)
         try await crashed.commit([.enqueue(first, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", uniqueID: "u1")])
@@ -121,11 +117,7 @@ struct JournalIntakeTests {
 
     @Test("killed after the commit but before the log is emptied: the next start applies nothing twice")
     func committedRecordsAreNotReplayed() async throws {
-        let folder = try TemporaryFolder()
-        let clock = ManualClock()
-        let first = try Journal(
-            store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger
-        )
+        let (folder, _, _, first) = try Self.loggedJournal()
         // Applying these twice would forget "b" and keep "a" (new positions on re-insert).
         for id in ["a", "b", "c"] { first.record([.seen(transport: "work", uniqueID: id)]) }
         first.record([.trimSeen(transport: "work", keep: 2)])

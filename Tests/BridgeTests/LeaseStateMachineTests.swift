@@ -18,6 +18,14 @@ struct LeaseStateMachineTests {
         Machine(configuration: .init(ttl: .seconds(9)), now: Self.t0)
     }
 
+    /// A machine that asked at 0 and was granted `epoch` at `grantedAt` ms.
+    static func held(epoch: Int64, grantedAt: Int = 10, margin: Duration? = nil) -> Machine {
+        var machine = Machine(configuration: .init(ttl: .seconds(9), margin: margin), now: Self.t0)
+        _ = machine.timerFired(now: Self.at(0))
+        _ = machine.acquired(epoch: epoch, now: Self.at(grantedAt))
+        return machine
+    }
+
     @Test("acquired: work starts; renewed every ttl/3, each renewal good for ttl less the margin from when it was asked")
     func acquireAndRenew() {
         var machine = Self.machine()
@@ -36,9 +44,7 @@ struct LeaseStateMachineTests {
 
     @Test("renewals that fail (the database unreachable) end the work before the lease could expire, and it is asked for again")
     func unreachableDatabaseFences() {
-        var machine = Self.machine()
-        _ = machine.timerFired(now: Self.at(0))
-        _ = machine.acquired(epoch: 1, now: Self.at(10))
+        var machine = Self.held(epoch: 1)
         #expect(machine.timerFired(now: Self.at(3_000)) == [.renew(epoch: 1)])
         #expect(machine.requestFailed(now: Self.at(4_000)).isEmpty)
         #expect(machine.mayWork(now: Self.at(4_000)), "still within the grant")
@@ -52,9 +58,7 @@ struct LeaseStateMachineTests {
 
     @Test("a process paused past its grant fences first when it wakes, and never renews the old grant")
     func pausedProcessFencesFirst() {
-        var machine = Self.machine()
-        _ = machine.timerFired(now: Self.at(0))
-        _ = machine.acquired(epoch: 2, now: Self.at(10))
+        var machine = Self.held(epoch: 2)
         // SIGSTOP at 1 s, SIGCONT at 30 s.
         #expect(!machine.mayWork(now: Self.at(30_000)))
         #expect(machine.timerFired(now: Self.at(30_000)) == [.fence])
@@ -65,9 +69,7 @@ struct LeaseStateMachineTests {
 
     @Test("a refused renewal (another owner or epoch) fences at once; a late answer to it changes nothing")
     func refusedRenewalFences() {
-        var machine = Self.machine()
-        _ = machine.timerFired(now: Self.at(0))
-        _ = machine.acquired(epoch: 3, now: Self.at(10))
+        var machine = Self.held(epoch: 3)
         _ = machine.timerFired(now: Self.at(3_000))
         #expect(machine.renewalRefused(now: Self.at(3_010)) == [.fence])
         #expect(machine.renewed(now: Self.at(3_020)).isEmpty)
@@ -139,14 +141,10 @@ struct LeaseStateMachineTests {
 
     @Test("with no margin, a database clock running fast is caught: the margin is what keeps the instance safe")
     func noMarginIsUnsafe() {
-        var machine = Machine(configuration: .init(ttl: .seconds(9), margin: .zero), now: Self.t0)
-        _ = machine.timerFired(now: Self.at(0))
-        _ = machine.acquired(epoch: 1, now: Self.at(0))
+        let machine = Self.held(epoch: 1, grantedAt: 0, margin: .zero)
         // The database's 9 s by a clock 10 % fast end at 8.1 s by ours.
         #expect(machine.mayWork(now: Self.at(8_100)), "unsafe without a margin")
-        var safe = Self.machine()
-        _ = safe.timerFired(now: Self.at(0))
-        _ = safe.acquired(epoch: 1, now: Self.at(0))
+        let safe = Self.held(epoch: 1, grantedAt: 0)
         #expect(!safe.mayWork(now: Self.at(8_100)))
     }
 

@@ -133,7 +133,7 @@ extension RosterMirrorReconcilerTests {
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('v2-roster-mirror', 'v3-attempts-dead-letters')")
         }
         let store = try StateStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters", "v4-stream-sessions", "v5-source-checkpoints", "v6-route-rooms", "v7-receipts", "v8-rich-content", "v9-lean-relay-indexes", "v10-intake-log-position", "v11-gateway-registrations", "v12-paging", "v13-archive", "v14-lean-archive-index", "v15-fts-without-sizes"])
+        #expect(try store.appliedMigrations() == StateStoreTests.allMigrations)
         #expect(try store.routes().count == 1)
         try store.saveRosterMirrorSnapshot(RosterMirrorSnapshot(entries: ["a@b.example": entry("A", [], .owned)]), id: "m")
         #expect(try store.rosterMirrorSnapshot(id: "m").entries.count == 1)

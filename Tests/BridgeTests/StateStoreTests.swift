@@ -276,6 +276,9 @@ struct StateStoreTests {
         #expect(try store.deadLetters().isEmpty)
     }
 
+    /// Every migration's name, in order (written out: a renamed or dropped one must fail).
+    static let allMigrations = ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters", "v4-stream-sessions", "v5-source-checkpoints", "v6-route-rooms", "v7-receipts", "v8-rich-content", "v9-lean-relay-indexes", "v10-intake-log-position", "v11-gateway-registrations", "v12-paging", "v13-archive", "v14-lean-archive-index", "v15-fts-without-sizes"]
+
     @Test("opening twice applies the migrations once")
     func migrationsAreIdempotent() throws {
         let folder = try TemporaryFolder()
@@ -283,7 +286,7 @@ struct StateStoreTests {
         let first = try StateStore(path: path)
         try first.addRoute(channel: "ops", member: ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in))
         let second = try StateStore(path: path)
-        #expect(try second.appliedMigrations() == ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters", "v4-stream-sessions", "v5-source-checkpoints", "v6-route-rooms", "v7-receipts", "v8-rich-content", "v9-lean-relay-indexes", "v10-intake-log-position", "v11-gateway-registrations", "v12-paging", "v13-archive", "v14-lean-archive-index", "v15-fts-without-sizes"])
+        #expect(try second.appliedMigrations() == Self.allMigrations)
         #expect(try second.routes().count == 1)
         #expect(try StateStore(path: path).appliedMigrations() == StateMigrations.migrator.migrations)
     }
