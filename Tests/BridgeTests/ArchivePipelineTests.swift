@@ -35,7 +35,7 @@ struct ArchivePipelineTests {
         return channel
     }
 
-    func pipeline(_ store: StateStore, _ journal: Journal, filters: [String: ChannelFilter] = [:]) -> RelayPipeline<ManualClock> {
+    func pipeline(_ store: SQLiteStateStore, _ journal: Journal, filters: [String: ChannelFilter] = [:]) -> RelayPipeline<ManualClock> {
         RelayPipeline(
             router: Router(channels: [Self.link(), Self.quiet], ownJIDs: [], filters: filters), journal: journal, store: store,
             ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
@@ -50,7 +50,7 @@ struct ArchivePipelineTests {
 
     @Test("a relayed message is archived once, as written (before the channel's replace), with its copy's id; a correction edits it, a retraction empties it; receipts and a channel with archive = false leave nothing")
     func archivedAndEdited() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         var filter = ChannelFilter()
         filter.replace = [(try ChannelFilter.Pattern("password=\\S+"), "password=***")]
@@ -88,14 +88,14 @@ struct ArchivePipelineTests {
     }
 
     /// FTS5's own check that the index holds exactly the archive's text.
-    static func checkIndex(_ store: StateStore) throws {
+    static func checkIndex(_ store: SQLiteStateStore) throws {
         try store.indexArchive()
         try store.write(.indexArchive) { db in try db.execute(sql: "INSERT INTO archive_text (archive_text, rank) VALUES ('integrity-check', 1)") }
     }
 
     @Test("every archiveIndexBatch archived messages a relay commit also gives the index its batch; nothing is indexed one commit at a time")
     func indexedInBatches() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()
@@ -113,7 +113,7 @@ struct ArchivePipelineTests {
 
     @Test("what the bridge says itself is archived as bridge-made: the notice to the sender of an encrypted message, with its copy")
     func bridgeMadeNotice() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()
@@ -129,7 +129,7 @@ struct ArchivePipelineTests {
 
     @Test("ids are never reused: after every row was pruned a new message gets a new id, the index takes it, and its correction keeps the index whole")
     func idsAfterAFullPrune() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let old = Date(timeIntervalSince1970: 1_000_000_000)
         try await journal.commit((0..<3).map { .archive(ArchivedMessage(at: old, channel: "link", source: Self.alice, sender: "a", nick: "A", sourceID: "o-\($0)", body: "old \($0)")) })
@@ -153,9 +153,9 @@ struct ArchivePipelineTests {
     func archiveRidesTheIntakeLog() async throws {
         let path = self.folder.path("state.sqlite")
         let clock = ManualClock()
-        let crashed = try Journal(store: try StateStore(path: path), log: try IntakeLogFile(path: path + ".intake"), clock: clock, logger: Logger(label: "journal-test"))
+        let crashed = try Journal(store: try SQLiteStateStore(path: path), log: try IntakeLogFile(path: path + ".intake"), clock: clock, logger: Logger(label: "journal-test"))
         let pipeline = RelayPipeline(
-            router: Router(channels: [Self.link()], ownJIDs: []), journal: crashed, store: try StateStore(path: path),
+            router: Router(channels: [Self.link()], ownJIDs: []), journal: crashed, store: try SQLiteStateStore(path: path),
             ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
         var message = Self.message("durable at once", id: "a-1")
@@ -164,7 +164,7 @@ struct ArchivePipelineTests {
         await clock.waitForSleepers(1)
         #expect(crashed.commitCount == 0, "answered from the intake log, before any SQLite commit")
         // The next process: the crashed journal never ran its commit.
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let restarted = try Journal(store: store, log: try IntakeLogFile(path: path + ".intake"), logger: Logger(label: "journal-test"))
         let replayed = try #require(try store.archived(ArchiveQuery()).messages.first)
         #expect(replayed.body == "durable at once" && replayed.sourceID == "a-1" && replayed.channel == "link")
@@ -175,7 +175,7 @@ struct ArchivePipelineTests {
 
     @Test("the pruner forgets, on the manual clock, what is older than each channel's archive_days, in batches; 0 keeps everything")
     func pruneOnTheManualClock() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         var entries: [JournalEntry] = []

@@ -17,7 +17,7 @@ struct ArchiveStoreTests {
     static let alice = Endpoint(transport: "work", address: "alice@example.org")
 
     /// A store holding `bodies`, one a minute from ``start``, in channel `ops`.
-    func store(_ bodies: [(String, String)]) async throws -> (StateStore, Journal) {
+    func store(_ bodies: [(String, String)]) async throws -> (SQLiteStateStore, Journal) {
         try await self.store(
             messages: bodies.enumerated().map { index, entry in
                 ArchivedMessage(
@@ -30,8 +30,8 @@ struct ArchiveStoreTests {
     }
 
     /// A store holding `messages`, archived through a journal.
-    func store(messages: [ArchivedMessage]) async throws -> (StateStore, Journal) {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+    func store(messages: [ArchivedMessage]) async throws -> (SQLiteStateStore, Journal) {
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         try await journal.commit(messages.map { .archive($0) })
         return (store, journal)
@@ -153,8 +153,8 @@ struct ArchiveStoreTests {
     @Test("a correction looks among the channel's newest messages only: one of those is corrected, an older one or an unknown id changes nothing")
     func correctionsLookAmongTheNewest() async throws {
         let now = Date()
-        let count = StateStore.editCandidates + 5
-        let oldestInReach = count - StateStore.editCandidates
+        let count = SQLiteStateStore.editCandidates + 5
+        let oldestInReach = count - SQLiteStateStore.editCandidates
         let outOfReach = oldestInReach - 1
         let (store, journal) = try await self.store(
             messages: (0..<count).map { index in
@@ -235,15 +235,15 @@ struct ArchiveStoreTests {
         let rows = [("m-0", "disk full on db1"), ("m-1", "disk fine"), ("m-2", "lunch"), ("m-3", "disk again, not indexed yet")]
         try await queue.write { db in
             for (index, row) in rows.enumerated() {
-                if index == 3 { try StateStore.indexArchive(in: db) }
-                try StateStore.insertArchived(
+                if index == 3 { try SQLiteStateStore.indexArchive(in: db) }
+                try SQLiteStateStore.insertArchived(
                     [ArchiveRow(ArchivedMessage(at: Self.start.addingTimeInterval(Double(index)), channel: "ops", source: Self.alice, sender: "alice@example.org/a", nick: "alice", sourceID: row.0, body: row.1))],
                     in: db
                 )
             }
         }
         try queue.close()
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let schema = try store.read(.readArchive) { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'archive_text'") }
         #expect(schema?.contains("columnsize = 0") == true)

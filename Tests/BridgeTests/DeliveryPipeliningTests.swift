@@ -23,7 +23,7 @@ struct DeliveryPipeliningTests {
 
         init(batchSize: Int, batchesInFlight: Int) throws {
             self.folder = try TemporaryFolder()
-            self.journal = try Journal(store: try StateStore(path: self.folder.path("state.sqlite")), logger: Logger(label: "test"))
+            self.journal = try Journal(store: try SQLiteStateStore(path: self.folder.path("state.sqlite")), logger: Logger(label: "test"))
             self.worker = DeliveryWorker(
                 transport: self.transport, journal: self.journal, configuration: .init(batchSize: batchSize, batchesInFlight: batchesInFlight),
                 clock: ManualClock(), logger: Logger(label: "test")

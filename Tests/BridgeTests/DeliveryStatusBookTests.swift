@@ -25,7 +25,7 @@ struct DeliveryStatusBookTests {
     static let socket = Endpoint(transport: "sub")
 
     func book(_ deliveries: [Delivery]) throws -> DeliveryStatusBook<ManualClock> {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         try store.recordRelays(deliveries)
         let book = DeliveryStatusBook(store: store, clock: self.clock)
         let queued = self.queued

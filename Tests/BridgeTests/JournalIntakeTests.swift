@@ -21,10 +21,10 @@ struct JournalIntakeTests {
     }
 
     /// A journal over a new store and intake log in a new folder, on a manual clock.
-    static func loggedJournal() throws -> (TemporaryFolder, ManualClock, StateStore, Journal) {
+    static func loggedJournal() throws -> (TemporaryFolder, ManualClock, SQLiteStateStore, Journal) {
         let folder = try TemporaryFolder()
         let clock = ManualClock()
-        let store = try StateStore(path: folder.path("s.sqlite"))
+        let store = try SQLiteStateStore(path: folder.path("s.sqlite"))
         let journal = try Journal(store: store, log: try IntakeLogFile(path: folder.path("s.intake")), clock: clock, logger: Self.logger)
         return (folder, clock, store, journal)
     }
@@ -80,7 +80,7 @@ struct JournalIntakeTests {
         #expect(crashed.commitCount == 0)
 
         // The next process: same files, the crashed journal never ran its commit.
-        let store = try StateStore(path: folder.path("s.sqlite"))
+        let store = try SQLiteStateStore(path: folder.path("s.sqlite"))
         let log = try IntakeLogFile(path: folder.path("s.intake"))
         let restarted = try Journal(store: store, log: log, logger: Self.logger)
         #expect(try store.pendingCount(transport: "home") == 1)  // the second; the first was completed
@@ -90,7 +90,7 @@ struct JournalIntakeTests {
         #expect(restarted.assignSequences(1)?.lowerBound ?? 0 > second.sequence)
         await restarted.shutdown()
         // A third start finds nothing to apply again.
-        let again = try Journal(store: try StateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), logger: Self.logger)
+        let again = try Journal(store: try SQLiteStateStore(path: folder.path("s.sqlite")), log: try IntakeLogFile(path: folder.path("s.intake")), logger: Self.logger)
         #expect(try store.pendingCount(transport: "home") == 1)
         await again.shutdown()
         await crashed.shutdown()
@@ -99,7 +99,7 @@ struct JournalIntakeTests {
     @Test("both halves full: the next entry waits for its commit, and the log is used again once applied")
     func fullLogFallsBackToCommits() async throws {
         let folder = try TemporaryFolder()
-        let store = try StateStore(path: folder.path("s.sqlite"))
+        let store = try SQLiteStateStore(path: folder.path("s.sqlite"))
         let log = try IntakeLogFile(path: folder.path("s.intake"), capacity: 4096)
         let journal = try Journal(store: store, log: log, clock: ManualClock(), logger: Self.logger)
         // Each enqueue (2,000-byte body) is about 2.1 KB: one per half.
@@ -127,7 +127,7 @@ struct JournalIntakeTests {
         await first.flushed()
         try FileManager.default.removeItem(atPath: folder.path("s.intake"))
         try before.write(to: URL(fileURLWithPath: folder.path("s.intake")))
-        let store = try StateStore(path: folder.path("s.sqlite"))
+        let store = try SQLiteStateStore(path: folder.path("s.sqlite"))
         let log = try IntakeLogFile(path: folder.path("s.intake"))
         #expect(log.records(after: nil).count == 4)
         let second = try Journal(store: store, log: log, logger: Self.logger)
@@ -143,7 +143,7 @@ struct JournalIntakeTests {
         let garbage: [UInt8] = [99, 1, 0, 0, 0, 7]
         #expect(log.append(garbage, checksum: IntakeLogFile.checksum(garbage)) != nil)
         #expect(throws: StateStoreError.self) {
-            _ = try Journal(store: try StateStore(path: folder.path("s.sqlite")), log: log, logger: Self.logger)
+            _ = try Journal(store: try SQLiteStateStore(path: folder.path("s.sqlite")), log: log, logger: Self.logger)
         }
         #expect(try IntakeLogFile(path: folder.path("s.intake")).records(after: nil).map(\.payload) == [garbage])
     }

@@ -24,7 +24,7 @@ struct JournalTests {
     @Test("a lazy completion starts no commit: it rides the next one")
     func lazyRidesNextCommit() async throws {
         let clock = ManualClock()
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let journal = try Journal(store: store, clock: clock, logger: Logger(label: "test"))
         let first = try await Self.queued(journal, 1)
         let commits = journal.commitCount
@@ -41,7 +41,7 @@ struct JournalTests {
     @Test("with no commit to ride, a lazy completion gets its own after the delay")
     func lazyAfterDelay() async throws {
         let clock = ManualClock()
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let journal = try Journal(store: store, lazyDelay: .milliseconds(50), clock: clock, logger: Logger(label: "test"))
         let first = try await Self.queued(journal, 1)
         let commits = journal.commitCount
@@ -57,7 +57,7 @@ struct JournalTests {
 
     @Test("a delivery queued and completed in one group leaves no queue row, keeps its id map row; a later group's completion deletes")
     func queuedAndCompletedInOneGroup() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         var deliveries: [Delivery] = []
         for index in 1...3 {
             var delivery = WALCheckpointerTests.delivery(index)
@@ -65,7 +65,7 @@ struct JournalTests {
             deliveries.append(delivery)
         }
         try store.write(.enqueue) { db in
-            try Journal.apply(
+            try SQLiteStateStore.apply(
                 [
                     .enqueue(deliveries[0], enqueuedAt: Date(), attempts: 0), .enqueue(deliveries[1], enqueuedAt: Date(), attempts: 0),
                     .attempted(sequence: 1, attempts: 1, error: "e"), .complete(sequence: 1),
@@ -75,13 +75,13 @@ struct JournalTests {
         }
         #expect(try store.pendingCount(transport: "home") == 2)
         #expect(try store.isRelayID("r1") && store.isRelayID("r2") && store.isRelayID("r3"))
-        try store.write(.enqueue) { db in try Journal.apply([.complete(sequence: 2), .complete(sequence: 3)], in: db) }
+        try store.write(.enqueue) { db in try SQLiteStateStore.apply([.complete(sequence: 2), .complete(sequence: 3)], in: db) }
         #expect(try store.pendingCount(transport: "home") == 0)
     }
 
     @Test("a read on the journal's thread sees entries handed over before it, committed")
     func readAfterAppend() async throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let journal = try Journal(store: store, logger: Logger(label: "test"))
         let sequence = try #require(journal.assignSequences(1)?.lowerBound)
         var delivery = WALCheckpointerTests.delivery(1)
@@ -97,7 +97,7 @@ struct JournalTests {
 extension JournalTests {
     @Test("at start, deliveries the ledger saw acknowledged leave the queue; a copy queued again after a bounce stays")
     func completeAcknowledged() async throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let journal = try Journal(store: store, logger: Logger(label: "test"))
         var entries: [JournalEntry] = []
         for (index, attempts) in [(1, 0), (2, 1), (3, 0)] {
@@ -132,7 +132,7 @@ extension JournalTests {
 extension JournalTests {
     @Test("v9 leaves the relay path's commits without the queue's and the id map's time indexes; lookups by relay id still find their rows")
     func leanIndexes() async throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let indexes = try store.read(.inspect) { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'") }
         #expect(!indexes.contains("queue_transport_sequence"))
         #expect(!indexes.contains("queue_by_relay_id"))

@@ -132,7 +132,7 @@ struct OfflineStateAccessTests {
         let state = self.folder.path("bridge.sqlite")
         // An empty SQLite file: no migration applied.
         _ = FileManager.default.createFile(atPath: state, contents: nil)
-        #expect(throws: StateStoreError.self) { _ = try StateStore(readingAt: state) }
+        #expect(throws: StateStoreError.self) { _ = try SQLiteStateStore(readingAt: state) }
         let response = OfflineStateAccess(configuration: try self.configuration(state: state), logger: Logger(label: "test")).apply(ControlRequest(op: .status))
         #expect(!response.ok)
         #expect(response.error?.contains("`xmpp-bridge run` migrates it") == true, "\(response.error ?? "-")")

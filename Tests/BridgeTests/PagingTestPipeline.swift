@@ -15,13 +15,13 @@ struct PagingTestPipeline {
 
     let pipeline: RelayPipeline<ManualClock>
     let journal: Journal
-    let store: StateStore
+    let store: SQLiteStateStore
     let service: Task<Void, Never>
 
     static func start(
         path: String, clock: ManualClock, channel: String, members: [Endpoint], policy: PagingPolicy, format: String = RelayChannel.defaultFormat
     ) async throws -> PagingTestPipeline {
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let relayChannel = RelayChannel(
             name: channel,

@@ -48,7 +48,7 @@ struct RelayHopTests {
         let loop = group.next()
         let executor = EventLoopTaskExecutor(loop)
         let folder = try TemporaryFolder()
-        let store = try StateStore(path: folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: folder.path("state.sqlite"))
         let log = withIntakeLog ? try IntakeLogFile(path: folder.path("state.intake")) : nil
         // A manual clock that is never advanced: the log's own commit cannot come first.
         let journal = try Journal(store: store, log: log, clock: ManualClock(), logger: Logger(label: "hops"))

@@ -101,7 +101,7 @@ struct RelayPipelineTests {
 
     struct Running {
         let pipeline: Pipeline
-        let store: StateStore
+        let store: SQLiteStateStore
         let journal: Journal
         let tasks: [Task<Void, any Error>]
 
@@ -109,7 +109,7 @@ struct RelayPipelineTests {
     }
 
     func start(_ configuration: DeliveryQueue<ManualClock.Instant>.Configuration = .init(batchSize: 10, maxAttempts: 3), stanzaLimit: Int? = nil) async throws -> Running {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = Pipeline(
             router: Router(channels: [Self.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal, store: store,
@@ -147,7 +147,7 @@ struct RelayPipelineTests {
             #expect(await running.pipeline.handle(.message(Self.message("m\(index)", id: "src-\(index)")), from: "work") == .accepted)
         }
         // A second connection to the file sees all five, without waiting for anything.
-        let reader = try StateStore(path: self.folder.path("state.sqlite"))
+        let reader = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         #expect(try reader.pending(transport: "home", limit: 10).map(\.originalBody) == ["m1", "m2", "m3", "m4", "m5"])
         #expect(self.home.delivered.isEmpty)
     }

@@ -26,7 +26,7 @@ struct RelayReceiptTests {
 
     @Test("a receipt from the contact is recorded; one from the room's JID, or from a stranger, is not")
     func receiptsOnlyFromTheRecipient() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = RelayPipeline(
             router: Router(channels: [Self.channel], ownJIDs: ["bridge@example.org"]), journal: journal, store: store,

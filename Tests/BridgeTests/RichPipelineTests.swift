@@ -22,7 +22,7 @@ struct RichPipelineTests {
         passesReceipts: true
     )
 
-    func pipeline(_ store: StateStore, _ journal: Journal) -> RelayPipeline<ManualClock> {
+    func pipeline(_ store: SQLiteStateStore, _ journal: Journal) -> RelayPipeline<ManualClock> {
         RelayPipeline(
             router: Router(channels: [Self.link], ownJIDs: []), journal: journal, store: store, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test",
             clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
@@ -39,7 +39,7 @@ struct RichPipelineTests {
     func correctionSurvivesRestart() async throws {
         let path = self.folder.path("state.sqlite")
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
             let pipeline = self.pipeline(store, journal)
             try await pipeline.load()
@@ -50,7 +50,7 @@ struct RichPipelineTests {
             #expect(await pipeline.handle(.message(Self.message("hello", id: "a-2", MessageContent(replaceID: "a-1"))), from: "work") == .accepted)
             await journal.flushed()
         }
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let queued = try store.loadQueue().map(\.delivery)
         #expect(queued.map(\.body) == ["helo", "hello"])
         #expect(queued.last?.content == MessageContent(replaceID: queued.first?.relayID))
@@ -58,7 +58,7 @@ struct RichPipelineTests {
 
     @Test("bob's receipt for his copy goes back to alice under her id; none when the channel does not pass receipts")
     func receiptPassedBack() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()
@@ -81,7 +81,7 @@ struct RichPipelineTests {
 
     @Test("bob cannot correct or retract alice's message through his copy; he can react to it, also after his receipt went back")
     func onlyTheAuthorEdits() async throws {
-        let store = try StateStore(path: self.folder.path("state.sqlite"))
+        let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()

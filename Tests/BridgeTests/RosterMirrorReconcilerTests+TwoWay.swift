@@ -98,13 +98,13 @@ extension RosterMirrorReconcilerTests {
             "carol@a.example": entry("Carol", ["Ops"], .suppressed),
         ])
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             #expect(try store.rosterMirrorSnapshot(id: "work->home") == RosterMirrorSnapshot())
             try store.saveRosterMirrorSnapshot(RosterMirrorSnapshot(), id: "work->home")
             try store.saveRosterMirrorSnapshot(snapshot, id: "work->home")
             try store.saveRosterMirrorSnapshot(RosterMirrorSnapshot(entries: ["x@y.example": entry("X", [], .owned)]), id: "home->work")
         }
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         #expect(try store.rosterMirrorSnapshot(id: "work->home") == snapshot)
         #expect(try store.rosterMirrorSnapshot(id: "home->work").entries.keys.sorted() == ["x@y.example"])
         #expect(try store.rosterMirrorSnapshot(id: "unknown") == RosterMirrorSnapshot())
@@ -121,7 +121,7 @@ extension RosterMirrorReconcilerTests {
         let folder = try MirrorTemporaryFolder()
         let path = folder.path("state.sqlite")
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             try store.addRoute(channel: "ops", member: ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in))
         }
         // Make it a v1 database again.
@@ -132,7 +132,7 @@ extension RosterMirrorReconcilerTests {
             try db.execute(sql: "ALTER TABLE queue DROP COLUMN last_error")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('v2-roster-mirror', 'v3-attempts-dead-letters')")
         }
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         #expect(try store.appliedMigrations() == StateStoreTests.allMigrations)
         #expect(try store.routes().count == 1)
         try store.saveRosterMirrorSnapshot(RosterMirrorSnapshot(entries: ["a@b.example": entry("A", [], .owned)]), id: "m")
@@ -143,11 +143,11 @@ extension RosterMirrorReconcilerTests {
     func corruptSnapshot() throws {
         let folder = try MirrorTemporaryFolder()
         let path = folder.path("state.sqlite")
-        _ = try StateStore(path: path)
+        _ = try SQLiteStateStore(path: path)
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "INSERT INTO roster_mirror_snapshots (mirror_id, snapshot_json) VALUES ('m', '{oops')")
         }
-        let error = #expect(throws: StateStoreError.self) { try StateStore(path: path).rosterMirrorSnapshot(id: "m") }
+        let error = #expect(throws: StateStoreError.self) { try SQLiteStateStore(path: path).rosterMirrorSnapshot(id: "m") }
         #expect(error?.operation == .readRosterMirror)
     }
 }

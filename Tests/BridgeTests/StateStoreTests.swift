@@ -21,7 +21,7 @@ struct StateStoreTests {
 
         var enqueued: [Delivery] = []
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             enqueued = try store.enqueue((0..<100).map { delivery($0) })
         }  // the store deinitialises here: the "process" exits
 
@@ -31,7 +31,7 @@ struct StateStoreTests {
 
         let completed: Set<Int64>
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             #expect(try store.pending(transport: "home", limit: 1000) == enqueued)
             completed = Set(enqueued.enumerated().filter { $0.offset % 3 == 0 || $0.offset < 10 }.map(\.element.sequence))
             for sequence in completed {
@@ -39,7 +39,7 @@ struct StateStoreTests {
             }
         }
 
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let remaining = enqueued.filter { !completed.contains($0.sequence) }
         #expect(try store.pending(transport: "home", limit: 1000) == remaining)
         #expect(try store.pendingCount(transport: nil) == remaining.count)
@@ -47,7 +47,7 @@ struct StateStoreTests {
 
     @Test("every field of a delivery is stored")
     func deliveryRoundTrip() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let full = Delivery(
             channel: "ops", target: Endpoint(transport: "home", address: "bob@b.example"), body: "[ops] alice: hi",
             originalBody: "hi", nick: "alice", subject: "Status", type: .headline,
@@ -65,7 +65,7 @@ struct StateStoreTests {
 
     @Test("pending is per transport, limited, and counted")
     func pendingPerTransport() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let stored = try store.enqueue((0..<9).map { delivery($0, to: ["home", "work", "stdout"][$0 % 3]) })
 
         #expect(try store.pending(transport: "work", limit: 10) == [stored[1], stored[4], stored[7]])
@@ -84,7 +84,7 @@ struct StateStoreTests {
 
     @Test("completing out of order leaves the rest in order; sequences are never reused")
     func completeOutOfOrder() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let stored = try store.enqueue((0..<5).map { delivery($0) })
 
         #expect(try store.complete(sequence: stored[2].sequence))
@@ -110,13 +110,13 @@ struct StateStoreTests {
         let clock = ManualClock()
 
         do {
-            let store = try StateStore(path: path, now: clock.now)
+            let store = try SQLiteStateStore(path: path, now: clock.now)
             try store.addRoute(channel: "ops", member: ChannelMember(endpoint: bob, direction: .out))
             try store.removeRoute(channel: "ops", endpoint: Endpoint(transport: "stdin"))
             try store.addRoute(channel: "ops", member: ChannelMember(endpoint: bob, direction: .inout))
         }
 
-        let store = try StateStore(path: path, now: clock.now)
+        let store = try SQLiteStateStore(path: path, now: clock.now)
         #expect(
             try store.routes() == [
                 RouteChange(channel: "ops", endpoint: Endpoint(transport: "stdin"), kind: .remove, changedAt: clock.time(1)),
@@ -143,7 +143,7 @@ struct StateStoreTests {
             RelayChannel(name: "quiet", members: [alice]),
         ]
         let bob = ChannelMember(endpoint: Endpoint(transport: "home", address: "bob@b.example"), direction: .out)
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
 
         // Nothing stored: the configuration as is.
         #expect(try store.applyRoutes(to: configured) == configured)
@@ -198,7 +198,7 @@ struct StateStoreTests {
     @Test("enqueue records the relay ids; an echo of one is recognised")
     func relaysRecordedWithEnqueue() throws {
         let clock = ManualClock()
-        let store = try StateStore.inMemory(now: clock.now)
+        let store = try SQLiteStateStore.inMemory(now: clock.now)
         let source = Endpoint(transport: "work", address: "alice@a.example")
         let toBob = Delivery(
             channel: "ops", target: Endpoint(transport: "home", address: "bob@b.example"), body: "b", originalBody: "b",
@@ -240,7 +240,7 @@ struct StateStoreTests {
         let folder = try TemporaryFolder()
         let path = folder.path("state.sqlite")
         do {
-            let store = try StateStore(path: path)
+            let store = try SQLiteStateStore(path: path)
             _ = try store.enqueue([delivery(1), delivery(2)])
         }
         try DatabaseQueue(path: path).write { db in
@@ -249,7 +249,7 @@ struct StateStoreTests {
             try db.execute(sql: "ALTER TABLE queue DROP COLUMN last_error")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3-attempts-dead-letters'")
         }
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         let queued = try store.loadQueue()
         #expect(queued.map(\.body) == ["body 1", "body 2"])
         #expect(queued.allSatisfy { $0.attempts == 0 && $0.lastError == nil })
@@ -259,7 +259,7 @@ struct StateStoreTests {
 
     @Test("dead letters offline: retry queues them anew after every sequence, drop forgets them")
     func deadLettersOffline() throws {
-        let store = try StateStore.inMemory()
+        let store = try SQLiteStateStore.inMemory()
         let stored = try store.enqueue([delivery(1), delivery(2), delivery(3)])
         try store.write(.editDeadLetters) { db in
             for item in stored.prefix(2) {
@@ -283,19 +283,19 @@ struct StateStoreTests {
     func migrationsAreIdempotent() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("state.sqlite")
-        let first = try StateStore(path: path)
+        let first = try SQLiteStateStore(path: path)
         try first.addRoute(channel: "ops", member: ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in))
-        let second = try StateStore(path: path)
+        let second = try SQLiteStateStore(path: path)
         #expect(try second.appliedMigrations() == Self.allMigrations)
         #expect(try second.routes().count == 1)
-        #expect(try StateStore(path: path).appliedMigrations() == StateMigrations.migrator.migrations)
+        #expect(try SQLiteStateStore(path: path).appliedMigrations() == StateMigrations.migrator.migrations)
     }
 
     @Test("a file-backed store is in WAL mode, private, in a created folder")
     func walModeAndPermissions() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("nested/deeper/state.sqlite")
-        let store = try StateStore(path: path)
+        let store = try SQLiteStateStore(path: path)
         #expect(try store.journalMode() == "wal")
 
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -308,11 +308,11 @@ struct StateStoreTests {
     func newerSchemaRefused() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("state.sqlite")
-        _ = try StateStore(path: path)
+        _ = try SQLiteStateStore(path: path)
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
         }
-        let error = #expect(throws: StateStoreError.self) { try StateStore(path: path) }
+        let error = #expect(throws: StateStoreError.self) { try SQLiteStateStore(path: path) }
         #expect(error?.operation == .migrate)
         #expect(error?.location == path)
     }
@@ -322,13 +322,13 @@ struct StateStoreTests {
         let folder = try TemporaryFolder()
         let file = folder.path("file")
         #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
-        let error = #expect(throws: StateStoreError.self) { try StateStore(path: file + "/state.sqlite") }
+        let error = #expect(throws: StateStoreError.self) { try SQLiteStateStore(path: file + "/state.sqlite") }
         #expect(error?.operation == .open)
         #expect(error?.description.hasPrefix("state database \(file)/state.sqlite: open failed:") == true)
 
         let garbage = folder.path("garbage.sqlite")
         #expect(FileManager.default.createFile(atPath: garbage, contents: Data(repeating: 0x41, count: 8192)))
-        let corrupt = #expect(throws: StateStoreError.self) { try StateStore(path: garbage) }
+        let corrupt = #expect(throws: StateStoreError.self) { try SQLiteStateStore(path: garbage) }
         #expect(corrupt?.sqliteCode == 26)  // SQLITE_NOTADB
     }
 }

@@ -29,7 +29,7 @@ struct WALCheckpointerTests {
     static func run(checkpointer: Bool, restartFrames: Int = 1_024) async throws -> (before: Int, after: Int, largestWAL: Int, readBack: Int) {
         let folder = try TemporaryFolder()
         let path = folder.path("state.sqlite")
-        let store = try StateStore(path: path, manualCheckpoints: true)
+        let store = try SQLiteStateStore(path: path, manualCheckpoints: true)
         let before = Self.fileSize(path)
         var largestWAL = 0
         let journal = try Journal(

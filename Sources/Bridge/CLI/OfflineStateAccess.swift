@@ -18,7 +18,7 @@ struct OfflineStateAccess {
         let path = self.configuration.settings.statePath
         if (path as NSString).lastPathComponent == ":memory:" {
             // Nothing is kept between runs: nothing to lock or read.
-            guard let store = try? StateStore.inMemory() else { return RouteEditor.failure("cannot open an in-memory state") }
+            guard let store = try? SQLiteStateStore.inMemory() else { return RouteEditor.failure("cannot open an in-memory state") }
             return RouteEditor(configuration: self.configuration, store: store).apply(request)
         }
         let lockPath = path + ".lock"
@@ -32,20 +32,20 @@ struct OfflineStateAccess {
             return RouteEditor.failure("\(error)")
         }
         defer { withExtendedLifetime(lock) {} }
-        let store: StateStore
+        let store: any StateStore
         do {
             if writes {
-                store = try StateStore(path: path)
+                store = try SQLiteStateStore(path: path)
                 // What a daemon killed mid-run left unapplied goes in first, so this change
                 // is not undone by the next start.
                 if FileManager.default.fileExists(atPath: path + ".intake") {
                     try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: self.logger)
                 }
             } else if FileManager.default.fileExists(atPath: path) {
-                store = try StateStore(readingAt: path)
+                store = try SQLiteStateStore(readingAt: path)
             } else {
                 // No database yet: nothing is queued, no route was changed; create nothing.
-                store = try StateStore.inMemory()
+                store = try SQLiteStateStore.inMemory()
             }
         } catch {
             return RouteEditor.failure("\(error)")

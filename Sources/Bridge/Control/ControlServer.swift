@@ -15,11 +15,11 @@ import Glibc
 final class ControlServer: Service, Sendable {
     let path: String
     private let runtime: BridgeRuntime
-    private let store: StateStore
+    private let store: any StateStore
     private let group: any EventLoopGroup
     private let logger: Logger
 
-    init(path: String, runtime: BridgeRuntime, store: StateStore, group: any EventLoopGroup, logger: Logger) {
+    init(path: String, runtime: BridgeRuntime, store: any StateStore, group: any EventLoopGroup, logger: Logger) {
         self.path = path
         self.runtime = runtime
         self.store = store

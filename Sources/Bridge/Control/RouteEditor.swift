@@ -8,7 +8,7 @@ import XMPP
 /// local transport. Used by the daemon's control socket and by `route` when no daemon runs.
 struct RouteEditor {
     let configuration: BridgeConfiguration
-    let store: StateStore
+    let store: any StateStore
 
     func apply(_ request: ControlRequest) -> ControlResponse {
         do {

@@ -15,7 +15,7 @@ struct BridgeProcess {
     let runtime: BridgeRuntime
     let pipeline: RelayPipeline<ContinuousClock>
     let journal: Journal
-    let store: StateStore
+    let store: any StateStore
     let eventLoops: MultiThreadedEventLoopGroup
     let blockingWork: NIOThreadPool
     /// Held for the process's lifetime (nil for an in-memory state).
@@ -27,7 +27,7 @@ struct BridgeProcess {
         let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
         // Waits briefly for a command that reads or edits the database without a daemon.
         let lock = inMemory ? nil : try await InstanceLock.acquire(path: configuration.settings.statePath + ".lock", wait: .seconds(3))
-        let store = inMemory ? try StateStore.inMemory() : try StateStore(path: configuration.settings.statePath, manualCheckpoints: true)
+        let store = inMemory ? try SQLiteStateStore.inMemory() : try SQLiteStateStore(path: configuration.settings.statePath, manualCheckpoints: true)
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         // Gateway users who registered in band join as accounts and users.

@@ -12,7 +12,7 @@ actor BridgeRuntime {
     private var configuration: BridgeConfiguration
     /// The file's configuration alone (a registration or SIGHUP merges again from it).
     private var fileConfiguration: BridgeConfiguration
-    let store: StateStore
+    let store: any StateStore
     private let factory: TransportFactory
     private let pipeline: RelayPipeline<ContinuousClock>
     let logger: Logger
@@ -25,7 +25,7 @@ actor BridgeRuntime {
     ///   - configuration: the file's.
     ///   - registrations: the gateway registrations in `store`, merged in.
     init(
-        configuration: BridgeConfiguration, registrations: [GatewayRegistrationRecord] = [], store: StateStore, factory: TransportFactory,
+        configuration: BridgeConfiguration, registrations: [GatewayRegistrationRecord] = [], store: any StateStore, factory: TransportFactory,
         pipeline: RelayPipeline<ContinuousClock>, logger: Logger
     ) {
         self.fileConfiguration = configuration
@@ -254,7 +254,7 @@ actor BridgeRuntime {
 
     var rosterMirrors: RosterMirrorCoordinator<ContinuousClock>? { self.mirrors }
 
-    var storeForStatus: StateStore { self.store }
+    var storeForStatus: any StateStore { self.store }
 
     var relay: RelayPipeline<ContinuousClock> { self.pipeline }
 

@@ -14,7 +14,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let store: StateStore
+    private let store: any StateStore
     /// Where the id map is read: the journal's thread, never the HTTP ingress's event loop
     /// (nil: on the caller's thread, for tests without a journal).
     private let journal: Journal?
@@ -33,7 +33,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     private let recentFailures = NIOLockedValueBox<(reasons: [String: String], order: [String])>(([:], []))
     private static var failureMemory: Int { 10_000 }
 
-    init(store: StateStore, journal: Journal? = nil, clock: C) {
+    init(store: any StateStore, journal: Journal? = nil, clock: C) {
         self.store = store
         self.journal = journal
         self.clock = clock
@@ -80,7 +80,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         for waiter in waiting { waiter.resume() }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+    private func read<T: Sendable>(_ body: @escaping @Sendable (any StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
         if let journal { return try await journal.read(body) }
         return try body(self.store)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
@@ -59,7 +58,7 @@ final class Journal: Sendable {
         var commits = 0
     }
 
-    private let store: StateStore
+    private let store: any StateStore
     private let thread: NIOThreadPool
     private let pending: NIOLockedValueBox<Pending>
     private let logger: Logger
@@ -79,7 +78,7 @@ final class Journal: Sendable {
     /// Opens the journal over `store`; with `log`, first applies what an earlier process
     /// left in it unapplied.
     init<C: Clock>(
-        store: StateStore, log: IntakeLogFile? = nil, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50),
+        store: any StateStore, log: IntakeLogFile? = nil, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50),
         clock: C = ContinuousClock(), timerExecutor: (any TaskExecutor)? = nil, logger: Logger
     ) throws(StateStoreError) where C.Duration == Duration {
         self.store = store
@@ -99,7 +98,7 @@ final class Journal: Sendable {
     /// process ended before applying them), in one transaction with the new position, then
     /// empties the log. A valid record that cannot be decoded (another version) is an error
     /// that leaves the log as it is: nothing acknowledged is thrown away.
-    static func replay(_ log: IntakeLogFile, into store: StateStore, logger: Logger) throws(StateStoreError) {
+    static func replay(_ log: IntakeLogFile, into store: any StateStore, logger: Logger) throws(StateStoreError) {
         let records = log.records(after: try store.intakeApplied())
         var entries: [JournalEntry] = []
         for (index, record) in records.enumerated() {
@@ -113,10 +112,7 @@ final class Journal: Sendable {
             }
         }
         if let last = records.last?.position {
-            try store.write(.replayIntakeLog) { db in
-                try Self.apply(entries, in: db)
-                try Self.markApplied(last, in: db)
-            }
+            try store.apply(entries, intakeThrough: last, as: .replayIntakeLog)
             logger.notice("applied what the intake log held from before", metadata: ["records": "\(records.count)", "entries": "\(entries.count)"])
         }
         log.reset()
@@ -223,7 +219,7 @@ final class Journal: Sendable {
     /// Runs `body` on the journal's thread, after everything handed over so far is applied
     /// (the thread runs its work in order, and applies what the log holds first): lookups
     /// in the id map never run on an event loop, and see what was relayed just before.
-    func read<T: Sendable>(_ body: @escaping @Sendable (StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, StateStoreError>, Never>) in
             self.thread.submit { state in
                 guard case .active = state else {
@@ -328,10 +324,7 @@ final class Journal: Sendable {
     /// Applies `batch` with the log position it reaches; nil when committed.
     private func commit(_ batch: Batch) -> (any Error)? {
         do {
-            try self.store.write(.enqueue) { db in
-                try Self.apply(batch.entries, in: db)
-                if let position = batch.loggedThrough { try Self.markApplied(position, in: db) }
-            }
+            try self.store.apply(batch.entries, intakeThrough: batch.loggedThrough)
         } catch {
             self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(batch.entries.count)"])
             self.pending.withLockedValue { $0.unloggedInFlight = 0 }
@@ -352,18 +345,8 @@ final class Journal: Sendable {
     /// instead of holding back all after it. False when even that transaction fails.
     private func applyOneByOne(_ batch: Batch) -> Bool {
         do {
-            try self.store.write(.enqueue) { db in
-                for entry in batch.entries[..<batch.logged] {
-                    do {
-                        try db.inSavepoint {
-                            try Self.apply([entry], in: db)
-                            return .commit
-                        }
-                    } catch {
-                        self.logger.error("journal entry dropped: it cannot be applied", metadata: ["entry": "\(entry)", "error": "\(error)"])
-                    }
-                }
-                if let position = batch.loggedThrough { try Self.markApplied(position, in: db) }
+            try self.store.applyEach(batch.entries[..<batch.logged], intakeThrough: batch.loggedThrough) { entry, error in
+                self.logger.error("journal entry dropped: it cannot be applied", metadata: ["entry": "\(entry)", "error": "\(error)"])
             }
         } catch {
             self.logger.error("journal commit failed again; logged entries kept for a later try", metadata: ["error": "\(error)"])
@@ -386,11 +369,5 @@ final class Journal: Sendable {
             return pending.waiters
         }
         for waiter in waiters { waiter(.failure(error)) }
-    }
-
-    /// Records in the database how far the intake log is applied (same transaction).
-    private static func markApplied(_ position: Position, in db: Database) throws {
-        try db.cachedStatement(sql: #"INSERT OR REPLACE INTO intake_applied (id, epoch, "end") VALUES (0, ?, ?)"#)
-            .execute(arguments: [Int64(bitPattern: position.epoch), position.end])
     }
 }

@@ -35,7 +35,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
 
     var router: Router
     let journal: Journal
-    let store: StateStore
+    let store: any StateStore
     var ids: StanzaIDGenerator
     /// Every relay id we generate starts with this; only such ids can be echoes.
     private let idPrefix: String
@@ -77,7 +77,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
 
     init(
-        router: Router, journal: Journal, store: StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
+        router: Router, journal: Journal, store: any StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
         metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
         finish: @escaping @Sendable () async -> Void
     ) {

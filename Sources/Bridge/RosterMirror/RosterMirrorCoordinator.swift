@@ -11,7 +11,7 @@ import XMPP
 /// timer on the injected clock), never by a task per failure.
 actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var mirrors: [RosterMirrorConfiguration]
-    private let store: StateStore
+    private let store: any StateStore
     private let transport: @Sendable (String) async -> (any Transport)?
     private let clock: C
     private let logger: Logger
@@ -24,7 +24,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     private(set) var changesApplied = 0
 
     init(
-        mirrors: [RosterMirrorConfiguration], store: StateStore, transport: @escaping @Sendable (String) async -> (any Transport)?,
+        mirrors: [RosterMirrorConfiguration], store: any StateStore, transport: @escaping @Sendable (String) async -> (any Transport)?,
         clock: C, retry: RosterMirrorRetrySchedule<C.Instant>.Configuration = .init(), logger: Logger
     ) {
         self.mirrors = mirrors

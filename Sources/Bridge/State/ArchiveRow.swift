@@ -85,7 +85,7 @@ final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
         at: Date, channel: String, source: Endpoint, sender: String, nick: String, sourceID: String, body: String, subject: String?,
         content: MessageContent, copies: [ArchivedMessage.Copy], bridgeMade: Bool, checked: Void
     ) {
-        self.at = StateStore.milliseconds(at)
+        self.at = SQLiteStateStore.milliseconds(at)
         self.bridgeMade = bridgeMade
         let contentColumn = MessageContentColumn.encode(content)
         // Two passes over the same columns, the sizes then the bytes: no array of them is

@@ -1,180 +1,157 @@
 import Foundation
-import GRDB
+import TransportCore
+import Transports
+import XMPP
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// The bridge's persisted state in SQLite: runtime route changes, the relay id map and the
-/// durable outbound queue (issue 4, "Persisted state in SQLite").
+/// The bridge's persisted state behind one interface (issue 26, "State behind one
+/// interface"): runtime routes, the relay id map, the durable queue and its dead letters,
+/// stream management sessions and resume points, paging, gateway registrations, roster
+/// mirror snapshots and the local archive.
 ///
-/// A file-backed store is a GRDB `DatabasePool` in WAL mode, so readers never wait for the
-/// writer; each method is one transaction. The file is created with mode 0600 (its folder
-/// 0700), since the queue holds message bodies. Every failure is a `StateStoreError`.
-///
-/// The features live in `StateStore+Routes.swift`, `StateStore+Relays.swift`,
-/// `StateStore+Queue.swift` and, for roster mirror snapshots (issue 5),
-/// `RosterMirror/RosterMirrorStore.swift`.
-final class StateStore: Sendable {
-    /// The database file, or `:memory:`.
-    let location: String
+/// Two implementations share one schema and one set of tests: ``SQLiteStateStore`` (the
+/// embedded default, one host) and ``PostgresStateStore`` (several instances on one
+/// database). The relay writes only through the ``Journal``, which hands each group commit
+/// to ``apply(_:intakeThrough:as:)``; everything else reads, or edits while no daemon runs.
+/// Every method is one transaction, blocking: callers run it on the journal's thread or
+/// off any event loop. Every failure is a ``StateStoreError``.
+protocol StateStore: AnyObject, Sendable {
+    /// Where the state lives (a file, `:memory:`, or a PostgreSQL URL without its password).
+    var location: String { get }
     /// Reads the time for `changed_at`, `created_at` and `enqueued_at` (injected for tests).
-    let now: @Sendable () -> Date
-    private let writer: any DatabaseWriter
+    var now: @Sendable () -> Date { get }
 
-    /// How long a write waits for a lock held by another process (e.g. `xmpp-bridge route add`
-    /// editing the database while the daemon writes) before failing with `SQLITE_BUSY`.
-    static let busyTimeout: TimeInterval = 5
+    // MARK: Journal
 
-    /// Opens (creating if needed) the database at `path` and applies missing migrations.
-    /// - Parameter manualCheckpoints: no automatic WAL checkpoints on commit (a
-    ///   ``WALCheckpointer`` runs them instead; the daemon).
-    init(path: String, manualCheckpoints: Bool = false, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
-        self.location = path
-        self.now = now
-        do {
-            try Self.prepareFile(at: path)
-            var configuration = Configuration()
-            configuration.label = "StateStore"
-            configuration.busyMode = .timeout(Self.busyTimeout)
-            // WAL with synchronous=NORMAL: a commit survives a crash of the process (the
-            // durability the queue promises across restarts) without an fsync per commit;
-            // only a power loss can take the last commits back.
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                if manualCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
-            }
-            self.writer = try DatabasePool(path: path, configuration: configuration)
-        } catch {
-            throw StateStoreError(operation: .open, location: path, error: error)
-        }
-        try self.migrate()
+    /// Applies `entries` in one transaction, with the intake log position they reach.
+    func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, as operation: StateStoreError.Operation) throws(StateStoreError)
+    /// Applies `entries` one by one in one transaction, each on its own (a savepoint): one
+    /// that cannot be applied is handed to `dropped` and left out.
+    func applyEach(
+        _ entries: ArraySlice<JournalEntry>, intakeThrough: IntakeLogFile.Position?, dropped: (JournalEntry, any Error) -> Void
+    ) throws(StateStoreError)
+    /// How far the intake log is applied (``IntakeLogFile/Position``); nil before it ever was.
+    func intakeApplied() throws(StateStoreError) -> IntakeLogFile.Position?
+    /// The highest sequence ever used by the queue or the dead letters (0 when none).
+    func lastSequence() throws(StateStoreError) -> Int64
+
+    // MARK: Queue
+
+    /// Stores `deliveries` in one transaction, with their relay ids, and returns them in the
+    /// same order with `sequence` set (increasing, never reused).
+    func enqueue(_ deliveries: [Delivery]) throws(StateStoreError) -> [Delivery]
+    /// The oldest `limit` deliveries waiting for `transport`, in queue order.
+    func pending(transport: String, limit: Int) throws(StateStoreError) -> [Delivery]
+    /// Removes a confirmed (or permanently failed) delivery; false if it was not queued.
+    @discardableResult func complete(sequence: Int64) throws(StateStoreError) -> Bool
+    /// Removes several confirmed deliveries in one transaction.
+    func complete(sequences: [Int64]) throws(StateStoreError)
+    /// Removes `transport`'s deliveries its server acknowledged before a restart (their ids
+    /// from the stream ledger); with `firstAttemptsOnly`, only deliveries never tried again
+    /// (a retried one may have bounced after its acknowledgement).
+    func completeAcknowledged(transport: String, relayIDs: [String], firstAttemptsOnly: Bool) throws(StateStoreError)
+    /// How many deliveries wait for `transport`, or for every transport when nil.
+    func pendingCount(transport: String?) throws(StateStoreError) -> Int
+    /// The transports with deliveries waiting, sorted by name.
+    func allPendingTransports() throws(StateStoreError) -> [String]
+    /// Every queued delivery with its attempts and enqueue time, in queue order.
+    func loadQueue() throws(StateStoreError) -> [QueuedDeliveryRecord]
+    /// The enqueue time of the oldest delivery waiting for `transport`.
+    func oldestPending(transport: String) throws(StateStoreError) -> Date?
+
+    // MARK: Sources and sessions
+
+    /// Every account's stored stream management session (XEP-0198), by account name.
+    func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession]
+    /// Every stored resume point's position (``ResumePoint``), by storage key.
+    func resumePoints() throws(StateStoreError) -> [String: String]
+    /// The newest `limit` unique ids each transport handled, oldest first.
+    func seenUniqueIDs(limit: Int) throws(StateStoreError) -> [String: [String]]
+
+    // MARK: Dead letters
+
+    /// Dead letters, oldest first, for `transport` or every transport.
+    func deadLetters(transport: String?) throws(StateStoreError) -> [DeadLetterRecord]
+    func deadLetterCount(transport: String) throws(StateStoreError) -> Int
+    /// Queues dead letters anew (attempts reset, fresh sequences); nil means all. How many.
+    @discardableResult func retryDeadLetters(_ sequences: [Int64]?) throws(StateStoreError) -> Int
+    /// Forgets dead letters; nil means all. How many.
+    @discardableResult func dropDeadLetters(_ sequences: [Int64]?) throws(StateStoreError) -> Int
+
+    // MARK: Id map
+
+    /// Records the relay ids of deliveries sent without queueing (a known one changes nothing).
+    func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError)
+    /// Every relayed copy of the stanza `id` received from `transport`/`address`, oldest first.
+    func relays(forSource transport: String, address: String?, id: String) throws(StateStoreError) -> [RelayRecord]
+    /// The ids each endpoint knows the message `id` by, where `source` refers to it.
+    func references(to id: String, from source: Endpoint, ownOnly: Bool, nick: String?) throws(StateStoreError) -> ReferenceMap
+    /// The copy sent with relay id `id`, if the id map still has it.
+    func relay(_ id: String) throws(StateStoreError) -> RelayRecord?
+    /// Each of `relayIDs` that is a dead letter, with its reason.
+    func deadLetterReasons(relayIDs: [String]) throws(StateStoreError) -> [String: String]
+    /// Whether `id` is one this bridge generated for a relayed copy (an echo).
+    func isRelayID(_ id: String) throws(StateStoreError) -> Bool
+    /// Forgets relays recorded before `date`; how many.
+    @discardableResult func pruneRelays(before date: Date) throws(StateStoreError) -> Int
+
+    // MARK: Routes
+
+    /// Every stored route change, oldest first (at most one per channel and endpoint).
+    func routes() throws(StateStoreError) -> [RouteChange]
+    /// Records that `member` joins `channel` (replacing an earlier change for its endpoint).
+    func addRoute(channel: String, member: ChannelMember) throws(StateStoreError)
+    /// Records that `endpoint` leaves `channel` (replacing an earlier change for it).
+    func removeRoute(channel: String, endpoint: Endpoint) throws(StateStoreError)
+
+    // MARK: Paging, gateways, roster mirrors
+
+    /// Pages created at or after `since`, oldest first; rows this build cannot read skipped.
+    func pages(since: Date) throws(StateStoreError) -> [Page]
+    /// Notifications accepted at or after `since`: key, message id, when.
+    func acceptedNotifications(since: Date) throws(StateStoreError) -> [(key: String, id: String, at: Date)]
+    /// Postponed deliveries, in the order they were postponed.
+    func postponedDeliveries() throws(StateStoreError) -> [PostponedDeliveries.Postponement]
+    /// Every in-band registration (XEP-0077), by gateway and user.
+    func gatewayRegistrations() throws(StateStoreError) -> [GatewayRegistrationRecord]
+    /// Stores (or replaces) a registration.
+    func saveGatewayRegistration(_ record: GatewayRegistrationRecord) throws(StateStoreError)
+    /// Forgets `user`'s registrations, with `gateway` only or with any; how many.
+    @discardableResult func removeGatewayRegistrations(gateway: String?, user: String) throws(StateStoreError) -> Int
+    /// The stored snapshot of the mirror direction `id`; empty when none was saved.
+    func rosterMirrorSnapshot(id: String) throws(StateStoreError) -> RosterMirrorSnapshot
+    /// Stores `snapshot` as the mirror direction `id`'s, replacing the previous one.
+    func saveRosterMirrorSnapshot(_ snapshot: RosterMirrorSnapshot, id: String) throws(StateStoreError)
+
+    // MARK: Archive
+
+    /// How many of `channel`'s messages are older than `before`.
+    func archivedCount(channel: String, before: Date) throws(StateStoreError) -> Int
+    /// What `query` asks for, once the full-text index has everything archived.
+    func indexedAndRead(_ query: ArchiveQuery) throws(StateStoreError) -> ArchivePage
+    /// What `query` asks for: newest first, or best first for a ranked search.
+    func archived(_ query: ArchiveQuery) throws(StateStoreError) -> ArchivePage
+}
+
+extension StateStore {
+    func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?) throws(StateStoreError) {
+        try self.apply(entries, intakeThrough: intakeThrough, as: .enqueue)
     }
 
-    /// Opens the database at `path` read-only, for inspection by a command while no daemon
-    /// runs: nothing is created, migrated or written. A database an older build wrote (with
-    /// migrations missing) is refused with a hint; the next `run` migrates it.
-    init(readingAt path: String, now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
-        self.location = path
-        self.now = now
-        do {
-            var configuration = Configuration()
-            configuration.label = "StateStore"
-            configuration.readonly = true
-            configuration.busyMode = .timeout(Self.busyTimeout)
-            self.writer = try DatabaseQueue(path: path, configuration: configuration)
-        } catch {
-            throw StateStoreError(operation: .open, location: path, error: error)
-        }
-        let migrator = StateMigrations.migrator
-        let current: Bool
-        do {
-            current = try self.writer.read { db in try migrator.hasCompletedMigrations(db) && !migrator.hasBeenSuperseded(db) }
-        } catch {
-            throw StateStoreError(operation: .inspect, location: path, error: error)
-        }
-        guard current else {
-            throw StateStoreError(
-                operation: .inspect, location: path,
-                underlying: "written by another version of xmpp-bridge; `xmpp-bridge run` migrates it (this command does not)"
-            )
-        }
+    func completeAcknowledged(transport: String, relayIDs: [String]) throws(StateStoreError) {
+        try self.completeAcknowledged(transport: transport, relayIDs: relayIDs, firstAttemptsOnly: true)
     }
 
-    /// A store that lives in memory only: for tests, and for measuring the durable queue
-    /// against an in-memory run.
-    static func inMemory(now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) -> StateStore {
-        let location = ":memory:"
-        let queue: DatabaseQueue
-        do {
-            var configuration = Configuration()
-            configuration.label = "StateStore"
-            queue = try DatabaseQueue(configuration: configuration)
-        } catch {
-            throw StateStoreError(operation: .open, location: location, error: error)
-        }
-        return try StateStore(writer: queue, location: location, now: now)
+    func deadLetters() throws(StateStoreError) -> [DeadLetterRecord] {
+        try self.deadLetters(transport: nil)
     }
 
-    private init(writer: any DatabaseWriter, location: String, now: @escaping @Sendable () -> Date) throws(StateStoreError) {
-        self.writer = writer
-        self.location = location
-        self.now = now
-        try self.migrate()
+    func references(to id: String, from source: Endpoint, ownOnly: Bool = false) throws(StateStoreError) -> ReferenceMap {
+        try self.references(to: id, from: source, ownOnly: ownOnly, nick: nil)
     }
 
-    /// Applies the migrations this database lacks; refuses a database migrated by a newer
-    /// build, whose schema this one does not know.
-    private func migrate() throws(StateStoreError) {
-        let migrator = StateMigrations.migrator
-        do {
-            // On the writer: a reader connection opened before the migration would keep the
-            // old schema in its cache.
-            let superseded = try self.writer.write { db in try migrator.hasBeenSuperseded(db) }
-            if superseded {
-                throw StateStoreError(
-                    operation: .migrate, location: self.location,
-                    underlying: "written by a newer xmpp-bridge (unknown migrations); upgrade, or use another state path"
-                )
-            }
-            try migrator.migrate(self.writer)
-        } catch {
-            throw StateStoreError(operation: .migrate, location: self.location, error: error)
-        }
-    }
-
-    /// Creates the folder (0700) and an empty database file (0600) if they are missing, so
-    /// SQLite's WAL and shared-memory files inherit the file's mode.
-    private static func prepareFile(at path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
-            )
-        }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor >= 0 {
-            close(descriptor)
-        } else if errno != EEXIST {
-            throw StateStoreError(
-                operation: .open, location: path, underlying: "cannot create the file: \(String(cString: strerror(errno)))"
-            )
-        }
-    }
-
-    // MARK: - Access
-
-    /// Runs `value` in a read transaction, wrapping failures as `operation`.
-    func read<T>(_ operation: StateStoreError.Operation, _ value: (Database) throws -> T) throws(StateStoreError) -> T {
-        do {
-            return try self.writer.read(value)
-        } catch {
-            throw StateStoreError(operation: operation, location: self.location, error: error)
-        }
-    }
-
-    /// Runs `updates` in a write transaction, wrapping failures as `operation`.
-    func write<T>(_ operation: StateStoreError.Operation, _ updates: (Database) throws -> T) throws(StateStoreError) -> T {
-        do {
-            return try self.writer.write(updates)
-        } catch {
-            throw StateStoreError(operation: operation, location: self.location, error: error)
-        }
-    }
-
-    // MARK: - Diagnostics
-
-    /// SQLite's journal mode: `wal` for a file-backed store, `memory` in memory.
-    func journalMode() throws(StateStoreError) -> String {
-        try self.read(.inspect) { db in
-            try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? ""
-        }
-    }
-
-    /// The identifiers of the migrations applied to this database, in order.
-    func appliedMigrations() throws(StateStoreError) -> [String] {
-        try self.read(.inspect) { db in try StateMigrations.migrator.completedMigrations(db) }
+    /// The routing table in effect: the stored changes applied over `channels` (see
+    /// `RouteChange.apply(_:to:)`).
+    func applyRoutes(to channels: [RelayChannel]) throws(StateStoreError) -> [RelayChannel] {
+        RouteChange.apply(try self.routes(), to: channels)
     }
 }

@@ -3,7 +3,7 @@ import GRDB
 
 /// The alerts of paging channels and the notifications accepted lately (issue 24),
 /// tables `pages` and `accepted_notifications`; written by the journal.
-extension StateStore {
+extension SQLiteStateStore {
     /// Pages created at or after `since`, oldest first; rows this build cannot read are skipped.
     func pages(since: Date) throws(StateStoreError) -> [Page] {
         try self.read(.readPages) { db in

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// Gateway users' in-band registrations (XEP-0077), table `gateway_registrations`.
-extension StateStore {
+extension SQLiteStateStore {
     /// Every in-band registration, by gateway and user.
     func gatewayRegistrations() throws(StateStoreError) -> [GatewayRegistrationRecord] {
         try self.read(.readGatewayRegistrations) { db in

@@ -6,7 +6,7 @@ import Transports
 
 /// The durable outbound queue: a delivery is written before it is attempted and removed
 /// only when its target transport confirms it, so a restart resumes where it stopped.
-extension StateStore {
+extension SQLiteStateStore {
     /// Stores `deliveries` in one transaction, with their relay ids, and returns them in the
     /// same order with `sequence` set (increasing, never reused).
     func enqueue(_ deliveries: [Delivery]) throws(StateStoreError) -> [Delivery] {
@@ -49,7 +49,7 @@ extension StateStore {
     /// after a bounce keeps its relay id, and must not leave with the copy that bounced.
     /// - Parameter firstAttemptsOnly: only deliveries never tried again (a retried one may
     ///   have bounced after its acknowledgement).
-    func completeAcknowledged(transport: String, relayIDs: [String], firstAttemptsOnly: Bool = true) throws(StateStoreError) {
+    func completeAcknowledged(transport: String, relayIDs: [String], firstAttemptsOnly: Bool) throws(StateStoreError) {
         guard !relayIDs.isEmpty else { return }
         try self.write(.complete) { db in try Self.deleteQueued(transport: transport, relayIDs: relayIDs, firstAttemptsOnly: firstAttemptsOnly, in: db) }
     }
@@ -127,7 +127,7 @@ extension StateStore {
     }
 }
 
-extension StateStore {
+extension SQLiteStateStore {
     /// Every account's stored stream management session, by account name.
     func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession] {
         try self.read(.readQueue) { db in

@@ -2,7 +2,38 @@ import Foundation
 import GRDB
 import TransportCore
 
-extension Journal {
+extension SQLiteStateStore {
+    func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, as operation: StateStoreError.Operation) throws(StateStoreError) {
+        try self.write(operation) { db in
+            try Self.apply(entries, in: db)
+            if let intakeThrough { try Self.markApplied(intakeThrough, in: db) }
+        }
+    }
+
+    func applyEach(
+        _ entries: ArraySlice<JournalEntry>, intakeThrough: IntakeLogFile.Position?, dropped: (JournalEntry, any Error) -> Void
+    ) throws(StateStoreError) {
+        try self.write(.enqueue) { db in
+            for entry in entries {
+                do {
+                    try db.inSavepoint {
+                        try Self.apply([entry], in: db)
+                        return .commit
+                    }
+                } catch {
+                    dropped(entry, error)
+                }
+            }
+            if let intakeThrough { try Self.markApplied(intakeThrough, in: db) }
+        }
+    }
+
+    /// Records in the database how far the intake log is applied (same transaction).
+    private static func markApplied(_ position: IntakeLogFile.Position, in db: Database) throws {
+        try db.cachedStatement(sql: #"INSERT OR REPLACE INTO intake_applied (id, epoch, "end") VALUES (0, ?, ?)"#)
+            .execute(arguments: [Int64(bitPattern: position.epoch), position.end])
+    }
+
     /// One transaction's statements, prepared once per connection and reused. Of several
     /// session states or resume points for one key in a group, only the last is written.
     /// A delivery queued and completed in the same group never touches the queue table
@@ -17,7 +48,7 @@ extension Journal {
         var archived: [ArchiveRow] = []
         func insertArchived() throws {
             guard !archived.isEmpty else { return }
-            try StateStore.insertArchived(archived, in: db)
+            try Self.insertArchived(archived, in: db)
             archived.removeAll(keepingCapacity: true)
         }
         for (index, entry) in entries.enumerated() {
@@ -71,7 +102,7 @@ extension Journal {
             case .streamSession(let transport, let session):
                 // What the server acknowledged leaves the queue in the same transaction as the
                 // session state that counts it, so a restart never sends it again.
-                try StateStore.deleteQueued(transport: transport, relayIDs: session?.acknowledgedIDs ?? [], in: db)
+                try Self.deleteQueued(transport: transport, relayIDs: session?.acknowledgedIDs ?? [], in: db)
                 guard lastSession[transport] == index else { continue }
                 try StreamSessionRecord.save(session, transport: transport, in: db)
             case .sourcePosition(let transport, let sequence):
@@ -119,13 +150,13 @@ extension Journal {
                 archived.append(row)
             case .archiveEdit(let channels, let source, let nick, let sourceID, let body, let at):
                 try insertArchived()
-                try StateStore.editArchived(channels: channels, source: source, nick: nick, sourceID: sourceID, body: body, at: at, in: db)
+                try Self.editArchived(channels: channels, source: source, nick: nick, sourceID: sourceID, body: body, at: at, in: db)
             case .indexArchive:
                 try insertArchived()
-                try StateStore.indexArchive(in: db)
+                try Self.indexArchive(in: db)
             case .pruneArchive(let channel, let before, let limit):
                 try insertArchived()
-                try StateStore.pruneArchive(channel: channel, before: before, limit: limit, in: db)
+                try Self.pruneArchive(channel: channel, before: before, limit: limit, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
                     .execute(arguments: [stanzaID, source.transport, source.address, sourceID])

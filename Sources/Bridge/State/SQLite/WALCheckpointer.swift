@@ -38,7 +38,7 @@ final class WALCheckpointer: Sendable {
         do {
             var configuration = Configuration()
             configuration.label = "WALCheckpointer"
-            configuration.busyMode = .timeout(StateStore.busyTimeout)
+            configuration.busyMode = .timeout(SQLiteStateStore.busyTimeout)
             self.connection = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
             throw StateStoreError(operation: .open, location: path, error: error)

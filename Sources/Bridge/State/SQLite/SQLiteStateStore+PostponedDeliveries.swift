@@ -3,7 +3,7 @@ import GRDB
 
 /// Deliveries postponed by a flood limit or quiet hours (issue 24), table
 /// `postponed_deliveries`; written by the journal.
-extension StateStore {
+extension SQLiteStateStore {
     /// Postponed deliveries (flood limit, quiet hours), in the order they were postponed;
     /// rows this build cannot read are skipped.
     func postponedDeliveries() throws(StateStoreError) -> [PostponedDeliveries.Postponement] {

@@ -272,7 +272,7 @@ enum StateMigrations {
     /// The local archive (issue 25): one row per message and channel, times in
     /// milliseconds since 1970 (UTC), and its full-text index (SQLite FTS5, external
     /// content: the text is stored once). The relay's commits insert rows only; the index
-    /// takes them in batches (``StateStore/indexArchive(in:)``, through `archive_indexed`),
+    /// takes them in batches (``SQLiteStateStore/indexArchive(in:)``, through `archive_indexed`),
     /// a twentieth of the cost of indexing each commit's few rows. Ids are never reused
     /// (AUTOINCREMENT: a pruned newest row must not hand its id to a row the index would
     /// then never take, nor move a reader's cursor). Triggers keep the index
@@ -321,7 +321,7 @@ enum StateMigrations {
     /// every archived message: without any index the archive added about a quarter less to
     /// the relay's CPU (two bridges measured at once), and its entries shrink from about 61
     /// bytes to about 22 with `(channel, at)`. A correction now looks for its message among
-    /// the channel's newest archived messages (``StateStore/editCandidates``), reading their
+    /// the channel's newest archived messages (``SQLiteStateStore/editCandidates``), reading their
     /// rows, a bounded cost per correction.
     private static func leanArchiveIndex(_ db: Database) throws {
         try db.execute(sql: """
@@ -334,7 +334,7 @@ enum StateMigrations {
     /// (FTS5 `columnsize=0`), merging its segments eight at a time (`automerge`, default 4).
     /// Indexing a message wrote a row there too: without it, a batch costs about half as
     /// much (0.65 µs a message instead of 1.2, system SQLite). bm25 then counts the tokens of
-    /// the messages it ranks (at most ``StateStore/rankedWindow``) as it goes: a ranked
+    /// the messages it ranks (at most ``SQLiteStateStore/rankedWindow``) as it goes: a ranked
     /// search over 300,000 messages took 13 ms instead of 11. Merging eight segments at
     /// once rewrites each indexed message fewer times: 1.0 µs a message instead of 1.3 over
     /// 200,000 messages indexed in batches of 10,000, searches as fast. The index is rebuilt

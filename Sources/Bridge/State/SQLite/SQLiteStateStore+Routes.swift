@@ -4,7 +4,7 @@ import Transports
 
 /// Runtime routes: changes made with `xmpp-bridge route add|remove`, kept across restarts
 /// and merged over the configured channels.
-extension StateStore {
+extension SQLiteStateStore {
     /// Every stored change, oldest first (at most one per channel and endpoint).
     func routes() throws(StateStoreError) -> [RouteChange] {
         try self.read(.readRoutes) { db in
@@ -25,12 +25,6 @@ extension StateStore {
     func removeRoute(channel: String, endpoint: Endpoint) throws(StateStoreError) {
         let change = RouteChange(channel: channel, endpoint: endpoint, kind: .remove, changedAt: self.now())
         try self.write(.removeRoute) { db in try Self.replace(change, in: db) }
-    }
-
-    /// The routing table in effect: the stored changes applied over `channels` (see
-    /// `RouteChange.apply(_:to:)`).
-    func applyRoutes(to channels: [RelayChannel]) throws(StateStoreError) -> [RelayChannel] {
-        RouteChange.apply(try self.routes(), to: channels)
     }
 
     /// Deletes the member's previous change and appends this one, so the newest change

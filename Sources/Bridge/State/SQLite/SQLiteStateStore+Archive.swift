@@ -5,7 +5,7 @@ import TransportCore
 /// The local archive (issue 25): written only through the journal (``Journal/apply(_:in:)``
 /// calls the statics here inside its transaction), read by `history`, the HTTP route and
 /// the retention pruner.
-extension StateStore {
+extension SQLiteStateStore {
     /// Inserts `rows` in order (``ArchiveInsertStatement``); the full-text index takes them
     /// with the next ``indexArchive(in:)``.
     static func insertArchived(_ rows: [ArchiveRow], in db: Database) throws {

@@ -4,7 +4,7 @@ import TransportCore
 import Transports
 
 /// The relay id map: which ids each source stanza was relayed as.
-extension StateStore {
+extension SQLiteStateStore {
     /// Records the relay ids of `deliveries`. Recording the same relay id again changes
     /// nothing (`enqueue` already records them; this is for deliveries sent without queueing).
     func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError) {
@@ -34,7 +34,7 @@ extension StateStore {
     ///   - ownOnly: only the source's own message counts (a correction or retraction: no one
     ///     edits what someone else wrote).
     ///   - nick: in a room, the own message must also be this sender's.
-    func references(to id: String, from source: Endpoint, ownOnly: Bool = false, nick: String? = nil) throws(StateStoreError) -> ReferenceMap {
+    func references(to id: String, from source: Endpoint, ownOnly: Bool, nick: String?) throws(StateStoreError) -> ReferenceMap {
         let own = try self.read(.readRelays) { db in
             let mine = RelayRecord.filter(RelayRecord.Columns.sourceTransport == source.transport && RelayRecord.Columns.sourceAddress == source.address)
             // Two lookups, each on its own index.

@@ -3,7 +3,7 @@ import GRDB
 
 /// Roster mirror snapshots: what each mirror direction knew after its last reconciliation,
 /// so changes made while the bridge was down are reconciled three-way at start.
-extension StateStore {
+extension SQLiteStateStore {
     /// The stored snapshot of the mirror direction `id`; empty when none was saved.
     func rosterMirrorSnapshot(id: String) throws(StateStoreError) -> RosterMirrorSnapshot {
         try self.read(.readRosterMirror) { db in

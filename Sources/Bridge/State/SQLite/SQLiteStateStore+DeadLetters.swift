@@ -7,9 +7,9 @@ import Transports
 /// until `xmpp-bridge queue retry` queues them anew or `queue drop` forgets them. These
 /// direct edits are for when no daemon runs; a running daemon does the same through its
 /// ``Journal`` so its in-memory queues stay the truth.
-extension StateStore {
+extension SQLiteStateStore {
     /// Dead letters, oldest first, for `transport` or every transport.
-    func deadLetters(transport: String? = nil) throws(StateStoreError) -> [DeadLetterRecord] {
+    func deadLetters(transport: String?) throws(StateStoreError) -> [DeadLetterRecord] {
         try self.read(.readDeadLetters) { db in
             var request = DeadLetterRecord.order(DeadLetterRecord.Columns.sequence)
             if let transport { request = request.filter(DeadLetterRecord.Columns.targetTransport == transport) }
