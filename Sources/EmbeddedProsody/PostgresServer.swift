@@ -100,7 +100,24 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// `postgresql://bridge@127.0.0.1:PORT/bridge` (the password apart).
-    public var url: String { "postgresql://\(self.user)@127.0.0.1:\(self.port)/\(self.database)" }
+    public var url: String { self.url(database: self.database) }
+
+    /// The URL of another database of this server (see ``createDatabase(_:)``).
+    public func url(database: String) -> String { "postgresql://\(self.user)@127.0.0.1:\(self.port)/\(database)" }
+
+    /// Creates an empty database `name` (`createdb`), for a test of its own on a shared server.
+    public func createDatabase(_ name: String) throws {
+        try Subprocess.run(
+            "\(self.binaries)/createdb", ["-h", "127.0.0.1", "-p", String(self.port), "-U", self.user, name],
+            environment: ["PGPASSWORD": self.password]
+        )
+    }
+
+    /// ``start(password:readOnly:)`` on a thread of its own: `initdb` and the wait for the
+    /// server take seconds, which must not hold one of the few threads async tests share.
+    public static func started(password: String = "pw-\(UInt64.random(in: 1...UInt64.max))", readOnly: Bool = false) async throws -> PostgresServer {
+        try await Subprocess.offThread { try PostgresServer.start(password: password, readOnly: readOnly) }
+    }
 
     /// The postmaster's pid while it runs.
     public var pid: pid_t? { self.process.flatMap { $0.isRunning ? $0.pid : nil } }

@@ -53,4 +53,14 @@ public enum Subprocess {
         }
         return text
     }
+
+    /// Runs blocking `work` (a command, a server's start-up) on a thread of its own and
+    /// answers when it ends: an async caller never holds a thread of the shared pool
+    /// (two on a 2-core machine) while it waits.
+    public static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.start()
+        }
+    }
 }

@@ -9,22 +9,18 @@ import Testing
 /// a new epoch at each grant, renewals and the fencing check refused once another instance
 /// took over, heartbeats. Expiry uses a ttl of zero (expired at the next statement), never
 /// a wait.
-@Suite("Lease rows (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled), .serialized)
-final class LeaseTableTests {
-    let server: PostgresServer
+@Suite("Lease rows (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled))
+struct LeaseTableTests {
     let a: LeaseTable
     let b: LeaseTable
 
-    init() throws {
-        self.server = try PostgresServer.start()
-        self.a = LeaseTable(connection: try PostgresConnection(url: self.server.url, password: self.server.password, applicationName: "node-a"))
-        self.b = LeaseTable(connection: try PostgresConnection(url: self.server.url, password: self.server.password, applicationName: "node-b"))
+    /// Two instances' tables on a database of the test's own.
+    init() async throws {
+        let database = try await SharedPostgres.freshDatabase()
+        self.a = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-a"))
+        self.b = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-b"))
         try self.a.createSchema()
         try self.b.createSchema()
-    }
-
-    deinit {
-        self.server.shutdown()
     }
 
     @Test("one owner at a time: the holder renews and passes the fencing check; the other is refused until it expires")
@@ -91,16 +87,7 @@ final class LeaseTableTests {
 
     /// `createSchema` on a thread of its own (it blocks).
     static func create(_ handoff: Handoff) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread.detachNewThread {
-                do {
-                    try handoff.table.createSchema()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        try await Subprocess.offThread { try handoff.table.createSchema() }
     }
 
     @Test("heartbeats: live instances are those heard from within the window")
