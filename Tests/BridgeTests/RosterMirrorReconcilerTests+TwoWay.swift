@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 import TransportCore
 import Transports
 import XMPP

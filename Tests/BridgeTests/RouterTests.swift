@@ -75,6 +75,18 @@ struct RouterTests {
         )
     }
 
+    @Test("a NUL in a body (a local line or an HTTP body may hold one) is left out of what is relayed; only NULs and spaces is no body")
+    func nulLeftOut() {
+        let router = Router(channels: [RelayChannel(name: "ops", members: [Self.member("stdin", nil, .in), Self.member("home", "bob@b.example", .out)])], ownJIDs: [])
+        let deliveries = Self.deliveries(Self.route(router, Self.message("stdin", nil, body: "disk\u{0} full\u{0}", nick: "cron")))
+        #expect(deliveries.map(\.originalBody) == ["disk full"])
+        #expect(deliveries.map(\.body) == ["[ops] cron: disk full"])
+        guard case .drop(.noBody) = Self.route(router, Self.message("stdin", nil, body: "\u{0} \u{0}")) else {
+            Issue.record("a body of NULs and spaces is no body")
+            return
+        }
+    }
+
     @Test("an `in` member's messages go out but it receives nothing; an `out` member cannot send")
     func directions() {
         let router = Router(

@@ -73,6 +73,11 @@ struct Router: Sendable {
         self.gatewayChannels = Set(gatewayLinks.map(\.channel))
     }
 
+    /// `text` without NUL characters (a byte scan; copied only when it holds one).
+    static func withoutNUL(_ text: String) -> String {
+        text.utf8.contains(0) ? text.replacingOccurrences(of: "\u{0}", with: "") : text
+    }
+
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
     /// - Parameter references: the ids each target knows the message referred to by (a
     ///   correction, reply, reaction or retraction; issue 12), from the id map.
@@ -80,7 +85,9 @@ struct Router: Sendable {
         // A message with no text but a subject is a subject change (a room's, XEP-0045 §8.1):
         // relayed as text, only into channels that ask for it (`subject = true`).
         let content = message.content
-        let written = message.body.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        // A NUL (a local line or an HTTP body may hold one) is left out: no XMPP message can
+        // carry it, and neither store's text keeps it whole.
+        let written = message.body.map(Self.withoutNUL).flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         let operation = content.url != nil || content.reactionTo != nil || content.retractID != nil || content.encryption != nil
         let subjectChange = written == nil && !operation ? message.subject.map { "changed the subject to: \($0)" } : nil
         guard written != nil || subjectChange != nil || operation else {

@@ -155,3 +155,26 @@ extension StateStore {
         RouteChange.apply(try self.routes(), to: channels)
     }
 }
+
+/// The archive's bounds and times, the same in both stores.
+extension StateStore {
+    /// How many of a channel's newest archived messages a correction or retraction looks among.
+    static var editCandidates: Int { 1_000 }
+
+    /// How far back (milliseconds) a correction or retraction looks for its message: a day.
+    static var editWindow: Int64 { 86_400_000 }
+
+    /// A ranked search ranks at most this many of the newest matches.
+    static var rankedWindow: Int { 10_000 }
+
+    /// Milliseconds since 1970 (the archive's times), clamped to what an Int64 holds (never
+    /// a trap on a far date).
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        return Int64(exactly: value) ?? (value > 0 ? Int64.max / 2 : Int64.min / 2)
+    }
+
+    static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

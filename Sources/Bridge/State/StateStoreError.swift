@@ -1,6 +1,6 @@
 import GRDB
 
-/// A failure of the persisted state (SQLite): which operation failed, on which database,
+/// A failure of the persisted state (SQLite or PostgreSQL): which operation failed, on which database,
 /// and why. The store never traps on a database problem; it throws this instead.
 struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The store operation that failed.
@@ -39,12 +39,15 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The SQLite primary result code when SQLite reported the failure (e.g. 5 `SQLITE_BUSY`,
     /// 13 `SQLITE_FULL`), so a caller can tell a transient failure from a broken database.
     var sqliteCode: Int32?
+    /// PostgreSQL's SQLSTATE when PostgreSQL reported the failure (``PostgresStateStore``).
+    var sqlState: String?
 
-    init(operation: Operation, location: String, underlying: String, sqliteCode: Int32? = nil) {
+    init(operation: Operation, location: String, underlying: String, sqliteCode: Int32? = nil, sqlState: String? = nil) {
         self.operation = operation
         self.location = location
         self.underlying = underlying
         self.sqliteCode = sqliteCode
+        self.sqlState = sqlState
     }
 
     /// Wraps any error thrown by GRDB, SQLite or the file system.
@@ -54,7 +57,8 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return
         }
         let code = (error as? DatabaseError).map { $0.resultCode.primaryResultCode.rawValue }
-        self.init(operation: operation, location: location, underlying: String(describing: error), sqliteCode: code)
+        let state = (error as? PostgresError)?.sqlState
+        self.init(operation: operation, location: location, underlying: String(describing: error), sqliteCode: code, sqlState: state)
     }
 
     var description: String {

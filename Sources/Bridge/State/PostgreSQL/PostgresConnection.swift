@@ -11,8 +11,9 @@ import Foundation
 /// failover (reconnecting is still to come); postgres-nio takes one host and would bring a
 /// second TLS stack (BoringSSL).
 /// Statements go with their parameters as text (`PQexecParams`), results come back as
-/// text, NULL as nil.
-final class PostgresConnection {
+/// text, NULL as nil. Sendable so that a pool can hand it from thread to thread; one
+/// thread at a time uses it (libpq's rule for a `PGconn`).
+final class PostgresConnection: @unchecked Sendable {
     private let connection: OpaquePointer
 
     /// Connects to `url` (a libpq connection URI or `key=value` string; several hosts and
@@ -20,14 +21,15 @@ final class PostgresConnection {
     /// and `~/.pgpass`). The URL's own settings win over these defaults: a 10 s connect
     /// timeout, TCP keepalives and a 5 s `tcp_user_timeout` (a dead link fails a call
     /// within seconds, never after the kernel's quarter of an hour), a 10 s statement and
-    /// 5 s lock timeout, UTF-8, and no notices (they would go to stderr).
+    /// 5 s lock timeout, UTF-8, no notices (they would go to stderr), and standard
+    /// conforming strings (a backslash in a quoted literal is itself: ``SQLLiteral``).
     init(url: String, password: String?, applicationName: String = "xmpp-bridge") throws(PostgresError) {
         var keys = [
             "application_name", "connect_timeout", "client_encoding", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
             "tcp_user_timeout", "options", "dbname",
         ]
         var values = [
-            applicationName, "10", "UTF8", "1", "5", "2", "3", "5000", "-c statement_timeout=10000 -c lock_timeout=5000 -c client_min_messages=warning",
+            applicationName, "10", "UTF8", "1", "5", "2", "3", "5000", "-c statement_timeout=10000 -c lock_timeout=5000 -c client_min_messages=warning -c standard_conforming_strings=on",
             url,
         ]
         if let password {
@@ -71,6 +73,11 @@ final class PostgresConnection {
     /// each column as text or nil for NULL.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+        try self.query(sql, parameters).rows
+    }
+
+    /// Like ``execute(_:_:)``, with the columns' names.
+    func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
         // C strings end at a NUL: a text holding one would reach the server cut short.
         guard !Self.hasNUL(sql), !parameters.contains(where: { $0.map(Self.hasNUL) ?? false }) else {
             throw PostgresError(operation: .execute, message: "a statement or parameter holds a NUL character", sqlState: nil)
@@ -78,21 +85,41 @@ final class PostgresConnection {
         let result = Self.withCStrings(parameters) { values in
             PQexecParams(self.connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
+        return try self.rows(of: result)
+    }
+
+    /// Runs `script`, several statements separated by semicolons, in one round trip (the
+    /// simple query protocol): without BEGIN and COMMIT of its own it is one transaction,
+    /// and the first statement that fails ends it with nothing applied. Values are in the
+    /// text as ``SQLLiteral``s. Returns the last statement's rows.
+    @discardableResult
+    func run(script: String) throws(PostgresError) -> PostgresRows {
+        guard !Self.hasNUL(script) else {
+            throw PostgresError(operation: .execute, message: "a statement holds a NUL character", sqlState: nil)
+        }
+        return try self.rows(of: PQexec(self.connection, script))
+    }
+
+    private func rows(of result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
         guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil) }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-            return []
+            return PostgresRows(columns: [], rows: [], affected: Int(String(cString: PQcmdTuples(result))) ?? 0)
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
             throw PostgresError(operation: .execute, message: "COPY is not supported here", sqlState: nil)
         case PGRES_TUPLES_OK:
             let rows = PQntuples(result)
             let columns = PQnfields(result)
-            return (0..<rows).map { row in
-                (0..<columns).map { column in
-                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
-                }
-            }
+            return PostgresRows(
+                columns: (0..<columns).map { String(cString: PQfname(result, $0)) },
+                rows: (0..<rows).map { row in
+                    (0..<columns).map { column in
+                        PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                    }
+                },
+                affected: Int(rows)
+            )
         default:
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"

@@ -49,11 +49,7 @@ extension SQLiteStateStore {
         }
     }
 
-    /// How many of a channel's newest archived messages a correction or retraction looks among.
-    static var editCandidates: Int { 1_000 }
 
-    /// How far back (milliseconds) a correction or retraction looks for its message: a day.
-    static var editWindow: Int64 { 86_400_000 }
 
     /// Forgets at most `limit` of `channel`'s messages older than `before`, oldest first.
     static func pruneArchive(channel: String, before: Date, limit: Int, in db: Database) throws {
@@ -143,9 +139,6 @@ extension SQLiteStateStore {
         }
     }
 
-    /// A ranked search ranks at most this many of the newest matches.
-    static var rankedWindow: Int { 10_000 }
-
     private static func archivedMessage(_ row: Row) -> ArchivedMessage {
         var message = ArchivedMessage(
             at: Self.date(milliseconds: row[1]), channel: row[2], source: Endpoint(transport: row[3], address: row[4]), sender: row[5], nick: row[6],
@@ -156,15 +149,5 @@ extension SQLiteStateStore {
         message.editedAt = (row[13] as Int64?).map(Self.date(milliseconds:))
         message.retractedAt = (row[14] as Int64?).map(Self.date(milliseconds:))
         return message
-    }
-
-    /// Milliseconds since 1970, clamped to what an Int64 holds (never a trap on a far date).
-    static func milliseconds(_ date: Date) -> Int64 {
-        let value = (date.timeIntervalSince1970 * 1000).rounded()
-        return Int64(exactly: value) ?? (value > 0 ? Int64.max / 2 : Int64.min / 2)
-    }
-
-    static func date(milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }

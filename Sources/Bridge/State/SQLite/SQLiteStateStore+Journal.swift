@@ -34,15 +34,10 @@ extension SQLiteStateStore {
             .execute(arguments: [Int64(bitPattern: position.epoch), position.end])
     }
 
-    /// One transaction's statements, prepared once per connection and reused. Of several
-    /// session states or resume points for one key in a group, only the last is written.
-    /// A delivery queued and completed in the same group never touches the queue table
-    /// (its row would be inserted and deleted in one transaction); its id map row is kept.
+    /// One transaction's statements, prepared once per connection and reused, for what
+    /// the group's ``JournalCommitPlan`` writes.
     static func apply(_ entries: [JournalEntry], in db: Database) throws {
-        var lastSession: [String: Int] = [:]
-        var lastResumePoint: [String: Int] = [:]
-        var queuedAt: [Int64: Int] = [:]
-        var passing: Set<Int> = []
+        let plan = JournalCommitPlan(entries)
         // Archive rows wait here and go in together, before anything that reads or changes
         // the archive and at the end: their order, and so their ids, stay the entries' order.
         var archived: [ArchiveRow] = []
@@ -53,21 +48,8 @@ extension SQLiteStateStore {
         }
         for (index, entry) in entries.enumerated() {
             switch entry {
-            case .streamSession(let transport, _): lastSession[transport] = index
-            case .resumePoint(let key, _): lastResumePoint[key] = index
-            case .enqueue(let delivery, _, _): queuedAt[delivery.sequence] = index
-            case .complete(let sequence):
-                if let queued = queuedAt.removeValue(forKey: sequence) {
-                    passing.insert(queued)
-                    passing.insert(index)
-                }
-            default: break
-            }
-        }
-        for (index, entry) in entries.enumerated() {
-            switch entry {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
-                if !passing.contains(index) {
+                if plan.touchesQueue(at: index) {
                     try db.cachedStatement(sql: """
                         INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
                           source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
@@ -88,7 +70,7 @@ extension SQLiteStateStore {
                         delivery.target.transport, delivery.target.address, StorageTimestamp.text(enqueuedAt), delivery.nick,
                     ])
             case .complete(let sequence):
-                guard !passing.contains(index) else { continue }
+                guard plan.touchesQueue(at: index) else { continue }
                 try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])
             case .attempted(let sequence, let attempts, let error):
                 try db.cachedStatement(sql: "UPDATE queue SET attempts = ?, last_error = ? WHERE sequence = ?")
@@ -103,7 +85,7 @@ extension SQLiteStateStore {
                 // What the server acknowledged leaves the queue in the same transaction as the
                 // session state that counts it, so a restart never sends it again.
                 try Self.deleteQueued(transport: transport, relayIDs: session?.acknowledgedIDs ?? [], in: db)
-                guard lastSession[transport] == index else { continue }
+                guard plan.writesSession(transport, at: index) else { continue }
                 try StreamSessionRecord.save(session, transport: transport, in: db)
             case .sourcePosition(let transport, let sequence):
                 try db.cachedStatement(sql: "UPDATE stream_sessions SET handled = ? WHERE transport = ? AND handled < ?")
@@ -113,7 +95,7 @@ extension SQLiteStateStore {
                     .execute(arguments: [transport, uniqueID])
             case .resumePoint(let key, let position):
                 // The table keeps its first name; what it holds are resume points.
-                guard lastResumePoint[key] == index else { continue }
+                guard plan.writesResumePoint(key, at: index) else { continue }
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints (transport, checkpoint) VALUES (?, ?)")
                     .execute(arguments: [key, position])
             case .trimSeen(let transport, let keep):

@@ -1,0 +1,104 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The bridge's persisted state in PostgreSQL (issue 26, "State behind one interface"):
+/// the ``StateStore`` several instances share. Same schema, same migrations and same tests
+/// as ``SQLiteStateStore`` (``PostgresSchema``).
+///
+/// Blocking, through libpq (``PostgresConnection``): the journal's thread and commands
+/// call it, never an event loop. A small pool keeps the connections idle between calls, so
+/// a read from a command does not wait for the journal's commit, nor opens a connection
+/// each time. A connection that failed is dropped, and the next call opens a new one: a
+/// URL naming several hosts with `target_session_attrs=read-write` then finds the new
+/// primary after a database failover. A group commit of the journal is one script, one
+/// round trip (``apply(_:intakeThrough:as:)``).
+final class PostgresStateStore: StateStore {
+    let location: String
+    let now: @Sendable () -> Date
+    private let url: String
+    private let password: String?
+    private let applicationName: String
+    private let idle = NIOLockedValueBox<[PostgresConnection]>([])
+
+    /// Idle connections kept for the next call; more are closed.
+    static var idleConnections: Int { 4 }
+
+    /// Connects to `url` (a libpq URL; several hosts allowed) and applies the migrations the
+    /// database lacks.
+    init(url: String, password: String?, applicationName: String = "xmpp-bridge", now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
+        self.url = url
+        self.password = password
+        self.applicationName = applicationName
+        self.location = Self.withoutPassword(url)
+        self.now = now
+        try self.withConnection(.migrate) { connection throws(PostgresError) in try PostgresSchema.migrate(connection) }
+    }
+
+    /// The migrations applied, in order.
+    func appliedMigrations() throws(StateStoreError) -> [String] {
+        try self.withConnection(.inspect) { connection throws(PostgresError) in try PostgresSchema.applied(connection) }
+    }
+
+    /// `url` with any password it holds (`user:password@`, `password=`) left out, for logs.
+    static func withoutPassword(_ url: String) -> String {
+        var text = url.replacingOccurrences(of: #"(://[^:@/]*):[^@/]*@"#, with: "$1@", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"password=[^&\s]*"#, with: "password=…", options: .regularExpression)
+        return text
+    }
+
+    // MARK: - Connections
+
+    /// Runs `body` with a connection from the pool (or a new one), wrapping failures as
+    /// `operation`. A connection that failed is closed, not pooled.
+    func withConnection<T>(_ operation: StateStoreError.Operation, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StateStoreError) -> T {
+        let pooled = self.idle.withLockedValue { $0.popLast() }
+        let connection: PostgresConnection
+        do {
+            connection = try pooled ?? PostgresConnection(url: self.url, password: self.password, applicationName: self.applicationName)
+        } catch {
+            throw StateStoreError(operation: operation, location: self.location, error: error)
+        }
+        do {
+            let value = try body(connection)
+            self.putBack(connection)
+            return value
+        } catch {
+            if connection.isOpen { self.putBack(connection) }
+            throw StateStoreError(operation: operation, location: self.location, error: error)
+        }
+    }
+
+    private func putBack(_ connection: PostgresConnection) {
+        self.idle.withLockedValue { idle in
+            if idle.count < Self.idleConnections { idle.append(connection) }
+        }
+    }
+
+    /// One statement with parameters, its rows.
+    @discardableResult
+    func query(_ operation: StateStoreError.Operation, _ sql: String, _ parameters: [String?] = []) throws(StateStoreError) -> PostgresRows {
+        try self.withConnection(operation) { connection throws(PostgresError) in try connection.query(sql, parameters) }
+    }
+
+    /// Statements with their values as literals, in one transaction and one round trip;
+    /// the last statement's rows.
+    @discardableResult
+    func script(_ operation: StateStoreError.Operation, _ sql: String) throws(StateStoreError) -> PostgresRows {
+        try self.withConnection(operation) { connection throws(PostgresError) in try connection.run(script: sql) }
+    }
+
+    /// The rows of `sql` decoded as `T` by column names.
+    func fetch<T: Decodable>(_ type: T.Type, _ operation: StateStoreError.Operation, _ sql: String, _ parameters: [String?] = []) throws(StateStoreError) -> [T] {
+        let rows = try self.query(operation, sql, parameters)
+        do {
+            return try rows.decode(type)
+        } catch {
+            throw StateStoreError(operation: operation, location: self.location, underlying: "a row cannot be read: \(error)")
+        }
+    }
+
+    /// The single integer `sql` returns (0 for none or NULL).
+    func integer(_ operation: StateStoreError.Operation, _ sql: String, _ parameters: [String?] = []) throws(StateStoreError) -> Int64 {
+        try self.query(operation, sql, parameters).rows.first?.first.flatMap { $0 }.flatMap { Int64($0) } ?? 0
+    }
+}

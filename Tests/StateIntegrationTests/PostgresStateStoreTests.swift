@@ -1,0 +1,58 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import Testing
+import TestSupport
+import TransportCore
+
+@testable import Bridge
+
+/// What only the PostgreSQL store does (issue 26): its migrations, applied once and by two
+/// instances at the same moment; a database from a newer build refused; a connection lost
+/// with the server's restart replaced at the next call; no password in its location.
+@Suite("PostgreSQL state store", .enabled(if: IntegrationEnvironment.postgresEnabled))
+struct PostgresStateStoreTests {
+    @Test("opening twice applies the migrations once, SQLite's list in SQLite's order; two instances opening an empty database at once both succeed")
+    func migrations() async throws {
+        let database = try await SharedPostgres.freshDatabase()
+        let url = database.url, password = database.password
+        async let first = Subprocess.offThread { try PostgresStateStore(url: url, password: password).appliedMigrations() }
+        async let second = Subprocess.offThread { try PostgresStateStore(url: url, password: password).appliedMigrations() }
+        #expect(try await first == StateMigrations.migrator.migrations)
+        #expect(try await second == StateMigrations.migrator.migrations)
+        let store = try PostgresStateStore(url: url, password: password)
+        try store.addRoute(channel: "ops", member: ChannelMember(endpoint: Endpoint(transport: "stdin"), direction: .in))
+        #expect(try PostgresStateStore(url: url, password: password).routes().count == 1)
+    }
+
+    @Test("a database a newer build migrated is refused with a typed error that says so")
+    func newerRefused() async throws {
+        let database = try await SharedPostgres.freshDatabase()
+        _ = try PostgresStateStore(url: database.url, password: database.password)
+        try PostgresConnection(url: database.url, password: database.password).execute("INSERT INTO schema_migrations VALUES ('v99-from-the-future')")
+        let error = #expect(throws: StateStoreError.self) { try PostgresStateStore(url: database.url, password: database.password) }
+        #expect(error?.operation == .migrate)
+        #expect(error?.underlying.contains("v99-from-the-future") == true)
+    }
+
+    @Test("the server restarted: the call on the lost connection fails with an error, the next one connects anew and sees what was committed")
+    func reconnectsAfterRestart() async throws {
+        let server = try await PostgresServer.started()
+        defer { server.shutdown() }
+        let store = try PostgresStateStore(url: server.url, password: server.password)
+        let stored = try store.enqueue([delivery(1)])
+        server.kill()
+        try await Subprocess.offThread { try server.restart() }
+        // The pooled connection died with the server: one failure, then a new connection.
+        let first = Result { () throws(StateStoreError) in try store.pending(transport: "home", limit: 10) }
+        let pending = try (try? first.get()) ?? store.pending(transport: "home", limit: 10)
+        #expect(pending == stored)
+    }
+
+    @Test("the location names the database without its password")
+    func locationWithoutPassword() {
+        #expect(PostgresStateStore.withoutPassword("postgresql://bridge:s3cret@db1,db2/bridge?target_session_attrs=read-write")
+            == "postgresql://bridge@db1,db2/bridge?target_session_attrs=read-write")
+        #expect(PostgresStateStore.withoutPassword("host=db1 password=s3cret dbname=bridge") == "host=db1 password=… dbname=bridge")
+    }
+}
