@@ -10,7 +10,7 @@ def report(path):
     for row in rows:
         groups.setdefault((row["variant"], row["label"], row["mode"]), []).append(row)
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping", "bridge-noarchive", "pair-archive", "pair-noarchive"]
+    labels = ["direct", "bridge", "bot", "bridge-memory", "bridge-ping", "bridge-noarchive", "bridge-postgres", "pair-archive", "pair-noarchive"]
     rooms = any(r.get("rooms") for r in rows)  # rooms.sh: room to room, mod_muc_mam
     archive = "muc_mam" if rooms else "mod_mam"
 
@@ -149,6 +149,12 @@ def report(path):
             t, p = paired(on_label, off_label, "throughput"), paired(on_label, off_label, "latency")
             if t or p:
                 print(f"  archive on/off, pair by pair ({what}; goal <= 1.10x): tput {t or '-'}, paced {p or '-'}")
+        postgres = paired("bridge-postgres", "bridge", "throughput")
+        if postgres:
+            rates = lambda label: [r.get("msgs_per_s") for r in groups.get((variant, label, "throughput"), [])]
+            throughputs = sorted(a / b for a, b in zip(rates("bridge-postgres"), rates("bridge")) if a and b)
+            print(f"  PostgreSQL/SQLite state (issue 26, goal >= 0.5x throughput): throughput {statistics.median(throughputs):.2f}x"
+                  f" (range {throughputs[0]:.2f}-{throughputs[-1]:.2f}, {len(throughputs)} pairs); relay CPU/msg {postgres}")
         tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")
         p50, p99 = g("bridge-ping", "latency", "lat_p50_ms"), g("bridge-ping", "latency", "lat_p99_ms")
         if tp is not None:

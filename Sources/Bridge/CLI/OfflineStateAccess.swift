@@ -5,7 +5,7 @@ import Logging
 /// answers on the control socket. It never races a daemon that is starting: reads take the
 /// instance lock shared and open the database read-only (no migration, nothing created);
 /// writes take it exclusively and only then open (and migrate) the database. A lock held by
-/// a daemon gets a clear "starting" answer instead.
+/// a daemon gets a clear "starting" answer instead. A PostgreSQL state is opened as it is.
 struct OfflineStateAccess {
     let configuration: BridgeConfiguration
     /// Where applying a killed daemon's intake log is reported.
@@ -15,6 +15,16 @@ struct OfflineStateAccess {
     static let starting = "the bridge is starting (or not answering on its control socket): its state database is locked; try again in a moment"
 
     func apply(_ request: ControlRequest) -> ControlResponse {
+        if let url = self.configuration.settings.stateURL {
+            // PostgreSQL: each change is one transaction, ordered by the database with any
+            // other writer's; there is no file to lock.
+            do {
+                let store = try PostgresStateStore(url: url, password: try self.configuration.settings.statePassword?.read())
+                return RouteEditor(configuration: self.configuration, store: store).apply(request)
+            } catch {
+                return RouteEditor.failure("\(error)")
+            }
+        }
         let path = self.configuration.settings.statePath
         if (path as NSString).lastPathComponent == ":memory:" {
             // Nothing is kept between runs: nothing to lock or read.

@@ -54,8 +54,14 @@ struct RosterMirrorConfiguration: Sendable, Equatable {
 
 /// The `[bridge]` table.
 struct BridgeSettings: Sendable, Equatable {
-    /// SQLite state file (default: `bridge.sqlite` beside the configuration file).
+    /// SQLite state file (default: `bridge.sqlite` beside the configuration file); with a
+    /// PostgreSQL state, the base of the local files (stream ledgers) only.
     var statePath: String
+    /// The state in PostgreSQL instead (issue 26): `state = "postgresql://…"`, a libpq URL.
+    var stateURL: String?
+    /// The PostgreSQL role's password (`state_password_file` or `state_password_env`), when
+    /// the URL and `~/.pgpass` do not give it.
+    var statePassword: PasswordSource?
     /// Control socket for `xmpp-bridge route` (default: `bridge.control` beside the configuration file).
     var controlSocketPath: String
     /// Names this bridge in the relay marker of every message it sends (default "xmpp-bridge").
@@ -83,7 +89,7 @@ struct BridgeSettings: Sendable, Equatable {
     var metricsListen: HTTPListenAddress?
 
     static let keys = [
-        "state", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
+        "state", "state_password_file", "state_password_env", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
         "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer", "max_concurrent_logins",
         "metrics_listen",
     ]

@@ -1,3 +1,4 @@
+import Foundation
 import TOMLKit
 
 extension ConfigurationLoader {
@@ -19,7 +20,33 @@ extension ConfigurationLoader {
         }
         self.rejectUnknownKeys(in: table, at: path, allowed: BridgeSettings.keys)
         if let state = self.nonEmptyString(table, "state", path, hint: "the SQLite state file, e.g. state = \"bridge.sqlite\"") {
-            settings.statePath = self.resolve(state)
+            if state.hasPrefix("postgresql://") || state.hasPrefix("postgres://") {
+                settings.stateURL = state
+                // This host's own files (stream ledgers, the instance lock) keep a name of
+                // their own, apart from any SQLite state beside them.
+                settings.statePath = stateDirectory.map { "\($0)/bridge.local" } ?? self.resolve("bridge.local")
+            } else {
+                settings.statePath = self.resolve(state)
+            }
+        }
+        var passwords: [PasswordSource] = []
+        if let file = self.nonEmptyString(table, "state_password_file", path, hint: "a file holding the database password, e.g. \"db.password\"") {
+            let resolved = self.resolve(file)
+            if !FileManager.default.isReadableFile(atPath: resolved) {
+                self.problem("\(path).state_password_file", "cannot read \(resolved)", "create it with the database password, mode 0600")
+            }
+            passwords.append(.file(resolved))
+        }
+        if let variable = self.nonEmptyString(table, "state_password_env", path, hint: "an environment variable, e.g. \"BRIDGE_DB_PASSWORD\"") {
+            passwords.append(.environment(variable))
+        }
+        if passwords.count > 1 {
+            self.problem(path, "has both state_password_file and state_password_env", "set one of them")
+        } else if let source = passwords.first {
+            if settings.stateURL == nil {
+                self.problem(path, "has a state password but a SQLite state", "a password is for state = \"postgresql://…\"")
+            }
+            settings.statePassword = source
         }
         if let socket = self.nonEmptyString(table, "control_socket", path, hint: "the control socket path, e.g. control_socket = \"bridge.control\"") {
             settings.controlSocketPath = self.resolve(socket)

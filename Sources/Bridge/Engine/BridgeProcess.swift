@@ -24,10 +24,25 @@ struct BridgeProcess {
     static func make(configuration file: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
         var configuration = file
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
-        let inMemory = (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
-        // Waits briefly for a command that reads or edits the database without a daemon.
+        let postgres = configuration.settings.stateURL
+        let inMemory = postgres == nil && (configuration.settings.statePath as NSString).lastPathComponent == ":memory:"
+        // Waits briefly for a command that reads or edits the database without a daemon (with
+        // PostgreSQL: for another daemon on this host using the same local files).
         let lock = inMemory ? nil : try await InstanceLock.acquire(path: configuration.settings.statePath + ".lock", wait: .seconds(3))
-        let store = inMemory ? try SQLiteStateStore.inMemory() : try SQLiteStateStore(path: configuration.settings.statePath, manualCheckpoints: true)
+        let store: any StateStore
+        if let postgres {
+            let database = try PostgresStateStore(
+                url: postgres, password: try configuration.settings.statePassword?.read(), applicationName: configuration.settings.bridgeID
+            )
+            try database.claimSoleInstance()
+            store = database
+        } else {
+            store = inMemory ? try SQLiteStateStore.inMemory() : try SQLiteStateStore(path: configuration.settings.statePath, manualCheckpoints: true)
+        }
+        // Only a local SQLite file has a WAL to checkpoint and an intake log: with
+        // PostgreSQL an entry is durable once the database has it, so losing this host loses
+        // nothing acknowledged.
+        let local = !inMemory && postgres == nil
         // The id map only has to recognise recent echoes and serve recent receipts.
         _ = try? store.pruneRelays(before: Date().addingTimeInterval(-30 * 24 * 3600))
         // Gateway users who registered in band join as accounts and users.
@@ -53,11 +68,11 @@ struct BridgeProcess {
         )
         let metrics = RelayMetrics(factory: metricsFactory)
         var random = SystemRandomNumberGenerator()
-        let checkpointer = inMemory ? nil : try WALCheckpointer(path: configuration.settings.statePath, logger: logger)
+        let checkpointer = local ? try WALCheckpointer(path: configuration.settings.statePath, logger: logger) : nil
         // The lazy-completion timer lives on the event loop, which is awake for the relay anyway.
         let journalLoop = eventLoops.next()
         // Entries are durable in the intake log before SQLite applies them (off the relay path).
-        let intake = inMemory ? nil : try IntakeLogFile(path: configuration.settings.statePath + ".intake")
+        let intake = local ? try IntakeLogFile(path: configuration.settings.statePath + ".intake") : nil
         // With the log, applying to SQLite is off every path that waits: one transaction per
         // half second at a trickle, in which a delivery acknowledged meanwhile costs no queue row.
         let journal = try Journal(

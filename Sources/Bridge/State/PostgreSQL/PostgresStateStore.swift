@@ -19,6 +19,8 @@ final class PostgresStateStore: StateStore {
     private let password: String?
     private let applicationName: String
     private let idle = NIOLockedValueBox<[PostgresConnection]>([])
+    /// The connection holding ``claimSoleInstance()``'s lock, for the store's lifetime.
+    private let soleInstance = NIOLockedValueBox<PostgresConnection?>(nil)
 
     /// Idle connections kept for the next call; more are closed.
     static var idleConnections: Int { 4 }
@@ -33,6 +35,31 @@ final class PostgresStateStore: StateStore {
         self.now = now
         try self.withConnection(.migrate) { connection throws(PostgresError) in try PostgresSchema.migrate(connection) }
     }
+
+    /// Claims the database for this process alone, until the store goes (a session
+    /// advisory lock on a connection of its own): until leases share the accounts out
+    /// among instances, a second daemon on the same database would run every account
+    /// twice, so it refuses to start instead. Throws when another process holds it.
+    func claimSoleInstance() throws(StateStoreError) {
+        let connection: PostgresConnection
+        let claimed: Bool
+        do {
+            connection = try PostgresConnection(url: self.url, password: self.password, applicationName: self.applicationName + " (instance)")
+            claimed = try connection.execute("SELECT pg_try_advisory_lock(\(Self.soleInstanceKey))") == [["t"]]
+        } catch {
+            throw StateStoreError(operation: .open, location: self.location, error: error)
+        }
+        guard claimed else {
+            throw StateStoreError(
+                operation: .open, location: self.location,
+                underlying: "another xmpp-bridge runs on this database (one instance per database until leases share the accounts out)"
+            )
+        }
+        self.soleInstance.withLockedValue { $0 = connection }
+    }
+
+    /// The advisory lock key of ``claimSoleInstance()``.
+    static var soleInstanceKey: Int64 { 0x7862_696E_7374_3031 }  // "xbinst01"
 
     /// The migrations applied, in order.
     func appliedMigrations() throws(StateStoreError) -> [String] {
