@@ -150,9 +150,9 @@ def report(path):
             if t or p:
                 print(f"  archive on/off, pair by pair ({what}; goal <= 1.10x): tput {t or '-'}, paced {p or '-'}")
         postgres = paired("bridge-postgres", "bridge", "throughput")
-        if postgres:
-            rates = lambda label: [r.get("msgs_per_s") for r in groups.get((variant, label, "throughput"), [])]
-            throughputs = sorted(a / b for a, b in zip(rates("bridge-postgres"), rates("bridge")) if a and b)
+        rates = lambda label: [r.get("msgs_per_s") for r in groups.get((variant, label, "throughput"), [])]
+        throughputs = sorted(a / b for a, b in zip(rates("bridge-postgres"), rates("bridge")) if a and b)
+        if postgres and throughputs:
             print(f"  PostgreSQL/SQLite state (issue 26, goal >= 0.5x throughput): throughput {statistics.median(throughputs):.2f}x"
                   f" (range {throughputs[0]:.2f}-{throughputs[-1]:.2f}, {len(throughputs)} pairs); relay CPU/msg {postgres}")
         tp, cp, pp = g("bridge-ping", "throughput", "msgs_per_s"), g("bridge-ping", "throughput", "relay_cpu_us_per_msg"), g("bridge-ping", "latency", "relay_cpu_us_per_msg")

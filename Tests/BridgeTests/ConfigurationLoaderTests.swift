@@ -131,6 +131,25 @@ struct ConfigurationLoaderTests {
         #expect(gateway.transportName == "gateway.home" && gateway.serverDomain == "work.example" && gateway.maxStanzaBytes == 65536)
     }
 
+    @Test("state in PostgreSQL (issue 26): a postgresql:// URL with a password file or variable; the host's own files named apart; two password sources, or one for a SQLite state, are problems")
+    func postgresState() throws {
+        let account = "[accounts.work]\njid = \"bridge@work.example\"\npassword_env = \"X\"\n"
+        let url = "postgresql://bridge@db1.example,db2.example/bridge?target_session_attrs=read-write"
+        let file = try Self.write("[bridge]\nstate = \"\(url)\"\nstate_password_file = \"db.password\"\n" + account, files: ["db.password": "s3cret\n"])
+        var loader = ConfigurationLoader(file: file, environment: ["X": "pw"])
+        let settings = try loader.loadBridge().settings
+        let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        #expect(settings.stateURL == url)
+        #expect(settings.statePassword == .file("\(directory)/db.password"))
+        #expect(settings.statePath == "\(directory)/bridge.local", "stream ledgers and the instance lock, apart from any bridge.sqlite")
+        var byVariable = ConfigurationLoader(file: try Self.write("[bridge]\nstate = \"postgres://db/bridge\"\nstate_password_env = \"DB\"\n" + account), environment: ["X": "pw"])
+        #expect(try byVariable.loadBridge().settings.statePassword == .environment("DB"))
+        #expect(try Self.problems("[bridge]\nstate = \"\(url)\"\nstate_password_file = \"db.password\"\nstate_password_env = \"DB\"\n" + account, files: ["db.password": "x"])
+            .contains("bridge: has both state_password_file and state_password_env"))
+        #expect(try Self.problems("[bridge]\nstate_password_env = \"DB\"\n" + account).contains("bridge: has a state password but a SQLite state"))
+        #expect(try Self.problems("[bridge]\nstate = \"\(url)\"\nstate_password_file = \"missing\"\n" + account).contains { $0.hasPrefix("bridge.state_password_file: cannot read") })
+    }
+
     @Test("max_concurrent_logins bounds the login queue: 64 by default, 1 to 10,000")
     func concurrentLogins() throws {
         let account = "[accounts.work]\njid = \"bridge@work.example\"\npassword_env = \"X\"\n"

@@ -1,6 +1,7 @@
 import EmbeddedProsody
 import Foundation
 import IntegrationSupport
+import Logging
 import Testing
 import TestSupport
 import TransportCore
@@ -9,7 +10,8 @@ import TransportCore
 
 /// What only the PostgreSQL store does (issue 26): its migrations, applied once and by two
 /// instances at the same moment; a database from a newer build refused; a connection lost
-/// with the server's restart replaced at the next call; no password in its location.
+/// with the server's restart replaced at the next call; a daemon's claim on the database;
+/// no password in its location.
 @Suite("PostgreSQL state store", .enabled(if: IntegrationEnvironment.postgresEnabled))
 struct PostgresStateStoreTests {
     @Test("opening twice applies the migrations once, SQLite's list in SQLite's order; two instances opening an empty database at once both succeed")
@@ -35,7 +37,7 @@ struct PostgresStateStoreTests {
         #expect(error?.underlying.contains("v99-from-the-future") == true)
     }
 
-    @Test("the server restarted: the call on the lost connection fails with an error, the next one connects anew and sees what was committed")
+    @Test("the server restarted: the call on the lost connection fails with a transient error, the next one connects anew and sees what was committed")
     func reconnectsAfterRestart() async throws {
         let server = try await PostgresServer.started()
         defer { server.shutdown() }
@@ -43,10 +45,43 @@ struct PostgresStateStoreTests {
         let stored = try store.enqueue([delivery(1)])
         server.kill()
         try await Subprocess.offThread { try server.restart() }
-        // The pooled connection died with the server: one failure, then a new connection.
-        let first = Result { () throws(StateStoreError) in try store.pending(transport: "home", limit: 10) }
-        let pending = try (try? first.get()) ?? store.pending(transport: "home", limit: 10)
-        #expect(pending == stored)
+        // The pooled connection died with the server: that call fails, marked transient (the
+        // journal waits and tries again), and the next one connects anew.
+        let error = #expect(throws: StateStoreError.self) { try store.pending(transport: "home", limit: 10) }
+        #expect(error?.transient == true)
+        #expect(try store.pending(transport: "home", limit: 10) == stored)
+    }
+
+    @Test("the server down while the journal commits: the group waits, its caller with it, and is applied once when the server is back; nothing lost")
+    func journalWaitsOutARestart() async throws {
+        let server = try await PostgresServer.started()
+        defer { server.shutdown() }
+        let store = try PostgresStateStore(url: server.url, password: server.password)
+        let logs = LogRecorder()
+        let journal = try Journal(store: store, logger: logs.logger("journal-test"))
+        let sequences = try #require(journal.assignSequences(2))
+        try await journal.commit([.enqueue(withSequence(delivery(1), sequences.lowerBound), enqueuedAt: Date(), attempts: 0)])
+        server.kill()
+        let committed = Task { try await journal.commit([.enqueue(withSequence(delivery(2), sequences.upperBound), enqueuedAt: Date(), attempts: 0)]) }
+        // The journal meets the dead server (its pooled connection fails) and says it waits.
+        #expect(await eventually { logs.messages.contains { $0.hasPrefix("state database out of reach") } })
+        try await Subprocess.offThread { try server.restart() }
+        try await committed.value
+        #expect(try store.loadQueue().map(\.relayID) == ["r-1", "r-2"])
+        #expect(journal.commitCount == 2)
+        await journal.shutdown()
+    }
+
+    @Test("one daemon per database: a second claim is refused while the first store lives, and granted once it is gone")
+    func soleInstance() async throws {
+        let database = try await SharedPostgres.freshDatabase()
+        var first: PostgresStateStore? = try PostgresStateStore(url: database.url, password: database.password)
+        try first?.claimSoleInstance()
+        let second = try PostgresStateStore(url: database.url, password: database.password)
+        let error = #expect(throws: StateStoreError.self) { try second.claimSoleInstance() }
+        #expect(error?.underlying.contains("another xmpp-bridge runs on this database") == true)
+        first = nil
+        #expect(await eventually { (try? second.claimSoleInstance()) != nil })
     }
 
     @Test("the location names the database without its password")

@@ -5,19 +5,6 @@ import TestSupport
 
 @testable import Bridge
 
-/// The two implementations of ``StateStore`` the same tests run against (issue 26).
-enum StateBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite
-    case postgresql
-
-    var testDescription: String { self.rawValue }
-
-    /// Both under CI; elsewhere PostgreSQL only when its server is installed.
-    static var available: [StateBackend] {
-        IntegrationEnvironment.postgresEnabled ? Self.allCases : [.sqlite]
-    }
-}
-
 /// One test's state, opened (and opened again, as after a restart) with either store: a
 /// SQLite file of its own, or a PostgreSQL database of its own on the shared server
 /// (``SharedPostgres``). The files live in one folder for the test process, removed when
@@ -56,27 +43,6 @@ struct StateFixture: Sendable {
         switch self.backend {
         case .sqlite: try SQLiteStateStore(path: self.path!, now: now)
         case .postgresql: try PostgresStateStore(url: self.database!.url, password: self.database!.password, now: now)
-        }
-    }
-}
-
-/// A clock that advances one second per reading, from a whole-second epoch time (so dates
-/// survive the stores' millisecond precision).
-final class SteppingClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var readings = 0
-    private let start = Date(timeIntervalSince1970: 1_700_000_000)
-
-    /// The time of the n-th reading.
-    func time(_ n: Int) -> Date { self.start.addingTimeInterval(TimeInterval(n)) }
-
-    /// Reads the clock.
-    var now: @Sendable () -> Date {
-        { [self] in
-            self.lock.withLock {
-                defer { self.readings += 1 }
-                return self.time(self.readings)
-            }
         }
     }
 }

@@ -16,10 +16,13 @@ struct OfflineStateAccess {
 
     func apply(_ request: ControlRequest) -> ControlResponse {
         if let url = self.configuration.settings.stateURL {
-            // PostgreSQL: each change is one transaction, ordered by the database with any
-            // other writer's; there is no file to lock.
+            // PostgreSQL: each change is one transaction; the daemon's lock on the database
+            // stands for the file lock.
             do {
                 let store = try PostgresStateStore(url: url, password: try self.configuration.settings.statePassword?.read())
+                // A change while a daemon runs on the database (on another host: this one's
+                // control socket did not answer) would go behind its back: refused.
+                if Self.writes(request.op) { try store.claimSoleInstance() }
                 return RouteEditor(configuration: self.configuration, store: store).apply(request)
             } catch {
                 return RouteEditor.failure("\(error)")

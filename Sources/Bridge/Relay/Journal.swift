@@ -56,6 +56,8 @@ final class Journal: Sendable {
         var flushing = false
         var nextSequence: Int64
         var commits = 0
+        /// Commits tried again in a row after a transient failure.
+        var retries = 0
     }
 
     private let store: any StateStore
@@ -205,9 +207,12 @@ final class Journal: Sendable {
     }
 
     /// One commit after ``lazyDelay`` for what waits then.
-    private func armTimer() {
+    /// How long a group waits after a transient failure before it is tried again.
+    static var retryDelay: Duration { .seconds(1) }
+
+    private func armTimer(after delay: Duration? = nil) {
         Task(executorPreference: self.timerExecutor) {
-            try? await self.sleep(self.lazyDelay)
+            try? await self.sleep(delay ?? self.lazyDelay)
             let start = self.pending.withLockedValue { pending -> Bool in
                 pending.timerArmed = false
                 return !pending.entries.isEmpty && Self.claimFlush(&pending)
@@ -304,6 +309,22 @@ final class Journal: Sendable {
             }
             if batch.entries.isEmpty, batch.waiters.isEmpty { return }
             let failure = batch.entries.isEmpty ? nil : self.commit(batch)
+            if let failure = failure as? StateStoreError, failure.transient, self.log == nil {
+                // The database is out of reach (a restart, a failover): the group goes back
+                // in front, its waiters still waiting, and is tried again shortly. Intake
+                // waits meanwhile (backpressure); nothing is dropped.
+                self.pending.withLockedValue { pending in
+                    pending.entries = batch.entries + pending.entries
+                    pending.riders += batch.entries.count { $0.ridesAlong }
+                    pending.waiters = batch.waiters + pending.waiters
+                    pending.flushing = false
+                    pending.timerArmed = true
+                    pending.retries += 1
+                }
+                self.armTimer(after: Self.retryDelay)
+                return
+            }
+            self.pending.withLockedValue { $0.retries = 0 }
             for waiter in batch.waiters { waiter(failure.map { .failure($0) } ?? .success(())) }
             if failure != nil, batch.logged > 0, !self.applyOneByOne(batch) {
                 // Not applied at all (the disk?): kept, in front, and tried again later.
@@ -326,7 +347,14 @@ final class Journal: Sendable {
         do {
             try self.store.apply(batch.entries, intakeThrough: batch.loggedThrough)
         } catch {
-            self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(batch.entries.count)"])
+            if error.transient, self.log == nil {
+                let retries = self.pending.withLockedValue { $0.retries }
+                if retries % 30 == 0 {
+                    self.logger.warning("state database out of reach; the journal waits and tries again", metadata: ["error": "\(error)", "entries": "\(batch.entries.count)", "tries": "\(retries + 1)"])
+                }
+            } else {
+                self.logger.error("journal commit failed", metadata: ["error": "\(error)", "entries": "\(batch.entries.count)"])
+            }
             self.pending.withLockedValue { $0.unloggedInFlight = 0 }
             return error
         }

@@ -41,6 +41,11 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     var sqliteCode: Int32?
     /// PostgreSQL's SQLSTATE when PostgreSQL reported the failure (``PostgresStateStore``).
     var sqlState: String?
+    /// The database was out of reach or the connection broke (a restart, a failover): the
+    /// same work may succeed later (``PostgresStateStore``; the journal waits and tries
+    /// again). Only a connection that broke after the server committed, before its answer
+    /// came, leaves the work applied.
+    var transient = false
 
     init(operation: Operation, location: String, underlying: String, sqliteCode: Int32? = nil, sqlState: String? = nil) {
         self.operation = operation

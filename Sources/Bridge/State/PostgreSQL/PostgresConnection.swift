@@ -8,7 +8,7 @@ import Foundation
 /// libpq (the system library, with the system OpenSSL) rather than postgres-nio: a state
 /// URL may name several hosts with `target_session_attrs=read-write`, and libpq tries them
 /// in turn and keeps only the writable one, which is how the state follows a database
-/// failover (reconnecting is still to come); postgres-nio takes one host and would bring a
+/// failover (``PostgresStateStore`` opens a new connection after a broken one); postgres-nio takes one host and would bring a
 /// second TLS stack (BoringSSL).
 /// Statements go with their parameters as text (`PQexecParams`), results come back as
 /// text, NULL as nil. Sendable so that a pool can hand it from thread to thread; one
@@ -50,6 +50,11 @@ final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresError(operation: .connect, message: message, sqlState: nil)
         }
+        // Literals (``SQLLiteral``) are written for UTF-8; a URL must not change that.
+        guard PQclientEncoding(connection) == pg_char_to_encoding("UTF8") else {
+            PQfinish(connection)
+            throw PostgresError(operation: .connect, message: "the connection must use client_encoding UTF8", sqlState: nil)
+        }
         self.connection = connection
     }
 
@@ -65,6 +70,9 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// The port this connection went to.
     var port: Int { PQport(self.connection).flatMap { Int(String(cString: $0)) } ?? 0 }
+
+    /// Whether the connection is up and outside any transaction: one a pool may hand out again.
+    var isIdle: Bool { self.isOpen && PQtransactionStatus(self.connection) == PQTRANS_IDLE }
 
     /// Whether the connection is still up as far as libpq knows (after a failure it is not).
     var isOpen: Bool { PQstatus(self.connection) == CONNECTION_OK }

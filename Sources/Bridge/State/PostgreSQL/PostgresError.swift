@@ -17,4 +17,12 @@ struct PostgresError: Error, Hashable, Sendable, CustomStringConvertible {
     var description: String {
         "PostgreSQL, \(self.operation.rawValue): \(self.message)" + (self.sqlState.map { " (SQLSTATE \($0))" } ?? "")
     }
+
+    /// Whether trying again later may succeed: a connection failure (class 08), the server
+    /// shutting down or starting (57P01-57P03), too many connections (53300), or a
+    /// serialization failure or deadlock (40001, 40P01).
+    var isTransient: Bool {
+        guard let state = self.sqlState else { return self.operation == .connect }
+        return state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300", "40001", "40P01"].contains(state)
+    }
 }

@@ -135,7 +135,8 @@ struct PostgresJournalScript {
                 self.statement("DELETE FROM stream_sessions WHERE transport = \(Self.text(transport))")
                 return
             }
-            let ids = String(decoding: (try? JSONEncoder().encode(session.unacknowledgedIDs)) ?? Data("[]".utf8), as: UTF8.self)
+            // A list of strings always encodes; the same text as SQLite's column.
+            let ids = String(decoding: (try? JSONEncoder().encode(session.unacknowledgedIDs)) ?? Data(), as: UTF8.self)
             self.statement("""
                 INSERT INTO stream_sessions (transport, session_id, location, jid, handled, acknowledged, unacknowledged_ids) VALUES \(Self.row([
                     Self.text(transport), Self.text(session.id), Self.text(session.location), Self.text(session.jid), String(session.handled),
@@ -169,17 +170,17 @@ struct PostgresJournalScript {
                 UPDATE relays SET received_at = COALESCE(received_at, \(time)),
                   displayed_at = CASE WHEN \(SQLLiteral.boolean(displayed)) THEN COALESCE(displayed_at, \(time)) ELSE displayed_at END
                 WHERE relay_id = \(Self.text(relayID)) AND target_transport = \(Self.text(target.transport))
-                  AND target_address IS NOT DISTINCT FROM \(Self.text(target.address))
+                  AND \(SQLLiteral.matches("target_address", target.address))
                 """)
         case .copyStanzaID(let relayID, let target, let stanzaID):
             self.statement("""
                 UPDATE relays SET target_stanza_id = \(Self.text(stanzaID)) WHERE relay_id = \(Self.text(relayID))
-                  AND target_transport = \(Self.text(target.transport)) AND target_address IS NOT DISTINCT FROM \(Self.text(target.address))
+                  AND target_transport = \(Self.text(target.transport)) AND \(SQLLiteral.matches("target_address", target.address))
                 """)
         case .sourceStanzaID(let source, let sourceID, let stanzaID):
             self.statement("""
                 UPDATE relays SET source_stanza_id = \(Self.text(stanzaID)) WHERE source_transport = \(Self.text(source.transport))
-                  AND source_address IS NOT DISTINCT FROM \(Self.text(source.address)) AND source_id = \(Self.text(sourceID))
+                  AND \(SQLLiteral.matches("source_address", source.address)) AND source_id = \(Self.text(sourceID))
                 """)
         case .page(let page):
             self.statement("""

@@ -12,6 +12,13 @@ extension PostgresStateStore {
         """
     }
 
+    /// `column = $n`, or `column IS NULL` for a nil value: SQLite's `IS`, answered from an
+    /// index. Every parameter must appear for PostgreSQL to type it, so for nil `$n` is
+    /// sent as an empty text and only checked to be there.
+    static func matches(_ column: String, _ value: String?, _ parameter: Int) -> String {
+        value == nil ? "(\(column) IS NULL AND $\(parameter)::text IS NOT NULL)" : "\(column) = $\(parameter)"
+    }
+
     func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError) {
         guard !deliveries.isEmpty else { return }
         let createdAt = SQLLiteral.time(self.now())
@@ -30,17 +37,18 @@ extension PostgresStateStore {
 
     func relays(forSource transport: String, address: String?, id: String) throws(StateStoreError) -> [RelayRecord] {
         try self.fetch(RelayRecord.self, .readRelays, """
-            SELECT \(Self.relayColumns) FROM relays WHERE source_transport = $1 AND source_address IS NOT DISTINCT FROM $2 AND source_id = $3
+            SELECT \(Self.relayColumns) FROM relays WHERE source_transport = $1 AND \(Self.matches("source_address", address, 2)) AND source_id = $3
             ORDER BY position
-            """, [transport, address, id])
+            """, [transport, address ?? "", id])
     }
 
     func references(to id: String, from source: Endpoint, ownOnly: Bool, nick: String?) throws(StateStoreError) -> ReferenceMap {
-        let mine = "SELECT \(Self.relayColumns) FROM relays WHERE source_transport = $1 AND source_address IS NOT DISTINCT FROM $2"
+        let mine = "SELECT \(Self.relayColumns) FROM relays WHERE source_transport = $1 AND \(Self.matches("source_address", source.address, 2))"
         // Two lookups, each on its own index.
-        var own = try self.fetch(RelayRecord.self, .readRelays, mine + " AND source_id = $3 ORDER BY position", [source.transport, source.address, id])
+        let parameters = [source.transport, source.address ?? "", id]
+        var own = try self.fetch(RelayRecord.self, .readRelays, mine + " AND source_id = $3 ORDER BY position", parameters)
         if own.isEmpty {
-            own = try self.fetch(RelayRecord.self, .readRelays, mine + " AND source_stanza_id = $3 ORDER BY position", [source.transport, source.address, id])
+            own = try self.fetch(RelayRecord.self, .readRelays, mine + " AND source_stanza_id = $3 ORDER BY position", parameters)
         }
         own = own.filter { nick == nil || $0.sourceNick == nick }
         guard own.isEmpty, !ownOnly else { return ReferenceMap(own: own, received: nil, siblings: []) }
@@ -48,9 +56,9 @@ extension PostgresStateStore {
         var copy = try self.relay(id)
         if copy == nil {
             copy = try self.fetch(RelayRecord.self, .readRelays, """
-            SELECT \(Self.relayColumns) FROM relays WHERE target_stanza_id = $1 AND target_transport = $2 AND target_address IS NOT DISTINCT FROM $3
+            SELECT \(Self.relayColumns) FROM relays WHERE target_stanza_id = $1 AND target_transport = $2 AND \(Self.matches("target_address", target.address, 3))
             LIMIT 1
-            """, [id, target.transport, target.address]).first
+            """, [id, target.transport, target.address ?? ""]).first
         }
         guard let received = copy, Router.normalized(received.target) == target else { return ReferenceMap() }
         let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
@@ -106,10 +114,10 @@ extension PostgresStateStore {
     /// Deletes the member's previous change and appends this one, so the newest sorts last.
     private func replaceRoute(_ change: RouteChange, as operation: StateStoreError.Operation) throws(StateStoreError) {
         let record = RouteRecord(change)
-        let channel = SQLLiteral.text(record.channel), transport = SQLLiteral.text(record.transport), address = SQLLiteral.text(record.address)
+        let channel = SQLLiteral.text(record.channel), transport = SQLLiteral.text(record.transport)
         try self.script(operation, """
-            DELETE FROM routes WHERE channel = \(channel) AND transport = \(transport) AND address IS NOT DISTINCT FROM \(address);
-            INSERT INTO routes (channel, transport, address, action, direction, changed_at, room) VALUES (\(channel), \(transport), \(address),
+            DELETE FROM routes WHERE channel = \(channel) AND transport = \(transport) AND \(SQLLiteral.matches("address", record.address));
+            INSERT INTO routes (channel, transport, address, action, direction, changed_at, room) VALUES (\(channel), \(transport), \(SQLLiteral.text(record.address)),
               \(SQLLiteral.text(record.action.rawValue)), \(SQLLiteral.text(record.direction?.rawValue)), \(SQLLiteral.time(record.changedAt)),
               \(SQLLiteral.text(record.room)))
             """)

@@ -76,26 +76,34 @@ final class PostgresStateStore: StateStore {
     // MARK: - Connections
 
     /// Runs `body` with a connection from the pool (or a new one), wrapping failures as
-    /// `operation`. A connection that failed is closed, not pooled.
+    /// `operation`; a failure is transient when the database could not be reached or the
+    /// connection broke (a restart, a failover) or PostgreSQL says to try again. A
+    /// connection that broke, or was left inside a transaction, is closed, not pooled.
     func withConnection<T>(_ operation: StateStoreError.Operation, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StateStoreError) -> T {
         let pooled = self.idle.withLockedValue { $0.popLast() }
         let connection: PostgresConnection
         do {
             connection = try pooled ?? PostgresConnection(url: self.url, password: self.password, applicationName: self.applicationName)
         } catch {
-            throw StateStoreError(operation: operation, location: self.location, error: error)
+            var failure = StateStoreError(operation: operation, location: self.location, error: error)
+            failure.transient = true
+            throw failure
         }
         do {
             let value = try body(connection)
             self.putBack(connection)
             return value
         } catch {
-            if connection.isOpen { self.putBack(connection) }
-            throw StateStoreError(operation: operation, location: self.location, error: error)
+            self.putBack(connection)
+            var failure = StateStoreError(operation: operation, location: self.location, error: error)
+            failure.transient = !connection.isOpen || error.isTransient
+            throw failure
         }
     }
 
+    /// Keeps `connection` for the next call if it is up and outside a transaction.
     private func putBack(_ connection: PostgresConnection) {
+        guard connection.isIdle else { return }
         self.idle.withLockedValue { idle in
             if idle.count < Self.idleConnections { idle.append(connection) }
         }

@@ -2,28 +2,38 @@ import Foundation
 
 /// Values written into the text of a PostgreSQL script (``PostgresConnection/run(script:)``),
 /// which carries a whole group commit in one round trip where parameters would need one
-/// per statement. Text is quoted with its quotes doubled, which is the whole of the
-/// escaping when `standard_conforming_strings` is on (the connection sets it: a backslash
-/// is then an ordinary character). PostgreSQL text cannot hold a NUL: it is left out (XMPP
+/// per statement. Text is an escape string (`E'…'`) with its backslashes and quotes
+/// doubled: read the same whatever `standard_conforming_strings` says (a URL may set it),
+/// in UTF-8, which the connection checks it speaks. PostgreSQL text cannot hold a NUL: it is left out (XMPP
 /// cannot carry one either), so a local line holding one never fails a commit. Times are the text
 /// the SQLite store keeps (``StorageTimestamp``), so both stores hold the same values.
 enum SQLLiteral {
+    /// `value` as an escape string, or NULL.
     static func text(_ value: String?) -> String {
         guard let value else { return "NULL" }
-        var quoted = value.replacingOccurrences(of: "'", with: "''")
+        var quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
         if quoted.utf8.contains(0) { quoted = quoted.replacingOccurrences(of: "\u{0}", with: "") }
-        return "'" + quoted + "'"
+        return "E'" + quoted + "'"
     }
 
+    /// `value` in decimal, or NULL.
     static func integer(_ value: (some BinaryInteger)?) -> String {
         value.map { String($0) } ?? "NULL"
     }
 
+    /// `true` or `false`.
     static func boolean(_ value: Bool) -> String {
         value ? "true" : "false"
     }
 
+    /// `value` as the stores' time text (``StorageTimestamp``), or NULL.
     static func time(_ value: Date?) -> String {
         value.map { Self.text(StorageTimestamp.text($0)) } ?? "NULL"
+    }
+
+    /// `column = value`, or `column IS NULL` for nil: SQLite's `IS`, in a form PostgreSQL
+    /// answers from an index (`IS NOT DISTINCT FROM` it cannot).
+    static func matches(_ column: String, _ value: String?) -> String {
+        value.map { "\(column) = \(Self.text($0))" } ?? "\(column) IS NULL"
     }
 }

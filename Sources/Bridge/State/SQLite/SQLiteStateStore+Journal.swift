@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import TransportCore
 
+/// The journal's side of the SQLite store: a group commit in one transaction, with the
+/// intake log position it reaches.
 extension SQLiteStateStore {
     func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, as operation: StateStoreError.Operation) throws(StateStoreError) {
         try self.write(operation) { db in
