@@ -11,9 +11,25 @@ enum SQLLiteral {
     /// `value` as an escape string, or NULL.
     static func text(_ value: String?) -> String {
         guard let value else { return "NULL" }
-        var quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
-        if quoted.utf8.contains(0) { quoted = quoted.replacingOccurrences(of: "\u{0}", with: "") }
-        return "E'" + quoted + "'"
+        var quoted = "E'"
+        quoted.reserveCapacity(value.utf8.count + 3)
+        // Most text has nothing to escape: appended whole, else byte by byte.
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") || $0 == 0 }) {
+            quoted += value
+        } else {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(value.utf8.count + 8)
+            for byte in value.utf8 {
+                switch byte {
+                case 0: continue
+                case UInt8(ascii: "'"), UInt8(ascii: "\\"): bytes += [byte, byte]
+                default: bytes.append(byte)
+                }
+            }
+            quoted += String(decoding: bytes, as: UTF8.self)
+        }
+        quoted += "'"
+        return quoted
     }
 
     /// `value` in decimal, or NULL.
