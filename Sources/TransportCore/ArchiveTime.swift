@@ -23,14 +23,15 @@ public enum ArchiveTime {
             if seconds != nil { return nil }
         }
         if text.allSatisfy(\.isNumber), let seconds = Double(text), seconds <= Self.farthest * 2 { return Date(timeIntervalSince1970: seconds) }
-        return Self.calendarTime(text)
+        return Self.dateTime(text)
     }
 
     /// A thousand years, in seconds: the longest age taken.
     static let farthest: Double = 1000 * 366 * 86_400
 
-    /// `YYYY-MM-DD`, optionally `T` or a space and `HH:MM[:SS[.fff]]`, optionally `Z` or `±HH:MM`.
-    private static func calendarTime(_ text: String) -> Date? {
+    /// `YYYY-MM-DD`, optionally `T` or a space and `HH:MM[:SS[.fff]]`, optionally `Z` or
+    /// `±HH:MM` (UTC without): also how the state stores keep times (`StorageTimestamp`).
+    public static func dateTime(_ text: String) -> Date? {
         let scalars = Array(text.unicodeScalars)
         var index = 0
         func number(_ digits: Int) -> Int? {

@@ -33,4 +33,10 @@ enum ArchiveSearch {
     static func prefixQuery(_ term: Term) -> String {
         "'" + term.text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "':*"
     }
+
+    /// The `LIKE` pattern (a backslash escapes) for every full address of the bare JID
+    /// `sender`: its text taken literally, then `/` and anything.
+    static func resourcesPattern(_ sender: String) -> String {
+        sender.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "/%"
+    }
 }

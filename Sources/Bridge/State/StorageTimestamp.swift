@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import TransportCore
 
 /// A `Date` as the state database stores it, `yyyy-MM-dd HH:mm:ss.SSS` in UTC (GRDB's own
 /// format, to the nearest millisecond as its formatter rounds, so rows written either way
@@ -38,39 +39,9 @@ enum StorageTimestamp {
         return text
     }
 
-    /// The time `text` holds (as ``text(_:)`` writes it, or GRDB: `YYYY-MM-DD HH:MM:SS`,
-    /// optionally with a fraction of a second, a `T` allowed between date and time); nil for
-    /// anything else.
+    /// The time `text` holds (as ``text(_:)`` writes it, or GRDB), nil for anything else.
     static func date(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
-        else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for byte in bytes[range] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
-        else { return nil }
-        var fraction = 0.0
-        if bytes.count > 19 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count > 20, bytes.count <= 29, let digits = number(20..<bytes.count) else { return nil }
-            fraction = Double(digits) / pow(10, Double(bytes.count - 20))
-        }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        return Date(timeIntervalSince1970: Double(timegm(&parts)) + fraction)
+        ArchiveTime.dateTime(text)
     }
 
     private static func append(_ value: Int, digits: Int, to text: inout String) {

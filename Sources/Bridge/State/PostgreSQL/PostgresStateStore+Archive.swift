@@ -29,9 +29,8 @@ extension PostgresStateStore {
         if let until = query.until { conditions.append("a.at < \(parameter(String(Self.milliseconds(until))))") }
         if let sender = query.from?.lowercased() {
             // A bare JID names every resource of it; anything else names one sender or a nick.
-            let escaped = sender.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
             let exact = parameter(sender)
-            conditions.append("(a.source_address = \(exact) OR lower(a.sender) = \(exact) OR lower(a.sender) LIKE \(parameter(escaped + "/%")) OR lower(a.nick) = \(exact))")
+            conditions.append("(a.source_address = \(exact) OR lower(a.sender) = \(exact) OR lower(a.sender) LIKE \(parameter(ArchiveSearch.resourcesPattern(sender))) OR lower(a.nick) = \(exact))")
         }
         var words: String?
         if let search = query.search {

@@ -96,7 +96,7 @@ extension SQLiteStateStore {
         if let sender = query.from?.lowercased() {
             // A bare JID names every resource of it; anything else names one sender or a nick.
             conditions.append("(a.source_address = ? OR lower(a.sender) = ? OR lower(a.sender) LIKE ? ESCAPE '\\' OR lower(a.nick) = ?)")
-            let prefix = sender.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "/%"
+            let prefix = ArchiveSearch.resourcesPattern(sender)
             arguments += [sender, sender, prefix, sender]
         }
         let columns = """
