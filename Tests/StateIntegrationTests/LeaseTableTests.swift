@@ -5,101 +5,103 @@ import Testing
 
 @testable import Bridge
 
-/// Lease rows against a real PostgreSQL the test starts (issue 26): one owner at a time,
-/// a new epoch at each grant, renewals and the fencing check refused once another instance
-/// took over, heartbeats. Expiry uses a ttl of zero (expired at the next statement), never
-/// a wait.
-@Suite("Lease rows (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled))
-struct LeaseTableTests {
-    let a: LeaseTable
-    let b: LeaseTable
+extension StateIntegration {
+    /// Lease rows against a real PostgreSQL the test starts (issue 26): one owner at a time,
+    /// a new epoch at each grant, renewals and the fencing check refused once another instance
+    /// took over, heartbeats. Expiry uses a ttl of zero (expired at the next statement), never
+    /// a wait.
+    @Suite("Lease rows (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled))
+    struct LeaseTableTests {
+        let a: LeaseTable
+        let b: LeaseTable
 
-    /// Two instances' tables on a database of the test's own.
-    init() async throws {
-        let database = try await SharedPostgres.freshDatabase()
-        self.a = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-a"))
-        self.b = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-b"))
-        try self.a.createSchema()
-        try self.b.createSchema()
-    }
-
-    @Test("one owner at a time: the holder renews and passes the fencing check; the other is refused until it expires")
-    func oneOwnerAtATime() throws {
-        let epoch = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)))
-        #expect(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)) == nil)
-        #expect(try self.a.renew("account:work", owner: "node-a", epoch: epoch, ttl: .seconds(60)))
-        #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch))
-        #expect(try !self.b.holds("account:work", owner: "node-b", epoch: epoch))
-        #expect(try self.a.owners() == ["account:work": "node-a"])
-        #expect(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)) == nil, "not even its own name while it runs: a restarted process waits")
-        #expect(try !self.a.holds("account:work", owner: "node-a", epoch: epoch + 1), "the right owner with another epoch")
-        try self.b.release("account:work", owner: "node-b", epoch: epoch)
-        #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch), "a release by another changes nothing")
-    }
-
-    @Test("an expired lease nobody took is not renewed: its owner fences, then asks again for a new epoch")
-    func expiredIsNotRenewed() throws {
-        let old = try #require(try self.a.acquire("gateway:home", owner: "node-a", ttl: .zero))
-        #expect(try !self.a.renew("gateway:home", owner: "node-a", epoch: old, ttl: .seconds(60)))
-        #expect(try self.a.acquire("gateway:home", owner: "node-a", ttl: .seconds(60)) == old + 1)
-    }
-
-    @Test("expired: another instance takes it with a higher epoch; the old owner's renewal and fencing check are refused")
-    func takeoverFencesTheOldOwner() throws {
-        let old = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .zero))
-        let new = try #require(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)))
-        #expect(new > old)
-        #expect(try !self.a.renew("account:work", owner: "node-a", epoch: old, ttl: .seconds(60)))
-        #expect(try !self.a.holds("account:work", owner: "node-a", epoch: old))
-        #expect(try self.b.holds("account:work", owner: "node-b", epoch: new))
-    }
-
-    @Test("a released lease is free at once and keeps counting epochs; the same owner taking it again gets a new one")
-    func releaseKeepsTheEpoch() throws {
-        let first = try #require(try self.a.acquire("local:fifo", owner: "node-a", ttl: .seconds(60)))
-        try self.a.release("local:fifo", owner: "node-a", epoch: first)
-        #expect(try self.a.owners().isEmpty)
-        let second = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
-        #expect(second == first + 1)
-        try self.b.release("local:fifo", owner: "node-b", epoch: second)
-        let third = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
-        #expect(third == second + 1)
-        #expect(try !self.b.holds("local:fifo", owner: "node-b", epoch: second), "an old epoch of the same owner is fenced too")
-    }
-
-    @Test("two instances creating the schema at the same moment on an empty database both succeed, ten times over")
-    func schemaCreatedConcurrently() async throws {
-        for _ in 0..<10 {
-            try self.a.connection.execute("DROP TABLE IF EXISTS leases, instances")
-            let a = Handoff(table: self.a)
-            let b = Handoff(table: self.b)
-            async let first: Void = Self.create(a)
-            async let second: Void = Self.create(b)
-            _ = try await (first, second)
-            #expect(try self.a.owners().isEmpty)
+        /// Two instances' tables on a database of the test's own.
+        init() async throws {
+            let database = try await SharedPostgres.freshDatabase()
+            self.a = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-a"))
+            self.b = LeaseTable(connection: try PostgresConnection(url: database.url, password: database.password, applicationName: "node-b"))
+            try self.a.createSchema()
+            try self.b.createSchema()
         }
-    }
 
-    /// A table handed to one other thread, which alone uses its connection until it is done.
-    struct Handoff: @unchecked Sendable {
-        let table: LeaseTable
-    }
+        @Test("one owner at a time: the holder renews and passes the fencing check; the other is refused until it expires")
+        func oneOwnerAtATime() throws {
+            let epoch = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)))
+            #expect(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)) == nil)
+            #expect(try self.a.renew("account:work", owner: "node-a", epoch: epoch, ttl: .seconds(60)))
+            #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch))
+            #expect(try !self.b.holds("account:work", owner: "node-b", epoch: epoch))
+            #expect(try self.a.owners() == ["account:work": "node-a"])
+            #expect(try self.a.acquire("account:work", owner: "node-a", ttl: .seconds(60)) == nil, "not even its own name while it runs: a restarted process waits")
+            #expect(try !self.a.holds("account:work", owner: "node-a", epoch: epoch + 1), "the right owner with another epoch")
+            try self.b.release("account:work", owner: "node-b", epoch: epoch)
+            #expect(try self.a.holds("account:work", owner: "node-a", epoch: epoch), "a release by another changes nothing")
+        }
 
-    /// `createSchema` on a thread of its own (it blocks).
-    static func create(_ handoff: Handoff) async throws {
-        try await Subprocess.offThread { try handoff.table.createSchema() }
-    }
+        @Test("an expired lease nobody took is not renewed: its owner fences, then asks again for a new epoch")
+        func expiredIsNotRenewed() throws {
+            let old = try #require(try self.a.acquire("gateway:home", owner: "node-a", ttl: .zero))
+            #expect(try !self.a.renew("gateway:home", owner: "node-a", epoch: old, ttl: .seconds(60)))
+            #expect(try self.a.acquire("gateway:home", owner: "node-a", ttl: .seconds(60)) == old + 1)
+        }
 
-    @Test("heartbeats: live instances are those heard from within the window")
-    func heartbeats() throws {
-        try self.a.heartbeat("node-a")
-        try self.b.heartbeat("node-b")
-        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
-        // node-b last heard from an hour ago.
-        try self.a.connection.execute("UPDATE instances SET heartbeat_at = now() - interval '1 hour' WHERE name = 'node-b'")
-        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a"])
-        try self.b.heartbeat("node-b")
-        #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
-        #expect(LeaseTable.interval(.milliseconds(1_500)) == "1500000 microseconds")
+        @Test("expired: another instance takes it with a higher epoch; the old owner's renewal and fencing check are refused")
+        func takeoverFencesTheOldOwner() throws {
+            let old = try #require(try self.a.acquire("account:work", owner: "node-a", ttl: .zero))
+            let new = try #require(try self.b.acquire("account:work", owner: "node-b", ttl: .seconds(60)))
+            #expect(new > old)
+            #expect(try !self.a.renew("account:work", owner: "node-a", epoch: old, ttl: .seconds(60)))
+            #expect(try !self.a.holds("account:work", owner: "node-a", epoch: old))
+            #expect(try self.b.holds("account:work", owner: "node-b", epoch: new))
+        }
+
+        @Test("a released lease is free at once and keeps counting epochs; the same owner taking it again gets a new one")
+        func releaseKeepsTheEpoch() throws {
+            let first = try #require(try self.a.acquire("local:fifo", owner: "node-a", ttl: .seconds(60)))
+            try self.a.release("local:fifo", owner: "node-a", epoch: first)
+            #expect(try self.a.owners().isEmpty)
+            let second = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
+            #expect(second == first + 1)
+            try self.b.release("local:fifo", owner: "node-b", epoch: second)
+            let third = try #require(try self.b.acquire("local:fifo", owner: "node-b", ttl: .seconds(60)))
+            #expect(third == second + 1)
+            #expect(try !self.b.holds("local:fifo", owner: "node-b", epoch: second), "an old epoch of the same owner is fenced too")
+        }
+
+        @Test("two instances creating the schema at the same moment on an empty database both succeed, ten times over")
+        func schemaCreatedConcurrently() async throws {
+            for _ in 0..<10 {
+                try self.a.connection.execute("DROP TABLE IF EXISTS leases, instances")
+                let a = Handoff(table: self.a)
+                let b = Handoff(table: self.b)
+                async let first: Void = Self.create(a)
+                async let second: Void = Self.create(b)
+                _ = try await (first, second)
+                #expect(try self.a.owners().isEmpty)
+            }
+        }
+
+        /// A table handed to one other thread, which alone uses its connection until it is done.
+        struct Handoff: @unchecked Sendable {
+            let table: LeaseTable
+        }
+
+        /// `createSchema` on a thread of its own (it blocks).
+        static func create(_ handoff: Handoff) async throws {
+            try await Subprocess.offThread { try handoff.table.createSchema() }
+        }
+
+        @Test("heartbeats: live instances are those heard from within the window")
+        func heartbeats() throws {
+            try self.a.heartbeat("node-a")
+            try self.b.heartbeat("node-b")
+            #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
+            // node-b last heard from an hour ago.
+            try self.a.connection.execute("UPDATE instances SET heartbeat_at = now() - interval '1 hour' WHERE name = 'node-b'")
+            #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a"])
+            try self.b.heartbeat("node-b")
+            #expect(try self.a.liveInstances(within: .seconds(60)) == ["node-a", "node-b"])
+            #expect(LeaseTable.interval(.milliseconds(1_500)) == "1500000 microseconds")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import EmbeddedProsody
 import Foundation
 import IntegrationSupport
 import Testing
@@ -38,11 +39,15 @@ struct StateFixture: Sendable {
         }
     }
 
-    /// A store over this test's state; each call is a new process's view of it.
-    func open(now: @escaping @Sendable () -> Date = { Date() }) throws -> any StateStore {
-        switch self.backend {
-        case .sqlite: try SQLiteStateStore(path: self.path!, now: now)
-        case .postgresql: try PostgresStateStore(url: self.database!.url, password: self.database!.password, now: now)
+    /// A store over this test's state; each call is a new process's view of it. Opened on
+    /// a thread of its own (a connection, migrations), not one async tests share.
+    func open(now: @escaping @Sendable () -> Date = { Date() }) async throws -> any StateStore {
+        let backend = self.backend, path = self.path, database = self.database
+        return try await Subprocess.offThread { () throws -> any StateStore in
+            switch backend {
+            case .sqlite: try SQLiteStateStore(path: path!, now: now)
+            case .postgresql: try PostgresStateStore(url: database!.url, password: database!.password, now: now)
+            }
         }
     }
 }
