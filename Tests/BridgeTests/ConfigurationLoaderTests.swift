@@ -150,6 +150,22 @@ struct ConfigurationLoaderTests {
         #expect(try Self.problems("[bridge]\nstate = \"\(url)\"\nstate_password_file = \"missing\"\n" + account).contains { $0.hasPrefix("bridge.state_password_file: cannot read") })
     }
 
+    @Test("instance names this instance (default: the host name); lease_ttl is 3s to 10m (default 10s)")
+    func instanceAndLease() throws {
+        let account = "[accounts.work]\njid = \"bridge@work.example\"\npassword_env = \"X\"\n"
+        var loader = ConfigurationLoader(file: try Self.write("[bridge]\ninstance = \"node-a\"\nlease_ttl = \"30s\"\n" + account), environment: ["X": "pw"])
+        let settings = try loader.loadBridge().settings
+        #expect(settings.instance == "node-a")
+        #expect(settings.leaseTTL == .seconds(30))
+        var defaults = ConfigurationLoader(file: try Self.write(account), environment: ["X": "pw"])
+        let fallback = try defaults.loadBridge().settings
+        #expect(fallback.instance == ProcessInfo.processInfo.hostName)
+        #expect(fallback.leaseTTL == .seconds(10))
+        #expect(try Self.problems("[bridge]\ninstance = \"node a\"\n" + account).contains("bridge.instance: must not contain spaces or control characters"))
+        #expect(try Self.problems("[bridge]\nlease_ttl = \"1s\"\n" + account).contains("bridge.lease_ttl: must be from 3s to 10m"))
+        #expect(try Self.problems("[bridge]\nlease_ttl = \"soon\"\n" + account).contains { $0.hasPrefix("bridge.lease_ttl: 'soon' is not a period") })
+    }
+
     @Test("max_concurrent_logins bounds the login queue: 64 by default, 1 to 10,000")
     func concurrentLogins() throws {
         let account = "[accounts.work]\njid = \"bridge@work.example\"\npassword_env = \"X\"\n"

@@ -1,3 +1,4 @@
+import Foundation
 import TransportCore
 import Transports
 
@@ -62,6 +63,11 @@ struct BridgeSettings: Sendable, Equatable {
     /// The PostgreSQL role's password (`state_password_file` or `state_password_env`), when
     /// the URL and `~/.pgpass` do not give it.
     var statePassword: PasswordSource?
+    /// This instance's name among several on one PostgreSQL state (issue 26): the owner
+    /// named in its leases and heartbeat. Default: the host name.
+    var instance: String = ProcessInfo.processInfo.hostName
+    /// How long an owner may be silent before another instance takes its leases over.
+    var leaseTTL: Duration = .seconds(10)
     /// Control socket for `xmpp-bridge route` (default: `bridge.control` beside the configuration file).
     var controlSocketPath: String
     /// Names this bridge in the relay marker of every message it sends (default "xmpp-bridge").
@@ -89,7 +95,7 @@ struct BridgeSettings: Sendable, Equatable {
     var metricsListen: HTTPListenAddress?
 
     static let keys = [
-        "state", "state_password_file", "state_password_env", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
+        "state", "state_password_file", "state_password_env", "instance", "lease_ttl", "control_socket", "bridge_id", "delivery_batch_size", "presence_interval_ms", "max_attempts", "retry_initial_ms",
         "retry_max_ms", "max_queue_rows", "max_queue_bytes", "delivery_timeout_ms", "event_buffer", "max_concurrent_logins",
         "metrics_listen",
     ]

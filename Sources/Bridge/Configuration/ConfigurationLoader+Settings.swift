@@ -48,6 +48,20 @@ extension ConfigurationLoader {
             }
             settings.statePassword = source
         }
+        if let instance = self.nonEmptyString(table, "instance", path, hint: "this instance's name, unique among those sharing the state, e.g. \"node-a\"") {
+            if instance.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+                self.problem("\(path).instance", "must not contain spaces or control characters", "a short name, e.g. instance = \"node-a\"")
+            } else {
+                settings.instance = instance
+            }
+        }
+        if let ttl = self.age(table, "lease_ttl", path) {
+            if ttl < .seconds(3) || ttl > .seconds(600) {
+                self.problem("\(path).lease_ttl", "must be from 3s to 10m", "how long an owner may be silent before another instance takes over, e.g. \"10s\"")
+            } else {
+                settings.leaseTTL = ttl
+            }
+        }
         if let socket = self.nonEmptyString(table, "control_socket", path, hint: "the control socket path, e.g. control_socket = \"bridge.control\"") {
             settings.controlSocketPath = self.resolve(socket)
             self.checkSocketPath(settings.controlSocketPath, at: "\(path).control_socket")
