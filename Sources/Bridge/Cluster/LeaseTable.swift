@@ -28,6 +28,20 @@ struct LeaseTable {
                 )
                 """)
             try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
+            // A commit's fencing check (``PostgresJournalScript``): every claim must still be
+            // its owner's, or the whole transaction ends with SQLSTATE XB001.
+            try self.connection.execute("""
+                CREATE OR REPLACE FUNCTION bridge_fence(owner_name text, resources text[], epochs bigint[]) RETURNS void
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                  FOR i IN 1 .. coalesce(array_length(resources, 1), 0) LOOP
+                    PERFORM 1 FROM leases WHERE resource = resources[i] AND owner = owner_name AND epoch = epochs[i] AND expires_at >= now() FOR SHARE;
+                    IF NOT FOUND THEN
+                      RAISE EXCEPTION 'lease of % (epoch %) is no longer held by %', resources[i], epochs[i], owner_name USING ERRCODE = 'XB001';
+                    END IF;
+                  END LOOP;
+                END $$
+                """)
             try self.connection.execute("COMMIT")
         } catch {
             _ = try? self.connection.execute("ROLLBACK")
@@ -41,29 +55,81 @@ struct LeaseTable {
     /// Takes `resource` for `owner` for `ttl` if it is free, released or expired, with a new
     /// epoch; nil while a lease runs (anyone's).
     func acquire(_ resource: String, owner: String, ttl: Duration) throws(PostgresError) -> Int64? {
+        try self.acquire([resource], owner: owner, ttl: ttl)[resource]
+    }
+
+    /// Takes each of `resources` that is free, released or expired, in one statement; the
+    /// epochs of those taken.
+    func acquire(_ resources: [String], owner: String, ttl: Duration) throws(PostgresError) -> [String: Int64] {
+        guard !resources.isEmpty else { return [:] }
         let rows = try self.connection.execute(
             """
-            INSERT INTO leases (resource, owner, epoch, expires_at) VALUES ($1, $2, 1, statement_timestamp() + $3::interval)
+            INSERT INTO leases (resource, owner, epoch, expires_at)
+              SELECT r, $2, 1, statement_timestamp() + $3::interval FROM unnest($1::text[]) AS r
             ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at
               WHERE leases.expires_at < now()
-            RETURNING epoch
+            RETURNING resource, epoch
             """,
-            [resource, owner, Self.interval(ttl)]
+            [PostgresArray.text(resources), owner, Self.interval(ttl)]
         )
-        return rows.first?.first.flatMap { $0 }.flatMap { Int64($0) }
+        var taken: [String: Int64] = [:]
+        for row in rows where row.count == 2 {
+            if let resource = row[0], let epoch = row[1].flatMap({ Int64($0) }) { taken[resource] = epoch }
+        }
+        return taken
     }
 
     /// Extends `owner`'s lease on `resource` with `epoch` by `ttl`; false when it is no
     /// longer that (another owner or epoch, or expired: the owner must stop).
     func renew(_ resource: String, owner: String, epoch: Int64, ttl: Duration) throws(PostgresError) -> Bool {
-        try !self.connection.execute(
-            """
-            UPDATE leases SET expires_at = statement_timestamp() + $4::interval
-            WHERE resource = $1 AND owner = $2 AND epoch = $3 AND expires_at >= now() RETURNING epoch
-            """,
-            [resource, owner, String(epoch), Self.interval(ttl)]
-        ).isEmpty
+        try self.renew([resource: epoch], owner: owner, ttl: ttl).contains(resource)
     }
+
+    /// Extends each of `owner`'s leases in `claims` (resource and epoch) by `ttl`, in one
+    /// statement; those renewed (the others must stop).
+    func renew(_ claims: [String: Int64], owner: String, ttl: Duration) throws(PostgresError) -> Set<String> {
+        guard !claims.isEmpty else { return [] }
+        let ordered = claims.sorted { $0.key < $1.key }
+        let rows = try self.connection.execute(
+            """
+            UPDATE leases l SET expires_at = statement_timestamp() + $4::interval
+            FROM unnest($2::text[], $3::bigint[]) AS c(resource, epoch)
+            WHERE l.resource = c.resource AND l.epoch = c.epoch AND l.owner = $1 AND l.expires_at >= now()
+            RETURNING l.resource
+            """,
+            [owner, PostgresArray.text(ordered.map(\.key)), PostgresArray.text(ordered.map { String($0.value) }), Self.interval(ttl)]
+        )
+        return Set(rows.compactMap { $0.first ?? nil })
+    }
+
+    /// Moves the queue's sequence `size` on under a lock, so that instances sharing the
+    /// queue each number their deliveries from a block of their own; the block's first
+    /// sequence, past every one handed out or stored before.
+    func reserveSequences(_ size: Int64) throws(PostgresError) -> Int64 {
+        try self.connection.execute("BEGIN")
+        do throws(PostgresError) {
+            try self.connection.execute("SELECT pg_advisory_xact_lock(\(Self.sequenceLock))")
+            let rows = try self.connection.execute(
+                """
+                SELECT setval('queue_sequence', GREATEST(
+                  (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM queue_sequence),
+                  (SELECT COALESCE(MAX(sequence), 0) FROM queue), (SELECT COALESCE(MAX(sequence), 0) FROM dead_letters)) + $1::bigint) - $1::bigint + 1
+                """,
+                [String(size)]
+            )
+            try self.connection.execute("COMMIT")
+            guard let first = rows.first?.first.flatMap({ $0 }).flatMap({ Int64($0) }) else {
+                throw PostgresError(operation: .execute, message: "no sequence block returned", sqlState: nil)
+            }
+            return first
+        } catch {
+            _ = try? self.connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The advisory lock key sequence blocks are reserved under.
+    static var sequenceLock: Int64 { 0x7862_7365_7162_6C6B }
 
     /// Gives the lease back: it expires now, keeping its epoch.
     func release(_ resource: String, owner: String, epoch: Int64) throws(PostgresError) {
@@ -97,6 +163,21 @@ struct LeaseTable {
         try self.connection.execute(
             "SELECT name FROM instances WHERE heartbeat_at >= now() - $1::interval ORDER BY name", [Self.interval(window)]
         ).compactMap { $0.first ?? nil }
+    }
+
+    /// Every instance that ever sent a heartbeat, with its last one (ISO 8601) and whether it
+    /// is within `window`, by name.
+    func instances(within window: Duration) throws(PostgresError) -> [(name: String, heartbeat: String, alive: Bool)] {
+        try self.connection.execute(
+            """
+            SELECT name, to_char(heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+              heartbeat_at >= now() - $1::interval FROM instances ORDER BY name
+            """,
+            [Self.interval(window)]
+        ).compactMap { row in
+            guard row.count == 3, let name = row[0], let heartbeat = row[1] else { return nil }
+            return (name, heartbeat, row[2] == "t")
+        }
     }
 
     /// Each resource's owner while its lease runs.

@@ -30,11 +30,14 @@ struct BridgeProcess {
         // PostgreSQL: for another daemon on this host using the same local files).
         let lock = inMemory ? nil : try await InstanceLock.acquire(path: configuration.settings.statePath + ".lock", wait: .seconds(3))
         let store: any StateStore
+        // With PostgreSQL, instances share the state and each transport goes by lease.
+        let leases = postgres == nil ? nil : LeaseBook(instance: configuration.settings.instance, logger: logger)
+        var shared: PostgresStateStore?
         if let postgres {
             let database = try PostgresStateStore(
-                url: postgres, password: try configuration.settings.statePassword?.read(), applicationName: configuration.settings.bridgeID
+                url: postgres, password: try configuration.settings.statePassword?.read(), applicationName: configuration.settings.bridgeID, leases: leases
             )
-            try database.claimSoleInstance()
+            shared = database
             store = database
         } else {
             store = inMemory ? try SQLiteStateStore.inMemory() : try SQLiteStateStore(path: configuration.settings.statePath, manualCheckpoints: true)
@@ -77,7 +80,7 @@ struct BridgeProcess {
         // half second at a trickle, in which a delivery acknowledged meanwhile costs no queue row.
         let journal = try Journal(
             store: store, log: intake, checkpointer: checkpointer, lazyDelay: intake == nil ? .milliseconds(50) : .milliseconds(500),
-            clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), logger: logger
+            clock: EventLoopClock(journalLoop), timerExecutor: EventLoopTaskExecutor(journalLoop), sharedQueue: shared, logger: logger
         )
         let statusBook = DeliveryStatusBook(store: store, journal: journal, clock: ContinuousClock())
         let pipeline = RelayPipeline(
@@ -90,7 +93,7 @@ struct BridgeProcess {
             logger: logger,
             metrics: metrics,
             settled: { delivered, failed in statusBook.settled(delivered.map(\.0), failed: failed) },
-            finish: { await groupBox.group?.triggerGracefulShutdown() }
+            leases: leases, finish: { await groupBox.group?.triggerGracefulShutdown() }
         )
         // Stream positions beside the database; what the last process saw acknowledged
         // leaves the queue before it is loaded, whether or not its completion was committed.
@@ -117,6 +120,7 @@ struct BridgeProcess {
             }
         }
         try await pipeline.load()
+        if let shared { await pipeline.share(queue: shared) }
         let paging = PagingService(pipeline: pipeline, clock: ContinuousClock())
         try await pipeline.loadPaging(policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger), service: paging)
         let runtime = BridgeRuntime(
@@ -130,7 +134,7 @@ struct BridgeProcess {
                 connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
                 deliveryStatus: statusBook, archive: ArchiveReader(pipeline: pipeline), metrics: metricsFactory, logger: logger
             ),
-            pipeline: pipeline, logger: logger
+            pipeline: pipeline, leases: leases, logger: logger
         )
         statusBook.attach(queued: { await pipeline.queued(among: $0) }, accounts: { Set(await runtime.currentConfiguration.accounts.keys) })
         statusBook.attach(pages: { source, id in await pipeline.page(source: source, id: id) })
@@ -160,6 +164,27 @@ struct BridgeProcess {
         if let systemd = SystemdNotifier<ContinuousClock>.Settings(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
             let notifier = SystemdNotifier(settings: systemd, clock: ContinuousClock(), alive: { _ = await pipeline.availability }, logger: logger)
             services.append(.init(service: notifier, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        }
+        if let shared, let leases {
+            let keeper = LeaseKeeper(
+                connect: { () throws(PostgresError) in try shared.connect(purpose: "leases") }, book: leases, ttl: configuration.settings.leaseTTL,
+                resources: { await runtime.leasedNames() }, start: { await runtime.takeOver($0) }, stop: { await runtime.handBack($0, lost: $1) },
+                logger: logger
+            )
+            let listener = QueueListener(
+                connect: { () throws(PostgresError) in try shared.connect(purpose: "queue") },
+                heard: { names in
+                    Task {
+                        let all = await runtime.leasedNames()
+                        for name in names.map(Array.init) ?? all { await pipeline.queueChanged(name) }
+                    }
+                },
+                logger: logger
+            )
+            services.append(.init(service: listener, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            // Last: on graceful shutdown it is the first told, and gives its leases back
+            // while the rest still runs.
+            services.append(.init(service: keeper, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         }
         services += extraServices.map { .init(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore) }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -17,7 +17,10 @@ actor BridgeRuntime {
     private let pipeline: RelayPipeline<ContinuousClock>
     let logger: Logger
     private var group: ServiceGroup?
-    private var transports: [String: (transport: any Transport, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
+    private(set) var transports: [String: (transport: any Transport, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
+    /// With other instances on one state (issue 26): the leases this one holds. Leased
+    /// transports start when their lease is granted (``takeOver(_:)``), not with the rest.
+    let leases: LeaseBook?
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
 
@@ -26,8 +29,9 @@ actor BridgeRuntime {
     ///   - registrations: the gateway registrations in `store`, merged in.
     init(
         configuration: BridgeConfiguration, registrations: [GatewayRegistrationRecord] = [], store: any StateStore, factory: TransportFactory,
-        pipeline: RelayPipeline<ContinuousClock>, logger: Logger
+        pipeline: RelayPipeline<ContinuousClock>, leases: LeaseBook? = nil, logger: Logger
     ) {
+        self.leases = leases
         self.fileConfiguration = configuration
         self.registrations = registrations
         self.configuration = configuration.merging(registrations: registrations)
@@ -69,7 +73,8 @@ actor BridgeRuntime {
     /// Builds the transports and workers for the configuration; returns their services.
     func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        for name in Self.transportNames(self.configuration) {
+        let leased = self.leases == nil ? [] : Set(Self.leasedNames(self.configuration))
+        for name in Self.transportNames(self.configuration) where !leased.contains(name) {
             services += await self.start(name)
         }
         await self.applyRooms()
@@ -172,6 +177,8 @@ actor BridgeRuntime {
                 ?? self.gateway(named: name).map { Self.fingerprint($0) }
             // A transport that gave up (wrong password, rejected certificate) is tried again.
             if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
+            // A leased transport not running here is another instance's (or nobody's yet).
+            if running == nil, self.leases != nil, Self.leasedNames(new).contains(name) { continue }
             await self.restart(name, wanted: wanted != nil)
         }
         await self.refreshRouter()
@@ -183,7 +190,7 @@ actor BridgeRuntime {
     }
 
     /// Stops transport `name` if it runs, and starts it anew when `wanted`.
-    private func restart(_ name: String, wanted: Bool) async {
+    func restart(_ name: String, wanted: Bool) async {
         if let running = self.transports[name] {
             self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
             // No new batch on a connection about to close; the one in flight finishes.
@@ -198,12 +205,16 @@ actor BridgeRuntime {
                 await group.addServiceUnlessShutdown(service)
             }
             await self.applyRooms()
+            // Sharing the queue: rows queued for it while it was down are read back.
+            if self.leases != nil { await self.pipeline.queueChanged(name) }
         }
     }
 
     /// `xmpp-bridge reconnect ACCOUNT`: a fresh connection now, whatever the account's state.
     func reconnect(_ name: String) async -> Bool {
         guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil || self.gateway(named: name) != nil else { return false }
+        // A leased transport is reconnected by the instance that runs it.
+        if self.leases != nil, self.transports[name] == nil, Self.leasedNames(self.configuration).contains(name) { return false }
         await self.restart(name, wanted: true)
         return true
     }

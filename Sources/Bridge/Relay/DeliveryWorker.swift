@@ -38,12 +38,17 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     /// Told about deliveries that left the queue: delivered (with when they were queued,
     /// if known) or failed for good. Metrics and `?wait=sent` listen.
     private let settledDeliveries: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
+    /// Whether this instance may still deliver for the transport (its lease, issue 26):
+    /// asked before each batch, so a former owner that wakes up late sends nothing more.
+    private let mayWork: @Sendable () -> Bool
 
     init(
         transport: any Transport, journal: Journal, configuration: DeliveryQueue<C.Instant>.Configuration, clock: C, logger: Logger,
         deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in },
-        settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in }
+        settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
+        mayWork: @escaping @Sendable () -> Bool = { true }
     ) {
+        self.mayWork = mayWork
         self.settledDeliveries = settled
         self.transport = transport
         self.journal = journal
@@ -219,6 +224,10 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     /// to give now; an answered batch wakes the worker again.
     private func drain(into group: inout DiscardingTaskGroup) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            guard self.mayWork() else {
+                self.logger.warning("lease no longer held here; delivering stops")
+                return
+            }
             let now = self.clock.now
             // Counted before the queue is asked, so settled() cannot slip in between the
             // queue handing out a batch and the batch counting as in flight.

@@ -55,12 +55,17 @@ final class Journal: Sendable {
         var waiters: [Completion] = []
         var flushing = false
         var nextSequence: Int64
+        /// The last sequence of this instance's block (``SharedQueue``); nil: no blocks, one
+        /// writer numbers alone.
+        var blockEnd: Int64?
         var commits = 0
         /// Commits tried again in a row after a transient failure.
         var retries = 0
     }
 
     private let store: any StateStore
+    /// Where blocks of sequences come from when several instances share the queue.
+    private let sharedQueue: (any SharedQueue)?
     private let thread: NIOThreadPool
     private let pending: NIOLockedValueBox<Pending>
     private let logger: Logger
@@ -81,9 +86,10 @@ final class Journal: Sendable {
     /// left in it unapplied.
     init<C: Clock>(
         store: any StateStore, log: IntakeLogFile? = nil, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50),
-        clock: C = ContinuousClock(), timerExecutor: (any TaskExecutor)? = nil, logger: Logger
+        clock: C = ContinuousClock(), timerExecutor: (any TaskExecutor)? = nil, sharedQueue: (any SharedQueue)? = nil, logger: Logger
     ) throws(StateStoreError) where C.Duration == Duration {
         self.store = store
+        self.sharedQueue = sharedQueue
         self.log = log
         self.checkpointer = checkpointer
         self.lazyDelay = lazyDelay
@@ -91,7 +97,12 @@ final class Journal: Sendable {
         self.timerExecutor = timerExecutor
         self.logger = logger
         if let log { try Self.replay(log, into: store, logger: logger) }
-        self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
+        if let sharedQueue {
+            let first = try sharedQueue.reserveSequences(Self.sequenceBlock)
+            self.pending = NIOLockedValueBox(Pending(nextSequence: first, blockEnd: first + Self.sequenceBlock - 1))
+        } else {
+            self.pending = NIOLockedValueBox(Pending(nextSequence: try store.lastSequence() + 1))
+        }
         self.thread = NIOThreadPool(numberOfThreads: 1)
         self.thread.start()
     }
@@ -127,13 +138,42 @@ final class Journal: Sendable {
         await self.checkpointer?.shutdown()
     }
 
-    /// The next `count` queue sequences, increasing and never reused.
+    /// The next `count` queue sequences, increasing and never reused. With a shared queue
+    /// they come from this instance's block; a block used up is followed by a new one
+    /// (reserved here, on the caller's thread: once per ``sequenceBlock`` deliveries). Nil
+    /// when no new block can be had (the database out of reach).
     func assignSequences(_ count: Int) -> ClosedRange<Int64>? {
         guard count > 0 else { return nil }
+        let exhausted = self.pending.withLockedValue { pending in pending.blockEnd.map { pending.nextSequence + Int64(count) - 1 > $0 } ?? false }
+        if exhausted {
+            guard let sharedQueue = self.sharedQueue, let first = try? sharedQueue.reserveSequences(max(Self.sequenceBlock, Int64(count))) else {
+                self.logger.error("cannot reserve queue sequences; the state database is out of reach")
+                return nil
+            }
+            self.pending.withLockedValue { pending in
+                pending.nextSequence = first
+                pending.blockEnd = first + max(Self.sequenceBlock, Int64(count)) - 1
+            }
+        }
         return self.pending.withLockedValue { pending in
             let first = pending.nextSequence
             pending.nextSequence += Int64(count)
             return first...(first + Int64(count) - 1)
+        }
+    }
+
+    /// Sequences reserved at once by an instance sharing the queue.
+    static var sequenceBlock: Int64 { 1 << 20 }
+
+    /// Moves this instance on to a new block of sequences, past every one used so far by
+    /// any instance: done as it takes a transport over, so what it queues from then on
+    /// sorts after what the previous owner queued.
+    func startSequenceBlock() async throws(StateStoreError) {
+        guard let sharedQueue = self.sharedQueue else { return }
+        let first = try await self.read { _ throws(StateStoreError) in try sharedQueue.reserveSequences(Self.sequenceBlock) }
+        self.pending.withLockedValue { pending in
+            pending.nextSequence = first
+            pending.blockEnd = first + Self.sequenceBlock - 1
         }
     }
 

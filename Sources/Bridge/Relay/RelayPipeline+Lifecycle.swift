@@ -12,6 +12,7 @@ extension RelayPipeline {
             self.logger.debug("error reply for no delivery we remember", metadata: ["transport": "\(transport)", "id": "\(relayID)", "reason": "\(reason)"])
             return
         }
+        for case .enqueue(let delivery, _, _) in outcome.entries { self.shared?.known[transport, default: []].insert(delivery.sequence) }
         self.journal.record(outcome.entries)
         if outcome.retried > 0 {
             self.logger.notice("delivery bounced; retrying", metadata: ["transport": "\(transport)", "id": "\(relayID)", "reason": "\(reason)"])

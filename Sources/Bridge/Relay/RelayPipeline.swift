@@ -71,16 +71,21 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     var passedBack = RecentIDs(capacity: 10_000)
     /// Each source transport's recently handled unique ids (``InboundMessage/uniqueID``),
     /// mirrored in the journal, and how many were added since the journal was last trimmed.
-    private var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]
+    var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]
     let metrics: RelayMetrics
+    /// With other instances on the same state (issue 26): the shared queue, and the leases
+    /// this instance holds.
+    var shared: SharedQueueState?
+    nonisolated let leases: LeaseBook?
     /// Told when deliveries leave a queue (delivered or dead), for `?wait=sent`.
     private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
 
     init(
         router: Router, journal: Journal, store: any StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
         metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
-        finish: @escaping @Sendable () async -> Void
+        leases: LeaseBook? = nil, finish: @escaping @Sendable () async -> Void
     ) {
+        self.leases = leases
         self.metrics = metrics
         self.settled = settled
         self.router = router
@@ -125,6 +130,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let counts = self.deadLetters
         let metrics = self.metrics
         let settled = self.settled
+        let leases = self.leases
+        let name = transport.name
         return Worker(
             transport: transport, journal: self.journal, configuration: configuration, clock: self.clock, logger: self.logger,
             deadLettered: { letter in counts.withLockedValue { $0[letter.delivery.target.transport, default: 0] += 1 } },
@@ -132,7 +139,8 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
                 metrics.delivered(delivered, now: Date())
                 metrics.failed(failed.map(\.0))
                 settled(delivered, failed)
-            }
+            },
+            mayWork: { leases?.mayWork(name) ?? true }
         )
     }
 
@@ -141,6 +149,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         self.workers[name] = worker
         if let instance { self.instances[name] = instance }
         self.stanzaLimits[name] = stanzaLimit
+        self.shared?.adopting.remove(name)
         if let waiting = self.parked.removeValue(forKey: name) { worker.append(waiting) }
     }
 
@@ -217,6 +226,12 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     private func process(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         switch event {
         case .message(let message):
+            // Intake stops the moment this instance's lease on the source is no longer good
+            // (self-fencing): another instance may own it already.
+            if let leases = self.leases, !leases.mayWork(transport) {
+                self.logger.warning("message from a transport whose lease is no longer held here; left to its new owner", metadata: ["transport": "\(transport)"])
+                return .dropped(DropReason.transportReplaced.description)
+            }
             return await self.relay(message)
         case .available:
             if let before = self.availability[transport], !before.available { self.metrics.reconnected(transport) }
@@ -417,6 +432,9 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         let logger = self.logger
         self.journal.append(entries.map { .enqueue($0.delivery, enqueuedAt: $0.enqueuedAt, attempts: $0.attempts) } + extra) { result in
             if case .failure(let error) = result {
+                // Refused by the fencing check: another instance owns the source now and
+                // relays the message itself.
+                if (error as? StateStoreError)?.isFenced == true { return }
                 logger.error("cannot commit deliveries; delivering without durability", metadata: ["error": "\(error)"])
             }
             for (worker, group) in targets { worker.append(group) }
@@ -445,11 +463,15 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     func targets(for entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) -> [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] {
         var targets: [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] = []
         for (transport, group) in Dictionary(grouping: entries, by: \.delivery.target.transport) {
+            // Sharing the queue, a worker gets each row once (it may have read it back already).
+            let group = self.shared == nil ? group : self.shared!.unknown(group, for: transport)
             if let worker = self.workers[transport] {
-                targets.append((worker, group))
-            } else {
+                if !group.isEmpty { targets.append((worker, group)) }
+            } else if self.shared == nil || self.shared!.adopting.contains(transport) {
                 self.parked[transport, default: []] += group
             }
+            // Else another instance runs it: the row is in the shared queue, and the commit
+            // wakes that instance.
         }
         return targets
     }

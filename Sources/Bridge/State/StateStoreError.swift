@@ -47,6 +47,13 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// came, leaves the work applied.
     var transient = false
 
+    /// The SQLSTATE of a commit refused because a lease it acts on is no longer this
+    /// instance's (issue 26, fencing): its entries must not take effect anywhere.
+    static var fencedState: String { "XB001" }
+
+    /// Whether the commit was refused by the fencing check.
+    var isFenced: Bool { self.sqlState == Self.fencedState }
+
     init(operation: Operation, location: String, underlying: String, sqliteCode: Int32? = nil, sqlState: String? = nil) {
         self.operation = operation
         self.location = location

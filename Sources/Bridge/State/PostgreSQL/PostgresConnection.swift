@@ -108,6 +108,34 @@ final class PostgresConnection: @unchecked Sendable {
         return try self.rows(of: PQexec(self.connection, script))
     }
 
+    /// Waits up to `timeout` for notifications (`LISTEN`, then `NOTIFY`, issue 26) and returns
+    /// the payloads that arrived, in order (empty after the timeout). Throws when the
+    /// connection broke.
+    func notifications(timeout: Duration) throws(PostgresError) -> [String] {
+        var payloads = self.drainNotifications()
+        guard payloads.isEmpty else { return payloads }
+        let socket = PQsocket(self.connection)
+        guard socket >= 0 else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil) }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let ready = poll(&descriptor, 1, milliseconds)
+        guard ready > 0 else { return [] }
+        guard PQconsumeInput(self.connection) == 1 else {
+            throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil)
+        }
+        payloads = self.drainNotifications()
+        return payloads
+    }
+
+    private func drainNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(self.connection) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     private func rows(of result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
         guard let result else { throw PostgresError(operation: .execute, message: Self.message(of: self.connection), sqlState: nil) }
         defer { PQclear(result) }

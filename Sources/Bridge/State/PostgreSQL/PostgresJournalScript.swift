@@ -16,8 +16,16 @@ struct PostgresJournalScript {
     /// The highest queue sequence the group uses: the queue's sequence is moved past it.
     private var highestSequence: Int64 = 0
 
-    /// The script for `entries` (with the intake log position they reach).
-    init(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?) {
+    /// The script for `entries` (with the intake log position they reach). With a
+    /// `fence` (several instances, issue 26) it first checks that `owner` still holds each
+    /// claimed lease with its epoch (``LeaseTable``'s `bridge_fence`), and ends by waking the
+    /// owners of the targets it queued for (`NOTIFY`, sent when the transaction commits).
+    init(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, fence: (owner: String, claims: [String: Int64])? = nil) {
+        if let fence, !fence.claims.isEmpty {
+            let claims = fence.claims.sorted { $0.key < $1.key }
+            self.sql += "SELECT bridge_fence(\(Self.text(fence.owner)), ARRAY[\(claims.map { Self.text($0.key) }.joined(separator: ", "))]::text[], "
+                + "ARRAY[\(claims.map { String($0.value) }.joined(separator: ", "))]::bigint[]);\n"
+        }
         let plan = JournalCommitPlan(entries)
         for (index, entry) in entries.enumerated() { self.add(entry, at: index, plan: plan) }
         self.flush()
@@ -28,12 +36,36 @@ struct PostgresJournalScript {
 
                 """
         }
+        if fence != nil {
+            var targets: Set<String> = []
+            for case .enqueue(let delivery, _, _) in entries { targets.insert(delivery.target.transport) }
+            for target in targets.sorted() { self.sql += "SELECT pg_notify(\(Self.text(Self.queueChannel)), \(Self.text(target)));\n" }
+        }
         if self.highestSequence > 0 {
             self.sql += """
                 SELECT setval('queue_sequence', GREATEST(\(self.highestSequence), (SELECT CASE WHEN is_called THEN last_value ELSE 1 END FROM queue_sequence)));
 
                 """
         }
+    }
+
+    /// The `LISTEN` channel a commit that queued deliveries notifies, with the target
+    /// transport's name as the payload.
+    static var queueChannel: String { "xmpp_bridge_queue" }
+
+    /// The transports whose session a commit of `entries` writes on behalf of (stream state,
+    /// positions, unique ids of what they received): the leases it must still hold.
+    static func actingTransports(_ entries: [JournalEntry]) -> Set<String> {
+        var transports: Set<String> = []
+        for entry in entries {
+            switch entry {
+            case .streamSession(let transport, _), .sourcePosition(let transport, _), .seen(let transport, _), .trimSeen(let transport, _):
+                transports.insert(transport)
+            default:
+                break
+            }
+        }
+        return transports
     }
 
     private mutating func statement(_ text: String) {

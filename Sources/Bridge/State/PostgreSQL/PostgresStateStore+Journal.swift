@@ -3,7 +3,8 @@ import Foundation
 /// The journal's side of the PostgreSQL store: a group commit as one script.
 extension PostgresStateStore {
     func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, as operation: StateStoreError.Operation) throws(StateStoreError) {
-        let script = PostgresJournalScript(entries, intakeThrough: intakeThrough)
+        let (kept, fence) = self.fenced(entries)
+        let script = PostgresJournalScript(kept, intakeThrough: intakeThrough, fence: fence)
         guard !script.sql.isEmpty else { return }
         try self.script(operation, script.sql)
     }
@@ -29,6 +30,21 @@ extension PostgresStateStore {
                 throw error
             }
         }
+    }
+
+    /// `entries` without the session state of transports whose lease is no longer good here
+    /// (another instance owns them, or soon will), and the claims the commit makes on the
+    /// leases of the others it acts on (several instances; none otherwise).
+    private func fenced(_ entries: [JournalEntry]) -> (kept: [JournalEntry], fence: (owner: String, claims: [String: Int64])?) {
+        guard let leases = self.leases else { return (entries, nil) }
+        let (claims, stale) = leases.claims(for: PostgresJournalScript.actingTransports(entries))
+        guard !stale.isEmpty else { return (entries, (leases.instance, claims)) }
+        let kept = entries.filter { entry in PostgresJournalScript.actingTransports([entry]).isDisjoint(with: stale) }
+        leases.logger.warning(
+            "session state of transports whose lease is no longer held here left out of a commit",
+            metadata: ["transports": "\(stale.sorted())", "entries": "\(entries.count - kept.count)"]
+        )
+        return (kept, (leases.instance, claims))
     }
 
     func intakeApplied() throws(StateStoreError) -> IntakeLogFile.Position? {

@@ -21,19 +21,35 @@ final class PostgresStateStore: StateStore {
     private let idle = NIOLockedValueBox<[PostgresConnection]>([])
     /// The connection holding ``claimSoleInstance()``'s lock, for the store's lifetime.
     private let soleInstance = NIOLockedValueBox<PostgresConnection?>(nil)
+    /// The leases this instance holds, when it shares the state with others (the daemon):
+    /// every journal commit claims those it acts on, and wakes the owners of the targets it
+    /// queued for. Nil for commands and tests of one store alone.
+    let leases: LeaseBook?
 
     /// Idle connections kept for the next call; more are closed.
     static var idleConnections: Int { 4 }
 
     /// Connects to `url` (a libpq URL; several hosts allowed) and applies the migrations the
     /// database lacks.
-    init(url: String, password: String?, applicationName: String = "xmpp-bridge", now: @escaping @Sendable () -> Date = { Date() }) throws(StateStoreError) {
+    init(
+        url: String, password: String?, applicationName: String = "xmpp-bridge", leases: LeaseBook? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(StateStoreError) {
+        self.leases = leases
         self.url = url
         self.password = password
         self.applicationName = applicationName
         self.location = Self.withoutPassword(url)
         self.now = now
-        try self.withConnection(.migrate) { connection throws(PostgresError) in try PostgresSchema.migrate(connection) }
+        try self.withConnection(.migrate) { connection throws(PostgresError) in
+            try PostgresSchema.migrate(connection)
+            try LeaseTable(connection: connection).createSchema()
+        }
+    }
+
+    /// A new connection of the store's own settings, for a part that keeps one (the lease
+    /// keeper, the queue listener).
+    func connect(purpose: String) throws(PostgresError) -> PostgresConnection {
+        try PostgresConnection(url: self.url, password: self.password, applicationName: self.applicationName + " (\(purpose))")
     }
 
     /// Claims the database for this process alone, until the store goes (a session

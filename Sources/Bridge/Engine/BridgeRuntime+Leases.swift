@@ -1,0 +1,41 @@
+/// Several instances on one state (issue 26): the transports this instance runs only while
+/// it holds their lease, started and stopped by the ``LeaseKeeper``.
+extension BridgeRuntime {
+    /// The transports worked on under a lease: accounts, gateways, and FIFO, socket and
+    /// stdio locals. HTTP ingress runs on every instance (each commits to the shared queue).
+    static func leasedNames(_ configuration: BridgeConfiguration) -> [String] {
+        configuration.accounts.keys.sorted() + configuration.locals.values.filter { $0.kind != .http }.map(\.name).sorted()
+            + configuration.gateways.values.map(\.transportName).sorted()
+    }
+
+    /// The leased transports of the configuration running now.
+    func leasedNames() -> [String] {
+        Self.leasedNames(self.currentConfiguration)
+    }
+
+    /// The lease on `name` was granted: its queue and unique ids are read from the shared
+    /// state, then it starts. False when it cannot (the state out of reach, no such
+    /// transport): the lease goes back.
+    func takeOver(_ name: String) async -> Bool {
+        guard Self.leasedNames(self.currentConfiguration).contains(name) else { return false }
+        do {
+            try await self.relay.adopt(name)
+        } catch {
+            self.logger.error("cannot take the transport over: its queue cannot be read", metadata: ["transport": "\(name)", "error": "\(error)"])
+            return false
+        }
+        await self.restart(name, wanted: true)
+        return self.transports[name] != nil
+    }
+
+    /// The lease on `name` is lost or about to be given back: the transport stops here (its
+    /// batch in flight answered, its commits made), and what it held stays queued for the
+    /// next owner.
+    func handBack(_ name: String, lost: Bool) async {
+        if self.transports[name] != nil {
+            self.logger.notice(lost ? "lease lost; transport stopped here" : "lease given back; transport stopped here", metadata: ["transport": "\(name)"])
+        }
+        await self.restart(name, wanted: false)
+        await self.relay.disown(name)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import TransportCore
+
+/// Several instances on one state (issue 26): a transport's queue taken over from the
+/// shared state when this instance gets its lease, and rows other instances queued for it
+/// read back when they say so (`NOTIFY`).
+extension RelayPipeline {
+    /// Shares the queue with other instances from now on: deliveries for transports run
+    /// elsewhere stay in the shared queue only, and intake stops where a lease is lost.
+    func share(queue: any SharedQueue) {
+        self.shared = SharedQueueState(queue: queue)
+        self.parked.removeAll()
+    }
+
+    /// Takes transport `name` over before its worker is added: what is queued for it and the
+    /// unique ids it handled, from the shared state; from now on this instance's sequences
+    /// sort after every one used before.
+    func adopt(_ name: String) async throws(StateStoreError) {
+        guard let queue = self.shared?.queue else { return }
+        self.shared?.adopting.insert(name)
+        let read: (records: [QueuedDeliveryRecord], seen: [String])
+        do {
+            try await self.journal.startSequenceBlock()
+            read = try await self.journal.read { _ throws(StateStoreError) in
+                (try queue.queued(sequences: try queue.queuedSequences(transport: name)), try queue.seenUniqueIDs(transport: name, limit: Self.seenWindow))
+            }
+        } catch {
+            self.shared?.adopting.remove(name)
+            throw error
+        }
+        var waiting = self.parked.removeValue(forKey: name) ?? []
+        waiting += read.records.compactMap { record in
+            guard let sequence = record.sequence else { return nil }
+            var delivery = record.delivery
+            delivery.sequence = sequence
+            return (delivery, record.enqueuedAt, record.attempts)
+        }
+        var unique: Set<Int64> = []
+        self.parked[name] = waiting.filter { unique.insert($0.delivery.sequence).inserted }.sorted { $0.delivery.sequence < $1.delivery.sequence }
+        self.shared?.known[name] = unique
+        var recent = RecentIDs(capacity: Self.seenWindow)
+        for id in read.seen { recent.insert(id) }
+        self.seen[name] = (recent, 0)
+    }
+
+    /// Forgets transport `name` after its worker was removed for good here (its lease given
+    /// back or lost): what it held stays in the shared queue for the next owner.
+    func disown(_ name: String) {
+        self.parked.removeValue(forKey: name)
+        self.shared?.known.removeValue(forKey: name)
+        self.shared?.adopting.remove(name)
+        self.seen.removeValue(forKey: name)
+    }
+
+    /// Another instance (or this one) queued deliveries for transport `name`: rows its
+    /// worker does not have yet are read back and handed to it. One read at a time per
+    /// transport; a notice meanwhile reads once more after it.
+    func queueChanged(_ name: String) async {
+        guard self.shared != nil, self.workers[name] != nil else { return }
+        guard self.shared?.reading[name] == nil else {
+            self.shared?.reading[name] = true
+            return
+        }
+        repeat {
+            self.shared?.reading[name] = false
+            await self.readQueue(of: name)
+        } while self.shared?.reading[name] == true
+        self.shared?.reading.removeValue(forKey: name)
+    }
+
+    private func readQueue(of name: String) async {
+        guard let queue = self.shared?.queue else { return }
+        // Everything handed to the journal so far is committed before the read (`read`
+        // flushes first), so a sequence known here and missing there is done with.
+        let before = self.shared?.known[name] ?? []
+        do {
+            let sequences = try await self.journal.read { _ throws(StateStoreError) in try queue.queuedSequences(transport: name) }
+            let fresh = sequences.filter { !(self.shared?.known[name]?.contains($0) ?? false) }
+            let records = try await self.journal.read { _ throws(StateStoreError) in try queue.queued(sequences: fresh) }
+            guard let worker = self.workers[name], self.shared != nil else { return }
+            let entries = records.compactMap { record -> (delivery: Delivery, enqueuedAt: Date, attempts: Int)? in
+                guard let sequence = record.sequence else { return nil }
+                var delivery = record.delivery
+                delivery.sequence = sequence
+                return (delivery, record.enqueuedAt, record.attempts)
+            }
+            let handed = self.shared!.unknown(entries, for: name)
+            if !handed.isEmpty { worker.append(handed) }
+            // Known from now on: what is still queued, and what was handed over meanwhile.
+            let now = self.shared!.known[name] ?? []
+            self.shared!.known[name] = Set(sequences).union(now.subtracting(before))
+        } catch {
+            self.logger.error("cannot read the shared queue", metadata: ["transport": "\(name)", "error": "\(error)"])
+        }
+    }
+}
