@@ -91,6 +91,35 @@ extension StateIntegration {
             try await Subprocess.offThread { try handoff.table.createSchema() }
         }
 
+        @Test("several resources in one statement: the free ones are taken with epochs, running ones left; renewals answer per resource")
+        func batches() throws {
+            let mine = try #require(try self.b.acquire("work", owner: "node-b", ttl: .seconds(60)))
+            let taken = try self.a.acquire(["work", "home", "quote \"and\\ back"], owner: "node-a", ttl: .seconds(60))
+            #expect(Set(taken.keys) == ["home", "quote \"and\\ back"], "work runs for node-b")
+            #expect(try self.a.owners() == ["work": "node-b", "home": "node-a", "quote \"and\\ back": "node-a"])
+            var claims = taken
+            claims["work"] = mine
+            #expect(try self.a.renew(claims, owner: "node-a", ttl: .seconds(60)) == Set(taken.keys), "not node-b's lease")
+            #expect(try self.a.renew([:], owner: "node-a", ttl: .seconds(60)).isEmpty)
+        }
+
+        @Test("bridge_fence passes for the holder's epochs and fails with SQLSTATE XB001 for an old epoch or another owner; the refused transaction commits nothing")
+        func fenceFunction() throws {
+            let epoch = try #require(try self.a.acquire("work", owner: "node-a", ttl: .seconds(60)))
+            let check = { (owner: String, epoch: Int64) in
+                "SELECT bridge_fence('\(owner)', ARRAY['work']::text[], ARRAY[\(epoch)]::bigint[]); INSERT INTO instances VALUES ('marker-\(owner)-\(epoch)', now());"
+            }
+            try self.a.connection.run(script: check("node-a", epoch))
+            for (owner, claimed) in [("node-a", epoch - 1), ("node-b", epoch)] {
+                #expect {
+                    try self.b.connection.run(script: check(owner, claimed))
+                } throws: { error in
+                    (error as? PostgresError)?.sqlState == StateStoreError.fencedState
+                }
+            }
+            #expect(try self.a.connection.execute("SELECT name FROM instances ORDER BY name") == [["marker-node-a-\(epoch)"]])
+        }
+
         @Test("heartbeats: live instances are those heard from within the window")
         func heartbeats() throws {
             try self.a.heartbeat("node-a")

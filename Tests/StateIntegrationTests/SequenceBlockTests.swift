@@ -1,0 +1,32 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+import Testing
+import TransportCore
+
+@testable import Bridge
+
+extension StateIntegration {
+    /// Blocks of queue sequences for instances sharing one queue (issue 26).
+    @Suite("Sequence blocks (PostgreSQL)", .enabled(if: IntegrationEnvironment.postgresEnabled))
+    struct SequenceBlockTests {
+        @Test("each block starts past every sequence stored or reserved before, so instances never number two deliveries alike")
+        func disjointBlocks() async throws {
+            let database = try await SharedPostgres.freshDatabase()
+            let url = database.url, password = database.password
+            let blocks = try await Subprocess.offThread { () -> [Int64] in
+                let store = try PostgresStateStore(url: url, password: password)
+                let stored = try store.enqueue([Delivery(
+                    channel: "c", target: Endpoint(transport: "home", address: "bob@example.test"), body: "b", originalBody: "b", nick: "n",
+                    type: .chat, source: Endpoint(transport: "work", address: "alice@example.test"), sourceID: "s", relayID: "r"
+                )])
+                let first = try store.reserveSequences(1_000)
+                let second = try store.reserveSequences(1_000)
+                return [stored[0].sequence, first, second, try store.lastSequence()]
+            }
+            #expect(blocks[1] > blocks[0], "past what is stored")
+            #expect(blocks[2] >= blocks[1] + 1_000, "the second block after the whole first")
+            #expect(blocks[3] >= blocks[2] + 999, "a store opened later numbers past both")
+        }
+    }
+}
