@@ -47,5 +47,9 @@ struct LeaseBookTests {
         #expect(sql.hasPrefix("SELECT bridge_fence(E'node-a', ARRAY[E'work']::text[], ARRAY[9]::bigint[]);"))
         #expect(sql.components(separatedBy: "pg_notify").count == 2, "one notice for home")
         #expect(!PostgresJournalScript(entries, intakeThrough: nil).sql.contains("bridge_fence"), "one instance alone: no claims, no notices")
+        #expect(sql.contains("E'node-a home'"), "the notice names its instance")
+        #expect(PostgresJournalScript.target(of: "node-b home", heardBy: "node-a") == "home")
+        #expect(PostgresJournalScript.target(of: "node-a home", heardBy: "node-a") == nil, "its own: its worker has the rows")
+        #expect(PostgresJournalScript.target(of: "node-b two words", heardBy: "node-a") == "two words")
     }
 }

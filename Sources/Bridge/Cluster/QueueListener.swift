@@ -6,17 +6,20 @@ import ServiceLifecycle
 
 /// Listens for the journal's notices that deliveries were queued (issue 26:
 /// `LISTEN xmpp_bridge_queue`, one notice per target transport and commit) on a connection
-/// and thread of its own, and tells ``heard`` which transports they named. After a broken
+/// and thread of its own, and tells ``heard`` which transports other instances' notices named. After a broken
 /// connection it connects again and reports `nil` (notices may have been missed meanwhile:
 /// every transport run here should read its queue).
 final class QueueListener: Service {
     private let connect: @Sendable () throws(PostgresError) -> PostgresConnection
+    /// This instance: its own commits' notices are skipped.
+    private let instance: String
     private let heard: @Sendable (Set<String>?) -> Void
     private let logger: Logger
     private let stopped = NIOLockedValueBox(false)
     private let thread = NIOThreadPool(numberOfThreads: 1)
 
-    init(connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, heard: @escaping @Sendable (Set<String>?) -> Void, logger: Logger) {
+    init(instance: String, connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, heard: @escaping @Sendable (Set<String>?) -> Void, logger: Logger) {
+        self.instance = instance
         self.connect = connect
         self.heard = heard
         self.logger = logger
@@ -53,8 +56,10 @@ final class QueueListener: Service {
                     }
                     failures = 0
                 }
-                let payloads = try connection!.notifications(timeout: .seconds(1))
-                if !payloads.isEmpty { self.heard(Set(payloads)) }
+                let targets = Set(try connection!.notifications(timeout: .seconds(1)).compactMap {
+                    PostgresJournalScript.target(of: $0, heardBy: self.instance)
+                })
+                if !targets.isEmpty { self.heard(targets) }
             } catch {
                 connection = nil
                 if failures % 30 == 0 {

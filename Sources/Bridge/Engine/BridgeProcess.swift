@@ -172,11 +172,12 @@ struct BridgeProcess {
                 logger: logger
             )
             let listener = QueueListener(
-                connect: { () throws(PostgresError) in try shared.connect(purpose: "queue") },
+                instance: leases.instance, connect: { () throws(PostgresError) in try shared.connect(purpose: "queue") },
                 heard: { names in
                     Task {
-                        let all = await runtime.leasedNames()
-                        for name in names.map(Array.init) ?? all { await pipeline.queueChanged(name) }
+                        let targets: [String]
+                        if let names { targets = Array(names) } else { targets = await runtime.leasedNames() }
+                        for name in targets { await pipeline.queueChanged(name) }
                     }
                 },
                 logger: logger

@@ -29,12 +29,7 @@ extension RelayPipeline {
             throw error
         }
         var waiting = self.parked.removeValue(forKey: name) ?? []
-        waiting += read.records.compactMap { record in
-            guard let sequence = record.sequence else { return nil }
-            var delivery = record.delivery
-            delivery.sequence = sequence
-            return (delivery, record.enqueuedAt, record.attempts)
-        }
+        waiting += read.records.compactMap(\.queued)
         var unique: Set<Int64> = []
         self.parked[name] = waiting.filter { unique.insert($0.delivery.sequence).inserted }.sorted { $0.delivery.sequence < $1.delivery.sequence }
         self.shared?.known[name] = unique
@@ -52,7 +47,7 @@ extension RelayPipeline {
         self.seen.removeValue(forKey: name)
     }
 
-    /// Another instance (or this one) queued deliveries for transport `name`: rows its
+    /// Another instance queued deliveries for transport `name`: rows its
     /// worker does not have yet are read back and handed to it. One read at a time per
     /// transport; a notice meanwhile reads once more after it.
     func queueChanged(_ name: String) async {
@@ -78,13 +73,7 @@ extension RelayPipeline {
             let fresh = sequences.filter { !(self.shared?.known[name]?.contains($0) ?? false) }
             let records = try await self.journal.read { _ throws(StateStoreError) in try queue.queued(sequences: fresh) }
             guard let worker = self.workers[name], self.shared != nil else { return }
-            let entries = records.compactMap { record -> (delivery: Delivery, enqueuedAt: Date, attempts: Int)? in
-                guard let sequence = record.sequence else { return nil }
-                var delivery = record.delivery
-                delivery.sequence = sequence
-                return (delivery, record.enqueuedAt, record.attempts)
-            }
-            let handed = self.shared!.unknown(entries, for: name)
+            let handed = self.shared!.unknown(records.compactMap(\.queued), for: name)
             if !handed.isEmpty { worker.append(handed) }
             // Known from now on: what is still queued, and what was handed over meanwhile.
             let now = self.shared!.known[name] ?? []

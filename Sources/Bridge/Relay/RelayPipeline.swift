@@ -102,10 +102,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     /// Reads the queue and dead-letter counts back from the journal: done once, at start.
     func load() throws(StateStoreError) {
         for record in try self.store.loadQueue() {
-            guard let sequence = record.sequence else { continue }
-            var delivery = record.delivery
-            delivery.sequence = sequence
-            self.parked[record.targetTransport, default: []].append((delivery, record.enqueuedAt, record.attempts))
+            if let entry = record.queued { self.parked[record.targetTransport, default: []].append(entry) }
         }
         var counts: [String: Int] = [:]
         for letter in try self.store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }

@@ -97,6 +97,11 @@ struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecord, Mutab
         )
     }
 
+    /// The row as a queue entry; nil for one not stored yet (no sequence).
+    var queued: (delivery: Delivery, enqueuedAt: Date, attempts: Int)? {
+        self.sequence == nil ? nil : (self.delivery, self.enqueuedAt, self.attempts)
+    }
+
     mutating func didInsert(_ inserted: InsertionSuccess) {
         self.sequence = inserted.rowID
     }

@@ -36,10 +36,12 @@ struct PostgresJournalScript {
 
                 """
         }
-        if fence != nil {
+        if let owner = fence?.owner {
             var targets: Set<String> = []
             for case .enqueue(let delivery, _, _) in entries { targets.insert(delivery.target.transport) }
-            for target in targets.sorted() { self.sql += "SELECT pg_notify(\(Self.text(Self.queueChannel)), \(Self.text(target)));\n" }
+            for target in targets.sorted() {
+                self.sql += "SELECT pg_notify(\(Self.text(Self.queueChannel)), \(Self.text(Self.notice(from: owner, target: target))));\n"
+            }
         }
         if self.highestSequence > 0 {
             self.sql += """
@@ -49,9 +51,21 @@ struct PostgresJournalScript {
         }
     }
 
-    /// The `LISTEN` channel a commit that queued deliveries notifies, with the target
-    /// transport's name as the payload.
+    /// The `LISTEN` channel a commit that queued deliveries notifies, with ``notice(from:target:)``
+    /// as the payload.
     static var queueChannel: String { "xmpp_bridge_queue" }
+
+    /// A notice's payload: the committing instance (which never holds a space) and the
+    /// target transport, so that an instance skips its own (its worker has those rows).
+    static func notice(from instance: String, target: String) -> String {
+        instance + " " + target
+    }
+
+    /// The target a notice names, nil for one `instance` sent itself.
+    static func target(of notice: String, heardBy instance: String) -> String? {
+        guard let space = notice.firstIndex(of: " ") else { return notice }
+        return notice[..<space] == instance ? nil : String(notice[notice.index(after: space)...])
+    }
 
     /// The transports whose session a commit of `entries` writes on behalf of (stream state,
     /// positions, unique ids of what they received): the leases it must still hold.

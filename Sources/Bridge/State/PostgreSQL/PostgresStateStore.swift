@@ -53,9 +53,9 @@ final class PostgresStateStore: StateStore {
     }
 
     /// Claims the database for this process alone, until the store goes (a session
-    /// advisory lock on a connection of its own): until leases share the accounts out
-    /// among instances, a second daemon on the same database would run every account
-    /// twice, so it refuses to start instead. Throws when another process holds it.
+    /// advisory lock on a connection of its own): a command that edits the state without
+    /// a daemon takes it, so two such commands never edit at once. Daemons go by leases
+    /// and do not take it. Throws when another process holds it.
     func claimSoleInstance() throws(StateStoreError) {
         let connection: PostgresConnection
         let claimed: Bool
