@@ -22,13 +22,27 @@ struct SeveralInstancesIntegrationTests {
     /// Two instances, `node-a` and `node-b`, each in a directory of its own (its local files,
     /// control socket), both with accounts work and home on `server` and the state in a fresh
     /// database.
-    static func start(on server: ProsodyServer) async throws -> [BridgeDaemon] {
+    /// With `httpPorts`, each instance also has an HTTP ingress `web` on its port, in
+    /// channel `alerts` to bob through home.
+    static func start(on server: ProsodyServer, httpPorts: [Int]? = nil) async throws -> [BridgeDaemon] {
         let database = try await SharedPostgres.freshDatabase()
-        return try ["node-a", "node-b"].map { name in
+        return try ["node-a", "node-b"].enumerated().map { index, name in
+            let web = httpPorts.map { ports in
+                """
+
+                [local.web]
+                kind = "http"
+                listen = "127.0.0.1:\(ports[index])"
+
+                [channels.alerts]
+                format = "{body}"
+                members = [ { local = "web" }, { account = "home", jid = "bob@example.test", direction = "out" } ]
+                """
+            } ?? ""
             let directory = "\(server.directory)/\(name)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let config = try BridgeConfigFile.write(
-                accounts: [("work", "work", server), ("home", "home", server)], in: directory, rest: BridgeIntegrationTests.link
+                accounts: [("work", "work", server), ("home", "home", server)], in: directory, rest: BridgeIntegrationTests.link + web
             )
             var text = try String(contentsOfFile: config, encoding: .utf8)
             text = text.replacingOccurrences(
@@ -92,6 +106,35 @@ struct SeveralInstancesIntegrationTests {
         #expect(received.filter { seen.insert($0).inserted } == sent, "in order")
         #expect(other.stop() == 0, "stderr: \(other.run.errors.suffix(2000))")
         await alice.stop()
+        await bob.stop()
+    }
+
+    @Test("HTTP ingress on every instance: 50 alerts posted to the instance that does not run home reach bob through the one that does (LISTEN/NOTIFY), once each, in order")
+    func ingressOnEveryInstance() async throws {
+        let server = try ProsodyServer.start(accounts: BridgeIntegrationTests.users("bob", "work", "home"))
+        defer { server.shutdown() }
+        let ports = try ProsodyServer.freeLoopbackPorts(count: 2)
+        let bridges = try await Self.start(on: server, httpPorts: ports)
+        defer { bridges.forEach { $0.terminate() } }
+        let bob = try await TestSession.start("bob", on: server)
+        guard let homeOwner = await Self.owner(of: "home", among: bridges) else {
+            Issue.record("no instance took home; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
+            return
+        }
+        try await bridges[homeOwner].waitOnline(["home"])
+        let other = 1 - homeOwner
+        #expect(await bridges[other].waitForLog { $0.contains("http ingress listening") }, "stderr: \(bridges[other].run.errors.suffix(2000))")
+        let client = HTTPTestClient(target: .tcp(port: ports[other]))
+        let sent = (1...50).map { String(format: "alert %02d", $0) }
+        for body in sent {
+            let reply = try await client.post("/channels/alerts", body: body)
+            #expect(reply.status == 202, "\(reply); stderr: \(bridges[other].run.errors.suffix(2000))")
+        }
+        let received = await Received.bodies(bob.log, count: sent.count, timeout: .seconds(30))
+        #expect(try await HTTPTestClient(target: .tcp(port: ports[homeOwner])).post("/channels/alerts", body: "marker").status == 202)
+        #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(30)) != nil)
+        let all = await Received.bodies(bob.log).filter { $0 != "marker" }
+        #expect(all == sent, "received \(received.count): \(all.prefix(5))…; stderr: \(bridges[homeOwner].run.errors.suffix(2000))")
         await bob.stop()
     }
 
