@@ -93,6 +93,19 @@ public struct TestSession {
         return nil
     }
 
+    /// Waits until the server reports (XEP-0012 uptime, whole seconds) having run at least
+    /// `seconds`; false when it never does within `timeout`. After a loss the bridge asks
+    /// the uptime to tell a restart from a lost session, so a server not two seconds older
+    /// than an outage looks restarted; production servers are older, and so is a test's
+    /// server once this returns.
+    public func waitForServerUptime(atLeast seconds: Int, timeout: Duration = .seconds(20)) async -> Bool {
+        guard let domain = try? JID(self.jid.domainpart) else { return false }
+        return await eventually(timeout: timeout, every: .milliseconds(250)) {
+            let answer = try? await self.session.request(IQ(type: .get, id: await self.session.nextID(), to: domain, payload: XMLElement(name: "query", namespace: "jabber:iq:last")))
+            return (answer?.payload?[attribute: "seconds"].flatMap { Int($0) } ?? 0) >= seconds
+        }
+    }
+
     public func stop() async {
         await self.session.stop()
         await self.task.value

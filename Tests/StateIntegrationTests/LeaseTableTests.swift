@@ -97,10 +97,16 @@ extension StateIntegration {
             let taken = try self.a.acquire(["work", "home", "quote \"and\\ back"], owner: "node-a", ttl: .seconds(60))
             #expect(Set(taken.keys) == ["home", "quote \"and\\ back"], "work runs for node-b")
             #expect(try self.a.owners() == ["work": "node-b", "home": "node-a", "quote \"and\\ back": "node-a"])
-            var claims = taken
+            #expect(taken.values.allSatisfy { $0.formerOwnerSilence == nil }, "nobody held them before")
+            var claims = taken.mapValues(\.epoch)
             claims["work"] = mine
             #expect(try self.a.renew(claims, owner: "node-a", ttl: .seconds(60)) == Set(taken.keys), "not node-b's lease")
             #expect(try self.a.renew([:], owner: "node-a", ttl: .seconds(60)).isEmpty)
+            // Taken over after a release: how long ago node-a last renewed it.
+            try self.a.release("home", owner: "node-a", epoch: claims["home"]!)
+            let after = try #require(try self.b.acquire(["home"], owner: "node-b", ttl: .seconds(60))["home"])
+            let silence = try #require(after.formerOwnerSilence)
+            #expect(after.epoch == claims["home"]! + 1 && silence >= .zero && silence < .seconds(60), "\(after)")
         }
 
         @Test("bridge_fence passes for the holder's epochs and fails with SQLSTATE XB001 for an old epoch or another owner; the refused transaction commits nothing")

@@ -19,9 +19,9 @@ final class LeaseKeeper: Service {
     private let configuration: Machine.Configuration
     /// The resources leased now (the configuration can change on reload).
     private let resources: @Sendable () async -> [String]
-    /// Starts the work on a resource whose lease was granted; false when it cannot (it is
-    /// given back).
-    private let start: @Sendable (String) async -> Bool
+    /// Starts the work on a resource whose lease was granted, given how long its former
+    /// owner had been silent (nil: none); false when it cannot (it is given back).
+    private let start: @Sendable (String, Duration?) async -> Bool
     /// Stops the work on a resource: its lease is lost (`true`) or about to be given back.
     private let stop: @Sendable (String, _ lost: Bool) async -> Void
     private let clock = ContinuousClock()
@@ -32,7 +32,7 @@ final class LeaseKeeper: Service {
 
     init(
         connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, book: LeaseBook, ttl: Duration,
-        resources: @escaping @Sendable () async -> [String], start: @escaping @Sendable (String) async -> Bool,
+        resources: @escaping @Sendable () async -> [String], start: @escaping @Sendable (String, Duration?) async -> Bool,
         stop: @escaping @Sendable (String, _ lost: Bool) async -> Void, logger: Logger
     ) {
         self.connect = connect
@@ -115,14 +115,14 @@ final class LeaseKeeper: Service {
                     _ = machines[name]!.requestFailed(now: answered)
                     continue
                 }
-                guard let epoch = granted[name] else {
+                guard let epoch = granted[name]?.epoch else {
                     _ = machines[name]!.taken(now: answered)
                     continue
                 }
                 if machines[name]!.acquired(epoch: epoch, now: answered).contains(.start(epoch: epoch)) {
                     self.publish(name, machines[name]!)
                     self.logger.info("lease taken; starting", metadata: ["resource": "\(name)", "epoch": "\(epoch)"])
-                    if await !self.start(name) {
+                    if await !self.start(name, granted[name]?.formerOwnerSilence) {
                         await self.giveBack(name, &machines)
                     }
                 }

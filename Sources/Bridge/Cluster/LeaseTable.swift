@@ -27,6 +27,9 @@ struct LeaseTable {
                   expires_at timestamptz NOT NULL
                 )
                 """)
+            // When the owner last took or renewed it: a former owner's stream was lost no
+            // earlier (``InheritedDeliveries``).
+            try self.connection.execute("ALTER TABLE leases ADD COLUMN IF NOT EXISTS renewed_at timestamptz")
             try self.connection.execute("CREATE TABLE IF NOT EXISTS instances (name text PRIMARY KEY, heartbeat_at timestamptz NOT NULL)")
             // A commit's fencing check (``PostgresJournalScript``): every claim must still be
             // its owner's, or the whole transaction ends with SQLSTATE XB001.
@@ -55,26 +58,38 @@ struct LeaseTable {
     /// Takes `resource` for `owner` for `ttl` if it is free, released or expired, with a new
     /// epoch; nil while a lease runs (anyone's).
     func acquire(_ resource: String, owner: String, ttl: Duration) throws(PostgresError) -> Int64? {
-        try self.acquire([resource], owner: owner, ttl: ttl)[resource]
+        try self.acquire([resource], owner: owner, ttl: ttl)[resource]?.epoch
     }
 
-    /// Takes each of `resources` that is free, released or expired, in one statement; the
-    /// epochs of those taken.
-    func acquire(_ resources: [String], owner: String, ttl: Duration) throws(PostgresError) -> [String: Int64] {
+    /// A lease taken: its epoch, and how long ago the former owner last took or renewed
+    /// it (nil: nobody held it before).
+    struct Taken: Equatable, Sendable {
+        var epoch: Int64
+        var formerOwnerSilence: Duration?
+    }
+
+    /// Takes each of `resources` that is free, released or expired, in one statement;
+    /// those taken.
+    func acquire(_ resources: [String], owner: String, ttl: Duration) throws(PostgresError) -> [String: Taken] {
         guard !resources.isEmpty else { return [:] }
         let rows = try self.connection.execute(
             """
-            INSERT INTO leases (resource, owner, epoch, expires_at)
-              SELECT r, $2, 1, statement_timestamp() + $3::interval FROM unnest($1::text[]) AS r
-            ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at
+            WITH prior AS (SELECT resource, renewed_at FROM leases WHERE resource = ANY($1::text[]))
+            INSERT INTO leases (resource, owner, epoch, expires_at, renewed_at)
+              SELECT r, $2, 1, statement_timestamp() + $3::interval, statement_timestamp() FROM unnest($1::text[]) AS r
+            ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at,
+              renewed_at = EXCLUDED.renewed_at
               WHERE leases.expires_at < now()
-            RETURNING resource, epoch
+            RETURNING resource, epoch,
+              (SELECT extract(epoch FROM statement_timestamp() - p.renewed_at) FROM prior p WHERE p.resource = leases.resource)
             """,
             [PostgresArray.text(resources), owner, Self.interval(ttl)]
         )
-        var taken: [String: Int64] = [:]
-        for row in rows where row.count == 2 {
-            if let resource = row[0], let epoch = row[1].flatMap({ Int64($0) }) { taken[resource] = epoch }
+        var taken: [String: Taken] = [:]
+        for row in rows where row.count == 3 {
+            guard let resource = row[0], let epoch = row[1].flatMap({ Int64($0) }) else { continue }
+            let silence = row[2].flatMap { Double($0) }.map { Duration.milliseconds(Int64(($0 * 1000).rounded(.up))) }
+            taken[resource] = Taken(epoch: epoch, formerOwnerSilence: silence)
         }
         return taken
     }
@@ -92,7 +107,7 @@ struct LeaseTable {
         let ordered = claims.sorted { $0.key < $1.key }
         let rows = try self.connection.execute(
             """
-            UPDATE leases l SET expires_at = statement_timestamp() + $4::interval
+            UPDATE leases l SET expires_at = statement_timestamp() + $4::interval, renewed_at = statement_timestamp()
             FROM unnest($2::text[], $3::bigint[]) AS c(resource, epoch)
             WHERE l.resource = c.resource AND l.epoch = c.epoch AND l.owner = $1 AND l.expires_at >= now()
             RETURNING l.resource

@@ -168,7 +168,7 @@ struct BridgeProcess {
         if let shared, let leases {
             let keeper = LeaseKeeper(
                 connect: { () throws(PostgresError) in try shared.connect(purpose: "leases") }, book: leases, ttl: configuration.settings.leaseTTL,
-                resources: { await runtime.leasedNames() }, start: { await runtime.takeOver($0) }, stop: { await runtime.handBack($0, lost: $1) },
+                resources: { await runtime.leasedNames() }, start: { await runtime.takeOver($0, formerOwnerSilence: $1) }, stop: { await runtime.handBack($0, lost: $1) },
                 logger: logger
             )
             let listener = QueueListener(

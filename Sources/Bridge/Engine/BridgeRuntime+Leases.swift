@@ -1,3 +1,5 @@
+import Foundation
+
 /// Several instances on one state (issue 26): the transports this instance runs only while
 /// it holds their lease, started and stopped by the ``LeaseKeeper``.
 extension BridgeRuntime {
@@ -14,12 +16,16 @@ extension BridgeRuntime {
     }
 
     /// The lease on `name` was granted: its queue and unique ids are read from the shared
-    /// state, then it starts. False when it cannot (the state out of reach, no such
+    /// state, then it starts; an account first looks up in its archive what of its queue a
+    /// former owner may have sent (``InheritedDeliveries``). False when it cannot (the state out of reach, no such
     /// transport): the lease goes back.
-    func takeOver(_ name: String) async -> Bool {
+    /// `formerOwnerSilence`: how long ago a former owner last renewed the lease.
+    func takeOver(_ name: String, formerOwnerSilence: Duration? = nil) async -> Bool {
         guard Self.leasedNames(self.currentConfiguration).contains(name) else { return false }
         do {
-            try await self.relay.adopt(name)
+            var inherited = try await self.relay.adopt(name)
+            if let silence = formerOwnerSilence { inherited?.lostSince = Date(timeIntervalSinceNow: -silence.seconds) }
+            self.inherited[name] = inherited
         } catch {
             self.logger.error("cannot take the transport over: its queue cannot be read", metadata: ["transport": "\(name)", "error": "\(error)"])
             return false

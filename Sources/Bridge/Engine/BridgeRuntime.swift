@@ -23,6 +23,8 @@ actor BridgeRuntime {
     let leases: LeaseBook?
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
+    /// What a former owner of an account taken over may have sent, for its next start.
+    var inherited: [String: InheritedDeliveries] = [:]
 
     /// - Parameters:
     ///   - configuration: the file's.
@@ -95,7 +97,7 @@ actor BridgeRuntime {
         let fingerprint: String
         if let account = self.configuration.accounts[name] {
             do {
-                transport = try self.factory.make(account: account, handler: handler)
+                transport = try self.factory.make(account: account, handler: handler, inherited: self.inherited.removeValue(forKey: name))
             } catch {
                 self.logger.error("account not started", metadata: ["account": "\(name)", "error": "\(error)"])
                 return []

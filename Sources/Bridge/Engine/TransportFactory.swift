@@ -35,7 +35,8 @@ struct TransportFactory: Sendable {
     var metrics: any MetricsFactory = NOOPMetricsHandler.instance
     let logger: Logger
 
-    func make(account: AccountConfiguration, handler: any TransportEventHandler) throws -> XMPPTransport {
+    /// `inherited`: deliveries a former owner of the account may have sent (``InheritedDeliveries``).
+    func make(account: AccountConfiguration, handler: any TransportEventHandler, inherited: InheritedDeliveries? = nil) throws -> XMPPTransport {
         let password = try account.password.read()
         if let exposure = account.password.exposure() {
             self.logger.warning("\(exposure)", metadata: ["account": "\(account.name)"])
@@ -83,6 +84,7 @@ struct TransportFactory: Sendable {
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
+                inheritedInDoubt: inherited.map { ($0.relayIDs, $0.since, $0.lostSince) },
                 roomTimings: account.roomTimings
             ),
             password: password,

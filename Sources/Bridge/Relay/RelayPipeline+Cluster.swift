@@ -15,8 +15,10 @@ extension RelayPipeline {
     /// Takes transport `name` over before its worker is added: what is queued for it and the
     /// unique ids it handled, from the shared state; from now on this instance's sequences
     /// sort after every one used before.
-    func adopt(_ name: String) async throws(StateStoreError) {
-        guard let queue = self.shared?.queue else { return }
+    /// Returns what a former owner may have sent of it (``InheritedDeliveries``).
+    @discardableResult
+    func adopt(_ name: String) async throws(StateStoreError) -> InheritedDeliveries? {
+        guard let queue = self.shared?.queue else { return nil }
         self.shared?.adopting.insert(name)
         let read: (records: [QueuedDeliveryRecord], seen: [String])
         do {
@@ -36,6 +38,7 @@ extension RelayPipeline {
         var recent = RecentIDs(capacity: Self.seenWindow)
         for id in read.seen { recent.insert(id) }
         self.seen[name] = (recent, 0)
+        return InheritedDeliveries(self.parked[name] ?? [], account: name)
     }
 
     /// Forgets transport `name` after its worker was removed for good here (its lease given

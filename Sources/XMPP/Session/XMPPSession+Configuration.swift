@@ -1,3 +1,5 @@
+import Foundation
+
 extension XMPPSession {
     /// What the session connects to and how it behaves (RFC 6121 session set-up; XEP-0199 liveness).
     public struct Configuration: Sendable {
@@ -81,6 +83,12 @@ extension XMPPSession {
         /// account's archive before sending them again (``ArchiveCheckStateMachine``); nil:
         /// send them again unchecked (at least once).
         public var archiveCheck: ArchiveCheckStateMachine.Configuration?
+        /// Message ids an earlier owner of the account (another process, whose stream
+        /// positions this one does not have) may have sent, since when, and a time no later
+        /// than its stream was lost: looked up in the archive like a lost session's before
+        /// the first stream reports online; those found are reported as
+        /// ``XMPPSessionEvent/resumedAfterRestart(handledIDs:)``.
+        public var inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)?
         /// Rooms to join after connecting (XEP-0045); ``XMPPSession/setRooms(_:cursors:)`` changes them.
         public var rooms: [RoomConfiguration]
         public var roomTimings: RoomTimings
@@ -117,6 +125,7 @@ extension XMPPSession {
             stopAcknowledgementTimeout: Duration = .seconds(2),
             acknowledgementTimeout: Duration = .seconds(5),
             archiveCheck: ArchiveCheckStateMachine.Configuration? = .init(),
+            inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)? = nil,
             rooms: [RoomConfiguration] = [],
             roomTimings: RoomTimings = RoomTimings(),
             roomCursors: [JID: ArchiveCursor] = [:]
@@ -150,6 +159,7 @@ extension XMPPSession {
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
             self.acknowledgementTimeout = acknowledgementTimeout
             self.archiveCheck = archiveCheck
+            self.inheritedInDoubt = inheritedInDoubt
             self.rooms = rooms
             self.roomTimings = roomTimings
             self.roomCursors = roomCursors

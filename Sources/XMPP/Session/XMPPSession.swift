@@ -116,6 +116,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 self.restoredSession = false
             }
         }
+        if let inherited = configuration.inheritedInDoubt, !inherited.ids.isEmpty, configuration.archiveCheck != nil {
+            // Lost no later than `lostSince`, so a server restart since is never missed.
+            self.inDoubt.restoredIDs += inherited.ids
+            self.inDoubt.sentSince = [self.inDoubt.sentSince, inherited.since].compactMap { $0 }.min()
+            self.inDoubtSince = clock.now.advanced(by: .seconds(-max(0, Date().timeIntervalSince(inherited.lostSince))))
+        }
     }
 
     // MARK: - Running

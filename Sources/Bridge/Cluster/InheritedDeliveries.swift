@@ -1,0 +1,31 @@
+import Foundation
+import TransportCore
+
+/// Deliveries queued for an account when this instance took it over from another (issue
+/// 26): the former owner may have written some of them on its stream before it stopped,
+/// and its stream positions went with it. The account's first session looks their relay
+/// ids up in its own archive (XEP-0313, as for a session the server lost: XEP-0198 §5)
+/// before it reports online; those found are completed, not sent again.
+struct InheritedDeliveries: Equatable, Sendable {
+    /// Oldest first.
+    var relayIDs: [String]
+    /// When the oldest was queued: no copy can be older.
+    var since: Date
+    /// No later than the former owner's stream was lost: when it last renewed its lease
+    /// (``LeaseTable/Taken``), else ``since``. A server restarted after this may have
+    /// archived copies it never routed (``ArchiveCheckStateMachine``).
+    var lostSince: Date
+
+    /// At most this many, oldest first: a former owner never had more in flight (its
+    /// window of batches in flight, 4 of 100, and what it had confirmed but not yet committed are far fewer); later ones were never written. The archive check reads up to 20 pages of 50.
+    static let limit = 1_000
+
+    /// From the queued rows read at takeover, for `account`; nil when none.
+    init?(_ queued: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)], account: String) {
+        let mine = queued.filter { $0.delivery.target.transport == account }.sorted { $0.delivery.sequence < $1.delivery.sequence }.prefix(Self.limit)
+        guard let oldest = mine.map(\.enqueuedAt).min() else { return nil }
+        self.relayIDs = mine.map(\.delivery.relayID)
+        self.since = oldest
+        self.lostSince = oldest
+    }
+}
