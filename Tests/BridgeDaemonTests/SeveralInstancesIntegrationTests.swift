@@ -199,3 +199,50 @@ struct SeveralInstancesIntegrationTests {
         await bob.stop()
     }
 }
+
+extension SeveralInstancesIntegrationTests {
+    @Test("SIGSTOP of the owner of home mid burst of 600, past its lease_ttl, then SIGCONT: the other takes over; the paused one fences itself and sends nothing more; bob gets every message once")
+    func pausedOwner() async throws {
+        var options = ProsodyServer.Options()
+        options.archive = true
+        let server = try ProsodyServer.start(options, accounts: BridgeIntegrationTests.users("alice", "bob", "work", "home"))
+        defer { server.shutdown() }
+        let bridges = try await Self.start(on: server)
+        defer { bridges.forEach { $0.terminate() } }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        guard let homeOwner = await Self.owner(of: "home", among: bridges), let workOwner = await Self.owner(of: "work", among: bridges) else {
+            Issue.record("no instance took the leases; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
+            return
+        }
+        try await bridges[homeOwner].waitOnline(["home"])
+        try await bridges[workOwner].waitOnline(["work"])
+        #expect(await bob.waitForServerUptime(atLeast: Self.ttl + 3), "the server does not report its uptime (XEP-0012)")
+        let sent = (1...600).map { String(format: "pause %03d", $0) }
+        try await Self.send(sent, from: alice)
+        _ = await Received.bodies(bob.log, count: 100, timeout: .seconds(60))
+        let paused = bridges[homeOwner]
+        let other = bridges[1 - homeOwner]
+        let pid = paused.run.process.pid
+        kill(pid, SIGSTOP)
+        let tookOver = await other.waitForLog(timeout: .seconds(Self.ttl + 5 + 10)) { $0.contains("lease taken; starting") && $0.contains("resource=home") }
+        #expect(tookOver, "stderr: \(other.run.errors.suffix(3000))")
+        try await Self.send(["marker 1"], from: alice)
+        #expect(await Received.message(bob.log, body: "[work] alice: marker 1", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
+        kill(pid, SIGCONT)
+        // Its renewal is refused (or its grant ran out by its own clock): home stops there.
+        #expect(await paused.waitForLog(timeout: .seconds(30)) { $0.contains("lease lost; transport stopped here") && $0.contains("transport=home") }, "stderr: \(paused.run.errors.suffix(3000))")
+        // Nothing else arrives: a marker sent after it is the last thing bob gets.
+        try await Self.send(["marker 2"], from: alice)
+        #expect(await Received.message(bob.log, body: "[work] alice: marker 2", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
+        let received = await Received.bodies(bob.log).filter { !$0.contains("marker") }.map { String($0.dropFirst("[work] alice: ".count)) }
+        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
+        let lost = Set(sent).subtracting(received).count
+        print("SIGSTOP of the owner mid burst of 600, SIGCONT after takeover: received \(received.count), lost \(lost), duplicated \(duplicated)")
+        #expect(lost == 0 && duplicated == 0, "lost \(lost), duplicated \(duplicated): \(Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted().prefix(10))")
+        #expect(await Received.bodies(bob.log).last == "[work] alice: marker 2")
+        for bridge in bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
+        await alice.stop()
+        await bob.stop()
+    }
+}

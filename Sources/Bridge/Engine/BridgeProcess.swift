@@ -131,7 +131,7 @@ struct BridgeProcess {
                 eventBuffer: configuration.settings.eventBuffer,
                 journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
                 storedResumePoints: { (try? store.resumePoints()) ?? [:] },
-                connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork,
+                connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork, leases: leases,
                 deliveryStatus: statusBook, archive: ArchiveReader(pipeline: pipeline), metrics: metricsFactory, logger: logger
             ),
             pipeline: pipeline, leases: leases, logger: logger

@@ -27,6 +27,8 @@ struct TransportFactory: Sendable {
     var connectionGates: ConnectionGates?
     /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
     var blockingWork: (any BlockingWorkRunner)?
+    /// With several instances (issue 26): an account connects only while its lease is good here.
+    var leases: LeaseBook?
     /// Answers `GET /messages/{id}` and `?wait=sent` for HTTP ingress locals.
     var deliveryStatus: (any DeliveryStatusProviding)?
     /// The local archive, read by HTTP ingresses (issue 25).
@@ -54,6 +56,8 @@ struct TransportFactory: Sendable {
             ledger = file
             stored = StreamLedgers.resumable(self.storedSessions()[name], ledger: file.snapshot())
         }
+        var mayConnect: (@Sendable () -> Bool)?
+        if let leases = self.leases { mayConnect = { leases.mayWork(name) } }
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
         let cursor = self.journal == nil ? nil : self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
@@ -85,6 +89,7 @@ struct TransportFactory: Sendable {
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
                 inheritedInDoubt: inherited.map { ($0.relayIDs, $0.since, $0.lostSince) },
+                mayConnect: mayConnect,
                 roomTimings: account.roomTimings
             ),
             password: password,

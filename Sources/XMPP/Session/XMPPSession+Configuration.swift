@@ -89,6 +89,10 @@ extension XMPPSession {
         /// the first stream reports online; those found are reported as
         /// ``XMPPSessionEvent/resumedAfterRestart(handledIDs:)``.
         public var inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)?
+        /// Asked before each connection attempt; false: none is made now (a backoff, as
+        /// for a failed attempt). Another process may be working on the account (its
+        /// owner by lease; a paused former owner must not resume its stream and resend).
+        public var mayConnect: (@Sendable () -> Bool)?
         /// Rooms to join after connecting (XEP-0045); ``XMPPSession/setRooms(_:cursors:)`` changes them.
         public var rooms: [RoomConfiguration]
         public var roomTimings: RoomTimings
@@ -126,6 +130,7 @@ extension XMPPSession {
             acknowledgementTimeout: Duration = .seconds(5),
             archiveCheck: ArchiveCheckStateMachine.Configuration? = .init(),
             inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)? = nil,
+            mayConnect: (@Sendable () -> Bool)? = nil,
             rooms: [RoomConfiguration] = [],
             roomTimings: RoomTimings = RoomTimings(),
             roomCursors: [JID: ArchiveCursor] = [:]
@@ -160,6 +165,7 @@ extension XMPPSession {
             self.acknowledgementTimeout = acknowledgementTimeout
             self.archiveCheck = archiveCheck
             self.inheritedInDoubt = inheritedInDoubt
+            self.mayConnect = mayConnect
             self.rooms = rooms
             self.roomTimings = roomTimings
             self.roomCursors = roomCursors

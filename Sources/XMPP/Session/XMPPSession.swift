@@ -146,6 +146,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                         break  // cancelled while waiting: the loop ends
                     }
                 }
+                if let mayConnect = self.configuration.mayConnect, !mayConnect() {
+                    self.connectionGate?.release()
+                    let refused = XMPPClientError.connectFailed(attempts: ["not connecting: this process may not work on the account now"])
+                    lastError = refused
+                    action = reconnect.connectFailed(refused, now: self.clock.now)
+                    continue
+                }
                 // Connecting and negotiating (TLS, SASL, bind) in a task of its own, for the
                 // same reason as restoring: its deep frames go when it ends.
                 let (client, configuration, password, resume) = (self.client, self.configuration.client, self.password, self.resumeRequest())
