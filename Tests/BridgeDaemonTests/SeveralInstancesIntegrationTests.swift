@@ -20,12 +20,19 @@ struct SeveralInstancesIntegrationTests {
     static let ttl = 3
 
     /// Two instances, `node-a` and `node-b`, each in a directory of its own (its local files,
-    /// control socket), both with accounts work and home on `server` and the state in a fresh
-    /// database.
+    /// control socket), both with accounts work and home on `server` and the state in one
+    /// PostgreSQL database.
     /// With `httpPorts`, each instance also has an HTTP ingress `web` on its port, in
     /// channel `alerts` to bob through home.
-    static func start(on server: ProsodyServer, httpPorts: [Int]? = nil) async throws -> [BridgeDaemon] {
-        let database = try await SharedPostgres.freshDatabase()
+    /// With `database` (its URL and password), that one instead of a fresh database on the
+    /// shared server.
+    static func start(on server: ProsodyServer, httpPorts: [Int]? = nil, database: (url: String, password: String)? = nil) async throws -> [BridgeDaemon] {
+        var database = database
+        if database == nil {
+            let fresh = try await SharedPostgres.freshDatabase()
+            database = (fresh.url, fresh.password)
+        }
+        let (url, password) = database!
         return try ["node-a", "node-b"].enumerated().map { index, name in
             let web = httpPorts.map { ports in
                 """
@@ -47,10 +54,10 @@ struct SeveralInstancesIntegrationTests {
             var text = try String(contentsOfFile: config, encoding: .utf8)
             text = text.replacingOccurrences(
                 of: "state = \"bridge.sqlite\"\n",
-                with: "state = \"\(database.url)\"\nstate_password_env = \"BRIDGE_DB_PASSWORD\"\ninstance = \"\(name)\"\nlease_ttl = \"\(Self.ttl)s\"\n"
+                with: "state = \"\(url)\"\nstate_password_env = \"BRIDGE_DB_PASSWORD\"\ninstance = \"\(name)\"\nlease_ttl = \"\(Self.ttl)s\"\n"
             )
             try text.write(toFile: config, atomically: true, encoding: .utf8)
-            return try BridgeDaemon.start(config: config, in: directory, environment: ["BRIDGE_DB_PASSWORD": database.password])
+            return try BridgeDaemon.start(config: config, in: directory, environment: ["BRIDGE_DB_PASSWORD": password])
         }
     }
 
@@ -241,6 +248,47 @@ extension SeveralInstancesIntegrationTests {
         print("SIGSTOP of the owner mid burst of 600, SIGCONT after takeover: received \(received.count), lost \(lost), duplicated \(duplicated)")
         #expect(lost == 0 && duplicated == 0, "lost \(lost), duplicated \(duplicated): \(Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted().prefix(10))")
         #expect(await Received.bodies(bob.log).last == "[work] alice: marker 2")
+        for bridge in bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
+        await alice.stop()
+        await bob.stop()
+    }
+}
+
+extension SeveralInstancesIntegrationTests {
+    @Test("PostgreSQL restarted mid burst of 600 under two instances: deliveries pause and resume; bob gets every message once")
+    func databaseRestarted() async throws {
+        let postgres = try await PostgresServer.started()
+        defer { postgres.shutdown() }
+        var options = ProsodyServer.Options()
+        options.archive = true
+        let server = try ProsodyServer.start(options, accounts: BridgeIntegrationTests.users("alice", "bob", "work", "home"))
+        defer { server.shutdown() }
+        let bridges = try await Self.start(on: server, database: (postgres.url, postgres.password))
+        defer { bridges.forEach { $0.terminate() } }
+        let alice = try await TestSession.start("alice", on: server)
+        let bob = try await TestSession.start("bob", on: server)
+        guard let homeOwner = await Self.owner(of: "home", among: bridges), let workOwner = await Self.owner(of: "work", among: bridges) else {
+            Issue.record("no instance took the leases; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
+            return
+        }
+        try await bridges[homeOwner].waitOnline(["home"])
+        try await bridges[workOwner].waitOnline(["work"])
+        #expect(await bob.waitForServerUptime(atLeast: Self.ttl + 3), "the server does not report its uptime (XEP-0012)")
+        let sent = (1...600).map { String(format: "db %03d", $0) }
+        try await Self.send(sent, from: alice)
+        _ = await Received.bodies(bob.log, count: 100, timeout: .seconds(60))
+        try await Subprocess.offThread { try postgres.restart() }
+        let atRestart = await Received.bodies(bob.log).count
+        try await Self.send(["marker"], from: alice)
+        let errors = { bridges.map { $0.run.errors.suffix(2000) }.joined(separator: "\n---\n") }
+        #expect(await Received.message(bob.log, body: "[work] alice: marker", timeout: .seconds(90)) != nil, "stderr: \(errors())")
+        let received = await Received.bodies(bob.log).filter { !$0.contains("marker") }.map { String($0.dropFirst("[work] alice: ".count)) }
+        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
+        let lost = Set(sent).subtracting(received).count
+        print("PostgreSQL restarted mid burst of 600 (\(atRestart) received when it was back): received \(received.count), lost \(lost), duplicated \(duplicated)")
+        #expect(atRestart < sent.count, "the burst was over before the restart")
+        #expect(lost == 0, "lost \(lost): \(Set(sent).subtracting(received).sorted().prefix(10))")
+        #expect(duplicated == 0, "duplicated \(duplicated)")
         for bridge in bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
         await alice.stop()
         await bob.stop()
