@@ -144,6 +144,16 @@ struct SeveralInstancesIntegrationTests {
         #expect(await Received.message(bob.log, body: "marker", timeout: .seconds(30)) != nil)
         let all = await Received.bodies(bob.log).filter { $0 != "marker" }
         #expect(all == sent, "received \(received.count): \(all.prefix(5))…; stderr: \(bridges[homeOwner].run.errors.suffix(2000))")
+        // `status` on the instance that does not run home lists both instances and who owns what.
+        let names = ["node-a", "node-b"]
+        let config = bridges[other].config
+        let status = try await Subprocess.offThread { try MirrorSupport.command(["status", "--config", config], in: server.directory) }
+        let lines = status.output.split(separator: "\n").map(String.init)
+        #expect(status.status == 0, "\(status.errors)")
+        #expect(lines.contains { $0.hasPrefix("instance \(names[other]) (this)  alive  heartbeat ") }, "\(status.output)")
+        #expect(lines.contains { $0.hasPrefix("instance \(names[homeOwner])  alive  heartbeat ") }, "\(status.output)")
+        #expect(lines.contains("home [xmpp]  on \(names[homeOwner])"), "\(status.output)")
+        #expect(lines.contains { $0.hasPrefix("web [http]  connected") }, "\(status.output)")
         await bob.stop()
     }
 

@@ -173,6 +173,19 @@ final class LeaseKeeper: Service {
         machines[name] = machine
     }
 
+    /// Every instance with its heartbeat, and each lease's owner, from the database; nil
+    /// when it cannot be read.
+    func view() async -> ClusterView? {
+        let window = self.configuration.ttl
+        let instance = self.book.instance
+        return await self.call { table throws(PostgresError) in
+            ClusterView(
+                this: instance, instances: try table.instances(within: window).map { ClusterView.Instance(name: $0.name, heartbeat: $0.heartbeat, alive: $0.alive) },
+                owners: try table.owners()
+            )
+        }
+    }
+
     /// What the book says about `name`: the machine's grant while it holds the lease.
     private func publish(_ name: String, _ machine: Machine) {
         if case .held(let epoch, let validUntil, _, _) = machine.state {

@@ -48,6 +48,19 @@ struct ControlResponse: Codable, Sendable {
         var rooms: [RoomEntry]? = nil
         /// A gateway's users and their linked accounts.
         var gatewayUsers: [GatewayUserEntry]? = nil
+        /// With several instances: the one whose lease on it runs (nil: none now, or not leased).
+        var owner: String? = nil
+    }
+
+    /// One instance sharing the state, for `xmpp-bridge status` (issue 26).
+    struct InstanceStatus: Codable, Sendable, Equatable {
+        var name: String
+        /// Its last heartbeat, ISO 8601 UTC.
+        var heartbeat: String
+        /// Heard from within `lease_ttl`.
+        var alive: Bool
+        /// The instance that answered.
+        var this: Bool
     }
 
     /// One room for `xmpp-bridge rooms` and `status` (XEP-0045).
@@ -93,6 +106,8 @@ struct ControlResponse: Codable, Sendable {
     var channels: [ChannelEntry]? = nil
     var roster: [RosterEntry]? = nil
     var transports: [TransportStatus]? = nil
+    /// With several instances (issue 26): every instance that ever sent a heartbeat.
+    var instances: [InstanceStatus]? = nil
     var queue: [QueueEntry]? = nil
     var rooms: [RoomEntry]? = nil
     /// How many deliveries a queue request acted on.

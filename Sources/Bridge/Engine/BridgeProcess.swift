@@ -171,6 +171,7 @@ struct BridgeProcess {
                 resources: { await runtime.leasedNames() }, start: { await runtime.takeOver($0, formerOwnerSilence: $1) }, stop: { await runtime.handBack($0, lost: $1) },
                 logger: logger
             )
+            await runtime.attach(clusterView: { await keeper.view() })
             let listener = QueueListener(
                 instance: leases.instance, connect: { () throws(PostgresError) in try shared.connect(purpose: "queue") },
                 heard: { names in

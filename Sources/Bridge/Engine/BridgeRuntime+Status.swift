@@ -8,7 +8,17 @@ extension BridgeRuntime {
     func describe(_ request: ControlRequest) async -> ControlResponse {
         switch request.op {
         case .status:
-            return ControlResponse(ok: true, transports: await self.status())
+            var response = ControlResponse(ok: true, transports: await self.status())
+            if let view = await self.clusterView?() {
+                response.instances = view.instances.map { .init(name: $0.name, heartbeat: $0.heartbeat, alive: $0.alive, this: $0.name == view.this) }
+                let leased = Set(Self.leasedNames(self.currentConfiguration))
+                for index in response.transports!.indices where leased.contains(response.transports![index].name) {
+                    response.transports![index].owner = view.owners[response.transports![index].name]
+                }
+            } else if self.leases != nil {
+                return RouteEditor.failure("the lease rows cannot be read from the state database (see the log)")
+            }
+            return response
         case .roster:
             guard let name = request.transport, let account = self.transport(named: name) as? any RosterKeeping else {
                 return RouteEditor.failure("no account '\(request.transport ?? "")' (known: \(self.currentConfiguration.accounts.keys.sorted().joined(separator: ", ")))")

@@ -25,6 +25,12 @@ actor BridgeRuntime {
     private var nextInstance: UInt64 = 0
     /// What a former owner of an account taken over may have sent, for its next start.
     var inherited: [String: InheritedDeliveries] = [:]
+    /// With several instances: the instances and owners `status` shows (``ClusterView``).
+    private(set) var clusterView: (@Sendable () async -> ClusterView?)?
+
+    func attach(clusterView: @escaping @Sendable () async -> ClusterView?) {
+        self.clusterView = clusterView
+    }
 
     /// - Parameters:
     ///   - configuration: the file's.
