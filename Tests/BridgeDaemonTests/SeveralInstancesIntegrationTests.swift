@@ -118,9 +118,9 @@ struct SeveralInstancesIntegrationTests {
         await bob.stop()
     }
 
-    @Test("HTTP ingress on every instance: 50 alerts posted to the instance that does not run home reach bob through the one that does (LISTEN/NOTIFY), once each, in order")
+    @Test("HTTP ingress on every instance: 50 alerts posted to the instance that does not run home reach bob through the one that does (LISTEN/NOTIFY), once each, in order; status, route add and reconnect on that instance")
     func ingressOnEveryInstance() async throws {
-        let server = try ProsodyServer.start(accounts: BridgeIntegrationTests.users("bob", "work", "home"))
+        let server = try ProsodyServer.start(accounts: BridgeIntegrationTests.users("bob", "carol", "work", "home"))
         defer { server.shutdown() }
         let ports = try ProsodyServer.freeLoopbackPorts(count: 2)
         let bridges = try await Self.start(on: server, httpPorts: ports)
@@ -154,6 +154,23 @@ struct SeveralInstancesIntegrationTests {
         #expect(lines.contains { $0.hasPrefix("instance \(names[homeOwner])  alive  heartbeat ") }, "\(status.output)")
         #expect(lines.contains("home [xmpp]  on \(names[homeOwner])"), "\(status.output)")
         #expect(lines.contains { $0.hasPrefix("web [http]  connected") }, "\(status.output)")
+
+        // Control commands on the instance that does not run home reach the one that does.
+        let carol = try await TestSession.start("carol", on: server)
+        let add = try await Subprocess.offThread { try MirrorSupport.command(["route", "add", "alerts", "home:carol@example.test", "--config", config], in: server.directory) }
+        #expect(add.status == 0, "\(add.errors)")
+        #expect(await bridges[homeOwner].waitForLog { $0.contains("routes changed on another instance; read again") }, "stderr: \(bridges[homeOwner].run.errors.suffix(2000))")
+        // Posted to home's owner, whose router now has carol too.
+        #expect(try await HTTPTestClient(target: .tcp(port: ports[homeOwner])).post("/channels/alerts", body: "to carol too").status == 202)
+        #expect(await Received.message(carol.log, body: "to carol too", timeout: .seconds(30)) != nil)
+        let onlineBefore = bridges[homeOwner].logLines.filter { $0.contains("transport=home") && $0.hasSuffix("] online") }.count
+        let reconnect = try await Subprocess.offThread { try MirrorSupport.command(["reconnect", "home", "--config", config], in: server.directory) }
+        #expect(reconnect.status == 0, "\(reconnect.errors)")
+        #expect(await bridges[homeOwner].waitForLog { $0.contains("reconnecting, as asked on another instance") && $0.contains("transport=home") })
+        #expect(await bridges[homeOwner].waitForLog { _ in
+            bridges[homeOwner].logLines.filter { $0.contains("transport=home") && $0.hasSuffix("] online") }.count > onlineBefore
+        }, "home back online on its owner")
+        await carol.stop()
         await bob.stop()
     }
 

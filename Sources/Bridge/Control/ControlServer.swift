@@ -52,6 +52,7 @@ final class ControlServer: Service, Sendable {
                     if request.op != .list, response.ok {
                         self.logger.notice("route changed", metadata: ["op": "\(request.op.rawValue)", "channel": "\(request.channel ?? "")"])
                         await self.runtime.refreshRouter()
+                        await self.runtime.relay.announce(.routesChanged)
                     }
                 } else {
                     response = RouteEditor.failure("bad request")

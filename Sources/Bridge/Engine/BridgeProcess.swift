@@ -172,7 +172,7 @@ struct BridgeProcess {
                 logger: logger
             )
             await runtime.attach(clusterView: { await keeper.view() })
-            let listener = QueueListener(
+            let listener = NoticeListener(
                 instance: leases.instance, connect: { () throws(PostgresError) in try shared.connect(purpose: "queue") },
                 heard: { names in
                     Task {
@@ -181,6 +181,7 @@ struct BridgeProcess {
                         for name in targets { await pipeline.queueChanged(name) }
                     }
                 },
+                control: { notice in Task { await runtime.heard(notice) } },
                 logger: logger
             )
             services.append(.init(service: listener, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))

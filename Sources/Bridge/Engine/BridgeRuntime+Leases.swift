@@ -44,4 +44,21 @@ extension BridgeRuntime {
         await self.restart(name, wanted: false)
         await self.relay.disown(name)
     }
+
+    /// Another instance's control command (``ControlNotice``): what falls to this one.
+    func heard(_ notice: ControlNotice) async {
+        switch notice {
+        case .routesChanged:
+            await self.refreshRouter()
+            self.logger.info("routes changed on another instance; read again")
+        case .reconnect(let name):
+            guard self.transports[name] != nil else { return }
+            self.logger.notice("reconnecting, as asked on another instance", metadata: ["transport": "\(name)"])
+            await self.restart(name, wanted: true)
+        case .retry(let sequences):
+            _ = await self.relay.retryQueued(sequences)
+        case .drop(let sequences):
+            _ = await self.relay.dropQueued(sequences)
+        }
+    }
 }

@@ -61,6 +61,11 @@ extension BridgeRuntime {
                 return RouteEditor.failure("\(error)")
             }
         case .reconnect:
+            if let name = request.transport, self.leases != nil, self.transports[name] == nil, Self.leasedNames(self.currentConfiguration).contains(name) {
+                // Run by another instance (or none now): its owner reconnects it.
+                await self.relay.announce(.reconnect(transport: name))
+                return ControlResponse(ok: true)
+            }
             guard let name = request.transport, await self.reconnect(name) else {
                 return RouteEditor.failure("no account or local transport '\(request.transport ?? "")'")
             }

@@ -85,4 +85,15 @@ extension RelayPipeline {
             self.logger.error("cannot read the shared queue", metadata: ["transport": "\(name)", "error": "\(error)"])
         }
     }
+
+    /// Tells the other instances what a control command asks of them (``ControlNotice``);
+    /// a failure is logged (the command's own part is done).
+    func announce(_ notice: ControlNotice) async {
+        guard let queue = self.shared?.queue, let instance = self.leases?.instance else { return }
+        do {
+            try await self.journal.read { _ throws(StateStoreError) in try queue.announce(notice, from: instance) }
+        } catch {
+            self.logger.warning("cannot tell the other instances", metadata: ["notice": "\(notice)", "error": "\(error)"])
+        }
+    }
 }

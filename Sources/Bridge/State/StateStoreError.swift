@@ -29,6 +29,7 @@ struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case readPostponedDeliveries = "read postponed deliveries"
         case readArchive = "read the archive"
         case indexArchive = "index the archive"
+        case notifyInstances = "notify the other instances"
     }
 
     var operation: Operation

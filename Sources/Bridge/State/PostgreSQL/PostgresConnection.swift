@@ -111,7 +111,7 @@ final class PostgresConnection: @unchecked Sendable {
     /// Waits up to `timeout` for notifications (`LISTEN`, then `NOTIFY`, issue 26) and returns
     /// the payloads that arrived, in order (empty after the timeout). Throws when the
     /// connection broke.
-    func notifications(timeout: Duration) throws(PostgresError) -> [String] {
+    func notifications(timeout: Duration) throws(PostgresError) -> [(channel: String, payload: String)] {
         var payloads = self.drainNotifications()
         guard payloads.isEmpty else { return payloads }
         let socket = PQsocket(self.connection)
@@ -127,10 +127,10 @@ final class PostgresConnection: @unchecked Sendable {
         return payloads
     }
 
-    private func drainNotifications() -> [String] {
-        var payloads: [String] = []
+    private func drainNotifications() -> [(channel: String, payload: String)] {
+        var payloads: [(channel: String, payload: String)] = []
         while let notification = PQnotifies(self.connection) {
-            payloads.append(String(cString: notification.pointee.extra))
+            payloads.append((String(cString: notification.pointee.relname), String(cString: notification.pointee.extra)))
             PQfreemem(notification)
         }
         return payloads

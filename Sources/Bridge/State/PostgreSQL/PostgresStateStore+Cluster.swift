@@ -12,6 +12,10 @@ protocol SharedQueue: Sendable {
     func seenUniqueIDs(transport: String, limit: Int) throws(StateStoreError) -> [String]
     /// The first of `size` queue sequences no other instance uses, past all used before.
     func reserveSequences(_ size: Int64) throws(StateStoreError) -> Int64
+    /// Tells the other instances (``ControlNotice``), at once.
+    func announce(_ notice: ControlNotice, from instance: String) throws(StateStoreError)
+    /// The first `limit` queued rows (for `transport`, or all), in sequence order.
+    func queued(transport: String?, limit: Int) throws(StateStoreError) -> [QueuedDeliveryRecord]
 }
 
 extension PostgresStateStore: SharedQueue {
@@ -26,6 +30,18 @@ extension PostgresStateStore: SharedQueue {
             QueuedDeliveryRecord.self, .readQueue, "SELECT \(Self.queueColumns) FROM queue WHERE sequence = ANY($1::bigint[]) ORDER BY sequence",
             [PostgresArray.text(sequences.map(String.init))]
         )
+    }
+
+    func queued(transport: String?, limit: Int) throws(StateStoreError) -> [QueuedDeliveryRecord] {
+        try self.fetch(
+            QueuedDeliveryRecord.self, .readQueue,
+            "SELECT \(Self.queueColumns) FROM queue WHERE $1::text IS NULL OR target_transport = $1 ORDER BY sequence LIMIT $2::bigint",
+            [transport, String(limit)]
+        )
+    }
+
+    func announce(_ notice: ControlNotice, from instance: String) throws(StateStoreError) {
+        _ = try self.query(.notifyInstances, "SELECT pg_notify($1, $2)", [ControlNotice.channel, notice.payload(from: instance)])
     }
 
     func seenUniqueIDs(transport: String, limit: Int) throws(StateStoreError) -> [String] {

@@ -4,24 +4,30 @@ import NIOConcurrencyHelpers
 import NIOPosix
 import ServiceLifecycle
 
-/// Listens for the journal's notices that deliveries were queued (issue 26:
-/// `LISTEN xmpp_bridge_queue`, one notice per target transport and commit) on a connection
-/// and thread of its own, and tells ``heard`` which transports other instances' notices named. After a broken
-/// connection it connects again and reports `nil` (notices may have been missed meanwhile:
-/// every transport run here should read its queue).
-final class QueueListener: Service {
+/// Listens for other instances' notices (issue 26) on a connection and thread of its own:
+/// the journal's that deliveries were queued (`LISTEN xmpp_bridge_queue`, one per target
+/// transport and commit), handed to ``heard`` by transport, and control commands'
+/// (``ControlNotice``), handed to ``control``. After a broken connection it connects again
+/// and reports `nil` to ``heard`` (notices may have been missed meanwhile: every transport
+/// run here should read its queue).
+final class NoticeListener: Service {
     private let connect: @Sendable () throws(PostgresError) -> PostgresConnection
     /// This instance: its own commits' notices are skipped.
     private let instance: String
     private let heard: @Sendable (Set<String>?) -> Void
+    private let control: @Sendable (ControlNotice) -> Void
     private let logger: Logger
     private let stopped = NIOLockedValueBox(false)
     private let thread = NIOThreadPool(numberOfThreads: 1)
 
-    init(instance: String, connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, heard: @escaping @Sendable (Set<String>?) -> Void, logger: Logger) {
+    init(
+        instance: String, connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, heard: @escaping @Sendable (Set<String>?) -> Void,
+        control: @escaping @Sendable (ControlNotice) -> Void, logger: Logger
+    ) {
         self.instance = instance
         self.connect = connect
         self.heard = heard
+        self.control = control
         self.logger = logger
     }
 
@@ -49,21 +55,27 @@ final class QueueListener: Service {
                 if connection == nil {
                     let fresh = try self.connect()
                     try fresh.execute("LISTEN \(PostgresJournalScript.queueChannel)")
+                    try fresh.execute("LISTEN \(ControlNotice.channel)")
                     connection = fresh
                     if failures > 0 {
-                        self.logger.info("listening for queued deliveries again")
+                        self.logger.info("listening for other instances' notices again")
                         self.heard(nil)
                     }
                     failures = 0
                 }
-                let targets = Set(try connection!.notifications(timeout: .seconds(1)).compactMap {
-                    PostgresJournalScript.target(of: $0, heardBy: self.instance)
-                })
+                var targets: Set<String> = []
+                for notice in try connection!.notifications(timeout: .seconds(1)) {
+                    if notice.channel == ControlNotice.channel {
+                        if let control = ControlNotice(payload: notice.payload, heardBy: self.instance) { self.control(control) }
+                    } else if let target = PostgresJournalScript.target(of: notice.payload, heardBy: self.instance) {
+                        targets.insert(target)
+                    }
+                }
                 if !targets.isEmpty { self.heard(targets) }
             } catch {
                 connection = nil
                 if failures % 30 == 0 {
-                    self.logger.warning("cannot listen for queued deliveries; trying again", metadata: ["error": "\(error)"])
+                    self.logger.warning("cannot listen for other instances' notices; trying again", metadata: ["error": "\(error)"])
                 }
                 failures += 1
                 // One try a second (the stop flag is read between them).

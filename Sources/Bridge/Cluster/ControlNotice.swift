@@ -1,0 +1,41 @@
+/// What an instance asks the others to do when a control command reaches it (issue 26:
+/// `route`, `reconnect` and `queue` work on any instance), sent as `NOTIFY
+/// xmpp_bridge_control` with ``payload(from:)``: the route table changed (every instance
+/// reads it again), a transport it does not run is to reconnect (its owner does), queued
+/// deliveries held by another instance's worker are to be tried now or dropped.
+enum ControlNotice: Equatable, Sendable {
+    case routesChanged
+    case reconnect(transport: String)
+    case retry(sequences: [Int64])
+    case drop(sequences: [Int64])
+
+    /// The `LISTEN` channel.
+    static var channel: String { "xmpp_bridge_control" }
+
+    /// `instance verb [arguments]`: the sender (no spaces in an instance name) first, a
+    /// transport name last (it may hold spaces), sequences comma-separated.
+    func payload(from instance: String) -> String {
+        switch self {
+        case .routesChanged: "\(instance) routes"
+        case .reconnect(let transport): "\(instance) reconnect \(transport)"
+        case .retry(let sequences): "\(instance) retry \(sequences.map(String.init).joined(separator: ","))"
+        case .drop(let sequences): "\(instance) drop \(sequences.map(String.init).joined(separator: ","))"
+        }
+    }
+
+    /// The notice in `payload`; nil for one `instance` sent itself, or one it cannot read
+    /// (another version's: ignored).
+    init?(payload: String, heardBy instance: String) {
+        let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0] != instance else { return nil }
+        let argument = parts.count == 3 ? String(parts[2]) : ""
+        let sequences = { argument.split(separator: ",").compactMap { Int64($0) } }
+        switch parts[1] {
+        case "routes" where parts.count == 2: self = .routesChanged
+        case "reconnect" where !argument.isEmpty: self = .reconnect(transport: argument)
+        case "retry" where !sequences().isEmpty: self = .retry(sequences: sequences())
+        case "drop" where !sequences().isEmpty: self = .drop(sequences: sequences())
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import Testing
+
+@testable import Bridge
+
+@Suite("Control notices between instances")
+struct ControlNoticeTests {
+    @Test("each notice survives its payload; a transport name may hold spaces; the sender's own and unreadable ones are ignored")
+    func roundTrip() {
+        let notices: [ControlNotice] = [.routesChanged, .reconnect(transport: "work"), .reconnect(transport: "my fifo"), .retry(sequences: [1, 1_048_577]), .drop(sequences: [7])]
+        for notice in notices {
+            #expect(ControlNotice(payload: notice.payload(from: "node-a"), heardBy: "node-b") == notice)
+            #expect(ControlNotice(payload: notice.payload(from: "node-a"), heardBy: "node-a") == nil, "its own")
+        }
+        for bad in ["", "node-a", "node-a routes extra", "node-a reconnect", "node-a retry x,y", "node-a drop ", "node-a launch rockets"] {
+            #expect(ControlNotice(payload: bad, heardBy: "node-b") == nil, "\(bad)")
+        }
+    }
+}
