@@ -184,3 +184,24 @@ struct CommandLineTests {
         #expect(run.errors.contains("does not allow in-band registration"))
     }
 }
+
+extension CommandLineTests {
+    @Test("state migrate refuses bad input with exit 2 and a clear line: not a postgresql:// target, no SQLite file, two password sources; an unreachable database likewise")
+    func stateMigrateBadInput() throws {
+        let folder = try TemporaryFolder()
+        let directory = folder.url.path
+        let state = try Self.write("", in: directory, name: "bridge.sqlite")
+        let cases: [([String], String)] = [
+            (["--from", state, "--to", "mysql://bridge@127.0.0.1/bridge"], "--to must be a postgresql:// connection string"),
+            (["--from", "\(directory)/missing.sqlite", "--to", "postgresql://bridge@127.0.0.1/bridge"], "no SQLite state at"),
+            (["--from", state, "--to", "postgresql://bridge@127.0.0.1/bridge", "--password-file", "x", "--password-env", "Y"], "not both"),
+            // Port 1 on loopback: nothing listens.
+            (["--from", state, "--to", "postgresql://bridge@127.0.0.1:1/bridge?connect_timeout=2"], "state migrate:"),
+        ]
+        for (arguments, message) in cases {
+            let run = try Self.start(["state", "migrate"] + arguments, in: directory)
+            #expect(run.finish() == 2, "\(arguments): \(run.errors)")
+            #expect(run.errors.contains(message), "\(arguments): \(run.errors)")
+        }
+    }
+}

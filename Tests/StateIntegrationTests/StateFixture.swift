@@ -50,4 +50,9 @@ struct StateFixture: Sendable {
             }
         }
     }
+
+    /// A PostgreSQL store over an existing database, opened on a thread of its own.
+    static func open(url: String, password: String) async throws -> any StateStore {
+        try await Subprocess.offThread { () throws -> any StateStore in try PostgresStateStore(url: url, password: password) }
+    }
 }

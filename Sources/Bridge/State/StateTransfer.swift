@@ -1,0 +1,127 @@
+import Foundation
+
+/// `xmpp-bridge state migrate` (issue 26): copies a single host's SQLite state (routes, id
+/// map, queue, dead letters, stream sessions, roster mirror snapshots, unique ids, paging,
+/// gateway registrations, archive) into an empty PostgreSQL database, in one transaction.
+/// Both stores hold the same values in the same columns (``PostgresSchema``), so rows are
+/// copied as they are; what PostgreSQL computes itself (the archive's words, positions that
+/// stand for SQLite's `rowid`) it computes, in the same order. Identities and the queue's
+/// sequence then continue past the copied rows.
+///
+/// Not copied: the intake log's applied position (a file beside the SQLite database, applied
+/// before the copy) and the stream ledgers (files on that host; a session resumed after the
+/// move starts anew, with the archive check).
+struct StateTransfer {
+    /// What was copied: rows per table.
+    typealias Summary = [(table: String, rows: Int)]
+
+    /// The tables copied, in order, and whether their row order matters (SQLite's `rowid`
+    /// stands for a `position` there).
+    static let tables: [(name: String, ordered: Bool)] = [
+        ("routes", true), ("relays", true), ("queue", false), ("dead_letters", false), ("stream_sessions", false),
+        ("source_checkpoints", false), ("seen_unique_ids", true), ("roster_mirror_snapshots", false), ("gateway_registrations", false),
+        ("pages", false), ("accepted_notifications", false), ("postponed_deliveries", true), ("archive", true),
+    ]
+
+    let source: SQLiteStateStore
+    let target: PostgresConnection
+
+    /// Copies every table; refused (nothing written) when the target holds state already.
+    func run() throws(StateTransferError) -> Summary {
+        let occupied = try self.pg { () throws(PostgresError) in
+            var occupied: [String] = []
+            for table in Self.tables {
+                let rows = try self.target.execute("SELECT count(*) FROM (SELECT 1 FROM \"\(table.name)\" LIMIT 1) t").first?.first ?? nil
+                if rows != "0" { occupied.append(table.name) }
+            }
+            return occupied
+        }
+        guard occupied.isEmpty else { throw .targetNotEmpty(tables: occupied) }
+        try self.pg { () throws(PostgresError) in try self.target.execute("BEGIN") }
+        do throws(StateTransferError) {
+            var summary: Summary = []
+            for table in Self.tables {
+                summary.append((table.name, try self.copy(table.name, ordered: table.ordered)))
+            }
+            try self.pg { () throws(PostgresError) in
+                // Identities and the queue's sequence go on past what was copied.
+                for (table, column) in [("routes", "id"), ("archive", "id")] {
+                    try self.target.execute(
+                        "SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), GREATEST((SELECT COALESCE(MAX(\(column)), 0) FROM \(table)), 1))"
+                    )
+                }
+                try self.target.execute(
+                    "SELECT setval('queue_sequence', GREATEST((SELECT COALESCE(MAX(sequence), 0) FROM queue), (SELECT COALESCE(MAX(sequence), 0) FROM dead_letters), 1))"
+                )
+                try self.target.execute("COMMIT")
+            }
+            return summary
+        } catch {
+            _ = try? self.target.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Copies `table`'s columns that both databases have and PostgreSQL does not compute;
+    /// how many rows.
+    private func copy(_ table: String, ordered: Bool) throws(StateTransferError) -> Int {
+        let writable = Set(try self.pg { () throws(PostgresError) in
+            try self.target.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'NEVER'",
+                [table]
+            ).compactMap { $0.first ?? nil }
+        })
+        let columns: [String]
+        do {
+            columns = try self.source.columns(of: table).filter(writable.contains)
+        } catch {
+            throw .source(error)
+        }
+        guard !columns.isEmpty else { return 0 }
+        let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        // PostgreSQL takes at most 65,535 parameters per statement.
+        let batchSize = max(1, min(500, 60_000 / columns.count))
+        var copied = 0
+        var failure: PostgresError?
+        do {
+            try self.source.exportRows(of: table, columns: columns, ordered: ordered, batchSize: batchSize) { rows in
+                let values = rows.indices.map { row in
+                    "(" + columns.indices.map { "$\(row * columns.count + $0 + 1)" }.joined(separator: ", ") + ")"
+                }.joined(separator: ", ")
+                do throws(PostgresError) {
+                    try self.target.execute("INSERT INTO \"\(table)\" (\(list)) OVERRIDING SYSTEM VALUE VALUES \(values)", rows.flatMap { $0 })
+                } catch {
+                    failure = error
+                    throw error
+                }
+                copied += rows.count
+            }
+        } catch {
+            throw failure.map { .target($0, table: table) } ?? .source(error)
+        }
+        return copied
+    }
+
+    private func pg<T>(_ body: () throws(PostgresError) -> T) throws(StateTransferError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .target(error, table: nil)
+        }
+    }
+}
+
+/// Why `state migrate` stopped; nothing was committed.
+enum StateTransferError: Error, CustomStringConvertible {
+    case targetNotEmpty(tables: [String])
+    case source(StateStoreError)
+    case target(PostgresError, table: String?)
+
+    var description: String {
+        switch self {
+        case .targetNotEmpty(let tables): "the PostgreSQL database holds state already (\(tables.joined(separator: ", "))): migrate into an empty one"
+        case .source(let error): "reading the SQLite state: \(error)"
+        case .target(let error, let table): "writing to PostgreSQL\(table.map { " (\($0))" } ?? ""): \(error)"
+        }
+    }
+}
