@@ -145,6 +145,12 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         try Subprocess.run("prosodyctl", ["--config", self.configFile, "register", user, self.options.domain, password])
     }
 
+    /// Creates many accounts, each with `password`, eight `prosodyctl` runs at a time.
+    public func register(_ users: [String], password: String) throws {
+        let script = "printf '%s\\n' \"$1\" | xargs -P 8 -I{} prosodyctl --config \"$2\" register {} \"$3\" \"$4\""
+        try Subprocess.run("sh", ["-c", script, "sh", users.joined(separator: "\n"), self.configFile, self.options.domain, password])
+    }
+
     /// Runs an admin console command (`prosodyctl shell`, needs ``Options/adminShell``), e.g.
     /// `["c2s", "close", "user@example.test"]`; returns its output.
     @discardableResult

@@ -26,14 +26,18 @@ struct SeveralInstancesIntegrationTests {
     /// channel `alerts` to bob through home.
     /// With `database` (its URL and password), that one instead of a fresh database on the
     /// shared server.
-    static func start(on server: ProsodyServer, httpPorts: [Int]? = nil, database: (url: String, password: String)? = nil) async throws -> [BridgeDaemon] {
+    /// With `names` and `accounts`, those instances and accounts (and no channel).
+    static func start(
+        on server: ProsodyServer, httpPorts: [Int]? = nil, database: (url: String, password: String)? = nil, names: [String] = ["node-a", "node-b"],
+        accounts: [String] = ["work", "home"]
+    ) async throws -> [BridgeDaemon] {
         var database = database
         if database == nil {
             let fresh = try await SharedPostgres.freshDatabase()
             database = (fresh.url, fresh.password)
         }
         let (url, password) = database!
-        return try ["node-a", "node-b"].enumerated().map { index, name in
+        return try names.enumerated().map { index, name in
             let web = httpPorts.map { ports in
                 """
 
@@ -49,7 +53,7 @@ struct SeveralInstancesIntegrationTests {
             let directory = "\(server.directory)/\(name)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let config = try BridgeConfigFile.write(
-                accounts: [("work", "work", server), ("home", "home", server)], in: directory, rest: BridgeIntegrationTests.link + web
+                accounts: accounts.map { ($0, $0, server) }, in: directory, rest: accounts == ["work", "home"] ? BridgeIntegrationTests.link + web : web
             )
             var text = try String(contentsOfFile: config, encoding: .utf8)
             text = text.replacingOccurrences(
