@@ -64,7 +64,14 @@ struct LeaseStateMachineTests {
         #expect(machine.timerFired(now: Self.at(30_000)) == [.fence])
         #expect(machine.timerFired(now: Self.at(30_000)) == [.acquire])
         #expect(machine.taken(now: Self.at(30_010)).isEmpty, "another instance holds it now")
-        #expect(machine.nextDeadline == Self.at(33_010))
+        #expect(machine.nextDeadline == Self.at(30_910), "asked for again a tenth of the ttl later")
+    }
+
+    @Test("a lease held elsewhere is asked for again every tenth of the ttl, a second at most; renewals every third")
+    func retryPeriod() {
+        #expect(Machine.Configuration(ttl: .seconds(3)).retryEvery == .milliseconds(300))
+        #expect(Machine.Configuration(ttl: .seconds(60)).retryEvery == .seconds(1))
+        #expect(Machine.Configuration(ttl: .seconds(60)).renewEvery == .seconds(20))
     }
 
     @Test("a refused renewal (another owner or epoch) fences at once; a late answer to it changes nothing")

@@ -23,7 +23,10 @@ struct OfflineStateAccess {
                 // A change while a daemon runs on the database (on another host: this one's
                 // control socket did not answer) would go behind its back: refused.
                 if Self.writes(request.op) { try store.claimSoleInstance() }
-                return RouteEditor(configuration: self.configuration, store: store).apply(request)
+                let response = RouteEditor(configuration: self.configuration, store: store).apply(request)
+                // Instances on other hosts read the route table again (``ControlNotice``).
+                if response.ok, [.add, .remove].contains(request.op) { try store.announce(.routesChanged, from: "command") }
+                return response
             } catch {
                 return RouteEditor.failure("\(error)")
             }

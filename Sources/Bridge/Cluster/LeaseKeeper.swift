@@ -70,20 +70,19 @@ final class LeaseKeeper: Service {
                 await self.giveBack(name, &machines)
                 machines.removeValue(forKey: name)
             }
-            await self.tick(&machines, live: live)
+            await self.tick(&machines, live: &live)
             let deadline = machines.values.compactMap(\.nextDeadline).min().map { min($0, nextHeartbeat) } ?? nextHeartbeat
             try? await self.clock.sleep(until: max(deadline, self.clock.now.advanced(by: .milliseconds(50))))
         }
         // Graceful shutdown: work stops, then every lease goes back at once.
-        for name in machines.keys.sorted() { await self.giveBack(name, &machines) }
+        await self.giveBack(machines.keys.sorted(), &machines)
         try? await self.thread.shutdownGracefully()
     }
 
     /// One round: timers fired, acquisitions (up to the fair share) and renewals sent, each
     /// as one statement for all resources, answers applied, work started or stopped.
-    private func tick(_ machines: inout [String: Machine], live: Int) async {
+    private func tick(_ machines: inout [String: Machine], live: inout Int) async {
         let now = self.clock.now
-        let limit = FairShare.limit(resources: machines.count, liveInstances: live)
         var held = machines.values.count { if case .held = $0.state { true } else { false } }
         var acquiring: [String] = []
         var renewing: [String: Int64] = [:]
@@ -91,11 +90,7 @@ final class LeaseKeeper: Service {
             for action in machines[name]!.timerFired(now: now) {
                 switch action {
                 case .acquire:
-                    if held + acquiring.count < limit {
-                        acquiring.append(name)
-                    } else {
-                        _ = machines[name]!.taken(now: now)  // over the fair share: ask again later
-                    }
+                    acquiring.append(name)
                 case .renew(let epoch):
                     renewing[name] = epoch
                 case .fence:
@@ -107,8 +102,16 @@ final class LeaseKeeper: Service {
             }
         }
         if !acquiring.isEmpty {
-            let asked = acquiring
-            let granted = await self.call { table throws(PostgresError) in try table.acquire(asked, owner: self.book.instance, ttl: self.configuration.ttl) }
+            // The live instances counted now, so the share of one that just died is taken
+            // at once; the free leases among those asked for, up to the share.
+            let (asked, total, alreadyHeld, window) = (acquiring, machines.count, held, self.configuration.ttl)
+            let answer = await self.call { table throws(PostgresError) -> (live: Int, granted: [String: LeaseTable.Taken]) in
+                let live = try table.liveInstances(within: window).count
+                let room = FairShare.limit(resources: total, liveInstances: live) - alreadyHeld
+                return (live, try table.acquire(asked, owner: self.book.instance, ttl: window, atMost: room))
+            }
+            if let answer { live = max(answer.live, 1) }
+            let granted = answer?.granted
             let answered = self.clock.now
             for name in acquiring {
                 guard let granted else {
@@ -148,9 +151,10 @@ final class LeaseKeeper: Service {
         }
         // Over the fair share (another instance came up): the surplus goes back.
         let holding = machines.filter { if case .held = $0.value.state { true } else { false } }.keys.sorted()
-        for name in holding.dropFirst(limit) {
-            self.logger.info("lease given back: more than this instance's fair share", metadata: ["resource": "\(name)", "limit": "\(limit)"])
-            await self.giveBack(name, &machines)
+        let surplus = Array(holding.dropFirst(FairShare.limit(resources: machines.count, liveInstances: live)))
+        if !surplus.isEmpty {
+            self.logger.info("leases given back: more than this instance's fair share", metadata: ["count": "\(surplus.count)", "first": "\(surplus[0])"])
+            await self.giveBack(surplus, &machines)
         }
     }
 
@@ -163,14 +167,27 @@ final class LeaseKeeper: Service {
     /// Stops the work on `name` (its last commits made while the lease still holds), then
     /// gives the lease back; asked for again only a ttl later, so another instance takes it.
     private func giveBack(_ name: String, _ machines: inout [String: Machine]) async {
-        guard var machine = machines[name] else { return }
-        if case .held = machine.state { await self.stop(name, false) }
-        self.book.revoke(name)
-        for case .release(let epoch) in machine.release() {
-            _ = await self.call { table throws(PostgresError) in try table.release(name, owner: self.book.instance, epoch: epoch) }
+        await self.giveBack([name], &machines)
+    }
+
+    /// ``giveBack(_:_:)`` for several at once: their work stopped side by side, then every
+    /// lease given back in one statement (a surplus of hundreds goes in seconds).
+    private func giveBack(_ names: [String], _ machines: inout [String: Machine]) async {
+        let running = names.filter { name in if case .held = machines[name]?.state { true } else { false } }
+        await withTaskGroup(of: Void.self) { group in
+            for name in running { group.addTask { await self.stop(name, false) } }
         }
-        machine = Machine(configuration: self.configuration, now: self.clock.now.advanced(by: self.configuration.ttl))
-        machines[name] = machine
+        var claims: [String: Int64] = [:]
+        for name in names {
+            guard var machine = machines[name] else { continue }
+            self.book.revoke(name)
+            for case .release(let epoch) in machine.release() { claims[name] = epoch }
+            machines[name] = Machine(configuration: self.configuration, now: self.clock.now.advanced(by: self.configuration.ttl))
+        }
+        if !claims.isEmpty {
+            let given = claims
+            _ = await self.call { table throws(PostgresError) in try table.release(given, owner: self.book.instance) }
+        }
     }
 
     /// Every instance with its heartbeat, and each lease's owner, from the database; nil

@@ -35,8 +35,11 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
             self.margin = min(max(margin ?? ttl / 5, .zero), ttl * 2 / 3)
         }
 
-        /// How often a held lease is renewed, and a taken one asked for again.
+        /// How often a held lease is renewed.
         var renewEvery: Duration { self.ttl / 3 }
+        /// How often a lease another instance holds is asked for again: a tenth of the ttl,
+        /// a second at most, so a dead owner's leases are taken soon after they expire.
+        var retryEvery: Duration { min(self.ttl / 10, .seconds(1)) }
     }
 
     /// Whether the lease is ours, and until when.
@@ -126,10 +129,10 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         return [.start(epoch: epoch)]
     }
 
-    /// Another instance holds the lease: asked for again a renewal period later.
+    /// Another instance holds the lease: asked for again a retry period later.
     mutating func taken(now: Instant) -> [Action] {
         guard case .acquiring = self.state else { return [] }
-        self.state = .waiting(retryAt: now.advanced(by: self.configuration.renewEvery))
+        self.state = .waiting(retryAt: now.advanced(by: self.configuration.retryEvery))
         return []
     }
 
@@ -146,7 +149,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     /// The renewal was refused: the lease has another owner or epoch now. Stop at once.
     mutating func renewalRefused(now: Instant) -> [Action] {
         guard case .held = self.state else { return [] }
-        self.state = .waiting(retryAt: now.advanced(by: self.configuration.renewEvery))
+        self.state = .waiting(retryAt: now.advanced(by: self.configuration.retryEvery))
         return [.fence]
     }
 

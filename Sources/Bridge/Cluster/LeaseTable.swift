@@ -68,22 +68,28 @@ struct LeaseTable {
         var formerOwnerSilence: Duration?
     }
 
-    /// Takes each of `resources` that is free, released or expired, in one statement;
-    /// those taken.
-    func acquire(_ resources: [String], owner: String, ttl: Duration) throws(PostgresError) -> [String: Taken] {
-        guard !resources.isEmpty else { return [:] }
+    /// Takes each of `resources` that is free, released or expired, at most `atMost` of
+    /// them (in the order given), in one statement; those taken. Running leases are
+    /// looked at, never locked, so asking often for many costs their owners nothing.
+    func acquire(_ resources: [String], owner: String, ttl: Duration, atMost: Int = .max) throws(PostgresError) -> [String: Taken] {
+        guard !resources.isEmpty, atMost > 0 else { return [:] }
         let rows = try self.connection.execute(
             """
-            WITH prior AS (SELECT resource, renewed_at FROM leases WHERE resource = ANY($1::text[]))
+            WITH free AS (
+              SELECT r FROM unnest($1::text[]) WITH ORDINALITY AS u(r, n)
+              WHERE NOT EXISTS (SELECT 1 FROM leases l WHERE l.resource = u.r AND l.expires_at >= now())
+              ORDER BY n LIMIT $4::bigint
+            ),
+            prior AS (SELECT resource, renewed_at FROM leases WHERE resource IN (SELECT r FROM free))
             INSERT INTO leases (resource, owner, epoch, expires_at, renewed_at)
-              SELECT r, $2, 1, statement_timestamp() + $3::interval, statement_timestamp() FROM unnest($1::text[]) AS r
+              SELECT r, $2, 1, statement_timestamp() + $3::interval, statement_timestamp() FROM free
             ON CONFLICT (resource) DO UPDATE SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at,
               renewed_at = EXCLUDED.renewed_at
               WHERE leases.expires_at < now()
             RETURNING resource, epoch,
               (SELECT extract(epoch FROM statement_timestamp() - p.renewed_at) FROM prior p WHERE p.resource = leases.resource)
             """,
-            [PostgresArray.text(resources), owner, Self.interval(ttl)]
+            [PostgresArray.text(resources), owner, Self.interval(ttl), String(min(atMost, resources.count))]
         )
         var taken: [String: Taken] = [:]
         for row in rows where row.count == 3 {
@@ -148,9 +154,19 @@ struct LeaseTable {
 
     /// Gives the lease back: it expires now, keeping its epoch.
     func release(_ resource: String, owner: String, epoch: Int64) throws(PostgresError) {
+        try self.release([resource: epoch], owner: owner)
+    }
+
+    /// Gives back each of `owner`'s leases in `claims` (resource and epoch), in one statement.
+    func release(_ claims: [String: Int64], owner: String) throws(PostgresError) {
+        guard !claims.isEmpty else { return }
+        let ordered = claims.sorted { $0.key < $1.key }
         try self.connection.execute(
-            "UPDATE leases SET expires_at = '-infinity' WHERE resource = $1 AND owner = $2 AND epoch = $3",
-            [resource, owner, String(epoch)]
+            """
+            UPDATE leases l SET expires_at = '-infinity' FROM unnest($2::text[], $3::bigint[]) AS c(resource, epoch)
+            WHERE l.resource = c.resource AND l.epoch = c.epoch AND l.owner = $1
+            """,
+            [owner, PostgresArray.text(ordered.map(\.key)), PostgresArray.text(ordered.map { String($0.value) })]
         )
     }
 
