@@ -178,7 +178,7 @@ struct SeveralInstancesIntegrationTests {
         await bob.stop()
     }
 
-    @Test("kill -9 of the owner of work and home mid burst of 1,000: the other instance takes over within lease_ttl + 5 s and bob gets every message once")
+    @Test("kill -9 of the owner of work and home mid burst of 1,000: the other instance takes over within lease_ttl + 5 s, resumes the dead owner's session from the shared state, and bob gets every message once")
     func killedOwner() async throws {
         // The messages the dead owner's session had not confirmed come back from the
         // server's archive (MAM catch-up from the resume point in the shared state).
@@ -231,6 +231,11 @@ struct SeveralInstancesIntegrationTests {
         #expect(duplicated == 0, "duplicated \(duplicated)")
         let check = survivor.logLines.first { $0.contains("in-doubt messages checked against the archive") && $0.contains("account=home") }
         print("the new owner's archive check: \(check ?? "none")")
+        // The dead owner's session, still held by Prosody, resumed from the shared state
+        // (its inbound count: what the server was told).
+        let resumed = survivor.logLines.first { $0.contains("account=home") && ($0.contains("stream resumed") || $0.contains("stream resumption failed")) }
+        print("the new owner's resumption: \(resumed ?? "none")")
+        #expect(resumed?.contains("stream resumed") == true, "the dead owner's session was not resumed")
         #expect(check?.contains("server restarted=false") == true, "home's inherited queue was not looked up in its archive, or the server looked restarted")
         #expect(survivor.stop() == 0, "stderr: \(survivor.run.errors.suffix(2000))")
         await alice.stop()

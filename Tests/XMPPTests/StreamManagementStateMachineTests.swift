@@ -171,3 +171,23 @@ struct StreamManagementStateMachineTests {
         #expect(resuming.received(Self.sm("resumed", ["previd": "x", "h": "-1"])) == [.protocolError("<resumed/> without a valid h")])
     }
 }
+
+extension StreamManagementStateMachineTests {
+    @Test("an inherited session (another process's; its outbound positions unknown) resumes with its inbound count and takes the server's h as the outbound count, resending nothing; a failure releases nothing")
+    func inheritedSession() throws {
+        let stored = Machine.StoredSession(id: "sm-9", location: "10.0.0.1:5222", handled: 41, acknowledged: 7, unacknowledgedIDs: ["x", "y"])
+        var machine = Machine(inheriting: stored)
+        let resumption = try #require(machine.resumption)
+        #expect(resumption.handled == 41 && resumption.acknowledged == 0 && resumption.unacknowledged.isEmpty)
+        #expect(machine.resume(resumption)[attribute: "h"] == "41")
+        #expect(machine.received(Self.sm("resumed", ["previd": "sm-9", "h": "1234"])) == [.resumed(resend: [])])
+        #expect(machine.acknowledged == 1234 && machine.sent == 1234)
+        #expect(machine.stanzaSent(Self.message(1)) == 1235, "numbering goes on from the server's count")
+        #expect(machine.received(Self.sm("a", ["h": "1235"])) == [.acknowledged(through: 1235, count: 1)])
+
+        var failing = Machine(inheriting: stored)
+        _ = failing.resume(try #require(failing.resumption))
+        #expect(failing.received(Self.sm("failed", ["h": "99"], child: "item-not-found")) == [.resumeFailed(condition: "item-not-found", unacknowledged: [])])
+        #expect(failing.resumption == nil)
+    }
+}

@@ -1,11 +1,13 @@
 import Foundation
 import TransportCore
+import XMPP
 
 /// Deliveries queued for an account when this instance took it over from another (issue
 /// 26): the former owner may have written some of them on its stream before it stopped,
-/// and its stream positions went with it. The account's first session looks their relay
-/// ids up in its own archive (XEP-0313, as for a session the server lost: XEP-0198 §5)
-/// before it reports online; those found are completed, not sent again.
+/// and its stream positions went with it. The account's first session resumes the former
+/// owner's stream management session if the server still holds it (XEP-0198 §5), and
+/// looks their relay ids up in its own archive (XEP-0313, as for a session the server
+/// lost) before it reports online; those found are completed, not sent again.
 struct InheritedDeliveries: Equatable, Sendable {
     /// Oldest first.
     var relayIDs: [String]
@@ -20,12 +22,19 @@ struct InheritedDeliveries: Equatable, Sendable {
     /// window of batches in flight, 4 of 100, and what it had confirmed but not yet committed are far fewer); later ones were never written. The archive check reads up to 20 pages of 50.
     static let limit = 1_000
 
-    /// From the queued rows read at takeover, for `account`; nil when none.
-    init?(_ queued: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)], account: String) {
+    /// From the queued rows read at takeover, for `account` (none: `since` is `now`).
+    init(_ queued: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)], account: String, now: Date = Date()) {
         let mine = queued.filter { $0.delivery.target.transport == account }.sorted { $0.delivery.sequence < $1.delivery.sequence }.prefix(Self.limit)
-        guard let oldest = mine.map(\.enqueuedAt).min() else { return nil }
+        let oldest = mine.map(\.enqueuedAt).min() ?? now
         self.relayIDs = mine.map(\.delivery.relayID)
         self.since = oldest
         self.lostSince = oldest
+    }
+
+    /// What the account's first session is given: these, and the former owner's stream
+    /// management session from the shared state (`session`), to resume if the server
+    /// still holds it.
+    func handed(with session: StreamManagementStateMachine.StoredSession?) -> InheritedSession {
+        InheritedSession(session: session, inDoubtIDs: self.relayIDs, since: self.since, lostSince: self.lostSince)
     }
 }

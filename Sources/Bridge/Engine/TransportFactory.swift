@@ -48,12 +48,13 @@ struct TransportFactory: Sendable {
         logger[metadataKey: "account"] = "\(account.name)"
         let name = account.name
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
-        var ledger: StreamLedgerFile?
+        var ledger: (any StreamPositionLedger)?
         var stored: StreamManagementStateMachine.StoredSession?
         if let journal = self.journal, let ledgers = self.ledgers {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
             let file = try ledgers.ledger(for: name)
-            ledger = file
+            // Several instances: what the server was told is shared, for the next owner.
+            ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
             stored = StreamLedgers.resumable(self.storedSessions()[name], ledger: file.snapshot())
         }
         var mayConnect: (@Sendable () -> Bool)?
@@ -88,7 +89,7 @@ struct TransportFactory: Sendable {
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
-                inheritedInDoubt: inherited.map { ($0.relayIDs, $0.since, $0.lostSince) },
+                inherited: inherited.map { $0.handed(with: stored == nil ? self.storedSessions()[name] : nil) },
                 mayConnect: mayConnect,
                 roomTimings: account.roomTimings
             ),

@@ -35,6 +35,23 @@ extension XMPPSession {
         self.abandonResumption()
     }
 
+    /// What an earlier owner of the account may have sent (``Configuration/inherited``) as
+    /// in-doubt messages, and the latest its stream can have been lost (so a server
+    /// restart since is never missed); nil when there is nothing, or no archive check.
+    static func inheritedDoubt(_ configuration: Configuration, now: C.Instant) -> (InDoubtMessages, C.Instant)? {
+        guard let inherited = configuration.inherited, !inherited.inDoubtIDs.isEmpty, configuration.archiveCheck != nil else { return nil }
+        var doubt = InDoubtMessages()
+        doubt.restoredIDs = inherited.inDoubtIDs
+        doubt.sentSince = inherited.since
+        return (doubt, now.advanced(by: .seconds(-max(0, Date().timeIntervalSince(inherited.lostSince)))))
+    }
+
+    /// Why no connection may be made now (``Configuration/mayConnect`` says no), if so.
+    func connectionNotPermitted() -> XMPPClientError? {
+        guard let mayConnect = self.configuration.mayConnect, !mayConnect() else { return nil }
+        return .connectFailed(attempts: ["not connecting: this process may not work on the account now"])
+    }
+
     /// Looks the in-doubt messages up in the archive, settles their senders and sends
     /// again what is not there, in order, before anything new. Without an answer from the
     /// archive everything in doubt is sent again (at least once) and counted in the log.

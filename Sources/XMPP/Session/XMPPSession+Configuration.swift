@@ -83,12 +83,9 @@ extension XMPPSession {
         /// account's archive before sending them again (``ArchiveCheckStateMachine``); nil:
         /// send them again unchecked (at least once).
         public var archiveCheck: ArchiveCheckStateMachine.Configuration?
-        /// Message ids an earlier owner of the account (another process, whose stream
-        /// positions this one does not have) may have sent, since when, and a time no later
-        /// than its stream was lost: looked up in the archive like a lost session's before
-        /// the first stream reports online; those found are reported as
-        /// ``XMPPSessionEvent/resumedAfterRestart(handledIDs:)``.
-        public var inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)?
+        /// What an earlier owner of the account, another process, left (``InheritedSession``);
+        /// ignored with a ``storedSession`` of this process's own.
+        public var inherited: InheritedSession?
         /// Asked before each connection attempt; false: none is made now (a backoff, as
         /// for a failed attempt). Another process may be working on the account (its
         /// owner by lease; a paused former owner must not resume its stream and resend).
@@ -129,7 +126,7 @@ extension XMPPSession {
             stopAcknowledgementTimeout: Duration = .seconds(2),
             acknowledgementTimeout: Duration = .seconds(5),
             archiveCheck: ArchiveCheckStateMachine.Configuration? = .init(),
-            inheritedInDoubt: (ids: [String], since: Date, lostSince: Date)? = nil,
+            inherited: InheritedSession? = nil,
             mayConnect: (@Sendable () -> Bool)? = nil,
             rooms: [RoomConfiguration] = [],
             roomTimings: RoomTimings = RoomTimings(),
@@ -164,7 +161,7 @@ extension XMPPSession {
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
             self.acknowledgementTimeout = acknowledgementTimeout
             self.archiveCheck = archiveCheck
-            self.inheritedInDoubt = inheritedInDoubt
+            self.inherited = inherited
             self.mayConnect = mayConnect
             self.rooms = rooms
             self.roomTimings = roomTimings

@@ -5,6 +5,12 @@ import Logging
 /// is dropped and resumed (XEP-0198 §4, §5); a resumed stream that never answers is given up
 /// for a new session.
 extension XMPPSession {
+    /// Closes the connection at once (no stream close handshake); the session treats it as
+    /// a lost connection and reconnects. For a server that stopped reading.
+    public func dropConnection() async {
+        await self.connection?.abort()
+    }
+
     /// An `<r/>` went out: an answer is owed from now if none was (the clock is read
     /// only then: this is on every batch's path).
     func watchdogRequested() {

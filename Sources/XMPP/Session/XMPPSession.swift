@@ -106,8 +106,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             )
         }
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
-        if let stored = configuration.storedSession, configuration.streamManagement {
-            self.streamManagement = StreamManagementStateMachine(restoring: stored)
+        let own = configuration.storedSession.map { ($0, StreamManagementStateMachine(restoring: $0)) }
+        if let (stored, restoring) = own ?? configuration.inherited?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) }), configuration.streamManagement {
+            self.streamManagement = restoring
             self.restoredSession = true
             if let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == configuration.client.jid.bare, jid.resourcepart != nil {
                 self.machine.bound(as: jid)
@@ -116,11 +117,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 self.restoredSession = false
             }
         }
-        if let inherited = configuration.inheritedInDoubt, !inherited.ids.isEmpty, configuration.archiveCheck != nil {
-            // Lost no later than `lostSince`, so a server restart since is never missed.
-            self.inDoubt.restoredIDs += inherited.ids
-            self.inDoubt.sentSince = [self.inDoubt.sentSince, inherited.since].compactMap { $0 }.min()
-            self.inDoubtSince = clock.now.advanced(by: .seconds(-max(0, Date().timeIntervalSince(inherited.lostSince))))
+        if let (doubt, lost) = Self.inheritedDoubt(configuration, now: clock.now) {
+            self.inDoubt.merge(doubt)
+            self.inDoubtSince = lost
         }
     }
 
@@ -138,6 +137,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await self.finish(lastError)
                 return
             case .connect:
+                if let refused = self.connectionNotPermitted() {
+                    (lastError, action) = (refused, reconnect.connectFailed(refused, now: self.clock.now))
+                    continue
+                }
                 // One place in the process's login queue while connecting and logging in.
                 if let gate = self.connectionGate {
                     do {
@@ -145,13 +148,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     } catch {
                         break  // cancelled while waiting: the loop ends
                     }
-                }
-                if let mayConnect = self.configuration.mayConnect, !mayConnect() {
-                    self.connectionGate?.release()
-                    let refused = XMPPClientError.connectFailed(attempts: ["not connecting: this process may not work on the account now"])
-                    lastError = refused
-                    action = reconnect.connectFailed(refused, now: self.clock.now)
-                    continue
                 }
                 // Connecting and negotiating (TLS, SASL, bind) in a task of its own, for the
                 // same reason as restoring: its deep frames go when it ends.
@@ -210,12 +206,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         _ = reconnect.stop()
         await self.finish(nil)
-    }
-
-    /// Closes the connection at once (no stream close handshake); the session treats it as
-    /// a lost connection and reconnects. For a server that stopped reading.
-    public func dropConnection() async {
-        await self.connection?.abort()
     }
 
     /// What to look at when the server keeps closing the stream with these errors.

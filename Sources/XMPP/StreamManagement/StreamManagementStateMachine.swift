@@ -73,6 +73,8 @@ public struct StreamManagementStateMachine: Sendable {
     public private(set) var sent: UInt32 = 0
     public private(set) var acknowledged: UInt32 = 0
     private var unacknowledged: [XMLElement] = []
+    /// An inherited session (``init(inheriting:)``): the outbound count is the server's.
+    private var outboundUnknown = false
     private var handledEarly: Set<UInt32> = []
     private var ackOwed = false
     /// The last `<a/>` reported less than had been received: report again once more is handled.
@@ -108,6 +110,17 @@ public struct StreamManagementStateMachine: Sendable {
             placeholder[attribute: "id"] = id
             return placeholder
         }
+    }
+
+    /// A session another process left (XEP-0198 §5: a resumption may come from a new
+    /// connection) whose outbound positions went with it: resumed with the inbound count
+    /// (`handled`) alone, the server's `<resumed h>` then taken as the outbound count as it
+    /// stands, nothing sent again (the owner settles what the other may have sent).
+    public init(inheriting stored: StoredSession) {
+        self.state = .active(id: stored.id, location: stored.location)
+        self.received = stored.handled
+        self.handled = stored.handled
+        self.outboundUnknown = true
     }
 
     /// The persisted form of a resumable session (ids instead of stanzas).
@@ -150,6 +163,7 @@ public struct StreamManagementStateMachine: Sendable {
         self.sent = 0
         self.acknowledged = 0
         self.unacknowledged = []
+        self.outboundUnknown = false
         var element = XMLElement(name: "enable", namespace: Self.namespace)
         if resume { element[attribute: "resume"] = "true" }
         return element
@@ -217,7 +231,13 @@ public struct StreamManagementStateMachine: Sendable {
             guard case .resuming(let id) = self.state else { return [.protocolError("unexpected <resumed/>")] }
             guard let h = element[attribute: "h"].flatMap({ UInt32($0) }) else { return [.protocolError("<resumed/> without a valid h")] }
             var actions: [Action] = []
-            if let release = self.release(through: h) { actions.append(release) } else { return [.protocolError("handled-count-too-high")] }
+            if self.outboundUnknown {
+                (self.acknowledged, self.sent, self.outboundUnknown) = (h, h, false)
+            } else if let release = self.release(through: h) {
+                actions.append(release)
+            } else {
+                return [.protocolError("handled-count-too-high")]
+            }
             self.state = .active(id: id, location: nil)
             // Unacknowledged stanzas keep their numbers: resending them counts them anew.
             let resend = self.unacknowledged
@@ -228,7 +248,8 @@ public struct StreamManagementStateMachine: Sendable {
         case "failed":
             let condition = element.elements.first?.name ?? "undefined-condition"
             var actions: [Action] = []
-            if let h = element[attribute: "h"].flatMap({ UInt32($0) }), let release = self.release(through: h) { actions.append(release) }
+            if !self.outboundUnknown, let h = element[attribute: "h"].flatMap({ UInt32($0) }), let release = self.release(through: h) { actions.append(release) }
+            self.outboundUnknown = false
             switch self.state {
             case .enabling:
                 self.state = .inactive

@@ -1,0 +1,27 @@
+import Foundation
+
+/// What a new owner of an account knows of the session an earlier owner, another process,
+/// left behind (the bridge's several instances): its stream management session without
+/// the outbound positions, which went with that process (resumed from this new connection
+/// if the server still holds it: XEP-0198 §5), and the ids of messages it may have sent.
+/// Those are looked up in the account's archive (XEP-0313) before the first stream reports
+/// online, as a lost session's are; the ones found are reported as
+/// ``XMPPSessionEvent/resumedAfterRestart(handledIDs:)``.
+public struct InheritedSession: Sendable {
+    /// Its id, location, JID and inbound count; nil when it left none.
+    public var session: StreamManagementStateMachine.StoredSession?
+    /// Oldest first.
+    public var inDoubtIDs: [String]
+    /// None of them can be older.
+    public var since: Date
+    /// No later than its stream was lost: a server restarted after this may have archived
+    /// copies it never routed.
+    public var lostSince: Date
+
+    public init(session: StreamManagementStateMachine.StoredSession?, inDoubtIDs: [String], since: Date, lostSince: Date) {
+        self.session = session
+        self.inDoubtIDs = inDoubtIDs
+        self.since = since
+        self.lostSince = lostSince
+    }
+}
