@@ -2,6 +2,7 @@ import EmbeddedProsody
 import Foundation
 import IntegrationSupport
 import Testing
+import Logging
 import TransportCore
 
 @testable import Bridge
@@ -28,5 +29,28 @@ extension StateIntegration {
             #expect(blocks[2] >= blocks[1] + 1_000, "the second block after the whole first")
             #expect(blocks[3] >= blocks[2] + 999, "a store opened later numbers past both")
         }
+    }
+}
+
+extension StateIntegration.SequenceBlockTests {
+    @Test("a commit for a transport whose lease is no longer held here leaves out its session state and what its messages made; what others made goes in")
+    func staleSourceLeftOut() async throws {
+        let database = try await SharedPostgres.freshDatabase()
+        let url = database.url, password = database.password
+        let book = LeaseBook(instance: "node-a", logger: Logger(label: "test"))
+        book.leased = ["work"]  // leased, and no grant here: stale
+        let (queued, seen) = try await Subprocess.offThread { () -> ([String], [String: [String]]) in
+            let store = try PostgresStateStore(url: url, password: password, leases: book)
+            var fromWeb = withSequence(delivery(2), 2)
+            fromWeb.source = Endpoint(transport: "web")
+            try store.apply([
+                .seen(transport: "work", uniqueID: "u-1"),
+                .enqueue(withSequence(delivery(1), 1), enqueuedAt: Date(), attempts: 0),
+                .enqueue(fromWeb, enqueuedAt: Date(), attempts: 0),
+            ], intakeThrough: nil)
+            return (try store.loadQueue().map(\.sourceTransport), try store.seenUniqueIDs(limit: 10))
+        }
+        #expect(queued == ["web"], "work's message's delivery left out; the HTTP ingress's in")
+        #expect(seen["work"] == nil)
     }
 }

@@ -50,12 +50,16 @@ struct TransportFactory: Sendable {
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
         var ledger: (any StreamPositionLedger)?
         var stored: StreamManagementStateMachine.StoredSession?
+        // The session in the state: this host's to restore (its ledger agrees), or, taken
+        // over, the former owner's to resume (``InheritedDeliveries``).
+        var lastSession: StreamManagementStateMachine.StoredSession?
         if let journal = self.journal, let ledgers = self.ledgers {
             stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
             let file = try ledgers.ledger(for: name)
             // Several instances: what the server was told is shared, for the next owner.
             ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
-            stored = StreamLedgers.resumable(self.storedSessions()[name], ledger: file.snapshot())
+            lastSession = self.storedSessions()[name]
+            stored = StreamLedgers.resumable(lastSession, ledger: file.snapshot())
         }
         var mayConnect: (@Sendable () -> Bool)?
         if let leases = self.leases { mayConnect = { leases.mayWork(name) } }
@@ -89,7 +93,7 @@ struct TransportFactory: Sendable {
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
-                inherited: inherited.map { $0.handed(with: stored == nil ? self.storedSessions()[name] : nil) },
+                inherited: inherited.map { $0.handed(with: stored == nil ? lastSession : nil) },
                 mayConnect: mayConnect,
                 roomTimings: account.roomTimings
             ),

@@ -82,6 +82,19 @@ struct PostgresJournalScript {
         return transports
     }
 
+    /// The source transport an entry was made from, when it was made from a message that
+    /// transport received (what it queued, postponed or archived): a commit that leaves out
+    /// a transport's session state leaves these out too, or a former owner's late commit
+    /// would queue what the new owner, never told it was handled, relays again.
+    static func sourceTransport(of entry: JournalEntry) -> String? {
+        switch entry {
+        case .enqueue(let delivery, _, _), .postpone(let delivery, _, _): delivery.source.transport
+        case .archive(let row): row.texts[1]  // its columns: channel, source transport, …
+        case .archiveEdit(_, let source, _, _, _, _), .sourceStanzaID(let source, _, _): source.transport
+        default: nil
+        }
+    }
+
     private mutating func statement(_ text: String) {
         self.flush()
         self.sql += text + ";\n"

@@ -39,9 +39,12 @@ extension PostgresStateStore {
         guard let leases = self.leases else { return (entries, nil) }
         let (claims, stale) = leases.claims(for: PostgresJournalScript.actingTransports(entries))
         guard !stale.isEmpty else { return (entries, (leases.instance, claims)) }
-        let kept = entries.filter { entry in PostgresJournalScript.actingTransports([entry]).isDisjoint(with: stale) }
+        // Their session state, and what their messages made in the same commit.
+        let kept = entries.filter { entry in
+            PostgresJournalScript.actingTransports([entry]).isDisjoint(with: stale) && !(PostgresJournalScript.sourceTransport(of: entry).map(stale.contains) ?? false)
+        }
         leases.logger.warning(
-            "session state of transports whose lease is no longer held here left out of a commit",
+            "session state of transports whose lease is no longer held here, and what their messages made, left out of a commit",
             metadata: ["transports": "\(stale.sorted())", "entries": "\(entries.count - kept.count)"]
         )
         return (kept, (leases.instance, claims))
