@@ -185,123 +185,78 @@ struct SeveralInstancesIntegrationTests {
     func killedOwner(instances: Int) async throws {
         // The messages the dead owner's session had not confirmed come back from the
         // server's archive (MAM catch-up from the resume point in the shared state).
-        var options = ProsodyServer.Options()
-        options.archive = true
-        let server = try ProsodyServer.start(options, accounts: BridgeIntegrationTests.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let bridges = try await Self.start(on: server, names: Array(["node-a", "node-b", "node-c"].prefix(instances)))
-        defer { bridges.forEach { $0.terminate() } }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        guard let homeOwner = await Self.owner(of: "home", among: bridges), let workOwner = await Self.owner(of: "work", among: bridges) else {
-            Issue.record("no instance took the leases; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
-            return
+        try await Self.withScene(names: Array(["node-a", "node-b", "node-c"].prefix(instances))) { scene in
+            let bridges = scene.bridges
+            let takesHome = { (bridge: BridgeDaemon) in bridge.logLines.filter { $0.contains("lease taken; starting") && $0.contains("resource=home") }.count }
+            let takenBefore = bridges.map(takesHome)
+            let sent = (1...1000).map { String(format: "burst %04d", $0) }
+            // All sent at once: the bridge is mid burst while the server holds the rest.
+            try await Self.send(sent, from: scene.alice)
+            _ = await Received.bodies(scene.bob.log, count: 200, timeout: .seconds(60))
+            // The instance running home dies; another may run work already.
+            let victim = scene.homeOwner
+            kill(bridges[victim].run.process.pid, SIGKILL)
+            let killed = ContinuousClock.now
+            _ = bridges[victim].run.finish(timeout: 10)
+            let others = bridges.indices.filter { $0 != victim }
+            let newOwner = await eventuallyValue(timeout: .seconds(Self.ttl + 5 + 10), every: .milliseconds(20)) { () -> Int? in
+                others.first { takesHome(bridges[$0]) > takenBefore[$0] }
+            }
+            let takeover = ContinuousClock.now - killed
+            guard let newOwner else {
+                Issue.record("nobody took home over; stderr:\n\(scene.errors)")
+                return
+            }
+            let survivor = bridges[newOwner]
+            #expect(takeover <= .seconds(Self.ttl + 5), "took over after \(takeover)")
+            try await Self.send(["marker"], from: scene.alice)
+            #expect(await Received.message(scene.bob.log, body: "[work] alice: marker", timeout: .seconds(90)) != nil, "stderr: \(survivor.run.errors.suffix(3000))")
+            let tally = await scene.tally(sent)
+            print("kill -9 of the owner mid burst of 1,000, \(instances) instances: takeover after \(takeover); received \(tally.received), lost \(tally.lost), duplicated \(tally.duplicated)")
+            #expect(tally.lost == 0, "lost \(tally.lost)")
+            // What the dead owner may have sent of home's queue is looked up in home's archive
+            // before anything is sent: nothing twice.
+            #expect(tally.duplicated == 0, "duplicated \(tally.duplicated): \(tally.twice)")
+            let check = survivor.logLines.first { $0.contains("in-doubt messages checked against the archive") && $0.contains("account=home") }
+            print("the new owner's archive check: \(check ?? "none")")
+            // The dead owner's session, still held by Prosody, resumed from the shared state
+            // (its inbound count: what the server was told).
+            let resumed = survivor.logLines.first { $0.contains("account=home") && ($0.contains("stream resumed") || $0.contains("stream resumption failed")) }
+            print("the new owner's resumption: \(resumed ?? "none")")
+            #expect(resumed?.contains("stream resumed") == true, "the dead owner's session was not resumed")
+            #expect(check?.contains("server restarted=false") == true, "home's inherited queue was not looked up in its archive, or the server looked restarted")
+            for index in others { #expect(bridges[index].stop() == 0, "stderr: \(bridges[index].run.errors.suffix(2000))") }
         }
-        try await bridges[homeOwner].waitOnline(["home"])
-        try await bridges[workOwner].waitOnline(["work"])
-        // Older than the outage to come (lease_ttl and a little), or it would look restarted.
-        #expect(await bob.waitForServerUptime(atLeast: Self.ttl + 3), "the server does not report its uptime (XEP-0012)")
-        let takesHome = { (bridge: BridgeDaemon) in bridge.logLines.filter { $0.contains("lease taken; starting") && $0.contains("resource=home") }.count }
-        let takenBefore = bridges.map(takesHome)
-        let sent = (1...1000).map { String(format: "burst %04d", $0) }
-        // All sent at once: the bridge is mid burst while the server holds the rest.
-        try await Self.send(sent, from: alice)
-        _ = await Received.bodies(bob.log, count: 200, timeout: .seconds(60))
-        // The instance running home dies; the other may run work already.
-        let victim = homeOwner
-        kill(bridges[victim].run.process.pid, SIGKILL)
-        let killed = ContinuousClock.now
-        _ = bridges[victim].run.finish(timeout: 10)
-        let others = bridges.indices.filter { $0 != victim }
-        let newOwner = await eventuallyValue(timeout: .seconds(Self.ttl + 5 + 10), every: .milliseconds(20)) { () -> Int? in
-            others.first { takesHome(bridges[$0]) > takenBefore[$0] }
-        }
-        let takeover = ContinuousClock.now - killed
-        guard let newOwner else {
-            Issue.record("nobody took home over; stderr:\n\(others.map { bridges[$0].run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
-            return
-        }
-        let survivor = bridges[newOwner]
-        #expect(takeover <= .seconds(Self.ttl + 5), "took over after \(takeover)")
-        try await Self.send(["marker"], from: alice)
-        #expect(await Received.message(bob.log, body: "[work] alice: marker", timeout: .seconds(90)) != nil, "stderr: \(survivor.run.errors.suffix(3000))")
-        let received = await Received.bodies(bob.log).filter { !$0.hasSuffix("marker") }.map { String($0.dropFirst("[work] alice: ".count)) }
-        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
-        let lost = Set(sent).subtracting(received).count
-        print("kill -9 of the owner mid burst of 1,000, \(instances) instances: takeover after \(takeover); received \(received.count), lost \(lost), duplicated \(duplicated)")
-        if lost + duplicated > 0, ProcessInfo.processInfo.environment["SEVERAL_DEBUG"] != nil {
-            print(survivor.logLines.filter { !$0.contains("[XMPP] received") && !$0.contains("[XMPP] sent") }.suffix(80).joined(separator: "\n"))
-            print("---victim")
-            print(bridges[victim].logLines.filter { !$0.contains("[XMPP] received") && !$0.contains("[XMPP] sent") }.suffix(30).joined(separator: "\n"))
-            print("lost: \(Set(sent).subtracting(received).sorted())")
-            print("twice: \(Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted())")
-        }
-        #expect(lost == 0, "lost \(lost): \(Set(sent).subtracting(received).sorted().prefix(20))")
-        // What the dead owner may have sent of home's queue is looked up in home's archive
-        // before anything is sent: nothing twice.
-        #expect(duplicated == 0, "duplicated \(duplicated)")
-        let check = survivor.logLines.first { $0.contains("in-doubt messages checked against the archive") && $0.contains("account=home") }
-        print("the new owner's archive check: \(check ?? "none")")
-        // The dead owner's session, still held by Prosody, resumed from the shared state
-        // (its inbound count: what the server was told).
-        let resumed = survivor.logLines.first { $0.contains("account=home") && ($0.contains("stream resumed") || $0.contains("stream resumption failed")) }
-        print("the new owner's resumption: \(resumed ?? "none")")
-        #expect(resumed?.contains("stream resumed") == true, "the dead owner's session was not resumed")
-        #expect(check?.contains("server restarted=false") == true, "home's inherited queue was not looked up in its archive, or the server looked restarted")
-        for index in others { #expect(bridges[index].stop() == 0, "stderr: \(bridges[index].run.errors.suffix(2000))") }
-        await alice.stop()
-        await bob.stop()
     }
 }
 
 extension SeveralInstancesIntegrationTests {
     @Test("SIGSTOP of the owner of home mid burst of 600, past its lease_ttl, then SIGCONT: the other takes over; the paused one fences itself and sends nothing more; bob gets every message once")
     func pausedOwner() async throws {
-        var options = ProsodyServer.Options()
-        options.archive = true
-        let server = try ProsodyServer.start(options, accounts: BridgeIntegrationTests.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let bridges = try await Self.start(on: server)
-        defer { bridges.forEach { $0.terminate() } }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        guard let homeOwner = await Self.owner(of: "home", among: bridges), let workOwner = await Self.owner(of: "work", among: bridges) else {
-            Issue.record("no instance took the leases; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
-            return
+        try await Self.withScene { scene in
+            let sent = (1...600).map { String(format: "pause %03d", $0) }
+            try await Self.send(sent, from: scene.alice)
+            _ = await Received.bodies(scene.bob.log, count: 100, timeout: .seconds(60))
+            let paused = scene.bridges[scene.homeOwner]
+            let other = scene.bridges[1 - scene.homeOwner]
+            let pid = paused.run.process.pid
+            kill(pid, SIGSTOP)
+            let tookOver = await other.waitForLog(timeout: .seconds(Self.ttl + 5 + 10)) { $0.contains("lease taken; starting") && $0.contains("resource=home") }
+            #expect(tookOver, "stderr: \(other.run.errors.suffix(3000))")
+            try await Self.send(["marker 1"], from: scene.alice)
+            #expect(await Received.message(scene.bob.log, body: "[work] alice: marker 1", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
+            kill(pid, SIGCONT)
+            // Its renewal is refused (or its grant ran out by its own clock): home stops there.
+            #expect(await paused.waitForLog(timeout: .seconds(30)) { $0.contains("lease lost; transport stopped here") && $0.contains("transport=home") }, "stderr: \(paused.run.errors.suffix(3000))")
+            // Nothing else arrives: a marker sent after it is the last thing bob gets.
+            try await Self.send(["marker 2"], from: scene.alice)
+            #expect(await Received.message(scene.bob.log, body: "[work] alice: marker 2", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
+            let tally = await scene.tally(sent)
+            print("SIGSTOP of the owner mid burst of 600, SIGCONT after takeover: received \(tally.received), lost \(tally.lost), duplicated \(tally.duplicated)")
+            #expect(tally.lost == 0 && tally.duplicated == 0, "lost \(tally.lost), duplicated \(tally.duplicated): \(tally.twice)")
+            #expect(await Received.bodies(scene.bob.log).last == "[work] alice: marker 2")
+            for bridge in scene.bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
         }
-        try await bridges[homeOwner].waitOnline(["home"])
-        try await bridges[workOwner].waitOnline(["work"])
-        #expect(await bob.waitForServerUptime(atLeast: Self.ttl + 3), "the server does not report its uptime (XEP-0012)")
-        let sent = (1...600).map { String(format: "pause %03d", $0) }
-        try await Self.send(sent, from: alice)
-        _ = await Received.bodies(bob.log, count: 100, timeout: .seconds(60))
-        let paused = bridges[homeOwner]
-        let other = bridges[1 - homeOwner]
-        let pid = paused.run.process.pid
-        kill(pid, SIGSTOP)
-        let tookOver = await other.waitForLog(timeout: .seconds(Self.ttl + 5 + 10)) { $0.contains("lease taken; starting") && $0.contains("resource=home") }
-        #expect(tookOver, "stderr: \(other.run.errors.suffix(3000))")
-        try await Self.send(["marker 1"], from: alice)
-        #expect(await Received.message(bob.log, body: "[work] alice: marker 1", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
-        kill(pid, SIGCONT)
-        // Its renewal is refused (or its grant ran out by its own clock): home stops there.
-        #expect(await paused.waitForLog(timeout: .seconds(30)) { $0.contains("lease lost; transport stopped here") && $0.contains("transport=home") }, "stderr: \(paused.run.errors.suffix(3000))")
-        // Nothing else arrives: a marker sent after it is the last thing bob gets.
-        try await Self.send(["marker 2"], from: alice)
-        #expect(await Received.message(bob.log, body: "[work] alice: marker 2", timeout: .seconds(60)) != nil, "stderr: \(other.run.errors.suffix(3000))")
-        let received = await Received.bodies(bob.log).filter { !$0.contains("marker") }.map { String($0.dropFirst("[work] alice: ".count)) }
-        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
-        let lost = Set(sent).subtracting(received).count
-        print("SIGSTOP of the owner mid burst of 600, SIGCONT after takeover: received \(received.count), lost \(lost), duplicated \(duplicated)")
-        if duplicated > 0, ProcessInfo.processInfo.environment["SEVERAL_DEBUG"] != nil {
-            print("--- new owner"); print(other.logLines.filter { !$0.contains("[XMPP] received") && !$0.contains("[XMPP] sent") && !$0.contains("trace") }.suffix(60).joined(separator: "\n"))
-            print("--- paused"); print(paused.logLines.filter { !$0.contains("[XMPP] received") && !$0.contains("[XMPP] sent") && !$0.contains("trace") }.suffix(40).joined(separator: "\n"))
-        }
-        #expect(lost == 0 && duplicated == 0, "lost \(lost), duplicated \(duplicated): \(Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted().prefix(10))")
-        #expect(await Received.bodies(bob.log).last == "[work] alice: marker 2")
-        for bridge in bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
-        await alice.stop()
-        await bob.stop()
     }
 }
 
@@ -310,38 +265,20 @@ extension SeveralInstancesIntegrationTests {
     func databaseRestarted() async throws {
         let postgres = try await PostgresServer.started()
         defer { postgres.shutdown() }
-        var options = ProsodyServer.Options()
-        options.archive = true
-        let server = try ProsodyServer.start(options, accounts: BridgeIntegrationTests.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let bridges = try await Self.start(on: server, database: (postgres.url, postgres.password))
-        defer { bridges.forEach { $0.terminate() } }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        guard let homeOwner = await Self.owner(of: "home", among: bridges), let workOwner = await Self.owner(of: "work", among: bridges) else {
-            Issue.record("no instance took the leases; stderr:\n\(bridges.map { $0.run.errors.suffix(3000) }.joined(separator: "\n---\n"))")
-            return
+        try await Self.withScene(database: (postgres.url, postgres.password)) { scene in
+            let sent = (1...600).map { String(format: "db %03d", $0) }
+            try await Self.send(sent, from: scene.alice)
+            _ = await Received.bodies(scene.bob.log, count: 100, timeout: .seconds(60))
+            try await Subprocess.offThread { try postgres.restart() }
+            let atRestart = await Received.bodies(scene.bob.log).count
+            try await Self.send(["marker"], from: scene.alice)
+            #expect(await Received.message(scene.bob.log, body: "[work] alice: marker", timeout: .seconds(90)) != nil, "stderr: \(scene.errors)")
+            let tally = await scene.tally(sent)
+            print("PostgreSQL restarted mid burst of 600 (\(atRestart) received when it was back): received \(tally.received), lost \(tally.lost), duplicated \(tally.duplicated)")
+            #expect(atRestart < sent.count, "the burst was over before the restart")
+            #expect(tally.lost == 0, "lost \(tally.lost)")
+            #expect(tally.duplicated == 0, "duplicated \(tally.duplicated): \(tally.twice)")
+            for bridge in scene.bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
         }
-        try await bridges[homeOwner].waitOnline(["home"])
-        try await bridges[workOwner].waitOnline(["work"])
-        #expect(await bob.waitForServerUptime(atLeast: Self.ttl + 3), "the server does not report its uptime (XEP-0012)")
-        let sent = (1...600).map { String(format: "db %03d", $0) }
-        try await Self.send(sent, from: alice)
-        _ = await Received.bodies(bob.log, count: 100, timeout: .seconds(60))
-        try await Subprocess.offThread { try postgres.restart() }
-        let atRestart = await Received.bodies(bob.log).count
-        try await Self.send(["marker"], from: alice)
-        let errors = { bridges.map { $0.run.errors.suffix(2000) }.joined(separator: "\n---\n") }
-        #expect(await Received.message(bob.log, body: "[work] alice: marker", timeout: .seconds(90)) != nil, "stderr: \(errors())")
-        let received = await Received.bodies(bob.log).filter { !$0.contains("marker") }.map { String($0.dropFirst("[work] alice: ".count)) }
-        let duplicated = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }.count
-        let lost = Set(sent).subtracting(received).count
-        print("PostgreSQL restarted mid burst of 600 (\(atRestart) received when it was back): received \(received.count), lost \(lost), duplicated \(duplicated)")
-        #expect(atRestart < sent.count, "the burst was over before the restart")
-        #expect(lost == 0, "lost \(lost): \(Set(sent).subtracting(received).sorted().prefix(10))")
-        #expect(duplicated == 0, "duplicated \(duplicated)")
-        for bridge in bridges { #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))") }
-        await alice.stop()
-        await bob.stop()
     }
 }
