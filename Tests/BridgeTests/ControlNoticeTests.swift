@@ -15,4 +15,18 @@ struct ControlNoticeTests {
             #expect(ControlNotice(payload: bad, heardBy: "node-b") == nil, "\(bad)")
         }
     }
+
+    @Test("long lists of sequences go in several notices, each within PostgreSQL's payload limit, together the whole list")
+    func parts() {
+        let sequences = (1...701).map { Int64.max - Int64($0) }
+        let parts = ControlNotice.retry(sequences: sequences).parts
+        #expect(parts.count == 3)
+        #expect(parts.allSatisfy { $0.payload(from: "node-a").utf8.count < 8_000 })
+        let joined = parts.flatMap { notice -> [Int64] in
+            guard case .retry(let part) = notice else { return [] }
+            return part
+        }
+        #expect(joined == sequences)
+        #expect(ControlNotice.routesChanged.parts == [.routesChanged])
+    }
 }

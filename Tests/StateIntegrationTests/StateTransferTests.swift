@@ -70,6 +70,8 @@ extension StateIntegration {
             #expect(queued.first.map(\.sequence).map { $0 > 4 } == true, "\(queued.map(\.sequence))")
             try postgres.apply([.archive(ArchivedMessage(at: Self.at.addingTimeInterval(2), channel: "ops", source: Endpoint(transport: "home", address: "bob@b.example"), sender: "bob@b.example/x", nick: "bob", sourceID: "b-3", body: "third"))], intakeThrough: nil)
             #expect(try postgres.archived(ArchiveQuery()).messages.count == 3)
+            try postgres.apply([.seen(transport: "work", uniqueID: "u-3")], intakeThrough: nil)
+            #expect(try postgres.seenUniqueIDs(limit: 10)["work"] == ["u-1", "u-2 'quoted'", "u-3"], "positions go on past the copied ones")
 
             #expect {
                 try StateTransfer(source: sqlite, target: try (postgres as! PostgresStateStore).connect(purpose: "again")).run()

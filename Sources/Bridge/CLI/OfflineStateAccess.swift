@@ -24,8 +24,15 @@ struct OfflineStateAccess {
                 // control socket did not answer) would go behind its back: refused.
                 if Self.writes(request.op) { try store.claimSoleInstance() }
                 let response = RouteEditor(configuration: self.configuration, store: store).apply(request)
-                // Instances on other hosts read the route table again (``ControlNotice``).
-                if response.ok, [.add, .remove].contains(request.op) { try store.announce(.routesChanged, from: "command") }
+                // Instances on other hosts read the route table again (``ControlNotice``; a
+                // command is no instance: its name is empty). The change is made either way.
+                if response.ok, [.add, .remove].contains(request.op) {
+                    do {
+                        try store.announce(.routesChanged, from: "")
+                    } catch {
+                        self.logger.warning("route changed; the running instances could not be told (they read it at their next start or change)", metadata: ["error": "\(error)"])
+                    }
+                }
                 return response
             } catch {
                 return RouteEditor.failure("\(error)")

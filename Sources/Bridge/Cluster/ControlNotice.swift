@@ -4,13 +4,32 @@
 /// reads it again), a transport it does not run is to reconnect (its owner does), queued
 /// deliveries held by another instance's worker are to be tried now or dropped.
 enum ControlNotice: Equatable, Sendable {
+    /// `route add|remove`: every instance reads the route table again.
     case routesChanged
+    /// `reconnect NAME`: its owner reconnects it.
     case reconnect(transport: String)
+    /// `queue retry SEQ…`: the worker holding them tries them now.
     case retry(sequences: [Int64])
+    /// `queue drop SEQ…`: the worker holding them forgets them.
     case drop(sequences: [Int64])
 
     /// The `LISTEN` channel.
     static var channel: String { "xmpp_bridge_control" }
+
+    /// Sequences per notice: PostgreSQL's payload holds less than 8,000 bytes.
+    static var sequencesPerNotice: Int { 300 }
+
+    /// This notice as notices that each fit a payload (long lists of sequences split).
+    var parts: [ControlNotice] {
+        func chunks(_ sequences: [Int64]) -> [[Int64]] {
+            stride(from: 0, to: sequences.count, by: Self.sequencesPerNotice).map { Array(sequences[$0..<min($0 + Self.sequencesPerNotice, sequences.count)]) }
+        }
+        switch self {
+        case .routesChanged, .reconnect: return [self]
+        case .retry(let sequences): return chunks(sequences).map { .retry(sequences: $0) }
+        case .drop(let sequences): return chunks(sequences).map { .drop(sequences: $0) }
+        }
+    }
 
     /// `instance verb [arguments]`: the sender (no spaces in an instance name) first, a
     /// transport name last (it may hold spaces), sequences comma-separated.

@@ -34,7 +34,7 @@ struct InheritedDeliveries: Equatable, Sendable {
     /// What the account's first session is given: these, and the former owner's stream
     /// management session from the shared state (`session`), to resume if the server
     /// still holds it.
-    func handed(with session: StreamManagementStateMachine.StoredSession?) -> InheritedSession {
-        InheritedSession(session: session, inDoubtIDs: self.relayIDs, since: self.since, lostSince: self.lostSince)
+    func handed(with session: StreamManagementStateMachine.StoredSession?, now: Date = Date()) -> InheritedSession {
+        InheritedSession(session: session, messageIDs: self.relayIDs, since: self.since, lostFor: .seconds(now.timeIntervalSince(self.lostSince)))
     }
 }

@@ -94,7 +94,7 @@ struct LeaseTable {
         var taken: [String: Taken] = [:]
         for row in rows where row.count == 3 {
             guard let resource = row[0], let epoch = row[1].flatMap({ Int64($0) }) else { continue }
-            let silence = row[2].flatMap { Double($0) }.map { Duration.milliseconds(Int64(($0 * 1000).rounded(.up))) }
+            let silence = row[2].flatMap { Double($0) }.flatMap { $0.isFinite && abs($0) < 1e12 ? $0 : nil }.map { Duration.milliseconds(Int64(($0 * 1000).rounded(.up))) }
             taken[resource] = Taken(epoch: epoch, formerOwnerSilence: silence)
         }
         return taken

@@ -15,6 +15,7 @@ final class NoticeListener: Service {
     /// This instance: its own commits' notices are skipped.
     private let instance: String
     private let heard: @Sendable (Set<String>?) -> Void
+    /// Hears the other instances' control notices (``ControlNotice``).
     private let control: @Sendable (ControlNotice) -> Void
     private let logger: Logger
     private let stopped = NIOLockedValueBox(false)
@@ -59,7 +60,9 @@ final class NoticeListener: Service {
                     connection = fresh
                     if failures > 0 {
                         self.logger.info("listening for other instances' notices again")
+                        // What was missed meanwhile: every queue read again, and the routes.
                         self.heard(nil)
+                        self.control(.routesChanged)
                     }
                     failures = 0
                 }

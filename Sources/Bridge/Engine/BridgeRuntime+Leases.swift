@@ -25,7 +25,8 @@ extension BridgeRuntime {
         do {
             var inherited = try await self.relay.adopt(name)
             if let silence = formerOwnerSilence { inherited?.lostSince = Date(timeIntervalSinceNow: -silence.seconds) }
-            self.inherited[name] = inherited
+            // Only an account's session looks them up.
+            if self.currentConfiguration.accounts[name] != nil { self.inherited[name] = inherited }
         } catch {
             self.logger.error("cannot take the transport over: its queue cannot be read", metadata: ["transport": "\(name)", "error": "\(error)"])
             return false
@@ -41,6 +42,7 @@ extension BridgeRuntime {
         if self.transports[name] != nil {
             self.logger.notice(lost ? "lease lost; transport stopped here" : "lease given back; transport stopped here", metadata: ["transport": "\(name)"])
         }
+        self.inherited.removeValue(forKey: name)
         await self.restart(name, wanted: false)
         await self.relay.disown(name)
     }

@@ -28,6 +28,7 @@ actor BridgeRuntime {
     /// With several instances: the instances and owners `status` shows (``ClusterView``).
     private(set) var clusterView: (@Sendable () async -> ClusterView?)?
 
+    /// Where `status` reads the instances and owners from (the lease keeper).
     func attach(clusterView: @escaping @Sendable () async -> ClusterView?) {
         self.clusterView = clusterView
     }

@@ -59,7 +59,10 @@ struct TransportFactory: Sendable {
             // Several instances: what the server was told is shared, for the next owner.
             ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
             lastSession = self.storedSessions()[name]
-            stored = StreamLedgers.resumable(lastSession, ledger: file.snapshot())
+            // Taken over, the session in the state is another owner's, even when this host's
+            // ledger names it (a session resumed elsewhere keeps its id): inherited, never
+            // restored with this ledger's positions, which may be out of date.
+            if inherited == nil { stored = StreamLedgers.resumable(lastSession, ledger: file.snapshot()) }
         }
         var mayConnect: (@Sendable () -> Bool)?
         if let leases = self.leases { mayConnect = { leases.mayWork(name) } }
@@ -93,7 +96,7 @@ struct TransportFactory: Sendable {
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
-                inherited: inherited.map { $0.handed(with: stored == nil ? lastSession : nil) },
+                inherited: inherited.map { $0.handed(with: lastSession) },
                 mayConnect: mayConnect,
                 roomTimings: account.roomTimings
             ),

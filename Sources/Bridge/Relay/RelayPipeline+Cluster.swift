@@ -92,7 +92,9 @@ extension RelayPipeline {
     func announce(_ notice: ControlNotice) async {
         guard let queue = self.shared?.queue, let instance = self.leases?.instance else { return }
         do {
-            try await self.journal.read { _ throws(StateStoreError) in try queue.announce(notice, from: instance) }
+            try await self.journal.read { _ throws(StateStoreError) in
+                for part in notice.parts { try queue.announce(part, from: instance) }
+            }
         } catch {
             self.logger.warning("cannot tell the other instances", metadata: ["notice": "\(notice)", "error": "\(error)"])
         }

@@ -26,28 +26,41 @@ struct StateTransfer {
     let source: SQLiteStateStore
     let target: PostgresConnection
 
+    /// The advisory lock a copy holds (any fixed number, the same everywhere).
+    static var lock: Int64 { 0x7862_6D69_6772_6174 }
+
     /// Copies every table; refused (nothing written) when the target holds state already.
     func run() throws(StateTransferError) -> Summary {
-        let occupied = try self.pg { () throws(PostgresError) in
-            var occupied: [String] = []
-            for table in Self.tables {
-                let rows = try self.target.execute("SELECT count(*) FROM (SELECT 1 FROM \"\(table.name)\" LIMIT 1) t").first?.first ?? nil
-                if rows != "0" { occupied.append(table.name) }
-            }
-            return occupied
-        }
-        guard occupied.isEmpty else { throw .targetNotEmpty(tables: occupied) }
         try self.pg { () throws(PostgresError) in try self.target.execute("BEGIN") }
         do throws(StateTransferError) {
+            // Checked in the copy's transaction, under a lock a second copy waits for; an
+            // instance that ever ran on the database counts as state.
+            let occupied = try self.pg { () throws(PostgresError) in
+                try self.target.execute("SELECT pg_advisory_xact_lock(\(Self.lock))")
+                var occupied: [String] = []
+                for table in Self.tables.map(\.name) + ["instances"] {
+                    let rows = try self.target.execute("SELECT count(*) FROM (SELECT 1 FROM \"\(table)\" LIMIT 1) t").first?.first ?? nil
+                    if rows != "0" { occupied.append(table) }
+                }
+                return occupied
+            }
+            guard occupied.isEmpty else { throw StateTransferError.targetNotEmpty(tables: occupied) }
             var summary: Summary = []
             for table in Self.tables {
                 summary.append((table.name, try self.copy(table.name, ordered: table.ordered)))
             }
             try self.pg { () throws(PostgresError) in
-                // Identities and the queue's sequence go on past what was copied.
-                for (table, column) in [("routes", "id"), ("archive", "id")] {
+                // Every identity (copied ids, or positions PostgreSQL numbered) and the
+                // queue's sequence go on past what was copied.
+                let identities = try self.target.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES' AND table_name = ANY($1::text[])",
+                    [PostgresArray.text(Self.tables.map(\.name))]
+                )
+                for row in identities where row.count == 2 {
+                    guard let table = row[0], let column = row[1] else { continue }
                     try self.target.execute(
-                        "SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), GREATEST((SELECT COALESCE(MAX(\(column)), 0) FROM \(table)), 1))"
+                        "SELECT setval(pg_get_serial_sequence($1, $2), GREATEST((SELECT COALESCE(MAX(\"\(column)\"), 0) FROM \"\(table)\"), 1))",
+                        [table, column]
                     )
                 }
                 try self.target.execute(
@@ -107,21 +120,6 @@ struct StateTransfer {
             return try body()
         } catch {
             throw .target(error, table: nil)
-        }
-    }
-}
-
-/// Why `state migrate` stopped; nothing was committed.
-enum StateTransferError: Error, CustomStringConvertible {
-    case targetNotEmpty(tables: [String])
-    case source(StateStoreError)
-    case target(PostgresError, table: String?)
-
-    var description: String {
-        switch self {
-        case .targetNotEmpty(let tables): "the PostgreSQL database holds state already (\(tables.joined(separator: ", "))): migrate into an empty one"
-        case .source(let error): "reading the SQLite state: \(error)"
-        case .target(let error, let table): "writing to PostgreSQL\(table.map { " (\($0))" } ?? ""): \(error)"
         }
     }
 }

@@ -10,18 +10,18 @@ import Foundation
 public struct InheritedSession: Sendable {
     /// Its id, location, JID and inbound count; nil when it left none.
     public var session: StreamManagementStateMachine.StoredSession?
-    /// Oldest first.
-    public var inDoubtIDs: [String]
+    /// The ids of the messages it may have sent (each also its origin-id), oldest first.
+    public var messageIDs: [String]
     /// None of them can be older.
     public var since: Date
-    /// No later than its stream was lost: a server restarted after this may have archived
-    /// copies it never routed.
-    public var lostSince: Date
+    /// At least how long ago its stream was lost (when it was last heard of): a server
+    /// restarted since may have archived copies it never routed.
+    public var lostFor: Duration
 
-    public init(session: StreamManagementStateMachine.StoredSession?, inDoubtIDs: [String], since: Date, lostSince: Date) {
+    public init(session: StreamManagementStateMachine.StoredSession?, messageIDs: [String], since: Date, lostFor: Duration) {
         self.session = session
-        self.inDoubtIDs = inDoubtIDs
+        self.messageIDs = messageIDs
         self.since = since
-        self.lostSince = lostSince
+        self.lostFor = lostFor
     }
 }

@@ -39,17 +39,11 @@ extension XMPPSession {
     /// in-doubt messages, and the latest its stream can have been lost (so a server
     /// restart since is never missed); nil when there is nothing, or no archive check.
     static func inheritedDoubt(_ configuration: Configuration, now: C.Instant) -> (InDoubtMessages, C.Instant)? {
-        guard let inherited = configuration.inherited, !inherited.inDoubtIDs.isEmpty, configuration.archiveCheck != nil else { return nil }
+        guard let inherited = configuration.inherited, !inherited.messageIDs.isEmpty, configuration.archiveCheck != nil else { return nil }
         var doubt = InDoubtMessages()
-        doubt.restoredIDs = inherited.inDoubtIDs
+        doubt.restoredIDs = inherited.messageIDs
         doubt.sentSince = inherited.since
-        return (doubt, now.advanced(by: .seconds(-max(0, Date().timeIntervalSince(inherited.lostSince)))))
-    }
-
-    /// Why no connection may be made now (``Configuration/mayConnect`` says no), if so.
-    func connectionNotPermitted() -> XMPPClientError? {
-        guard let mayConnect = self.configuration.mayConnect, !mayConnect() else { return nil }
-        return .connectFailed(attempts: ["not connecting: this process may not work on the account now"])
+        return (doubt, now.advanced(by: .zero - max(.zero, inherited.lostFor)))
     }
 
     /// Looks the in-doubt messages up in the archive, settles their senders and sends

@@ -1,6 +1,14 @@
 import Foundation
 
 extension XMPPSession {
+    /// Why no connection may be made now (``Configuration/mayConnect`` says no), if so: a
+    /// failed attempt for the reconnect machine (its backoff applies; the owner stops the
+    /// session soon after).
+    func connectionNotPermitted() -> XMPPClientError? {
+        guard let mayConnect = self.configuration.mayConnect, !mayConnect() else { return nil }
+        return .connectFailed(attempts: ["not connecting: this process may not work on the account now"])
+    }
+
     /// What the session connects to and how it behaves (RFC 6121 session set-up; XEP-0199 liveness).
     public struct Configuration: Sendable {
         public var client: XMPPClientConfiguration

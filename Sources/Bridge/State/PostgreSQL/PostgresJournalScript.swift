@@ -75,7 +75,11 @@ struct PostgresJournalScript {
             switch entry {
             case .streamSession(let transport, _), .sourcePosition(let transport, _), .seen(let transport, _), .trimSeen(let transport, _):
                 transports.insert(transport)
-            default:
+            case .resumePoint(let key, _):
+                // `transport` or `transport room:JID` (``ResumePoint/key``).
+                transports.insert(String(key.prefix { $0 != " " }))
+            case .enqueue, .complete, .attempted, .deadLetter, .removeDeadLetter, .receipt, .copyStanzaID, .sourceStanzaID, .page,
+                .notificationAccepted, .postpone, .prunePaging, .releasePostponed, .archive, .archiveEdit, .indexArchive, .pruneArchive:
                 break
             }
         }
@@ -89,9 +93,12 @@ struct PostgresJournalScript {
     static func sourceTransport(of entry: JournalEntry) -> String? {
         switch entry {
         case .enqueue(let delivery, _, _), .postpone(let delivery, _, _): delivery.source.transport
-        case .archive(let row): row.texts[1]  // its columns: channel, source transport, …
+        case .archive(let row): row.sourceTransport
         case .archiveEdit(_, let source, _, _, _, _), .sourceStanzaID(let source, _, _): source.transport
-        default: nil
+        // Session state (``actingTransports(_:)``), a target's outcomes, and housekeeping.
+        case .streamSession, .sourcePosition, .seen, .resumePoint, .trimSeen, .complete, .attempted, .deadLetter, .removeDeadLetter, .receipt,
+            .copyStanzaID, .page, .notificationAccepted, .prunePaging, .releasePostponed, .indexArchive, .pruneArchive:
+            nil
         }
     }
 

@@ -14,13 +14,13 @@ extension SQLiteStateStore {
     func exportRows(
         of table: String, columns: [String], ordered: Bool, batchSize: Int, into body: ([[String?]]) throws -> Void
     ) throws(StateStoreError) {
-        let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
-        let sql = "SELECT \(list) FROM \"\(table)\"" + (ordered ? " ORDER BY rowid" : "")
+        let list = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let sql = "SELECT \(list) FROM \(table.quotedDatabaseIdentifier)" + (ordered ? " ORDER BY rowid" : "")
         try self.read(.inspect) { db in
             var batch: [[String?]] = []
             let cursor = try Row.fetchCursor(db, sql: sql)
             while let row = try cursor.next() {
-                batch.append((0..<columns.count).map { Self.text(row[$0] as DatabaseValue) })
+                batch.append(try (0..<columns.count).map { try Self.text(row[$0] as DatabaseValue, table: table, column: columns[$0]) })
                 if batch.count == batchSize {
                     try body(batch)
                     batch.removeAll(keepingCapacity: true)
@@ -30,14 +30,22 @@ extension SQLiteStateStore {
         }
     }
 
-    /// A stored value as PostgreSQL reads it in a text column or parameter.
-    private static func text(_ value: DatabaseValue) -> String? {
+    /// A stored value as PostgreSQL reads it in a text column or parameter; a blob that is
+    /// not UTF-8 (no column of the state holds one) is refused, never altered.
+    private static func text(_ value: DatabaseValue, table: String, column: String) throws -> String? {
         switch value.storage {
-        case .null: nil
-        case .int64(let number): String(number)
-        case .double(let number): String(number)
-        case .string(let text): text
-        case .blob(let data): String(decoding: data, as: UTF8.self)
+        case .null: return nil
+        case .int64(let number): return String(number)
+        case .double(let number): return String(number)
+        case .string(let text): return text
+        case .blob(let data):
+            guard let text = String(data: data, encoding: .utf8) else { throw ExportFailure(description: "\(table).\(column) holds bytes that are not UTF-8 text") }
+            return text
         }
+    }
+
+    /// A value `state migrate` cannot carry over as it is.
+    struct ExportFailure: Error, CustomStringConvertible {
+        let description: String
     }
 }
