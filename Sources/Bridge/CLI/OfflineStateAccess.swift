@@ -58,12 +58,7 @@ struct OfflineStateAccess {
         let store: any StateStore
         do {
             if writes {
-                store = try SQLiteStateStore(path: path)
-                // What a daemon killed mid-run left unapplied goes in first, so this change
-                // is not undone by the next start.
-                if FileManager.default.fileExists(atPath: path + ".intake") {
-                    try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: self.logger)
-                }
+                store = try Self.openForWriting(path: path, logger: self.logger)
             } else if FileManager.default.fileExists(atPath: path) {
                 store = try SQLiteStateStore(readingAt: path)
             } else {
@@ -74,6 +69,17 @@ struct OfflineStateAccess {
             return RouteEditor.failure("\(error)")
         }
         return RouteEditor(configuration: self.configuration, store: store).apply(request)
+    }
+
+    /// The SQLite state at `path`, opened (and migrated) to be changed under the caller's
+    /// exclusive lock; what a daemon killed mid-run left in its intake log goes in first, so
+    /// the change is not undone by the next start.
+    static func openForWriting(path: String, logger: Logger) throws -> SQLiteStateStore {
+        let store = try SQLiteStateStore(path: path)
+        if FileManager.default.fileExists(atPath: path + ".intake") {
+            try Journal.replay(try IntakeLogFile(path: path + ".intake"), into: store, logger: logger)
+        }
+        return store
     }
 
     /// Whether `operation` changes the database.

@@ -55,11 +55,7 @@ struct StateCommand: ParsableCommand {
             do {
                 let lock = try InstanceLock(path: self.from + ".lock", mode: .exclusive)
                 defer { withExtendedLifetime(lock) {} }
-                let store = try SQLiteStateStore(path: self.from)
-                // What a daemon killed mid-run left unapplied goes in first.
-                if FileManager.default.fileExists(atPath: self.from + ".intake") {
-                    try Journal.replay(try IntakeLogFile(path: self.from + ".intake"), into: store, logger: .init(label: "xmpp-bridge"))
-                }
+                let store = try OfflineStateAccess.openForWriting(path: self.from, logger: .init(label: "xmpp-bridge"))
                 let target = try PostgresStateStore(url: self.to, password: try source?.read())
                 let summary = try StateTransfer(source: store, target: try target.connect(purpose: "state migrate")).run()
                 for (table, rows) in summary { CommandLineOutput.line("\(table) \(rows)") }

@@ -30,11 +30,6 @@ final class LeaseBook: Sendable {
         set { self.state.withLockedValue { $0.leased = newValue } }
     }
 
-    /// Whether `resource` is worked on under a lease.
-    func isLeased(_ resource: String) -> Bool {
-        self.state.withLockedValue { $0.leased.contains(resource) }
-    }
-
     func grant(_ resource: String, _ grant: Grant) {
         self.state.withLockedValue { $0.grants[resource] = grant }
     }

@@ -6,8 +6,12 @@ extension BridgeRuntime {
     /// The transports worked on under a lease: accounts, gateways, and FIFO, socket and
     /// stdio locals. HTTP ingress runs on every instance (each commits to the shared queue).
     static func leasedNames(_ configuration: BridgeConfiguration) -> [String] {
-        configuration.accounts.keys.sorted() + configuration.locals.values.filter { $0.kind != .http }.map(\.name).sorted()
-            + configuration.gateways.values.map(\.transportName).sorted()
+        Self.transportNames(configuration).filter { configuration.locals[$0]?.kind != .http }
+    }
+
+    /// Whether `name` is leased and does not run here: another instance's (or nobody's yet).
+    func runsElsewhere(_ name: String, in configuration: BridgeConfiguration? = nil) -> Bool {
+        self.leases != nil && self.transports[name] == nil && Self.leasedNames(configuration ?? self.currentConfiguration).contains(name)
     }
 
     /// The leased transports of the configuration running now.

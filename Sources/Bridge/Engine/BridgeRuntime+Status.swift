@@ -63,7 +63,7 @@ extension BridgeRuntime {
                 return RouteEditor.failure("\(error)")
             }
         case .reconnect:
-            if let name = request.transport, self.leases != nil, self.transports[name] == nil, Self.leasedNames(self.currentConfiguration).contains(name) {
+            if let name = request.transport, self.runsElsewhere(name) {
                 // Run by another instance (or none now): its owner reconnects it.
                 await self.relay.announce(.reconnect(transport: name))
                 return ControlResponse(ok: true)

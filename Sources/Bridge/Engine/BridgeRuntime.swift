@@ -187,7 +187,7 @@ actor BridgeRuntime {
             // A transport that gave up (wrong password, rejected certificate) is tried again.
             if running?.fingerprint == wanted, availability[name]?.stopped != true { continue }
             // A leased transport not running here is another instance's (or nobody's yet).
-            if running == nil, self.leases != nil, Self.leasedNames(new).contains(name) { continue }
+            if self.runsElsewhere(name, in: new) { continue }
             await self.restart(name, wanted: wanted != nil)
         }
         await self.refreshRouter()
@@ -222,8 +222,7 @@ actor BridgeRuntime {
     /// `xmpp-bridge reconnect ACCOUNT`: a fresh connection now, whatever the account's state.
     func reconnect(_ name: String) async -> Bool {
         guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil || self.gateway(named: name) != nil else { return false }
-        // A leased transport is reconnected by the instance that runs it.
-        if self.leases != nil, self.transports[name] == nil, Self.leasedNames(self.configuration).contains(name) { return false }
+        // (A leased transport run elsewhere is that instance's to reconnect: `describe` asks it.)
         await self.restart(name, wanted: true)
         return true
     }

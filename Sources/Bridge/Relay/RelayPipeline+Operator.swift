@@ -29,7 +29,7 @@ extension RelayPipeline {
     /// Dead letters queued anew (fresh sequences, attempts reset) and queued deliveries
     /// made eligible now; nil `sequences` retries every dead letter. Returns how many.
     func retry(_ sequences: [Int64]?) async throws -> Int {
-        var count = sequences.map(self.retryQueued) ?? 0
+        let count = sequences.map(self.retryQueued) ?? 0
         if let sequences, self.shared != nil { await self.announce(.retry(sequences: sequences)) }
         let wanted = sequences.map(Set.init)
         let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { wanted?.contains($0.sequence) ?? true }
@@ -55,7 +55,7 @@ extension RelayPipeline {
     /// Queued deliveries and dead letters forgotten; nil `sequences` drops every dead letter.
     func drop(_ sequences: [Int64]?) async throws -> Int {
         let (count, remaining) = self.dropQueued(sequences ?? [])
-        if let sequences, self.shared != nil, !remaining.isEmpty { await self.announce(.drop(sequences: remaining.sorted())) }
+        if sequences != nil, self.shared != nil, !remaining.isEmpty { await self.announce(.drop(sequences: remaining.sorted())) }
         let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { sequences == nil || remaining.contains($0.sequence) }
         guard !dead.isEmpty else { return count }
         try await self.journal.commit(dead.map { .removeDeadLetter(sequence: $0.sequence) })

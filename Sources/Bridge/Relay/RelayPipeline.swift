@@ -460,15 +460,16 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     func targets(for entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) -> [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] {
         var targets: [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] = []
         for (transport, group) in Dictionary(grouping: entries, by: \.delivery.target.transport) {
+            let worker = self.workers[transport]
+            // Another instance runs it: the row is in the shared queue, the commit wakes that one.
+            guard self.shared == nil || worker != nil || self.shared!.adopting.contains(transport) else { continue }
             // Sharing the queue, a worker gets each row once (it may have read it back already).
             let group = self.shared == nil ? group : self.shared!.unknown(group, for: transport)
-            if let worker = self.workers[transport] {
+            if let worker {
                 if !group.isEmpty { targets.append((worker, group)) }
-            } else if self.shared == nil || self.shared!.adopting.contains(transport) {
+            } else {
                 self.parked[transport, default: []] += group
             }
-            // Else another instance runs it: the row is in the shared queue, and the commit
-            // wakes that instance.
         }
         return targets
     }

@@ -164,10 +164,10 @@ final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// The columns as text (tests and logs).
     /// The source transport column (the second text column).
     var sourceTransport: String? { self.texts[1] }
 
+    /// The columns as text (tests and logs).
     var texts: [String?] {
         var texts: [String?] = []
         self.forEachText { texts.append($0.map { String(decoding: $0, as: UTF8.self) }) }

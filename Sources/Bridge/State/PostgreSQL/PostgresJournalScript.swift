@@ -43,7 +43,9 @@ struct PostgresJournalScript {
                 self.sql += "SELECT pg_notify(\(Self.text(Self.queueChannel)), \(Self.text(Self.notice(from: owner, target: target))));\n"
             }
         }
-        if self.highestSequence > 0 {
+        // Sharing the queue (a fenced commit), the sequences come from a block whose
+        // reservation moved the sequence already.
+        if self.highestSequence > 0, fence == nil {
             self.sql += """
                 SELECT setval('queue_sequence', GREATEST(\(self.highestSequence), (SELECT CASE WHEN is_called THEN last_value ELSE 1 END FROM queue_sequence)));
 
