@@ -175,7 +175,12 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
 
     /// Whether Prosody's log so far contains `text`.
     public func logContains(_ text: String) -> Bool {
-        ((try? String(contentsOfFile: "\(self.directory)/prosody.log", encoding: .utf8)) ?? "").contains(text)
+        self.logCount(text) > 0
+    }
+
+    /// How many times the server's log has `text` so far.
+    public func logCount(_ text: String) -> Int {
+        ((try? String(contentsOfFile: "\(self.directory)/prosody.log", encoding: .utf8)) ?? "").components(separatedBy: text).count - 1
     }
 
     /// Changes an account's password (`prosodyctl passwd` reads it twice from stdin).

@@ -151,6 +151,40 @@ struct ArchiveCatchUpIntegrationTests {
         await link.stop()
     }
 
+    @Test("messages the server stored offline after the dead session expired reach bob after the older ones the archive has, not before (held until the catch-up ends)")
+    func offlineFloodAfterArchive() async throws {
+        let server = try Self.server(hibernationSeconds: 1)
+        defer { server.shutdown() }
+        let link = try await Link.start(server)
+        let (alice, bob, work) = (link.alice, link.bob, link.work)
+        let first = try await link.startBridge()
+        defer { first.terminate() }
+        try await alice.session.send(Message(type: .chat, to: work, body: "before"))
+        #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
+        first.run.process.signal(SIGKILL)
+        #expect(first.run.finish(timeout: 10) != 0)
+
+        // To the hibernating session, which the server then drops: only the archive has them.
+        let older = (1...30).map { String(format: "older %02d", $0) }
+        try await alice.session.send(older.map { Message(type: .chat, to: work, body: $0) })
+        let expired = await eventually(timeout: .seconds(30)) { server.logContains("Destroying session for hibernating too long") }
+        #expect(expired, "prosody log: \(server.logTail())")
+        // No resource now: stored offline too, and flooded on the next initial presence,
+        // before the new session's first archive query.
+        let newer = (1...5).map { String(format: "newer %d", $0) }
+        try await alice.session.send(newer.map { Message(type: .chat, to: work, body: $0) })
+        #expect(await eventually(timeout: .seconds(30)) { server.logCount("Saved to offline storage") >= newer.count }, "prosody log: \(server.logTail())")
+
+        let second = try await link.startBridge()
+        defer { second.terminate() }
+        let (received, lost, duplicated) = try await Self.count(older + newer, alice: alice, bob: bob, marker: "marker", bridge: second)
+        print("offline flood after the archive: bob received \(received.count), lost \(lost.count), duplicated \(duplicated)")
+        #expect(lost.isEmpty && duplicated == 0, "lost \(lost), duplicated \(duplicated); stderr: \(second.run.errors.suffix(2000))")
+        #expect(received == ["before"] + older + newer, "out of order: \(received)")
+        #expect(second.stop() == 0, "stderr: \(second.run.errors.suffix(2000))")
+        await link.stop()
+    }
+
     @Test("the server closes the bridge's connection mid burst (admin console c2s:close): after reconnecting, bob has all 2,000 once")
     func serverClosesMidBurst() async throws {
         let server = try Self.server(adminShell: true)

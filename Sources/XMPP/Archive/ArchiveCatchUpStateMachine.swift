@@ -29,11 +29,15 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         public var maximumAge: Duration?
         /// A catch-up stops after this many pages (the next gap starts where it stopped).
         public var maximumPages: Int
+        /// Live messages held back while a catch-up is due or runs, at most
+        /// (``LiveMessageHold``): past it, they go on before the catch-up ends.
+        public var maximumHeldLiveMessages: Int
 
-        public init(pageSize: Int = 100, maximumAge: Duration? = .seconds(7 * 86_400), maximumPages: Int = 1_000) {
+        public init(pageSize: Int = 100, maximumAge: Duration? = .seconds(7 * 86_400), maximumPages: Int = 1_000, maximumHeldLiveMessages: Int = 10_000) {
             self.pageSize = pageSize
             self.maximumAge = maximumAge
             self.maximumPages = maximumPages
+            self.maximumHeldLiveMessages = maximumHeldLiveMessages
         }
     }
 

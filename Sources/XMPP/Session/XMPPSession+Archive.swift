@@ -26,16 +26,72 @@ extension XMPPSession {
         for index in actions.indices {
             guard case .emitMessage(var message, nil) = actions[index] else { continue }
             message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: self.machine.ownJID)
-            message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
+            // One held for the catch-up gets its cursor when handed over (``handOver(_:on:)``).
+            if !(self.liveHold.isHolding && Self.waitsForCatchUp(message, carbon: nil)) {
+                message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
+            }
             actions[index] = .emitMessage(message, carbon: nil)
         }
         return actions
     }
 
+    /// Hands a received message over, unless a catch-up is due or under way on this
+    /// connection and it is live and in our archive: then it waits for the catch-up
+    /// (``LiveMessageHold``). True when held (its `number` is handled once handed over).
+    func emitLive(_ message: Message, carbon: CarbonDirection?, number: UInt32?, on connection: XMPPConnection) async -> Bool {
+        guard Self.waitsForCatchUp(message, carbon: carbon) else {
+            await self.perform(.emitMessage(message, carbon: carbon), on: connection)
+            return false
+        }
+        switch self.liveHold.offer((message, number)) {
+        case .held:
+            return true
+        case .notHolding:
+            await self.perform(.emitMessage(message, carbon: carbon), on: connection)
+            return false
+        case .overflow(let all):
+            self.logger.notice("too many live messages during the archive catch-up; handed over before it ends", metadata: ["held": "\(all.count)"])
+            await self.handOver(all.dropLast(), on: connection)
+            await self.perform(.emitMessage(message, carbon: carbon), on: connection)
+            return false
+        }
+    }
+
+    /// Whether `message` waits while a catch-up is due: a live 1:1 message in our archive
+    /// (archived results carry their cursor; room messages have a catch-up of their own).
+    static func waitsForCatchUp(_ message: Message, carbon: CarbonDirection?) -> Bool {
+        carbon == nil && message.archiveCursor == nil && message.archiveID != nil && message.type != .groupchat
+    }
+
+    /// Hands held messages over in order, each with the cursor it now reaches; those the
+    /// consumer does not acknowledge itself are handled now.
+    private func handOver(_ held: some Collection<(message: Message, number: UInt32?)>, on connection: XMPPConnection) async {
+        for (var message, number) in held {
+            message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
+            await self.perform(.emitMessage(message, carbon: nil), on: connection)
+            if let number, message.streamNumber == nil { self.streamManagement.handled(number) }
+        }
+        if !held.isEmpty, self.streamManagement.handled == self.streamManagement.received { await self.sendAcknowledgement(on: connection) }
+    }
+
     /// Runs a catch-up when a gap is open: queries page by page (the results arrive as
-    /// messages through the read loop, in order), then reports where the cursor stands.
+    /// messages through the read loop, in order), hands over what arrived live meanwhile,
+    /// then reports where the cursor stands.
     func catchUpFromArchive() async {
-        guard var action = self.archive?.start(now: Date(), queryID: self.nextID()) else { return }
+        let connection = self.connection
+        let cursor = await self.readArchive()
+        if let cursor { await self.emit(.archiveCursorMoved(cursor)) }
+        // Held live messages are newer than every archived one: after them, each moving the
+        // cursor on as it is handed over. A connection lost meanwhile dropped them (its
+        // successor's hold is its own).
+        guard let connection, self.connection === connection else { return }
+        await self.handOver(self.liveHold.release(), on: connection)
+    }
+
+    /// Queries the archive page by page; the cursor to report, when the catch-up got to
+    /// the end.
+    private func readArchive() async -> ArchiveCursor? {
+        guard var action = self.archive?.start(now: Date(), queryID: self.nextID()) else { return nil }
         while true {
             switch action {
             case .query(let query):
@@ -48,18 +104,20 @@ extension XMPPSession {
                 } catch {
                     next = self.archive?.failed(nil, now: Date(), nextQueryID: self.nextID())
                 }
-                guard let next else { return }
+                guard let next else { return nil }
                 action = next
             case .caughtUp(let cursor, let relayed, let pages):
-                self.logger.info("caught up from the message archive", metadata: ["archived messages": "\(relayed)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")"])
-                if let cursor { await self.emit(.archiveCursorMoved(cursor)) }
-                return
+                self.logger.info(
+                    "caught up from the message archive",
+                    metadata: ["archived messages": "\(relayed)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.held.count)"]
+                )
+                return cursor
             case .gaveUp(let reason):
                 self.logger.warning("message archive catch-up stopped; tried again after the next reconnect", metadata: ["reason": "\(reason)"])
-                return
+                return nil
             case .unavailable(let reason):
                 self.logger.notice("no catch-up from a message archive", metadata: ["reason": "\(reason)"])
-                return
+                return nil
             }
         }
     }

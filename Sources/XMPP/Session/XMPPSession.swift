@@ -14,9 +14,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private let password: String
     private let client: XMPPClient
     let clock: C
-    /// Where the session's own tasks (timers, IQ requests in flight) start: the account's
-    /// event loop in the bridge, so a timer armed and fired there wakes no other thread.
-    /// Nil: Swift's global pool.
+    /// Where the session's own tasks (timers, IQ requests in flight) start: the account's event
+    /// loop in the bridge, so a timer armed and fired there wakes no other thread (nil: the pool).
     let executor: (any TaskExecutor)?
     /// The login queue of this account's server (nil: none): held while connecting and
     /// logging in.
@@ -46,6 +45,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var restoredSession = false
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
+    /// Live messages held while that catch-up is due or runs (``LiveMessageHold``).
+    var liveHold: LiveMessageHold<(message: Message, number: UInt32?)>
     /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
     var acknowledgementTimer: Task<Void, Never>?
     /// Our own `<r/>` held back to ask for several batches at once, and when a batch last
@@ -97,6 +98,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
         self.watchdog = AcknowledgementWatchdog(timeout: configuration.acknowledgementTimeout)
+        self.liveHold = LiveMessageHold(limit: configuration.catchUp?.maximumHeldLiveMessages ?? 1)
         self.archive = configuration.catchUp.map {
             ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
         }
@@ -269,6 +271,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.archive?.streamStarted(continuesLast: resumed && !restored)
+        if self.archive?.needsCatchUp == true { self.liveHold.begin() }
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
@@ -297,6 +300,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.watchdogConnectionEnded()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
+        self.liveHold.connectionLost()
         self.lastCarriedRequest = nil
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
@@ -316,14 +320,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             let number = self.streamManagement.stanzaReceived()
             var deferred = false
             for action in await self.stanzaActions(for: element) {
-                if case .emitMessage(var message, let carbon) = action, let number, self.configuration.acknowledgesAfterConsumer {
-                    // Handled when the consumer says so (after its durable commit).
-                    message.streamNumber = number
-                    deferred = true
-                    await self.perform(.emitMessage(message, carbon: carbon), on: connection)
-                } else {
+                guard case .emitMessage(var message, let carbon) = action else {
                     await self.perform(action, on: connection)
+                    continue
                 }
+                // Handled when the consumer says so (after its durable commit).
+                if let number, self.configuration.acknowledgesAfterConsumer { message.streamNumber = number }
+                if await self.emitLive(message, carbon: carbon, number: number, on: connection) || message.streamNumber != nil { deferred = true }
             }
             if !self.rosterWaiters.isEmpty { self.checkRosterWaiters() }
             if let number, !deferred { self.streamManagement.handled(number) }
