@@ -129,8 +129,8 @@ struct BridgeProcess {
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
-                journal: inMemory ? nil : journal, storedSessions: { (try? store.streamSessions()) ?? [:] }, ledgers: ledgers,
-                storedResumePoints: { (try? store.resumePoints()) ?? [:] },
+                journal: inMemory ? nil : journal, storedSessions: { try store.streamSessions() }, ledgers: ledgers,
+                storedResumePoints: { try store.resumePoints() },
                 connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork, leases: leases,
                 deliveryStatus: statusBook, archive: ArchiveReader(pipeline: pipeline), metrics: metricsFactory, logger: logger
             ),

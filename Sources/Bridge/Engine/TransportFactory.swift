@@ -15,12 +15,14 @@ struct TransportFactory: Sendable {
     var eventBuffer: Int = 256
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     var journal: Journal?
-    var storedSessions: @Sendable () -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
+    var storedSessions: @Sendable () throws -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
     var ledgers: StreamLedgers?
-    /// Each account's stored archive cursor (``ResumePoint``).
-    var storedResumePoints: @Sendable () -> [String: String] = { [:] }
+    /// Each account's stored archive cursor (``ResumePoint``). A read that fails stops the
+    /// account from starting: without its cursor a session would start its catch-up at the
+    /// archive's end and skip everything since.
+    var storedResumePoints: @Sendable () throws -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     var tlsContexts = TLSContextCache()
     /// The login queues, one per server: how many accounts connect and log in at once.
@@ -58,7 +60,7 @@ struct TransportFactory: Sendable {
             let file = try ledgers.ledger(for: name)
             // Several instances: what the server was told is shared, for the next owner.
             ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
-            lastSession = self.storedSessions()[name]
+            lastSession = try self.storedSessions()[name]
             // Taken over, the session in the state is another owner's, even when this host's
             // ledger names it (a session resumed elsewhere keeps its id): inherited, never
             // restored with this ledger's positions, which may be out of date.
@@ -68,7 +70,7 @@ struct TransportFactory: Sendable {
         if let leases = self.leases { mayConnect = { leases.mayWork(name) } }
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
-        let cursor = self.journal == nil ? nil : self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
+        let cursor = self.journal == nil ? nil : try self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
         let session = XMPPSession(
             configuration: .init(
                 client: account.client,
