@@ -48,6 +48,22 @@ struct ArchiveCatchUpIntegrationTests {
             )
         }
 
+        /// Starts the bridge, relays "before" to bob, kills it (SIGKILL) and sends `bodies`
+        /// from alice to its hibernating session, then waits until the server gave that
+        /// session up (its hibernation time is past).
+        func killBridge(thenSend bodies: [String]) async throws {
+            let first = try await self.startBridge()
+            defer { first.terminate() }
+            try await self.alice.session.send(Message(type: .chat, to: self.work, body: "before"))
+            #expect(await Received.message(self.bob.log, body: "before", timeout: .seconds(30)) != nil)
+            first.run.process.signal(SIGKILL)
+            #expect(first.run.finish(timeout: 10) != 0)
+            try await self.alice.session.send(bodies.map { Message(type: .chat, to: self.work, body: $0) })
+            // The server gives the dead session up (it logs that at debug level).
+            let expired = await eventually(timeout: .seconds(30)) { self.server.logContains("Destroying session for hibernating too long") }
+            #expect(expired, "prosody log: \(self.server.logTail())")
+        }
+
         /// Starts the bridge and waits until both accounts are online and `work` caught up.
         func startBridge() async throws -> BridgeDaemon {
             let bridge = try BridgeDaemon.start(config: self.config, in: self.server.directory)
@@ -124,19 +140,9 @@ struct ArchiveCatchUpIntegrationTests {
         let server = try Self.server(hibernationSeconds: 1)
         defer { server.shutdown() }
         let link = try await Link.start(server)
-        let (alice, bob, work) = (link.alice, link.bob, link.work)
-        let first = try await link.startBridge()
-        defer { first.terminate() }
-        try await alice.session.send(Message(type: .chat, to: work, body: "before"))
-        #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
-        first.run.process.signal(SIGKILL)
-        #expect(first.run.finish(timeout: 10) != 0)
-
+        let (alice, bob) = (link.alice, link.bob)
         let sent = (1...30).map { String(format: "while dead %02d", $0) }
-        try await alice.session.send(sent.map { Message(type: .chat, to: work, body: $0) })
-        // The server gives the dead session up (it logs that at debug level).
-        let expired = await eventually(timeout: .seconds(30)) { server.logContains("Destroying session for hibernating too long") }
-        #expect(expired, "prosody log: \(server.logTail())")
+        try await link.killBridge(thenSend: sent)
 
         let second = try await link.startBridge()
         defer { second.terminate() }
@@ -157,18 +163,9 @@ struct ArchiveCatchUpIntegrationTests {
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob, work) = (link.alice, link.bob, link.work)
-        let first = try await link.startBridge()
-        defer { first.terminate() }
-        try await alice.session.send(Message(type: .chat, to: work, body: "before"))
-        #expect(await Received.message(bob.log, body: "before", timeout: .seconds(30)) != nil)
-        first.run.process.signal(SIGKILL)
-        #expect(first.run.finish(timeout: 10) != 0)
-
         // To the hibernating session, which the server then drops: only the archive has them.
         let older = (1...30).map { String(format: "older %02d", $0) }
-        try await alice.session.send(older.map { Message(type: .chat, to: work, body: $0) })
-        let expired = await eventually(timeout: .seconds(30)) { server.logContains("Destroying session for hibernating too long") }
-        #expect(expired, "prosody log: \(server.logTail())")
+        try await link.killBridge(thenSend: older)
         // No resource now: stored offline too, and flooded on the next initial presence,
         // before the new session's first archive query.
         let newer = (1...5).map { String(format: "newer %d", $0) }
