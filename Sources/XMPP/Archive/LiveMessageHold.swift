@@ -73,3 +73,5 @@ struct LiveMessageHold<Held> {
         return self.held.count
     }
 }
+
+extension LiveMessageHold: Sendable where Held: Sendable {}

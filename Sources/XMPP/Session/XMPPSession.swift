@@ -324,9 +324,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     await self.perform(action, on: connection)
                     continue
                 }
-                // Handled when the consumer says so (after its durable commit).
-                if let number, self.configuration.acknowledgesAfterConsumer { message.streamNumber = number }
-                if await self.emitLive(message, carbon: carbon, number: number, on: connection) || message.streamNumber != nil { deferred = true }
+                if let number, self.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
+                let held = await self.emitLive(message, carbon: carbon, number: number, on: connection)
+                deferred = deferred || held || message.streamNumber != nil
             }
             if !self.rosterWaiters.isEmpty { self.checkRosterWaiters() }
             if let number, !deferred { self.streamManagement.handled(number) }
