@@ -75,6 +75,21 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
     }
 
+    @Test("only a catch-up with a cursor relays (and so holds live messages); a live id seen before it starts never becomes its cursor")
+    func relaysOnlyWithACursorAndForgetsEarlierLiveIDs() throws {
+        let first = Machine(ownJID: Self.own, cursor: nil)
+        #expect(first.needsCatchUp && !first.relaysOnCatchUp)
+        var machine = Machine(ownJID: Self.own, cursor: .after("A0"))
+        #expect(machine.relaysOnCatchUp)
+        // Seen while the gap was open on a connection that then ended.
+        #expect(machine.liveMessage(archiveID: "Z9") == nil)
+        machine.streamStarted(continuesLast: false)
+        let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
+        #expect(!machine.relaysOnCatchUp)
+        _ = machine.received(Self.result(queryID: id, id: "A1"))
+        #expect(machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A1"), relayed: 1, pages: 1))
+    }
+
     @Test("first start with an empty archive: the cursor is the moment the query started")
     func anchorEmpty() throws {
         var machine = Machine(ownJID: Self.own, cursor: nil)

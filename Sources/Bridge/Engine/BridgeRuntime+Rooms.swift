@@ -26,7 +26,15 @@ extension BridgeRuntime {
             let nick = room.nick ?? account.client.jid.localpart ?? "bridge"
             wanted[account.name, default: []].append(RoomConfiguration(jid: jid, nick: nick, password: password))
         }
-        let positions = (try? self.storeForStatus.resumePoints()) ?? [:]
+        // Without its stored cursor a room's catch-up would start at the archive's end and
+        // skip everything since: no rooms change until the cursors can be read.
+        let positions: [String: String]
+        do {
+            positions = try self.storeForStatus.resumePoints()
+        } catch {
+            self.logger.error("rooms not joined or changed: their archive cursors cannot be read; tried again on the next reload, route change or reconnect", metadata: ["error": "\(error)"])
+            return
+        }
         for name in configuration.accounts.keys.sorted() {
             guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
             let rooms = wanted[name] ?? []

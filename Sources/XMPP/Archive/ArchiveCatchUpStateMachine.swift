@@ -107,6 +107,10 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// Whether a catch-up is due (a gap is open and none runs).
     public var needsCatchUp: Bool { self.state == .gap }
 
+    /// Whether the catch-up that is due will relay archived messages (there is a cursor to
+    /// read after); without one it only learns where the archive ends.
+    public var relaysOnCatchUp: Bool { self.needsCatchUp && self.cursor != nil }
+
     /// The query under way (its IQ id); answers to any other are stale.
     public var currentQueryID: String? {
         switch self.state {
@@ -131,6 +135,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     public mutating func start(now: Date, queryID: String) -> Action? {
         guard self.state == .gap else { return nil }
         self.lastResult = nil
+        self.newestLive = nil
         self.relayed = 0
         switch self.cursor {
         case nil:

@@ -11,7 +11,11 @@ extension XMPPSession {
         if element.name == "message", self.archive != nil {
             switch self.archive?.received(element) {
             case .archived(var message, let cursor):
-                if case .after(let id) = cursor { message.archiveID = id }
+                if case .after(let id) = cursor {
+                    message.archiveID = id
+                    // The catch-up brought it in order: a copy held live is not needed.
+                    self.liveHold.archived(key: id)
+                }
                 message.archiveCursor = cursor
                 return [.emitMessage(message, carbon: nil)]
             case .skipped:
@@ -37,23 +41,30 @@ extension XMPPSession {
 
     /// Hands a received message over, unless a catch-up is due or under way on this
     /// connection and it is live and in our archive: then it waits for the catch-up
-    /// (``LiveMessageHold``). True when held (its `number` is handled once handed over).
-    func emitLive(_ message: Message, carbon: CarbonDirection?, number: UInt32?, on connection: XMPPConnection) async -> Bool {
-        guard Self.waitsForCatchUp(message, carbon: carbon) else {
+    /// (``LiveMessageHold``). True when the consumer reports the message's stream number
+    /// handled (``handled(_:)``); a held message's number is handled at once instead: it is
+    /// in our archive and the cursor has not passed it, so if the connection or the process
+    /// ends before it is handed over, the next catch-up reads it. (Keeping its number
+    /// unhandled would hold the server's count back for the whole catch-up, whose results
+    /// fill the server's resumption queue meanwhile.)
+    func emitLive(_ message: Message, carbon: CarbonDirection?, on connection: XMPPConnection) async -> Bool {
+        guard Self.waitsForCatchUp(message, carbon: carbon), let key = message.archiveID else {
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
-            return false
+            return message.streamNumber != nil
         }
-        switch self.liveHold.offer((message, number)) {
+        var waiting = message
+        waiting.streamNumber = nil
+        switch self.liveHold.offer(waiting, key: key) {
         case .held:
-            return true
-        case .notHolding:
-            await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return false
+        case .passing:
+            await self.perform(.emitMessage(message, carbon: carbon), on: connection)
+            return message.streamNumber != nil
         case .overflow(let all):
             self.logger.notice("too many live messages during the archive catch-up; handed over before it ends", metadata: ["held": "\(all.count)"])
             await self.handOver(all.dropLast(), on: connection)
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
-            return false
+            return message.streamNumber != nil
         }
     }
 
@@ -63,15 +74,14 @@ extension XMPPSession {
         carbon == nil && message.archiveCursor == nil && message.archiveID != nil && message.type != .groupchat
     }
 
-    /// Hands held messages over in order, each with the cursor it now reaches; those the
-    /// consumer does not acknowledge itself are handled now.
-    private func handOver(_ held: some Collection<(message: Message, number: UInt32?)>, on connection: XMPPConnection) async {
-        for (var message, number) in held {
+    /// Hands held messages over in order, each with the cursor it now reaches (every one
+    /// the catch-up also brought was dropped from the hold, so these are newer than its
+    /// last result and the cursor only moves on).
+    private func handOver(_ held: some Collection<Message>, on connection: XMPPConnection) async {
+        for var message in held {
             message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
             await self.perform(.emitMessage(message, carbon: nil), on: connection)
-            if let number, message.streamNumber == nil { self.streamManagement.handled(number) }
         }
-        if !held.isEmpty, self.streamManagement.handled == self.streamManagement.received { await self.sendAcknowledgement(on: connection) }
     }
 
     /// Runs a catch-up when a gap is open: queries page by page (the results arrive as
@@ -82,10 +92,14 @@ extension XMPPSession {
         let cursor = await self.readArchive()
         if let cursor { await self.emit(.archiveCursorMoved(cursor)) }
         // Held live messages are newer than every archived one: after them, each moving the
-        // cursor on as it is handed over. A connection lost meanwhile dropped them (its
-        // successor's hold is its own).
-        guard let connection, self.connection === connection else { return }
-        await self.handOver(self.liveHold.release(), on: connection)
+        // cursor on as it is handed over. Batch by batch, until a take finds none and so
+        // ends the hold: one read meanwhile waits behind the batch being handed over. A
+        // connection lost meanwhile dropped them (its successor's hold is its own).
+        while let current = connection, self.connection === current {
+            let batch = self.liveHold.takeForHandOver()
+            if batch.isEmpty { return }
+            await self.handOver(batch, on: current)
+        }
     }
 
     /// Queries the archive page by page; the cursor to report, when the catch-up got to
@@ -109,7 +123,7 @@ extension XMPPSession {
             case .caughtUp(let cursor, let relayed, let pages):
                 self.logger.info(
                     "caught up from the message archive",
-                    metadata: ["archived messages": "\(relayed)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.held.count)"]
+                    metadata: ["archived messages": "\(relayed)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.heldCount)", "held and archived": "\(self.liveHold.archivedCount)"]
                 )
                 return cursor
             case .gaveUp(let reason):

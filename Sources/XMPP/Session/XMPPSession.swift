@@ -46,7 +46,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
     /// Live messages held while that catch-up is due or runs (``LiveMessageHold``).
-    var liveHold: LiveMessageHold<(message: Message, number: UInt32?)>
+    var liveHold: LiveMessageHold<Message>
     /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
     var acknowledgementTimer: Task<Void, Never>?
     /// Our own `<r/>` held back to ask for several batches at once, and when a batch last
@@ -271,7 +271,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.archive?.streamStarted(continuesLast: resumed && !restored)
-        if self.archive?.needsCatchUp == true { self.liveHold.begin() }
+        if self.archive?.relaysOnCatchUp == true { self.liveHold.begin() }
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
@@ -325,8 +325,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     continue
                 }
                 if let number, self.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
-                let held = await self.emitLive(message, carbon: carbon, number: number, on: connection)
-                deferred = deferred || held || message.streamNumber != nil
+                let reported = await self.emitLive(message, carbon: carbon, on: connection)
+                deferred = deferred || reported
             }
             if !self.rosterWaiters.isEmpty { self.checkRosterWaiters() }
             if let number, !deferred { self.streamManagement.handled(number) }
