@@ -426,7 +426,7 @@ struct GatewayIntegrationTests {
         await bob.stop()
     }
 
-    @Test("a puppet serves its contact's vCard (XEP-0054) as the linked account reads it; a contact without one gives none (an empty vCard or item-not-found)")
+    @Test("a puppet serves its contact's vCard (XEP-0054) as the linked account reads it, and shows the contact's avatar hash in its presence (XEP-0153), the SHA-1 of that vCard's photo; a contact without one gives none (an empty vCard or item-not-found)")
     func vCardThroughPuppet() async throws {
         let (server, bridge) = try await Self.start()
         defer {
@@ -434,14 +434,36 @@ struct GatewayIntegrationTests {
             server.shutdown()
         }
         let bob = try await TestSession.start("bob", on: server)
-        let card = RichMessageIntegrationTests.element("vCard", "vcard-temp", children: [RichMessageIntegrationTests.element("FN", "vcard-temp", text: "Bob Builder"), RichMessageIntegrationTests.element("NICKNAME", "vcard-temp", text: "bobby")])
+        let png = ProfileIntegrationTests.png
+        let avatar = try Avatar(bytes: png)
+        func element(_ name: String, _ namespace: String = "vcard-temp", _ children: [XMLElement] = [], _ text: String? = nil) -> XMLElement {
+            RichMessageIntegrationTests.element(name, namespace, children: children, text: text)
+        }
+        let photo = element("PHOTO", "vcard-temp", [element("TYPE", "vcard-temp", [], "image/png"), element("BINVAL", "vcard-temp", [], Data(png).base64EncodedString())])
+        let card = element("vCard", "vcard-temp", [element("FN", "vcard-temp", [], "Bob Builder"), element("NICKNAME", "vcard-temp", [], "bobby"), photo])
         _ = try await bob.session.request(IQ(type: .set, id: "v1", payload: card))
-        let alice = try await TestSession.start("alice", on: server)
+        let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
+        let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        try await alice.session.subscribe(to: bobPuppet)
+        var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
+        update.append(element("photo", "vcard-temp:x:update", [], avatar.id))
+        await bob.session.setPresenceExtensions([update])
+        try await bob.session.setPresence(status: "with avatar")
+        let shown = await alice.log.waitFor(timeout: .seconds(15)) { [bobPuppet] in
+            guard case .presence(let presence, _) = $0, presence.from?.bare == bobPuppet, presence.status == "with avatar" else { return false }
+            return presence.extensions.contains { $0.name == "x" && $0.namespace == "vcard-temp:x:update" && $0.firstChild(named: "photo", namespace: "vcard-temp:x:update")?.text == avatar.id }
+        }
+        #expect(shown != nil, "the puppet's presence carries bob's photo hash; stderr: \(bridge.run.errors.suffix(2000))")
+
         let answer = try await alice.session.request(
-            IQ(type: .get, id: "v2", to: try GatewayFixture.puppet("bob@example.test", on: Self.component), payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
+            IQ(type: .get, id: "v2", to: bobPuppet, payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
             timeout: .seconds(20)
         )
         #expect(answer.payload?.firstChild(named: "FN")?.text == "Bob Builder", "\(String(describing: answer.payload)); stderr: \(bridge.run.errors.suffix(2000))")
+        // The photo the puppet serves is the one the hash names.
+        let served = answer.payload?.firstChild(named: "PHOTO")?.firstChild(named: "BINVAL")?.text
+        let bytes = served.flatMap { Data(base64Encoded: $0, options: .ignoreUnknownCharacters) }.map { Array($0) }
+        #expect(try bytes.map { try Avatar(bytes: $0).id } == avatar.id, "photo served: \(served?.prefix(80) ?? "none")")
         do {
             let none = try await alice.session.request(
                 IQ(type: .get, id: "v3", to: try GatewayFixture.puppet("carol@example.test", on: Self.component), payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
@@ -455,7 +477,6 @@ struct GatewayIntegrationTests {
         await alice.stop()
         await bob.stop()
     }
-
 
     @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage)")
     func liveSuggestion() async throws {

@@ -105,7 +105,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
             self.contacts[contact] = Contact(nick: nick, state: state)
         }
         var actions: [Action] = []
-        if (previous?.state ?? .unavailable) != state {
+        if (previous?.state ?? .unavailable).withoutAvatar != state.withoutAvatar {
             actions += self.localEvents(for: contact, nick: nick, state: state)
         }
         return actions + self.reconcile(self.topology.fedAccounts[contact] ?? [], now: now)

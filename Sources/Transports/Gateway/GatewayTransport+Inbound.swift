@@ -124,7 +124,8 @@ extension GatewayTransport {
 
     /// One of the user's resources changed; the aggregate goes to the bridge when it changed.
     private func userPresence(_ user: GatewayUser, resource: String, presence: Presence) async {
-        let state = XMPPTransport.state(presence)
+        // Her avatar is not the linked account's: only availability and status cross.
+        let state = XMPPTransport.state(presence).withoutAvatar
         let (before, after) = self.state.withLockedValue { current in
             let before = Self.aggregate(current.userResources[user.jid] ?? [:])
             if state.availability == .unavailable {

@@ -181,12 +181,20 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         }
     }
 
-    /// `state` shown from `puppet` to `user` (RFC 6121 §4.7).
+    /// `state` shown from `puppet` to `user` (RFC 6121 §4.7), with the contact's avatar hash
+    /// when it has one (XEP-0153 §3.2; the puppet serves the vCard it stands for).
     static func presence(_ state: PresenceState, from puppet: JID, to user: JID) -> XMLElement {
         var presence = state.availability == .unavailable
             ? Presence(type: .unavailable, to: user, status: state.status)
             : Presence(to: user, show: XMPPTransport.show(state.availability), status: state.status)
         presence.header.from = puppet
+        if let avatar = state.avatar, state.availability != .unavailable {
+            var photo = XMLElement(name: "photo", namespace: "vcard-temp:x:update")
+            if !avatar.isEmpty { photo.append(text: avatar) }
+            var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
+            update.append(photo)
+            presence.extensions.append(update)
+        }
         return presence.element
     }
 

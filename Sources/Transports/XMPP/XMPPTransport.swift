@@ -190,7 +190,19 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         case .xa: availability = .xa
         case .dnd: availability = .dnd
         }
-        return PresenceState(availability: availability, status: presence.status)
+        return PresenceState(availability: availability, status: presence.status, avatar: Self.avatarHash(presence))
+    }
+
+    /// XEP-0153 §3.2: the photo hash a presence advertises; nil when it has no
+    /// `vcard-temp:x:update` (or only an invalid one), empty when it says there is no photo.
+    static func avatarHash(_ presence: Presence) -> String? {
+        guard let update = presence.extensions.first(where: { $0.name == "x" && $0.namespace == "vcard-temp:x:update" }),
+            let photo = update.firstChild(named: "photo", namespace: "vcard-temp:x:update")
+        else { return nil }
+        let hash = photo.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        // A SHA-1 in hex, or nothing: anything else is not passed on.
+        guard hash.isEmpty || (hash.count == 40 && hash.allSatisfy(\.isHexDigit)) else { return nil }
+        return hash
     }
 
     /// The XMPP message type for a delivery type (RFC 6121 §5.2.2).
@@ -373,7 +385,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             if let own, from.bare == own.bare {
                 // The user's other clients; our own resource does not count.
                 let others = await self.session.resources(of: own).filter { $0.from != own }
-                await self.handler.handle(.ownPresence(Self.state(others.first)), from: self.name)
+                await self.handler.handle(.ownPresence(Self.state(others.first).withoutAvatar), from: self.name)
                 return
             }
             let rosterName = await self.session.roster.items[from.bare]?.name
