@@ -309,17 +309,7 @@ struct GatewayIntegrationTests {
         #expect(fields.contains("username") && fields.contains("password"), "\(String(describing: form.payload))")
 
         func submit(_ password: String) async throws -> IQ {
-            var query = XMLElement(name: "query", namespace: "jabber:iq:register")
-            var x = XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")])
-            for (name, value) in [("FORM_TYPE", "jabber:iq:register"), ("username", "erin@example.test"), ("password", password)] {
-                var field = XMLElement(name: "field", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "var", value: name)])
-                var text = XMLElement(name: "value", namespace: "jabber:x:data")
-                text.append(text: value)
-                field.append(text)
-                x.append(field)
-            }
-            query.append(x)
-            return try await dave.session.request(IQ(type: .set, id: "r2", to: gateway, payload: query), timeout: .seconds(30))
+            try await Self.register(dave.session, as: "erin@example.test", password: password)
         }
         do {
             _ = try await submit("wrong-password")
@@ -365,117 +355,65 @@ struct GatewayIntegrationTests {
         await bob.stop()
     }
 
-    @Test("rich content crosses puppets through the id map: bob's correction reaches alice as a correction of her copy, alice's receipt and reply reach bob under his own id, and alice's OMEMO message is not relayed but noticed from the puppet")
-    func richContentThroughPuppets() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
+    /// Submits the gateway's XEP-0077 form for `session`: link `account` with `password`.
+    static func register(_ session: XMPPSession<ContinuousClock>, as account: String, password: String) async throws -> IQ {
+        var query = XMLElement(name: "query", namespace: "jabber:iq:register")
+        var x = XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")])
+        for (name, value) in [("FORM_TYPE", "jabber:iq:register"), ("username", account), ("password", password)] {
+            var field = XMLElement(name: "field", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "var", value: name)])
+            var text = XMLElement(name: "value", namespace: "jabber:x:data")
+            text.append(text: value)
+            field.append(text)
+            x.append(field)
         }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let home = try JID("home@example.test")
-        let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
-        func rich(_ to: JID, _ id: String, _ text: String?, _ content: RichContent, extra: [XMLElement] = []) -> Message {
-            let (body, elements) = content.outgoing(text: text)
-            var message = Message(type: .chat, to: to, id: id, body: body)
-            message.extensions = elements + extra
-            return message
-        }
-        try await bob.session.send(Message(type: .chat, to: home, id: "b-original", body: "original"))
-        guard let copy = await Received.message(alice.log, body: "original"), let copyID = copy.id else {
-            Issue.record("no copy; stderr: \(bridge.run.errors.suffix(3000))")
-            return
-        }
-        #expect(copy.extensions.contains { $0.name == "request" && $0.namespace == "urn:xmpp:receipts" }, "a receipt is asked for")
-
-        try await bob.session.send(rich(home, "b-fix", "corrected", RichContent(replaceID: "b-original")))
-        let correction = await Received.message(alice.log, body: "corrected")
-        #expect(correction.map { RichContent.parse($0).content.replaceID } == copyID, "the correction names alice's copy")
-
-        try await alice.session.send(rich(puppet, "a-receipt", nil, RichContent(confirms: copyID)))
-        let receipt = await bob.log.waitFor(timeout: .seconds(15)) {
-            if case .message(let message, nil) = $0 { return DeliveryConfirmation.of(message)?.id == "b-original" }
-            return false
-        }
-        #expect(receipt != nil, "bob gets the receipt under his own id; stderr: \(bridge.run.errors.suffix(3000))")
-
-        try await alice.session.send(rich(puppet, "a-reply", "my answer", RichContent(replyTo: copyID)))
-        let reply = await bob.log.waitFor(timeout: .seconds(15)) {
-            if case .message(let message, nil) = $0 { return RichContent.parse(message).content.replyTo == "b-original" }
-            return false
-        }
-        #expect(reply != nil, "bob gets the reply to his own message")
-
-        let omemo = RichMessageIntegrationTests.element("encrypted", "eu.siacs.conversations.axolotl", children: [RichMessageIntegrationTests.element("payload", "eu.siacs.conversations.axolotl", text: "c2VjcmV0")])
-        try await alice.session.send(rich(puppet, "a-omemo", "I sent you an OMEMO encrypted message", RichContent(), extra: [omemo]))
-        let notice = await alice.log.waitFor(timeout: .seconds(15)) {
-            if case .message(let message, nil) = $0 { return message.body?.contains("cannot relay messages encrypted with OMEMO") == true }
-            return false
-        }
-        if case .message(let message, _) = notice {
-            #expect(message.from?.bare == puppet, "the notice comes from the puppet")
-        } else {
-            Issue.record("no notice; stderr: \(bridge.run.errors.suffix(3000))")
-        }
-        try await alice.session.send(Message(type: .chat, to: puppet, id: "a-marker", body: "marker"))
-        #expect(await Received.message(bob.log, body: "marker") != nil)
-        #expect(!(await Received.bodies(bob.log)).contains { $0.contains("OMEMO") }, "the encrypted message's fallback text never reaches bob")
-        #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        query.append(x)
+        return try await session.request(IQ(type: .set, id: "register-\(UInt32.random(in: 1...UInt32.max))", to: try JID(Self.component), payload: query), timeout: .seconds(30))
     }
 
-    @Test("a puppet serves its contact's vCard (XEP-0054) as the linked account reads it, and shows the contact's avatar hash in its presence (XEP-0153), the SHA-1 of that vCard's photo; a contact without one gives none (an empty vCard or item-not-found)")
-    func vCardThroughPuppet() async throws {
+    @Test("`gateway list` and `status` show the component's connection and each user's account; `gateway remove` forgets a registered user, from the running daemon and from the database when none runs")
+    func gatewayCommands() async throws {
         let (server, bridge) = try await Self.start()
         defer {
             bridge.terminate()
             server.shutdown()
         }
-        let bob = try await TestSession.start("bob", on: server)
-        let png = ProfileIntegrationTests.png
-        let avatar = try Avatar(bytes: png)
-        func element(_ name: String, _ namespace: String = "vcard-temp", _ children: [XMLElement] = [], _ text: String? = nil) -> XMLElement {
-            RichMessageIntegrationTests.element(name, namespace, children: children, text: text)
+        func run(_ arguments: [String]) throws -> (code: Int32?, output: String) {
+            let command = try CommandLineTests.start(arguments + ["--config", bridge.config], in: server.directory)
+            let code = command.finish()
+            return (code, command.output + command.errors)
         }
-        let photo = element("PHOTO", "vcard-temp", [element("TYPE", "vcard-temp", [], "image/png"), element("BINVAL", "vcard-temp", [], Data(png).base64EncodedString())])
-        let card = element("vCard", "vcard-temp", [element("FN", "vcard-temp", [], "Bob Builder"), element("NICKNAME", "vcard-temp", [], "bobby"), photo])
-        _ = try await bob.session.request(IQ(type: .set, id: "v1", payload: card))
-        let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
-        let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
-        try await alice.session.subscribe(to: bobPuppet)
-        var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
-        update.append(element("photo", "vcard-temp:x:update", [], avatar.id))
-        await bob.session.setPresenceExtensions([update])
-        try await bob.session.setPresence(status: "with avatar")
-        let shown = await alice.log.waitFor(timeout: .seconds(15)) { [bobPuppet] in
-            guard case .presence(let presence, _) = $0, presence.from?.bare == bobPuppet, presence.status == "with avatar" else { return false }
-            return presence.extensions.contains { $0.name == "x" && $0.namespace == "vcard-temp:x:update" && $0.firstChild(named: "photo", namespace: "vcard-temp:x:update")?.text == avatar.id }
-        }
-        #expect(shown != nil, "the puppet's presence carries bob's photo hash; stderr: \(bridge.run.errors.suffix(2000))")
+        let dave = try await TestSession.start("dave", on: server)
+        _ = try await Self.register(dave.session, as: "erin@example.test", password: Self.erinPassword)
+        try await bridge.waitOnline(["home+dave@example.test"])
 
-        let answer = try await alice.session.request(
-            IQ(type: .get, id: "v2", to: bobPuppet, payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
-            timeout: .seconds(20)
-        )
-        #expect(answer.payload?.firstChild(named: "FN")?.text == "Bob Builder", "\(String(describing: answer.payload)); stderr: \(bridge.run.errors.suffix(2000))")
-        // The photo the puppet serves is the one the hash names.
-        let served = answer.payload?.firstChild(named: "PHOTO")?.firstChild(named: "BINVAL")?.text
-        let bytes = served.flatMap { Data(base64Encoded: $0, options: .ignoreUnknownCharacters) }.map { Array($0) }
-        #expect(try bytes.map { try Avatar(bytes: $0).id } == avatar.id, "photo served: \(served?.prefix(80) ?? "none")")
-        do {
-            let none = try await alice.session.request(
-                IQ(type: .get, id: "v3", to: try GatewayFixture.puppet("carol@example.test", on: Self.component), payload: XMLElement(name: "vCard", namespace: "vcard-temp")),
-                timeout: .seconds(20)
-            )
-            #expect(none.payload?.firstChild(named: "FN") == nil, "\(String(describing: none.payload))")
-        } catch {
-            #expect("\(error)".contains("item-not-found"), "\(error)")
-        }
+        let list = try run(["gateway", "list"])
+        #expect(list.code == 0)
+        #expect(list.output.contains("gateway.home [gateway]  connected"), "\(list.output)")
+        #expect(list.output.contains("  home: alice@example.test → home (home@example.test)  configured"), "\(list.output)")
+        #expect(list.output.contains("  home: dave@example.test → home+dave@example.test (erin@example.test)  registered"), "\(list.output)")
+        let status = try run(["status"])
+        #expect(status.code == 0)
+        #expect(status.output.contains("gateway.home [gateway]  connected"), "\(status.output)")
+        #expect(status.output.contains("  user home: dave@example.test → home+dave@example.test (erin@example.test)  registered"), "\(status.output)")
+        #expect(status.output.contains("home+dave@example.test [xmpp]  connected"), "the linked account runs: \(status.output)")
+
+        // From the running daemon: the link and its account go.
+        let removed = try run(["gateway", "remove", "dave@example.test"])
+        #expect(removed.code == 0 && removed.output.contains("removed dave@example.test from 1 gateway(s)"), "\(removed.output)")
+        #expect(!(try run(["gateway", "users"])).output.contains("dave@example.test"))
+        let unknown = try run(["gateway", "remove", "nobody@example.test"])
+        #expect(unknown.code != 0 && unknown.output.contains("nobody@example.test"), "a user with no registration is a clear error: \(unknown.output)")
+
+        // With no daemon: from the state database.
+        _ = try await Self.register(dave.session, as: "erin@example.test", password: Self.erinPassword)
+        try await bridge.waitOnline(["home+dave@example.test"])
         #expect(bridge.stop() == 0)
-        await alice.stop()
-        await bob.stop()
+        #expect((try run(["gateway", "users"])).output.contains("home: dave@example.test → home+dave@example.test (erin@example.test)  registered"))
+        let offline = try run(["gateway", "remove", "dave@example.test"])
+        #expect(offline.code == 0 && offline.output.contains("removed dave@example.test from 1 gateway(s)"), "\(offline.output)")
+        let left = try run(["gateway", "users"])
+        #expect(left.code == 0 && !left.output.contains("dave@example.test") && left.output.contains("alice@example.test"), "\(left.output)")
+        await dave.stop()
     }
 
     @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage)")
