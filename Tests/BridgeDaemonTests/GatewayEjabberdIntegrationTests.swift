@@ -63,4 +63,95 @@ struct GatewayEjabberdIntegrationTests {
         await alice.stop()
         await bob.stop()
     }
+
+    @Test("on ejabberd too: markup, emoji and CJK both ways, a contact whose JID needs escaping, presence both ways, a stranger refused, and a user who links an account through the XEP-0077 form and unlinks it")
+    func messagesPresenceAndRegistration() async throws {
+        let server = try EjabberdServer.start(
+            accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("carol", "pw"), ("dave", "pw"), ("erin", GatewayIntegrationTests.erinPassword)],
+            components: [Self.component: GatewayFixture.secret]
+        )
+        defer { server.shutdown() }
+        // home and bob see each other's presence.
+        let setup = try await TestSession.start("home", on: server, resource: "setup", policy: .acceptAll)
+        let bobSetup = try await TestSession.start("bob", on: server, resource: "setup", policy: .acceptAll)
+        try await setup.session.setContact(try JID("bob@example.test"), name: "Bob")
+        try await setup.session.subscribe(to: try JID("bob@example.test"))
+        try await bobSetup.session.subscribe(to: try JID("home@example.test"))
+        let mutual = await setup.session.waitForRoster(timeout: .seconds(10)) { $0.items[try! JID("bob@example.test")]?.subscription == .both }
+        #expect(mutual, "home and bob did not subscribe to each other")
+        await setup.stop()
+        await bobSetup.stop()
+        let gateway = try GatewayFixture.table(
+            domain: Self.component, port: server.componentPort, in: server.directory, users: [("alice@example.test", "home")], allow: ["alice@example.test", "dave@example.test"]
+        )
+        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: gateway)
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitComponentConnected()
+        let stderr = { bridge.run.errors.suffix(3000) }
+        let home = try JID("home@example.test")
+
+        let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
+        let bob = try await TestSession.start("bob", on: server)
+        let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
+        let text = "<&>\"' 😀 漢字 ünïcode"
+        try await alice.session.send(Message(type: .chat, to: bobPuppet, id: "a1", body: text))
+        #expect(await Received.message(bob.log, body: text, timeout: .seconds(15))?.from?.bare == home, "stderr: \(stderr())")
+        try await bob.session.send(Message(type: .chat, to: home, id: "b1", body: "back: " + text))
+        #expect(await Received.message(alice.log, body: "back: " + text, timeout: .seconds(15))?.from?.bare == bobPuppet, "stderr: \(stderr())")
+
+        let escaped = try await TestSession.start("a\\b", on: server)
+        let escapedPuppet = try GatewayFixture.puppet("a\\b@example.test", on: Self.component)
+        try await escaped.session.send(Message(type: .chat, to: home, id: "x1", body: "from a\\b"))
+        #expect(await Received.message(alice.log, body: "from a\\b", timeout: .seconds(15))?.from?.bare == escapedPuppet, "stderr: \(stderr())")
+        try await alice.session.send(Message(type: .chat, to: escapedPuppet, id: "x2", body: "to a\\b"))
+        #expect(await Received.message(escaped.log, body: "to a\\b", timeout: .seconds(15))?.from?.bare == home)
+        await escaped.stop()
+
+        // Presence both ways.
+        try await alice.session.subscribe(to: bobPuppet)
+        try await bob.session.setPresence(show: .away, status: "lunch")
+        let seen = await alice.log.waitFor(timeout: .seconds(15)) {
+            if case .presence(let presence, _) = $0 { return presence.from?.bare == bobPuppet && presence.show == .away && presence.status == "lunch" }
+            return false
+        }
+        #expect(seen != nil, "alice sees bob's presence from the puppet; stderr: \(stderr())")
+        try await alice.session.setPresence(show: .dnd, status: "busy")
+        let shown = await bob.log.waitFor(timeout: .seconds(15)) {
+            if case .presence(let presence, _) = $0 { return presence.from?.bare == home && presence.show == .dnd && presence.status == "busy" }
+            return false
+        }
+        #expect(shown != nil, "bob sees alice's presence on home; stderr: \(stderr())")
+
+        // A stranger is refused.
+        let carol = try await TestSession.start("carol", on: server)
+        try await carol.session.send(Message(type: .chat, to: bobPuppet, id: "c1", body: "let me in"))
+        let bounce = await carol.log.waitFor(timeout: .seconds(10)) {
+            if case .message(let message, nil) = $0 { return message.type == .error && message.id == "c1" }
+            return false
+        }
+        guard case .message(let refusal, _) = bounce else {
+            Issue.record("no error for a stranger's message; stderr: \(stderr())")
+            return
+        }
+        #expect(refusal.error?.condition == .registrationRequired)
+
+        // Self-service linking and unlinking.
+        let dave = try await TestSession.start("dave", on: server)
+        _ = try await GatewayIntegrationTests.register(dave.session, as: "erin@example.test", password: GatewayIntegrationTests.erinPassword)
+        try await bridge.waitOnline(["home+dave@example.test"])
+        try await bob.session.send(Message(type: .chat, to: try JID("erin@example.test"), id: "e1", body: "hello erin"))
+        #expect(await Received.message(dave.log, body: "hello erin", timeout: .seconds(15))?.from?.bare == bobPuppet, "stderr: \(stderr())")
+        var remove = XMLElement(name: "query", namespace: "jabber:iq:register")
+        remove.append(XMLElement(name: "remove", namespace: "jabber:iq:register"))
+        _ = try await dave.session.request(IQ(type: .set, id: "r3", to: try JID(Self.component), payload: remove), timeout: .seconds(30))
+        #expect(await bridge.waitForLog { $0.contains("gateway user unregistered") }, "stderr: \(stderr())")
+        #expect(!bridge.run.errors.contains(GatewayIntegrationTests.erinPassword), "the password reached the log")
+        #expect(bridge.stop() == 0)
+        await alice.stop()
+        await bob.stop()
+        await carol.stop()
+        await dave.stop()
+    }
 }
