@@ -181,6 +181,65 @@ struct PagingIntegrationTests {
         await setup.stop()
     }
 
+    @Test("a reply (XEP-0461), a reaction (XEP-0444) and a displayed marker (XEP-0333) from alice each acknowledge an alert before its escalation, so bob never gets those; a delivery receipt (XEP-0184) does not: that alert, acknowledged null until then, escalates to bob")
+    func acknowledgementKinds() async throws {
+        let setup = try await Setup.start(
+            alertmanagers: 0,
+            channel: """
+                ack = ["reply", "reaction", "displayed"]
+                escalate = [ { after = "8s", to = [ { account = "home", jid = "bob@example.test" } ] } ]
+                """
+        )
+        let bridge = try await setup.startBridge()
+        defer { bridge.terminate() }
+        let alice = setup.alice
+        var ids: [String] = []
+        var copies: [String] = []
+        for index in 1...4 {
+            let posted = try await setup.http.post("/channels/oncall", token: Self.token, headers: ["X-Priority": "5"], body: "alert \(index)")
+            ids.append(try #require(posted.json?["id"] as? String, "\(posted)"))
+            let copy = try #require(await Received.message(alice.log, body: "alert \(index)"), "stderr: \(bridge.run.errors.suffix(2000))")
+            copies.append(try #require(copy.id))
+        }
+        let before = try await setup.http.get("/messages/\(ids[3])", token: Self.token).json ?? [:]
+        #expect(before["acknowledged"] is NSNull, "nobody took it yet: \(before)")
+
+        func send(_ text: String?, _ content: RichContent) async throws {
+            let (body, elements) = content.outgoing(text: text)
+            var message = Message(type: .chat, to: Self.home, body: body)
+            message.extensions = elements
+            try await alice.session.send(message)
+        }
+        try await send("on it", RichContent(replyTo: copies[0]))
+        try await send(nil, RichContent(reactionTo: copies[1], reactions: ["👍"]))
+        try await send(nil, RichContent(confirms: copies[2], confirmsDisplayed: true))
+        try await send(nil, RichContent(confirms: copies[3]))
+        let acknowledged = await eventually(timeout: .seconds(20)) {
+            await alice.log.messages.filter { $0.body == "acknowledged by alice@example.test" }.count >= 3
+        }
+        let seen = await Received.bodies(alice.log)
+        #expect(acknowledged, "three acknowledgements: \(seen); stderr: \(bridge.run.errors.suffix(2000))")
+        for (index, how) in [(0, "reply"), (1, "reaction"), (2, "displayed")] {
+            let status = try await setup.http.get("/messages/\(ids[index])", token: Self.token).json ?? [:]
+            let ack = status["acknowledged"] as? [String: Any]
+            #expect(ack?["by"] as? String == "alice@example.test" && ack?["how"] as? String == how, "alert \(index + 1): \(status)")
+        }
+
+        // The receipt's alert escalates; those acknowledged before would have reached bob
+        // before it (their timers ran out first), so this is the marker that none did.
+        let event = await setup.bob.log.waitFor(timeout: .seconds(30)) {
+            if case .message(let message, nil) = $0 { message.body?.contains("alert 4") == true } else { false }
+        }
+        let escalated: Message? = if case .message(let message, _) = event { message } else { nil }
+        #expect(escalated?.body?.hasPrefix("escalated: not acknowledged by alice@example.test for ") == true, "\(String(describing: escalated?.body)); stderr: \(bridge.run.errors.suffix(2000))")
+        let atBob = await Received.bodies(setup.bob.log)
+        #expect(!atBob.contains { $0.contains("alert 1") || $0.contains("alert 2") || $0.contains("alert 3") }, "escalated after an ack: \(atBob)")
+        let after = try await setup.http.get("/messages/\(ids[3])", token: Self.token).json ?? [:]
+        #expect(after["acknowledged"] is NSNull && (after["escalations"] as? [[String: Any]])?.count == 1, "\(after)")
+        #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
+        await setup.stop()
+    }
+
     @Test("two Alertmanagers without gossip both notify: alice gets one message, the second request 202 with the same id")
     func haPairGivesOneMessage() async throws {
         let setup = try await Setup.start(alertmanagers: 2, channel: "")

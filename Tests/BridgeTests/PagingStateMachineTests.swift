@@ -99,7 +99,28 @@ struct PagingStateMachineTests {
         #expect(Self.notices(later).map(\.text) == ["already acknowledged by alice@work.example at 2027-01-15T08:06:40Z"])
     }
 
-    @Test("'ack' as the next message acknowledges the newest page; a reaction does; a displayed marker only where ack lists it; a delivery receipt never reaches the machine")
+    @Test("a reply or reaction to a copy that went to someone else acknowledges nothing; the copy's own recipient still can")
+    func replyToSomeoneElsesCopy() throws {
+        var machine = Self.paged()
+        let ids = IDs()
+        _ = machine.due(at: Self.start.addingTimeInterval(300), makeID: ids.make)
+        let reading = machine.received(Self.reply("on it", to: "copy-a", from: Self.bob), from: Self.bob, at: Self.start.addingTimeInterval(400), converses: false, makeID: ids.make)
+        if case .handled(let actions) = reading {
+            #expect(!actions.contains { if case .announce = $0 { true } else { false } }, "bob acknowledged through alice's copy: \(actions)")
+        }
+        var reaction = Self.reply("", from: Self.bob)
+        reaction.body = nil
+        reaction.content = MessageContent(reactionTo: "copy-a", reactions: ["👍"])
+        if case .handled(let actions) = machine.received(reaction, from: Self.bob, at: Self.start.addingTimeInterval(410), converses: false, makeID: ids.make) {
+            #expect(!actions.contains { if case .announce = $0 { true } else { false } }, "bob acknowledged by reacting to alice's copy: \(actions)")
+        }
+        #expect(machine.nextDue != nil, "the page is still open")
+        let own = machine.received(Self.reply("on it", to: "copy-a"), from: Self.alice, at: Self.start.addingTimeInterval(420), converses: false, makeID: ids.make)
+        guard case .handled(let actions) = own else { Issue.record("not handled: \(own)"); return }
+        #expect(Self.notices(actions).allSatisfy { $0.text == "acknowledged by alice@work.example" })
+    }
+
+    @Test("'ack' as the next message acknowledges the newest page; a reaction does; a displayed marker only where ack lists it (delivery receipts are not read here: the daemon test shows one is no ack)")
     func otherAcknowledgements() throws {
         let ids = IDs()
         var byWord = Self.paged()

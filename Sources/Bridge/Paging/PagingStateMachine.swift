@@ -131,8 +131,9 @@ struct PagingStateMachine: Sendable {
     mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, converses: Bool, makeID: () -> String) -> Reading {
         guard let recent = self.byRecipient[from], !recent.isEmpty else { return .route }
         let content = message.content
-        // A reply or reaction to one of the copies names its page.
-        if let referenced = content.replyTo ?? content.reactionTo, let key = self.byCopy[referenced], let page = self.pages[key] {
+        // A reply or reaction to one of the copies names its page, when that copy went to
+        // the sender (another paged member who learnt its id speaks for nobody there).
+        if let referenced = content.replyTo ?? content.reactionTo, let key = self.byCopy[referenced], let page = self.pages[key], page.copies[referenced] == from {
             guard let policy = self.policy(page.channel) else { return .route }
             if content.reactionTo != nil {
                 guard policy.ackKinds.contains(.reaction), !(content.reactions ?? []).isEmpty else { return .handled([]) }
