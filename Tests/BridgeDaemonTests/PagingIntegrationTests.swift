@@ -240,7 +240,7 @@ struct PagingIntegrationTests {
         await setup.stop()
     }
 
-    @Test("two Alertmanagers without gossip both notify: alice gets one message, the second request 202 with the same id")
+    @Test("two Alertmanagers without gossip both notify: alice gets one message, the second request 202 with the same id; Grafana's repeated notification too")
     func haPairGivesOneMessage() async throws {
         let setup = try await Setup.start(alertmanagers: 2, channel: "")
         let bridge = try await setup.startBridge()
@@ -253,8 +253,14 @@ struct PagingIntegrationTests {
         #expect(first.json?["id"] as? String != nil && first.json?["id"] as? String == second.json?["id"] as? String, "\(first) \(second)")
         try await setup.fire("CPUHot", severity: "warning", to: 0)
         try await setup.fire("CPUHot", severity: "warning", to: 1)
-        // Both replicas notified the bridge.
-        let both = await bridge.waitForLog { $0.contains("notification already accepted; not relayed again") }
+        // Grafana's copy of one notification (its rule uid) the same way.
+        let grafana = try await setup.http.post("/hooks/grafana/oncall", token: Self.token, headers: sample, body: WebhookSamples.grafanaFiring)
+        let grafanaAgain = try await setup.http.post("/hooks/grafana/oncall", token: Self.token, headers: sample, body: WebhookSamples.grafanaFiring)
+        #expect(grafana.status == 202 && grafanaAgain.status == 202 && grafana.json?["id"] as? String == grafanaAgain.json?["id"] as? String, "\(grafana) \(grafanaAgain)")
+        // Both replicas notified the bridge: the second copy of CPUHot is the third duplicate.
+        let both = await eventually(timeout: .seconds(30)) {
+            bridge.logLines.filter { $0.contains("notification already accepted; not relayed again") }.count >= 3
+        }
         #expect(both, "alertmanagers: \(setup.alertmanagers.map { $0.log.suffix(800) })")
         // A marker after them: nothing more than one CPUHot message arrives before it.
         #expect(try await setup.http.post("/channels/oncall", token: Self.token, body: "marker").status == 202)
@@ -262,6 +268,7 @@ struct PagingIntegrationTests {
         let bodies = await Received.bodies(setup.alice.log)
         #expect(bodies.filter { $0.contains("CPUHot") }.count == 1, "\(bodies)")
         #expect(bodies.filter { $0.contains("InstanceDown") }.count == 1, "\(bodies)")
+        #expect(bodies.filter { $0.contains("High memory usage") }.count == 1, "\(bodies)")
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
         await setup.stop()
     }
