@@ -416,7 +416,7 @@ struct GatewayIntegrationTests {
         await dave.stop()
     }
 
-    @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage)")
+    @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage); a change of the linked account's roster is offered as that change alone")
     func liveSuggestion() async throws {
         let box = SessionBox()
         let (server, bridge) = try await Self.start { server in box.session = try await TestSession.start("alice", on: server) }
@@ -430,7 +430,23 @@ struct GatewayIntegrationTests {
             return message.extensions.contains { $0.name == "x" && $0.namespace == "http://jabber.org/protocol/rosterx" }
         }
         #expect(offer != nil, "stderr: \(bridge.run.errors.suffix(3000)); prosody: \(server.logTail())")
+
+        // The linked account's roster changes (from another of its clients): only the
+        // change is offered, an added contact and then its removal.
+        let carolPuppet = try GatewayFixture.puppet("carol@example.test", on: Self.component).description
+        func suggested(_ action: String) async -> Bool {
+            await alice.log.waitFor(timeout: .seconds(15)) {
+                guard case .message(let message, nil) = $0, let x = message.extensions.first(where: { $0.name == "x" && $0.namespace == "http://jabber.org/protocol/rosterx" }) else { return false }
+                return x.elements.count == 1 && x.elements[0][attribute: "jid"] == carolPuppet && x.elements[0][attribute: "action"] == action
+            } != nil
+        }
+        let other = try await TestSession.start("home", on: server, resource: "other")
+        try await other.session.setContact(try JID("carol@example.test"), name: "Carol")
+        #expect(await suggested("add"), "carol offered; stderr: \(bridge.run.errors.suffix(3000))")
+        try await other.session.removeContact(try JID("carol@example.test"))
+        #expect(await suggested("delete"), "carol withdrawn; stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
+        await other.stop()
         await alice.stop()
     }
 }
