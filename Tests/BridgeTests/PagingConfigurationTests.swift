@@ -64,6 +64,7 @@ struct PagingConfigurationTests {
         let policy = try #require(configuration.paging["oncall"])
         #expect(!policy.isPaging && policy.ackKinds == [.reply, .reaction] && policy.tiers.isEmpty && policy.repeatInterval == nil)
         #expect(policy.dedupeWindow == .seconds(300) && policy.severityPriority == ["critical": 5, "warning": 3, "info": 2] && policy.maxPerMinute == nil)
+        #expect(policy.escalationMinimumPriority == 4 && policy.quiet.isEmpty)
     }
 
     @Test("bad values are problems at their TOML paths")

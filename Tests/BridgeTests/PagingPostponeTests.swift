@@ -90,6 +90,31 @@ struct PagingHoldTests {
         await bridge.stop()
     }
 
+    @Test("where the target cannot take a file, a flood's digest is split to the target's stanza limit: several messages, every line in them once")
+    func floodDigestSplitWithoutUpload() async throws {
+        let clock = ManualClock()
+        var policy = PagingPolicy()
+        policy.maxPerMinute = 5
+        let bridge = try await PagingTestPipeline.start(
+            path: self.folder.path("state.sqlite"), clock: clock, channel: "ops", members: [Self.alice], policy: policy, format: "{body}", stanzaLimits: ["work": 1_024]
+        )
+        for number in 1...200 {
+            #expect(await bridge.pipeline.handle(.message(Self.line(number)), from: "web") == .accepted)
+        }
+        #expect(try await bridge.queued(to: Self.alice).count == 5)
+        clock.advance(by: .seconds(61))
+        let released = await eventually { (try? await bridge.queued(to: Self.alice).count) ?? 0 > 6 }
+        #expect(released, "the digest of 195 lines in parts of at most 1 KiB")
+        let parts = try await bridge.queued(to: Self.alice).dropFirst(5)
+        #expect(parts.allSatisfy { $0.utf8.count < 1_024 }, "\(parts.map(\.utf8.count))")
+        // Each part starts "(k/n) ".
+        #expect(parts.enumerated().allSatisfy { $1.hasPrefix("(\($0 + 1)/\(parts.count)) ") }, "\(parts.map { $0.prefix(12) })")
+        let unnumbered = parts.map { $0.drop { $0 != " " }.dropFirst() }
+        let lines = unnumbered.flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0.hasPrefix("line ") }
+        #expect(lines == (6...200).map { String(format: "line %03d", $0) }, "every line once, in order")
+        await bridge.stop()
+    }
+
     @Test("in alice's quiet hours a non-urgent delivery waits, durably across a restart, until they end; an urgent one goes at once")
     func quietHoursHold() async throws {
         let clock = ManualClock()

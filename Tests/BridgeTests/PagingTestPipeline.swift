@@ -19,7 +19,8 @@ struct PagingTestPipeline {
     let service: Task<Void, Never>
 
     static func start(
-        path: String, clock: ManualClock, channel: String, members: [Endpoint], policy: PagingPolicy, format: String = RelayChannel.defaultFormat
+        path: String, clock: ManualClock, channel: String, members: [Endpoint], policy: PagingPolicy, format: String = RelayChannel.defaultFormat,
+        stanzaLimits: [String: Int] = [:]
     ) async throws -> PagingTestPipeline {
         let store = try SQLiteStateStore(path: path)
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
@@ -33,6 +34,11 @@ struct PagingTestPipeline {
             ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
         try await pipeline.load()
+        // A worker that never runs: what is queued for its transport stays in the queue,
+        // and its stanza limit applies.
+        for (transport, limit) in stanzaLimits {
+            await pipeline.add(pipeline.makeWorker(for: FakeTransport(name: transport), configuration: .init(batchSize: 10, maxAttempts: 3)), stanzaLimit: limit)
+        }
         let paging = PagingService(pipeline: pipeline, clock: clock)
         try await pipeline.loadPaging(policies: [channel: policy], silences: nil, service: paging, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
         let service = Task { _ = try? await paging.run() }
