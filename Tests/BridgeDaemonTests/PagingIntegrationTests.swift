@@ -172,6 +172,9 @@ struct PagingIntegrationTests {
         #expect(matchers == ["alertname=DiskFull", "instance=db1", "severity=critical"], "\(silence)")
         // And its end, from the phone: the silence expires in Alertmanager.
         let silenceID = try #require(silence["id"] as? String)
+        if case .message(let answer, _) = answered {
+            #expect(answer.body?.contains(silenceID) == true, "the answer names the silence: \(answer.body ?? "")")
+        }
         try await setup.alice.session.send(Message(type: .chat, to: Self.home, body: "unsilence \(silenceID)"))
         #expect(await Received.message(setup.alice.log, body: "silence \(silenceID) expired") != nil, "stderr: \(bridge.run.errors.suffix(2000))")
         let after = try await HTTPTestClient(target: .tcp(port: setup.alertmanagers[0].port)).get("/api/v2/silence/\(silenceID)")
