@@ -31,7 +31,7 @@ struct StateTransfer {
 
     /// Copies every table; refused (nothing written) when the target holds state already.
     func run() throws(StateTransferError) -> Summary {
-        try self.pg { () throws(PostgresError) in try self.target.execute("BEGIN") }
+        _ = try self.pg { () throws(PostgresError) in try self.target.execute("BEGIN") }
         do throws(StateTransferError) {
             // Checked in the copy's transaction, under a lock a second copy waits for; an
             // instance that ever ran on the database counts as state.
