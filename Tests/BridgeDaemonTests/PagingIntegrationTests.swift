@@ -222,6 +222,13 @@ struct PagingIntegrationTests {
         }
         let seen = await Received.bodies(alice.log)
         #expect(acknowledged, "three acknowledgements: \(seen); stderr: \(bridge.run.errors.suffix(2000))")
+        // The receipt reached the bridge (alice's copy of alert 4 is "received").
+        let receipted = await eventually(timeout: .seconds(10)) {
+            let status = (try? await setup.http.get("/messages/\(ids[3])", token: Self.token).json) ?? [:]
+            let targets = status["targets"] as? [[String: Any]] ?? []
+            return targets.contains { $0["target"] as? String == "home:alice@example.test" && $0["state"] as? String == "received" }
+        }
+        #expect(receipted, "alice's receipt was not recorded")
         for (index, how) in [(0, "reply"), (1, "reaction"), (2, "displayed")] {
             let status = try await setup.http.get("/messages/\(ids[index])", token: Self.token).json ?? [:]
             let ack = status["acknowledged"] as? [String: Any]

@@ -117,7 +117,8 @@ struct PagingStateMachineTests {
         #expect(machine.nextDue != nil, "the page is still open")
         let own = machine.received(Self.reply("on it", to: "copy-a"), from: Self.alice, at: Self.start.addingTimeInterval(420), converses: false, makeID: ids.make)
         guard case .handled(let actions) = own else { Issue.record("not handled: \(own)"); return }
-        #expect(Self.notices(actions).allSatisfy { $0.text == "acknowledged by alice@work.example" })
+        let notices = Self.notices(actions)
+        #expect(!notices.isEmpty && notices.allSatisfy { $0.text == "acknowledged by alice@work.example" }, "\(notices)")
     }
 
     @Test("'ack' as the next message acknowledges the newest page; a reaction does; a displayed marker only where ack lists it (delivery receipts are not read here: the daemon test shows one is no ack)")

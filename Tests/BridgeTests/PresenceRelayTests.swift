@@ -108,6 +108,16 @@ struct PresenceRelayTests {
         #expect(relay.contactChanged(Self.bob, nick: "bob", state: Self.state(.chat), now: Self.at(0)) == [.publish(account: "work", Self.state(.chat))])
     }
 
+    @Test("a change of avatar alone publishes nothing, and no avatar is ever published for someone else (XEP-0153 hashes stay with their owner)")
+    func avatarAloneIsNoChange() {
+        var relay = Self.relay([Self.link], interval: .zero)
+        var withAvatar = Self.state(.away, "lunch")
+        withAvatar.avatar = "a3f1c0ffee00112233445566778899aabbccddee"
+        #expect(relay.contactChanged(Self.alice, nick: "alice", state: withAvatar, now: Self.at(0)) == [.publish(account: "home", Self.state(.away, "lunch"))])
+        withAvatar.avatar = ""
+        #expect(relay.contactChanged(Self.alice, nick: "alice", state: withAvatar, now: Self.at(20)).isEmpty)
+    }
+
     @Test("addresses compare lower-cased")
     func addressesCompareLowerCased() {
         var relay = Self.relay([Self.link])

@@ -90,6 +90,20 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A1"), relayed: 1, pages: 1))
     }
 
+    @Test("a gap opened again after the catch-up (held messages dropped with the connection) survives a resumed stream: the next catch-up reads after the cursor")
+    func reopenedGapSurvivesResumption() throws {
+        var machine = Machine(ownJID: Self.own, cursor: .after("A0"))
+        let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
+        _ = machine.received(Self.result(queryID: id, id: "A1"))
+        _ = machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2")
+        #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
+        machine.reopenGap()
+        machine.streamStarted(continuesLast: true)
+        #expect(machine.relaysOnCatchUp)
+        let (_, query) = try #require(Self.query(machine.start(now: Self.now, queryID: "q3")))
+        #expect(Self.rsm(query, "after")?.text == "B1")
+    }
+
     @Test("first start with an empty archive: the cursor is the moment the query started")
     func anchorEmpty() throws {
         var machine = Machine(ownJID: Self.own, cursor: nil)

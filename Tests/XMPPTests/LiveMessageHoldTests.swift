@@ -51,6 +51,17 @@ struct LiveMessageHoldTests {
         #expect(!hold.isHolding)
     }
 
+    @Test("while a batch is handed over, the limit does not apply: going on at once would overtake the batch")
+    func noOverflowDuringTheHandOver() {
+        var hold = LiveMessageHold<Int>(limit: 2)
+        hold.begin()
+        self.hold([1, 2], in: &hold)
+        #expect(hold.takeForHandOver() == [1, 2])
+        self.hold([3, 4, 5], in: &hold)
+        #expect(hold.takeForHandOver() == [3, 4, 5])
+        #expect(hold.takeForHandOver().isEmpty && !hold.isHolding)
+    }
+
     @Test("a held message the catch-up brought itself is dropped; the others keep their order")
     func aHeldCopyOfAnArchivedMessageIsDropped() {
         var hold = LiveMessageHold<Int>(limit: 10)

@@ -32,7 +32,7 @@ extension BridgeRuntime {
         do {
             positions = try self.storeForStatus.resumePoints()
         } catch {
-            self.logger.error("rooms not joined or changed: their archive cursors cannot be read; tried again on the next reload, route change or reconnect", metadata: ["error": "\(error)"])
+            self.logger.error("rooms not joined or changed: their archive cursors cannot be read; tried again on the next reload, route change or `xmpp-bridge reconnect` of an account", metadata: ["error": "\(error)"])
             return
         }
         for name in configuration.accounts.keys.sorted() {

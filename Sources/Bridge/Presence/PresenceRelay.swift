@@ -95,6 +95,8 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     ///
     /// - Parameter contact: the account and the contact's bare JID.
     mutating func contactChanged(_ contact: Endpoint, nick: String, state: PresenceState, now: C.Instant) -> [Action] {
+        // Notices and mirrored presence tell availability and status only.
+        let state = state.withoutAvatar
         let contact = PresenceTopology.normalized(contact)
         guard !self.topology.isOwnAccount(contact) else { return [] }
         let previous = self.contacts[contact]
@@ -105,7 +107,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
             self.contacts[contact] = Contact(nick: nick, state: state)
         }
         var actions: [Action] = []
-        if (previous?.state ?? .unavailable).withoutAvatar != state.withoutAvatar {
+        if (previous?.state ?? .unavailable) != state {
             actions += self.localEvents(for: contact, nick: nick, state: state)
         }
         return actions + self.reconcile(self.topology.fedAccounts[contact] ?? [], now: now)

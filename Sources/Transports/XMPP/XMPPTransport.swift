@@ -180,31 +180,6 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         }
     }
 
-    static func state(_ presence: Presence?) -> PresenceState {
-        guard let presence, presence.type == .available else { return .unavailable }
-        let availability: PresenceState.Availability
-        switch presence.show {
-        case .none: availability = .available
-        case .chat: availability = .chat
-        case .away: availability = .away
-        case .xa: availability = .xa
-        case .dnd: availability = .dnd
-        }
-        return PresenceState(availability: availability, status: presence.status, avatar: Self.avatarHash(presence))
-    }
-
-    /// XEP-0153 §3.2: the photo hash a presence advertises; nil when it has no
-    /// `vcard-temp:x:update` (or only an invalid one), empty when it says there is no photo.
-    static func avatarHash(_ presence: Presence) -> String? {
-        guard let update = presence.extensions.first(where: { $0.name == "x" && $0.namespace == "vcard-temp:x:update" }),
-            let photo = update.firstChild(named: "photo", namespace: "vcard-temp:x:update")
-        else { return nil }
-        let hash = photo.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        // A SHA-1 in hex, or nothing: anything else is not passed on.
-        guard hash.isEmpty || (hash.count == 40 && hash.allSatisfy(\.isHexDigit)) else { return nil }
-        return hash
-    }
-
     /// The XMPP message type for a delivery type (RFC 6121 §5.2.2).
     static func messageKind(_ type: RelayChannel.DeliveryType) -> Message.Kind {
         switch type {

@@ -93,7 +93,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// The newest live message's archive id while the gap is open.
     private var newestLive: String?
     /// The last result of the query under way.
-    private var lastResult: String?
+    private(set) var lastResult: String?
     private var relayed = 0
 
     /// - Parameter cursor: the cursor stored by an earlier run (nil on the first).
@@ -129,6 +129,13 @@ public struct ArchiveCatchUpStateMachine: Sendable {
             // A query of an earlier connection can no longer be answered.
             self.state = .gap
         }
+    }
+
+    /// Messages the archive holds after the cursor were dropped before they were handled
+    /// (live ones held for a catch-up that had ended, when the connection went): a gap is
+    /// open again, whatever the next stream, so the next catch-up reads them.
+    public mutating func reopenGap() {
+        if self.state == .continuous { self.state = .gap }
     }
 
     /// Starts the catch-up; `queryID` must be fresh.

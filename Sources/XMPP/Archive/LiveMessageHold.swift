@@ -14,7 +14,8 @@
 /// the catch-up ended, takes what is held batch by batch until a take finds nothing, which
 /// ends the hold in the same step (so nothing offered meanwhile overtakes a batch being
 /// handed over). A lost connection drops what is held: the messages are in the archive,
-/// and the cursor has not passed them, so the next catch-up reads them.
+/// and the cursor has not passed them, so the next catch-up reads them (the session opens
+/// the gap again when the catch-up had already ended).
 struct LiveMessageHold<Held> {
     enum State {
         /// Live messages go on at once.
@@ -66,7 +67,9 @@ struct LiveMessageHold<Held> {
     /// Holds `item`, known by its archive id `key`, while holding.
     mutating func offer(_ item: Held, key: String) -> Offer {
         guard self.isHolding else { return .passing }
-        guard self.held.count < self.limit else {
+        // While a batch is handed over, what arrives waits behind it whatever the count:
+        // going on now would overtake the batch (the hand-over drains at the consumer's pace).
+        guard self.held.count < self.limit || self.state == .handingOver else {
             let all = self.held.map(\.item) + [item]
             self.clear()
             return .overflow(all)

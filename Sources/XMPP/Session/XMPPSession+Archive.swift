@@ -19,6 +19,9 @@ extension XMPPSession {
                 message.archiveCursor = cursor
                 return [.emitMessage(message, carbon: nil)]
             case .skipped:
+                // Not relayed from the archive (our own, or no chat): nor is a held copy,
+                // which would move the cursor back to it.
+                if let id = self.archive?.lastResult { self.liveHold.archived(key: id) }
                 return []
             case .forged(let reason):
                 return [.ignored(reason)]
@@ -66,6 +69,16 @@ extension XMPPSession {
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return message.streamNumber != nil
         }
+    }
+
+    /// The connection ended: what was held is dropped. Its numbers were handled, so the
+    /// server will not resend them even on a resumed stream: when the catch-up had already
+    /// ended (they were being handed over), a gap is opened again for the next catch-up.
+    func liveHoldConnectionLost() {
+        let dropped = self.liveHold.connectionLost()
+        guard dropped > 0 else { return }
+        self.archive?.reopenGap()
+        self.logger.info("connection lost with live messages held for the archive catch-up; the next catch-up reads them", metadata: ["held": "\(dropped)"])
     }
 
     /// Whether `message` waits while a catch-up is due: a live 1:1 message in our archive

@@ -300,7 +300,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.watchdogConnectionEnded()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
-        self.liveHold.connectionLost()
+        self.liveHoldConnectionLost()
         self.lastCarriedRequest = nil
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
