@@ -232,12 +232,28 @@ enum Received {
 
     /// Waits for a message whose body is `body`; returns it.
     static func message(_ log: EventLog, body: String, timeout: Duration = .seconds(10)) async -> Message? {
+        await self.message(log, timeout: timeout) { $0.body == body }
+    }
+
+    /// Waits for a message (not a carbon) that `matches`; returns it.
+    static func message(_ log: EventLog, timeout: Duration = .seconds(10), where matches: @escaping @Sendable (Message) -> Bool) async -> Message? {
         let event = await log.waitFor(timeout: timeout) {
-            if case .message(let message, nil) = $0 { return message.body == body }
+            if case .message(let message, nil) = $0 { return matches(message) }
             return false
         }
         if case .message(let message, _) = event { return message }
         return nil
+    }
+}
+
+extension Message {
+    /// A message to `to` carrying `content` (issue 12's elements, as the bridge writes them)
+    /// and `text`, as a client would send it.
+    static func rich(to: JID, id: String? = nil, _ text: String?, _ content: RichContent, type: Message.Kind = .chat, extra: [XMLElement] = []) -> Message {
+        let (body, elements) = content.outgoing(text: text)
+        var message = Message(type: type, to: to, id: id, body: body)
+        message.extensions = elements + extra
+        return message
     }
 }
 

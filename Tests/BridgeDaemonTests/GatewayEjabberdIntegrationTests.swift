@@ -127,11 +127,7 @@ struct GatewayEjabberdIntegrationTests {
         // A stranger is refused.
         let carol = try await TestSession.start("carol", on: server)
         try await carol.session.send(Message(type: .chat, to: bobPuppet, id: "c1", body: "let me in"))
-        let bounce = await carol.log.waitFor(timeout: .seconds(10)) {
-            if case .message(let message, nil) = $0 { return message.type == .error && message.id == "c1" }
-            return false
-        }
-        guard case .message(let refusal, _) = bounce else {
+        guard let refusal = await Received.message(carol.log, where: { $0.type == .error && $0.id == "c1" }) else {
             Issue.record("no error for a stranger's message; stderr: \(stderr())")
             return
         }

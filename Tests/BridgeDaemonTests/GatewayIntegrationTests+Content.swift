@@ -18,12 +18,6 @@ extension GatewayIntegrationTests {
         let bob = try await TestSession.start("bob", on: server)
         let home = try JID("home@example.test")
         let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
-        func rich(_ to: JID, _ id: String, _ text: String?, _ content: RichContent, extra: [XMLElement] = []) -> Message {
-            let (body, elements) = content.outgoing(text: text)
-            var message = Message(type: .chat, to: to, id: id, body: body)
-            message.extensions = elements + extra
-            return message
-        }
         try await bob.session.send(Message(type: .chat, to: home, id: "b-original", body: "original"))
         guard let copy = await Received.message(alice.log, body: "original"), let copyID = copy.id else {
             Issue.record("no copy; stderr: \(bridge.run.errors.suffix(3000))")
@@ -31,18 +25,18 @@ extension GatewayIntegrationTests {
         }
         #expect(copy.extensions.contains { $0.name == "request" && $0.namespace == "urn:xmpp:receipts" }, "a receipt is asked for")
 
-        try await bob.session.send(rich(home, "b-fix", "corrected", RichContent(replaceID: "b-original")))
+        try await bob.session.send(Message.rich(to: home, id: "b-fix", "corrected", RichContent(replaceID: "b-original")))
         let correction = await Received.message(alice.log, body: "corrected")
         #expect(correction.map { RichContent.parse($0).content.replaceID } == copyID, "the correction names alice's copy")
 
-        try await alice.session.send(rich(puppet, "a-receipt", nil, RichContent(confirms: copyID)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-receipt", nil, RichContent(confirms: copyID)))
         let receipt = await bob.log.waitFor(timeout: .seconds(15)) {
             if case .message(let message, nil) = $0 { return DeliveryConfirmation.of(message)?.id == "b-original" }
             return false
         }
         #expect(receipt != nil, "bob gets the receipt under his own id; stderr: \(bridge.run.errors.suffix(3000))")
 
-        try await alice.session.send(rich(puppet, "a-reply", "my answer", RichContent(replyTo: copyID)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-reply", "my answer", RichContent(replyTo: copyID)))
         let reply = await bob.log.waitFor(timeout: .seconds(15)) {
             if case .message(let message, nil) = $0 { return RichContent.parse(message).content.replyTo == "b-original" }
             return false
@@ -50,7 +44,7 @@ extension GatewayIntegrationTests {
         #expect(reply != nil, "bob gets the reply to his own message")
 
         let omemo = RichMessageIntegrationTests.element("encrypted", "eu.siacs.conversations.axolotl", children: [RichMessageIntegrationTests.element("payload", "eu.siacs.conversations.axolotl", text: "c2VjcmV0")])
-        try await alice.session.send(rich(puppet, "a-omemo", "I sent you an OMEMO encrypted message", RichContent(), extra: [omemo]))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-omemo", "I sent you an OMEMO encrypted message", RichContent(), extra: [omemo]))
         let notice = await alice.log.waitFor(timeout: .seconds(15)) {
             if case .message(let message, nil) = $0 { return message.body?.contains("cannot relay messages encrypted with OMEMO") == true }
             return false
@@ -79,37 +73,21 @@ extension GatewayIntegrationTests {
         let bob = try await TestSession.start("bob", on: server)
         let home = try JID("home@example.test")
         let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
-        func rich(_ to: JID, _ id: String, _ text: String?, _ content: RichContent, type: Message.Kind = .chat) -> Message {
-            let (body, elements) = content.outgoing(text: text)
-            var message = Message(type: type, to: to, id: id, body: body)
-            message.extensions = elements
-            return message
-        }
         func fromPuppet(_ predicate: @escaping @Sendable (Message) -> Bool) async -> Message? {
-            let event = await alice.log.waitFor(timeout: .seconds(15)) {
-                if case .message(let message, nil) = $0 { return message.from?.bare == puppet && predicate(message) }
-                return false
-            }
-            if case .message(let message, _) = event { return message }
-            return nil
+            await Received.message(alice.log, timeout: .seconds(15)) { $0.from?.bare == puppet && predicate($0) }
         }
         func atBob(_ predicate: @escaping @Sendable (Message) -> Bool) async -> Message? {
-            let event = await bob.log.waitFor(timeout: .seconds(15)) {
-                if case .message(let message, nil) = $0 { return predicate(message) }
-                return false
-            }
-            if case .message(let message, _) = event { return message }
-            return nil
+            await Received.message(bob.log, timeout: .seconds(15), where: predicate)
         }
         let stderr = { bridge.run.errors.suffix(3000) }
 
         let bobsFile = "https://upload.example.test/share/b1/plan%20v2.pdf"
-        try await bob.session.send(rich(home, "b-file", bobsFile, RichContent(url: bobsFile)))
+        try await bob.session.send(Message.rich(to: home, id: "b-file", bobsFile, RichContent(url: bobsFile)))
         let file = await fromPuppet { $0.body == bobsFile }
         #expect(file.map { RichContent.parse($0).content.url } == bobsFile, "bob's file reaches alice as a file; stderr: \(stderr())")
 
         let alicesFile = "https://upload.example.test/share/a1/photo.jpg"
-        try await alice.session.send(rich(puppet, "a-file", alicesFile, RichContent(url: alicesFile)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-file", alicesFile, RichContent(url: alicesFile)))
         let sent = await atBob { $0.body == alicesFile }
         #expect(sent.map { RichContent.parse($0).content.url } == alicesFile, "alice's file reaches bob as a file; stderr: \(stderr())")
 
@@ -118,16 +96,16 @@ extension GatewayIntegrationTests {
             Issue.record("no copy; stderr: \(stderr())")
             return
         }
-        try await alice.session.send(rich(puppet, "a-reaction", nil, RichContent(reactionTo: copyID, reactions: ["👍"])))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-reaction", nil, RichContent(reactionTo: copyID, reactions: ["👍"])))
         let reaction = await atBob { RichContent.parse($0).content.reactionTo == "b-react" }
         #expect(reaction.map { RichContent.parse($0).content.reactions } == ["👍"], "bob gets alice's reaction to his own message; stderr: \(stderr())")
 
-        try await alice.session.send(rich(puppet, "a-displayed", nil, RichContent(confirms: copyID, confirmsDisplayed: true)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-displayed", nil, RichContent(confirms: copyID, confirmsDisplayed: true)))
         // (A delivery receipt for the same message may come first: alice's client sends one.)
         let marker = await atBob { DeliveryConfirmation.of($0) == DeliveryConfirmation(id: "b-react", displayed: true) }
         #expect(marker != nil, "bob gets alice's displayed marker for his own message; stderr: \(stderr())")
 
-        try await bob.session.send(rich(home, "b-retract", nil, RichContent(retractID: "b-react")))
+        try await bob.session.send(Message.rich(to: home, id: "b-retract", nil, RichContent(retractID: "b-react")))
         let retraction = await fromPuppet { RichContent.parse($0).content.retractID != nil }
         #expect(retraction.map { RichContent.parse($0).content.retractID } == copyID, "the retraction names alice's copy; stderr: \(stderr())")
 
@@ -158,9 +136,7 @@ extension GatewayIntegrationTests {
         let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
         let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
         try await alice.session.subscribe(to: bobPuppet)
-        var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
-        update.append(element("photo", "vcard-temp:x:update", [], avatar.id))
-        await bob.session.setPresenceExtensions([update])
+        await bob.session.setPresenceExtensions([PhotoUpdate.element(hash: avatar.id)])
         try await bob.session.setPresence(status: "with avatar")
         let shown = await alice.log.waitFor(timeout: .seconds(15)) { [bobPuppet] in
             guard case .presence(let presence, _) = $0, presence.from?.bare == bobPuppet, presence.status == "with avatar" else { return false }

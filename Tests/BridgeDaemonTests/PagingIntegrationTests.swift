@@ -208,10 +208,7 @@ struct PagingIntegrationTests {
         #expect(before["acknowledged"] is NSNull, "nobody took it yet: \(before)")
 
         func send(_ text: String?, _ content: RichContent) async throws {
-            let (body, elements) = content.outgoing(text: text)
-            var message = Message(type: .chat, to: Self.home, body: body)
-            message.extensions = elements
-            try await alice.session.send(message)
+            try await alice.session.send(Message.rich(to: Self.home, text, content))
         }
         try await send("on it", RichContent(replyTo: copies[0]))
         try await send(nil, RichContent(reactionTo: copies[1], reactions: ["👍"]))
@@ -237,10 +234,7 @@ struct PagingIntegrationTests {
 
         // The receipt's alert escalates; those acknowledged before would have reached bob
         // before it (their timers ran out first), so this is the marker that none did.
-        let event = await setup.bob.log.waitFor(timeout: .seconds(30)) {
-            if case .message(let message, nil) = $0 { message.body?.contains("alert 4") == true } else { false }
-        }
-        let escalated: Message? = if case .message(let message, _) = event { message } else { nil }
+        let escalated = await Received.message(setup.bob.log, timeout: .seconds(30)) { $0.body?.contains("alert 4") == true }
         #expect(escalated?.body?.hasPrefix("escalated: not acknowledged by alice@example.test for ") == true, "\(String(describing: escalated?.body)); stderr: \(bridge.run.errors.suffix(2000))")
         let atBob = await Received.bodies(setup.bob.log)
         #expect(!atBob.contains { $0.contains("alert 1") || $0.contains("alert 2") || $0.contains("alert 3") }, "escalated after an ack: \(atBob)")

@@ -188,13 +188,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             ? Presence(type: .unavailable, to: user, status: state.status)
             : Presence(to: user, show: XMPPTransport.show(state.availability), status: state.status)
         presence.header.from = puppet
-        if let avatar = state.avatar, state.availability != .unavailable {
-            var photo = XMLElement(name: "photo", namespace: "vcard-temp:x:update")
-            if !avatar.isEmpty { photo.append(text: avatar) }
-            var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
-            update.append(photo)
-            presence.extensions.append(update)
-        }
+        if let avatar = state.avatar, state.availability != .unavailable { presence.extensions.append(PhotoUpdate.element(hash: avatar)) }
         return presence.element
     }
 

@@ -99,12 +99,7 @@ public struct OwnProfile: Hashable, Sendable {
     /// XEP-0153 §3.2: the avatar's hash in every presence; nil without an avatar (we then
     /// say nothing about the vCard's photo, which we do not manage).
     public var presenceUpdate: XMLElement? {
-        guard let avatar else { return nil }
-        var photo = XMLElement(name: "photo", namespace: "vcard-temp:x:update")
-        photo.append(text: avatar.id)
-        var update = XMLElement(name: "x", namespace: "vcard-temp:x:update")
-        update.append(photo)
-        return update
+        self.avatar.map { PhotoUpdate.element(hash: $0.id) }
     }
 
     /// XEP-0172 §4.2: the nick, in messages the account sends.
