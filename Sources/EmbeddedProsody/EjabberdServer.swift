@@ -22,6 +22,8 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
     /// The component listener's port (with components), else 0.
     public private(set) var componentPort: Int = 0
     private var components: [String: String] = [:]
+    /// `mod_last` (XEP-0012, the server's uptime) and `mod_version` (XEP-0092).
+    private var serverInfo = true
     public let certificate: SelfSignedCertificate?
     private let node: String
     private var process: ChildProcess?
@@ -39,13 +41,17 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
     /// these accounts (`(localpart, password)`).
     /// - Parameter components: external components (XEP-0114), domain → secret, on
     ///   ``componentPort``; each may read and write users' rosters (XEP-0356, `mod_privilege`).
-    public static func start(domain: String = "example.test", accounts: [(String, String)] = [], components: [String: String] = [:]) throws -> EjabberdServer {
+    /// - Parameter serverInfo: load `mod_last` and `mod_version` (operators may not).
+    public static func start(
+        domain: String = "example.test", accounts: [(String, String)] = [], components: [String: String] = [:], serverInfo: Bool = true
+    ) throws -> EjabberdServer {
         let missing = self.missingPrerequisites()
         guard missing.isEmpty else {
             throw Subprocess.Failure(command: "ejabberd", status: 127, output: "missing \(missing.joined(separator: ", ")); install with: apt-get install ejabberd")
         }
         let server = try EjabberdServer(domain: domain)
         server.components = components
+        server.serverInfo = serverInfo
         try server.launch(pickPorts: true)
         for (user, password) in accounts {
             try server.register(user, password: password)
@@ -98,6 +104,19 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
         guard let process = self.process else { return }
         _ = try? self.control(["stop"])
         if !process.wait(timeout: 10) { process.terminate() }
+        self.process = nil
+    }
+
+    /// Kills ejabberd at once (SIGKILL to the Erlang VM, found by this instance's unique
+    /// node name, and to our child), as a crash would.
+    public func kill() {
+        guard let process = self.process else { return }
+        let listing = (try? Subprocess.run("pgrep", ["-f", "--", self.node])) ?? ""
+        for pid in listing.split(separator: "\n").compactMap({ Int32($0) }) where pid != getpid() {
+            Glibc.kill(pid, SIGKILL)
+        }
+        process.signal(SIGKILL)
+        process.terminate(timeout: 5)
         self.process = nil
     }
 
@@ -216,9 +235,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
               mod_mam:
                 default: always
               mod_offline: {}
-              mod_last: {}
-              mod_version: {}
-              mod_caps: {}
+            \(self.serverInfo ? "  mod_last: {}\n  mod_version: {}\n" : "")              mod_caps: {}
             \(privileged)  mod_muc:
                 host: "\(self.mucDomain)"
                 access_create: local

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 #endif
 
-/// A throwaway Prosody (Debian package `prosody`, 0.12) in a temporary directory,
+/// A throwaway Prosody (0.12 from Debian's `prosody`, or 13: ``ProsodyRelease``) in a temporary directory,
 /// listening on loopback only, on random free ports, with self-signed certificates made
 /// at start. Used by the integration tests, the benchmarks and `xmpp-bridge demo`.
 ///
@@ -13,6 +13,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     /// How the server is set up.
     public struct Options: Sendable {
         public var domain: String = "example.test"
+        /// Which Prosody runs (``ProsodyRelease/testDefault`` unless set).
+        public var release: ProsodyRelease = .testDefault
         /// Offer STARTTLS (required) and Direct TLS. When false: no TLS at all, PLAIN in clear.
         public var tls: Bool = true
         /// Present a certificate for this name instead of the domain (to test name checks).
@@ -29,6 +31,9 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         public var hibernationSeconds: Int?
         /// The admin console (`mod_admin_shell`), for ``shell(_:)``.
         public var adminShell: Bool = false
+        /// `mod_uptime` (XEP-0012 for the server) and `mod_version` (XEP-0092): Debian's
+        /// example configuration loads both, operators often switch them off.
+        public var serverInfo: Bool = true
         /// A MUC component (XEP-0045) on ``ProsodyServer/mucDomain`` with its archive
         /// (`mod_muc_mam`, XEP-0313 on the room JID): any local user creates a room by joining
         /// it, unlocked at once (no configuration step), persistent, public, archived.
@@ -73,15 +78,15 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     private var process: ChildProcess?
     private let configFile: String
 
-    /// Missing commands the server needs (`prosody`, `prosodyctl`, `openssl`).
-    public static func missingPrerequisites() -> [String] {
-        ["prosody", "prosodyctl", "openssl"].filter { Subprocess.which($0) == nil }
+    /// Missing commands the server needs (`prosody`, `prosodyctl`, `openssl`) for `release`.
+    public static func missingPrerequisites(_ release: ProsodyRelease = .testDefault) -> [String] {
+        release.missingPrerequisites
     }
 
     /// Creates the directory, certificates and configuration and starts Prosody with
     /// these accounts (`(localpart, password)`).
     public static func start(_ options: Options = Options(), accounts: [(String, String)] = []) throws -> ProsodyServer {
-        let missing = self.missingPrerequisites()
+        let missing = self.missingPrerequisites(options.release)
         guard missing.isEmpty else {
             throw Subprocess.Failure(
                 command: "prosody", status: 127,
@@ -142,7 +147,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
 
     /// Creates an account with `prosodyctl` (works while running or stopped).
     public func register(_ user: String, password: String) throws {
-        try Subprocess.run("prosodyctl", ["--config", self.configFile, "register", user, self.options.domain, password])
+        try Subprocess.run(self.options.release.prosodyctl, ["--config", self.configFile, "register", user, self.options.domain, password])
     }
 
     /// Creates many accounts, each with `password`: the first with `prosodyctl`, the rest
@@ -170,7 +175,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     /// `["c2s", "close", "user@example.test"]`; returns its output.
     @discardableResult
     public func shell(_ arguments: [String]) throws -> String {
-        try Subprocess.run("prosodyctl", ["--config", self.configFile, "shell"] + arguments)
+        try Subprocess.run(self.options.release.prosodyctl, ["--config", self.configFile, "shell"] + arguments)
     }
 
     /// Whether Prosody's log so far contains `text`.
@@ -185,7 +190,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
 
     /// Changes an account's password (`prosodyctl passwd` reads it twice from stdin).
     public func setPassword(_ user: String, password: String) throws {
-        try Subprocess.run("prosodyctl", ["--config", self.configFile, "passwd", "\(user)@\(self.options.domain)"], input: "\(password)\n\(password)\n")
+        try Subprocess.run(self.options.release.prosodyctl, ["--config", self.configFile, "passwd", "\(user)@\(self.options.domain)"], input: "\(password)\n\(password)\n")
     }
 
     /// Stops Prosody (SIGTERM, then SIGKILL after 5 s) and waits for it to exit.
@@ -257,7 +262,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
         let logFile = "\(self.directory)/prosody.log"
         let offset = (try? FileManager.default.attributesOfItem(atPath: logFile)[.size] as? Int) ?? 0
         let process = try ChildProcess(
-            executable: Subprocess.which("prosody") ?? "/usr/bin/prosody",
+            executable: self.options.release.prosody,
             arguments: ["-F", "--config", self.configFile],
             logFile: "\(self.directory)/prosody.stdout"
         )
@@ -283,7 +288,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     private func writeConfig() throws {
-        var modules = ["disco", "roster", "saslauth", "ping", "time", "version", "carbons", "blocklist", "smacks", "offline", "uptime", "vcard", "pep"]
+        var modules = ["disco", "roster", "saslauth", "ping", "time", "carbons", "blocklist", "smacks", "offline", "vcard", "pep"]
+        if self.options.serverInfo { modules += ["version", "uptime"] }
         if self.options.tls { modules.append("tls") }
         if self.options.registration { modules.append("register") }
         if self.options.archive { modules.append("mam") }
@@ -367,8 +373,8 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     /// Whether Prosody has `mod_NAME` among its modules (Debian's path), e.g. `http_file_share`.
-    public static func hasModule(_ name: String) -> Bool {
-        FileManager.default.fileExists(atPath: "/usr/lib/prosody/modules/mod_\(name).lua")
+    public static func hasModule(_ name: String, release: ProsodyRelease = .testDefault) -> Bool {
+        FileManager.default.fileExists(atPath: "\(release.modules)/mod_\(name).lua")
     }
 
     /// Whether something listens on 127.0.0.1:`port`.

@@ -31,7 +31,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ error: XMPPClientError) {
         switch error {
         case .configuration: self = .configuration
-        case .resolutionFailed, .connectFailed, .closedByServer, .timedOut: self = .connect
+        case .resolutionFailed, .connectFailed, .closedByServer, .streamClosedByServer, .timedOut: self = .connect
         case .tlsNotOffered, .startTLSRefused, .tls: self = .tls
         case .authenticationFailed, .registrationFailed: self = .authentication
         case .bindFailed, .streamError, .invalidServerXML, .unexpectedElement: self = .protocolError

@@ -73,7 +73,7 @@ public struct XMPPClient: Sendable {
                 switch error {
                 case .connectFailed(let attempts):
                     failures.append(contentsOf: attempts.map { "\(target): \($0)" })
-                case .closedByServer, .timedOut:
+                case .closedByServer, .streamClosedByServer, .timedOut:
                     failures.append("\(target): \(error)")
                 case .configuration, .resolutionFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
                     .bindFailed, .registrationFailed, .streamError, .invalidServerXML, .unexpectedElement:

@@ -161,7 +161,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
                 }
                 action = self.machine.elementReceived(element, dataFollows: dataFollows)
             case .streamClosed:
-                action = self.machine.streamClosed()
+                action = self.machine.streamEndReceived()
             }
             if self.run(action, context: context) {
                 self.events.removeAll(keepingCapacity: true)

@@ -298,7 +298,15 @@ public struct StreamNegotiationStateMachine: Sendable {
         self.closeWithStreamError(error.condition, .invalidServerXML(error))
     }
 
-    /// The server sent `</stream:stream>` or the connection closed.
+    /// The server sent `</stream:stream>`: on an established stream, the server ended it
+    /// itself (``XMPPClientError/streamClosedByServer``); otherwise as ``streamClosed()``.
+    public mutating func streamEndReceived() -> Action {
+        guard case .ready = self.state else { return self.streamClosed() }
+        return self.fail(.streamClosedByServer)
+    }
+
+    /// The connection closed (or, before the stream was established, the server sent
+    /// `</stream:stream>`).
     public mutating func streamClosed() -> Action {
         switch self.state {
         case .failed:

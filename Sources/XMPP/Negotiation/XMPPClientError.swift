@@ -26,10 +26,26 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
     case invalidServerXML(XMLStreamError)
     /// The server sent something negotiation did not expect.
     case unexpectedElement(String)
-    /// The server closed the stream or connection before negotiation finished.
+    /// The server closed the connection (before negotiation finished, or without ending
+    /// the stream).
     case closedByServer
+    /// The server ended an established stream itself (`</stream:stream>`, RFC 6120 §4.4):
+    /// it was alive and had finished with every stanza it read from us.
+    case streamClosedByServer
     /// A negotiation step did not complete in time.
     case timedOut(String)
+
+    /// Whether the server ended the stream itself (its `</stream:stream>` or a stream
+    /// error): it was running, and done with every stanza it had read from us. A
+    /// connection that merely closed may be a server that died mid-stanza.
+    public var serverEndedStream: Bool {
+        switch self {
+        case .streamClosedByServer, .streamError: true
+        case .configuration, .resolutionFailed, .connectFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
+            .bindFailed, .registrationFailed, .invalidServerXML, .unexpectedElement, .closedByServer, .timedOut:
+            false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -46,6 +62,7 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidServerXML(let error): "invalid XML from server: \(error)"
         case .unexpectedElement(let name): "unexpected element from server: \(name)"
         case .closedByServer: "server closed the connection"
+        case .streamClosedByServer: "server closed the stream"
         case .timedOut(let phase): "timed out during \(phase)"
         }
     }

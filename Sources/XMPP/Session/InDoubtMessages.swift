@@ -17,6 +17,10 @@ struct InDoubtMessages: Sendable {
     var restoredIDs: [String] = []
     /// When the oldest of them was sent, if known.
     var sentSince: Date?
+    /// Every stream they were lost with was ended by the server itself
+    /// (``XMPPClientError/serverEndedStream``): it was alive then and had finished with
+    /// each of them it read, so each one its archive holds was also routed.
+    var serverEndedStream = false
 
     var isEmpty: Bool { self.batches.isEmpty && self.restoredIDs.isEmpty }
 
@@ -50,6 +54,7 @@ struct InDoubtMessages: Sendable {
 
     /// Adds what another lost stream left in doubt (older first).
     mutating func merge(_ newer: InDoubtMessages) {
+        self.serverEndedStream = self.isEmpty ? newer.serverEndedStream : self.serverEndedStream && (newer.isEmpty || newer.serverEndedStream)
         self.batches += newer.batches
         self.restoredIDs += newer.restoredIDs
         self.sentSince = [self.sentSince, newer.sentSince].compactMap { $0 }.min()

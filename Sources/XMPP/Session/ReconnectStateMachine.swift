@@ -239,7 +239,7 @@ public struct ReconnectStateMachine<C: Clock>: Sendable where C.Instant: Sendabl
         case .streamError(let condition, _):
             return Self.isPermanent(condition)
         case .resolutionFailed, .connectFailed, .startTLSRefused, .invalidServerXML, .unexpectedElement,
-            .closedByServer, .timedOut:
+            .closedByServer, .streamClosedByServer, .timedOut:
             return false
         }
     }

@@ -20,6 +20,7 @@ extension XMPPSession {
                 pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgementWaiters
             )
             doubt = split
+            doubt.serverEndedStream = self.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
         self.acknowledgementWaiters.removeAll()
@@ -83,14 +84,18 @@ extension XMPPSession {
             return
         }
         // A server that crashed may have archived messages for us and never routed them:
-        // unless it says it has not restarted since, those go again (at least once).
+        // unless it ended the stream itself (alive, done with each) or says it has not
+        // restarted since, those go again (at least once).
+        let found = archived.count
         var restarted = "not asked"
         var uncertain = 0
-        if let finished, !archived.isEmpty {
+        if doubt.serverEndedStream {
+            restarted = "no (it ended the stream)"
+        } else if let finished, !archived.isEmpty {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
             if answer != false {
-                let software = await self.queryServer("jabber:iq:version", timeout: timeout)?.firstChild(named: "name", namespace: "jabber:iq:version")?.text
+                let software = await self.serverSoftware(timeout: timeout)
                 let doubtful = finished.uncertain(serverRestarted: answer, oneStanzaAtATime: ArchiveCheckStateMachine.handlesOneStanzaAtATime(software: software))
                 uncertain = doubtful.count
                 archived.subtract(doubtful)
@@ -120,7 +125,7 @@ extension XMPPSession {
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
         let metadata: Logger.Metadata = [
-            "in doubt": "\(doubt.ids.count)", "archived": "\(archived.count)", "sent again": "\(resend.count + doubt.restoredIDs.count - restoredArchived.count)",
+            "in doubt": "\(doubt.ids.count)", "found": "\(found)", "sent again": "\(resend.count + doubt.restoredIDs.count - restoredArchived.count)",
             "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(ending)",
         ]
         if case .archiveUnreadable = ending {
@@ -153,6 +158,17 @@ extension XMPPSession {
         guard let domain = try? JID(self.machine.ownJID.domainpart) else { return nil }
         let query = IQ(type: .get, id: self.nextID(), to: domain, payload: XMLElement(name: "query", namespace: namespace))
         return (try? await self.request(query, timeout: timeout))?.payload
+    }
+
+    /// The server's software name: its XEP-0092 answer, else the name of its XEP-0030
+    /// `server` identity (operators turn `mod_version` off; Prosody's and ejabberd's disco
+    /// identities carry their names all the same). Nil when neither says.
+    func serverSoftware(timeout: Duration) async -> String? {
+        if let name = await self.queryServer("jabber:iq:version", timeout: timeout)?.firstChild(named: "name", namespace: "jabber:iq:version")?.text {
+            return name
+        }
+        let info = await self.queryServer(EntityCapabilities.discoInfoNamespace, timeout: timeout)
+        return info?.elements.first { $0.name == "identity" && $0[attribute: "category"] == "server" }?[attribute: "name"]
     }
 
     /// Whether the server may have started after this session's last connection was lost:

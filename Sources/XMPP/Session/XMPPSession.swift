@@ -40,6 +40,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// was (kept until they are settled; ``serverRestartedSinceLoss(timeout:)``).
     var connectionLostAt: C.Instant?
     var inDoubtSince: C.Instant?
+    /// Whether the server ended the last connection's stream itself
+    /// (``XMPPClientError/serverEndedStream``).
+    var lastLossEndedByServer = false
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
@@ -288,6 +291,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         let reason = await connection.closed()
         self.connection = nil
+        self.lastLossEndedByServer = reason?.serverEndedStream ?? false
         self.connectionEnded()
         return reason
     }

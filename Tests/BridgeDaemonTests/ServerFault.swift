@@ -1,0 +1,70 @@
+import EmbeddedProsody
+import Foundation
+import IntegrationSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fault on the server's side, as the fault matrix injects it into a running server
+/// (``FaultScene``): each works on Prosody and on ejabberd, and touches only what the test
+/// started (the server by its pid or node name, the bridge's own connections by port).
+enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// The server ends the bridge's sessions itself: Prosody's admin console `c2s:close`,
+    /// ejabberd's `kick_user`. The streams are closed and the sessions are gone.
+    case streamsClosed = "streams closed"
+    /// The bridge's TCP connections are reset on the server's side (`ss -K`), no stream
+    /// close: the sessions hibernate and can be resumed.
+    case connectionsDropped = "TCP dropped"
+    /// The server is killed (SIGKILL) and started again on the same ports and data.
+    case killed = "killed -9"
+    /// The server is stopped cleanly (SIGTERM, `ejabberdctl stop`) and started again.
+    case restarted = "stopped and started"
+
+    var description: String { self.rawValue }
+
+    /// Injects the fault; `accounts` are the bridge's account localparts (resource
+    /// `bridge`), `bridgePID` the bridge process.
+    func inject(on server: any TestXMPPServer, accounts: [String], bridgePID: Int32) throws {
+        switch self {
+        case .streamsClosed:
+            if let prosody = server as? ProsodyServer {
+                for account in accounts {
+                    let output = try prosody.shell(["c2s", "close", "\(account)@\(server.domain)/bridge"])
+                    guard output.contains("1 session") else { throw TestFailure("prosodyctl shell c2s close: \(output)") }
+                }
+            } else if let ejabberd = server as? EjabberdServer {
+                for account in accounts { try ejabberd.kickUser(account) }
+            }
+        case .connectionsDropped:
+            let reset = try Self.resetConnections(of: bridgePID, toPort: server.c2sPort)
+            guard reset == accounts.count else { throw TestFailure("reset \(reset) of the bridge's connections, expected \(accounts.count)") }
+        case .killed:
+            if let prosody = server as? ProsodyServer {
+                prosody.kill()
+            } else if let ejabberd = server as? EjabberdServer {
+                ejabberd.kill()
+            }
+            try server.restart()
+        case .restarted:
+            try server.restart()
+        }
+    }
+
+    /// Resets every established TCP connection of process `pid` to 127.0.0.1:`port`, both
+    /// ends (`ss -K`, the kernel's SOCK_DESTROY): each side sees its connection aborted,
+    /// no stream close. Returns how many connections were reset.
+    static func resetConnections(of pid: Int32, toPort port: Int) throws -> Int {
+        let listing = try Subprocess.run("ss", ["-tnpH", "state", "established", "( dport = :\(port) )"])
+        let localPorts = listing.split(separator: "\n").filter { $0.contains("pid=\(pid),") }.compactMap { line -> Int? in
+            // "0 0 127.0.0.1:LOCAL 127.0.0.1:PORT users:((…))": the fourth column's port.
+            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard columns.count >= 4, let colon = columns[2].lastIndex(of: ":") else { return nil }
+            return Int(columns[2][columns[2].index(after: colon)...])
+        }
+        for local in localPorts {
+            _ = try Subprocess.run("ss", ["-K", "( sport = :\(local) or dport = :\(local) )"])
+        }
+        return localPorts.count
+    }
+}
