@@ -97,8 +97,23 @@ done
 if [ ${#plain[@]} -gt 0 ]; then
   apt_install "${plain[@]}" || status=$?
 fi
+# The pids of the running epmd daemons (Erlang's port mapper), sorted.
+epmds() {
+  local proc
+  for proc in /proc/[0-9]*; do
+    [ "$(cat "$proc/comm" 2>/dev/null)" = epmd ] && echo "${proc#/proc/}"
+  done | LC_ALL=C sort
+  return 0
+}
 if [ $status -eq 0 ] && $ejabberd; then
+  # Upgrading from 23.01 runs its prerm's `ejabberdctl status`, which starts an epmd on every
+  # interface (port 4369) and leaves it: the one that appears is stopped again.
+  epmd_before=$(epmds)
   apt_install -t bookworm-backports ejabberd || status=$?
+  for pid in $(LC_ALL=C comm -13 <(printf '%s\n' "$epmd_before") <(epmds)); do
+    echo "stopping the epmd the installation started (pid $pid)" >&2
+    $sudo kill "$pid" 2>/dev/null || true
+  done
   if [ $status -eq 0 ] && ! installed ejabberd '24\.12'; then
     echo "ejabberd is $(dpkg-query -W -f='${Version}' ejabberd), not 24.12" >&2
     status=1

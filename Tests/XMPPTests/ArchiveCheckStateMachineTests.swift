@@ -13,7 +13,7 @@ struct ArchiveCheckStateMachineTests {
     static let sent = Date(timeIntervalSince1970: 1_790_000_000)
 
     static func machine(_ ids: [String], sentSince: Date? = Self.sent, pages: Int = 20) -> Machine {
-        Machine(ownJID: Self.own, inDoubt: Set(ids), sentSince: sentSince, configuration: .init(pageSize: 50, maximumPages: pages, clockSkew: .seconds(60)))
+        Machine(archive: Self.own, inDoubt: Set(ids), sentSince: sentSince, configuration: .init(pageSize: 50, maximumPages: pages, clockSkew: .seconds(60)))
     }
 
     /// An archive result: our own message `id` (origin-id `originID`) to bob, or someone else's.

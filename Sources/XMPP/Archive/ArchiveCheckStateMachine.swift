@@ -1,17 +1,19 @@
 import Foundation
 
-/// Looks up in-doubt messages in the account's own archive (XEP-0313 §4, paged backwards
-/// with Result Set Management, XEP-0059 §2.5) after the server lost a session with them
-/// unacknowledged (XEP-0198 §5 `<failed/>`): a server archives what the account sent, with
-/// its origin-id (XEP-0359 §3), so an in-doubt message found there reached the server and
-/// must not be sent again; the rest must.
+/// Looks up in-doubt messages in an archive (XEP-0313 §4, paged backwards with Result Set
+/// Management, XEP-0059 §2.5) after the server lost a session with them unacknowledged
+/// (XEP-0198 §5 `<failed/>`): a server archives what the account sent, with its origin-id
+/// (XEP-0359 §3), and a room (XEP-0313 on the room's JID, XEP-0045) what was said in it, so
+/// an in-doubt message found there reached the server (the room) and must not be sent
+/// again; the rest must.
 ///
 /// Pure: it builds the queries and reads results and answers; ``XMPPSession`` sends them.
 /// The archive is read from its end (the in-doubt messages are the newest the account
 /// sent), a page at a time, until every in-doubt id is found, the page limit is reached,
 /// or the archive has nothing older than the window (`start`: the oldest in-doubt send
-/// time less ``Configuration/clockSkew``). Results count only from our own archive (no
-/// `from`, or our bare JID), for the query under way, and from our own bare JID.
+/// time less ``Configuration/clockSkew``). Results count only from the archive asked (no
+/// `from`, or its bare JID), for the query under way, and for messages from that bare JID
+/// (ours; in a room's archive, an occupant's: the origin-id tells ours).
 public struct ArchiveCheckStateMachine: Sendable {
     /// How the check reads the archive: page size, page limit, clock skew allowed, and how
     /// often a query the server could not answer for now is asked again.
@@ -30,7 +32,7 @@ public struct ArchiveCheckStateMachine: Sendable {
         /// The wait before the first retry; each further one waits this much longer.
         public var retryDelay: Duration
 
-        public init(pageSize: Int = 50, maximumPages: Int = 20, clockSkew: Duration = .seconds(60), retries: Int = 2, retryDelay: Duration = .seconds(1)) {
+        public init(pageSize: Int = 50, maximumPages: Int = 100, clockSkew: Duration = .seconds(60), retries: Int = 2, retryDelay: Duration = .seconds(1)) {
             self.pageSize = pageSize
             self.maximumPages = maximumPages
             self.clockSkew = clockSkew
@@ -82,7 +84,10 @@ public struct ArchiveCheckStateMachine: Sendable {
     }
 
     public let configuration: Configuration
-    let ownJID: JID
+    /// Whose archive: the account's bare JID, or a room's.
+    public let archive: JID
+    /// Whether `archive` is a room's (the query is addressed to it).
+    let isRoom: Bool
     /// The in-doubt ids (origin-id, which is also the message id).
     public let inDoubt: Set<String>
     let since: Date?
@@ -98,8 +103,11 @@ public struct ArchiveCheckStateMachine: Sendable {
     /// - Parameters:
     ///   - inDoubt: ids of the messages sent but not acknowledged.
     ///   - sentSince: when the oldest of them was sent (nil: unknown, e.g. after a restart).
-    public init(ownJID: JID, inDoubt: Set<String>, sentSince: Date?, configuration: Configuration = Configuration()) {
-        self.ownJID = ownJID.bare
+    /// - Parameters:
+    ///   - archive: the account's own JID, or (`room`) the room's.
+    public init(archive: JID, room: Bool = false, inDoubt: Set<String>, sentSince: Date?, configuration: Configuration = Configuration()) {
+        self.archive = archive.bare
+        self.isRoom = room
         self.inDoubt = inDoubt
         self.since = sentSince.map { $0.addingTimeInterval(-Double(configuration.clockSkew.components.seconds)) }
         self.configuration = configuration
@@ -129,11 +137,11 @@ public struct ArchiveCheckStateMachine: Sendable {
             case .querying(let queryID, _, _, _) = self.state, result[attribute: "queryid"] == queryID
         else { return false }
         // Someone else's "result" for our query id is swallowed, never believed.
-        if let from = element[attribute: "from"], (try? JID(from)) != self.ownJID { return true }
+        if let from = element[attribute: "from"], (try? JID(from)) != self.archive { return true }
         if let id = result[attribute: "id"], !id.isEmpty { self.oldestResult = self.oldestResult ?? id }
         guard let inner = result.firstChild(named: "forwarded", namespace: ArchiveCatchUpStateMachine.forwardNamespace)?
             .firstChild(named: "message", namespace: XMPPNamespace.client),
-            let sender = inner[attribute: "from"].flatMap({ try? JID($0) }), sender.bare == self.ownJID
+            let sender = inner[attribute: "from"].flatMap({ try? JID($0) }), sender.bare == self.archive
         else { return true }
         let originID = inner.firstChild(named: "origin-id", namespace: ArchiveCatchUpStateMachine.stanzaIDNamespace)?[attribute: "id"]
         for id in [originID, inner[attribute: "id"]].compactMap({ $0 }) where self.inDoubt.contains(id) {
@@ -228,6 +236,6 @@ public struct ArchiveCheckStateMachine: Sendable {
         if let before { element.append(text: before) }
         set.append(element)
         query.append(set)
-        return IQ(type: .set, id: id, payload: query)
+        return IQ(type: .set, id: id, to: self.isRoom ? self.archive : nil, payload: query)
     }
 }

@@ -87,8 +87,9 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     private var failures = 0
     /// Occupants that announced a nick change: their next presence is no new arrival.
     private var renaming: Set<String> = []
-    /// Ids of messages we sent into the room, newest last, to tell their reflections.
-    private var sentIDs: Set<String> = []
+    /// Ids of messages we sent into the room, newest last, to tell their reflections, and
+    /// whether the room reflected each (so it is in the room: XEP-0045 §7.2.2).
+    private var sentIDs: [String: Bool] = [:]
     private var sentOrder: [String] = []
     private var sentStart = 0
     static var rememberedSentIDs: Int { 1_024 }
@@ -197,7 +198,10 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         case .groupchat:
             break
         }
-        if let id = OriginID.of(message) ?? message.id, self.sentIDs.contains(id) { return .echo }
+        if let id = OriginID.of(message) ?? message.id, self.sentIDs[id] != nil {
+            self.sentIDs[id] = true
+            return .echo
+        }
         guard let nick else {
             self.awaitingJoinSubject = self.awaitingJoinSubject && message.subject == nil
             return .ignored("a message from the room itself")
@@ -214,16 +218,23 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
 
     /// We are about to send a message with this id (and origin-id) into the room.
     public mutating func sending(id: String) {
-        guard self.sentIDs.insert(id).inserted else { return }
+        guard self.sentIDs[id] == nil else { return }
+        self.sentIDs[id] = false
         self.sentOrder.append(id)
         if self.sentOrder.count - self.sentStart > Self.rememberedSentIDs {
-            self.sentIDs.remove(self.sentOrder[self.sentStart])
+            self.sentIDs.removeValue(forKey: self.sentOrder[self.sentStart])
             self.sentStart += 1
             if self.sentStart > Self.rememberedSentIDs {
                 self.sentOrder.removeFirst(self.sentStart)
                 self.sentStart = 0
             }
         }
+    }
+
+    /// Whether the room reflected our message `id` (among the last
+    /// ``rememberedSentIDs`` we sent): it reached the room and its occupants.
+    public func reflected(_ id: String) -> Bool {
+        self.sentIDs[id] == true
     }
 
     // MARK: - Time

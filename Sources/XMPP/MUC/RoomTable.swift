@@ -11,6 +11,9 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         /// The room says it gives `stanza-id`s (XEP-0359 §6, disco#info `urn:xmpp:sid:0`);
         /// until its features are known, assumed.
         var trustsStanzaIDs = true
+        /// Messages in doubt after a lost session and not found in the room (nor reflected):
+        /// said again first thing after the next join (``XMPPSession/resendAfterJoin(_:)``).
+        var resend: [InDoubtMessages.Batch] = []
     }
 
     var entries: [JID: Entry] = [:]

@@ -2,13 +2,16 @@ import Foundation
 
 /// Messages written on a stream whose session the server then lost before acknowledging
 /// them (XEP-0198 §5 `<failed/>`): they may or may not have reached it. The next stream
-/// looks them up in the account's archive (``ArchiveCheckStateMachine``) and sends again
-/// only those not found, so the senders waiting on them see one outcome.
+/// looks them up (``ArchiveCheckStateMachine``: a message to a contact in the account's
+/// archive, one into a room in the room's, unless the room reflected it already) and sends
+/// again only those not found, so the senders waiting on them see one outcome.
 struct InDoubtMessages: Sendable {
     /// One sender's batch, still waiting for its confirmation.
     struct Batch: Sendable {
         var messages: [XMLElement]
         var waiter: OneShotWaiter<Void>
+        /// The room (bare JID) the batch was said in; nil for messages to contacts.
+        var room: JID?
     }
 
     var batches: [Batch] = []
@@ -35,6 +38,19 @@ struct InDoubtMessages: Sendable {
         return ids
     }
 
+    /// The ids to look for in each archive: the account's own (nil; with the restored
+    /// ids) and each room's, by the room's bare JID.
+    var idsByArchive: [JID?: Set<String>] {
+        var ids: [JID?: Set<String>] = [:]
+        if !self.restoredIDs.isEmpty { ids[nil] = Set(self.restoredIDs) }
+        for batch in self.batches {
+            for message in batch.messages {
+                if let id = message[attribute: "id"] { ids[batch.room, default: []].insert(id) }
+            }
+        }
+        return ids
+    }
+
     /// What the archive check decided, per sender: `settled` batches reached the server
     /// (their senders are told so); `resend` are the batches' messages the archive does
     /// not have, to send again in order, each with its sender.
@@ -46,7 +62,7 @@ struct InDoubtMessages: Sendable {
             if missing.isEmpty {
                 settled.append(batch.waiter)
             } else {
-                resend.append(Batch(messages: missing, waiter: batch.waiter))
+                resend.append(Batch(messages: missing, waiter: batch.waiter, room: batch.room))
             }
         }
         return (settled, resend)
@@ -66,7 +82,8 @@ struct InDoubtMessages: Sendable {
     /// not its. A waiter without a send time waits for "everything so far" and has no batch
     /// of its own. Returns the batches and the waiters that cannot be settled by the
     /// archive (rooms, whose copies are not in the account's archive; plain waits; numbers
-    /// outside what is pending): these fail, and their senders try again.
+    /// outside what is pending): these fail, and their senders try again. A batch said in
+    /// a room is looked up in that room's archive.
     static func split(
         pending: [XMLElement], acknowledged: UInt32, waiters: [AcknowledgementWaiter]
     ) -> (InDoubtMessages, unsettled: [OneShotWaiter<Void>]) {
@@ -82,11 +99,14 @@ struct InDoubtMessages: Sendable {
                 continue
             }
             let messages = pending[start..<end].filter { $0.name == "message" && $0.namespace == XMPPNamespace.client }
-            guard !messages.contains(where: { $0[attribute: "type"] == "groupchat" }) else {
+            // A batch goes to one target: all into one room, or none into any.
+            let said = messages.filter { $0[attribute: "type"] == "groupchat" }
+            let rooms = Set(said.map { $0[attribute: "to"].flatMap { try? JID($0).bare } })
+            guard said.isEmpty || (said.count == messages.count && rooms.count == 1 && rooms.first! != nil) else {
                 unsettled.append(entry.waiter)
                 continue
             }
-            doubt.batches.append(Batch(messages: messages, waiter: entry.waiter))
+            doubt.batches.append(Batch(messages: messages, waiter: entry.waiter, room: rooms.first ?? nil))
             doubt.sentSince = doubt.sentSince.map { min($0, sentAt) } ?? sentAt
         }
         return (doubt, unsettled)

@@ -47,64 +47,83 @@ extension XMPPSession {
         return (doubt, now.advanced(by: .zero - max(.zero, inherited.lostFor)))
     }
 
-    /// Looks the in-doubt messages up in the archive, settles their senders and sends
-    /// again what is not there, in order, before anything new. Without an answer from the
-    /// archive everything in doubt is sent again (at least once) and counted in the log.
+    /// Looks the in-doubt messages up, settles their senders and sends again what is not
+    /// there, in order, before anything new: messages to contacts in the account's archive,
+    /// messages said in a room as reflected by it or in the room's archive (those go again
+    /// once the room is joined, ahead of anything new to it). Without an answer from an
+    /// archive everything in doubt there is sent again (at least once) and counted in the log.
     func checkInDoubt(on connection: XMPPConnection) async {
         guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
         let doubt = self.inDoubt
         self.inDoubt = InDoubtMessages()
         let started = self.clock.now
-        var check = ArchiveCheckStateMachine(
-            ownJID: self.machine.ownJID, inDoubt: doubt.ids, sentSince: doubt.sentSince, configuration: limits
-        )
-        var action = check.start(queryID: self.nextID())
-        self.runningArchiveCheck = check
-        let timeout = self.configuration.requestTimeout
-        while let query = await self.archiveQuery(for: action, on: connection) {
-            let next: ArchiveCheckStateMachine.Action?
-            do {
-                let answer = try await self.request(query, timeout: timeout)
-                next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
-            } catch XMPPSessionError.stanzaError(let stanzaError) {
-                next = self.runningArchiveCheck?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
-            } catch {
-                next = self.runningArchiveCheck?.failed("\(error)", error: nil, nextQueryID: self.nextID())
+        // What a room reflected reached it (XEP-0045 §7.2.2): no need to look.
+        var archived = Set(doubt.batches.flatMap { batch -> [String] in
+            guard let room = batch.room, let machine = self.rooms.entries[room]?.machine else { return [] }
+            return batch.messages.compactMap { $0[attribute: "id"] }.filter(machine.reflected)
+        })
+        let reflected = archived.count
+        var found = 0
+        var pages = 0
+        var endings: [String] = []
+        var unreadable = false
+        var checks: [ArchiveCheckStateMachine] = []
+        let archives = doubt.idsByArchive.sorted { ($0.key?.description ?? "") < ($1.key?.description ?? "") }
+        for (room, ids) in archives where !ids.subtracting(archived).isEmpty {
+            let check = ArchiveCheckStateMachine(
+                archive: room ?? self.machine.ownJID, room: room != nil, inDoubt: ids.subtracting(archived), sentSince: doubt.sentSince, configuration: limits
+            )
+            guard let (finished, action) = await self.run(check, on: connection) else {
+                // The connection went while asking: the next stream asks again (these first).
+                var older = doubt
+                older.merge(self.inDoubt)
+                self.inDoubt = older
+                return
             }
-            guard let next else { break }
-            action = next
-        }
-        let finished = self.runningArchiveCheck
-        self.runningArchiveCheck = nil
-        guard case .finished(var archived, let pages, let ending) = action, self.connection === connection else {
-            // The connection went while asking: the next stream asks again (these first).
-            var older = doubt
-            older.merge(self.inDoubt)
-            self.inDoubt = older
-            return
+            guard case .finished(let inThisArchive, let queries, let ending) = action else { continue }
+            archived.formUnion(inThisArchive)
+            found += inThisArchive.count
+            pages += queries
+            endings.append(room.map { "\($0): \(ending)" } ?? "\(ending)")
+            if case .archiveUnreadable = ending { unreadable = true }
+            checks.append(finished)
         }
         // A server that crashed may have archived messages for us and never routed them:
         // unless it ended the stream itself (alive, done with each) or says it has not
         // restarted since, those go again (at least once).
-        let found = archived.count
+        let timeout = self.configuration.requestTimeout
         var restarted = "not asked"
         var uncertain = 0
         if doubt.serverEndedStream {
             restarted = "no (it ended the stream)"
-        } else if let finished, !archived.isEmpty {
+        } else if found > 0 {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
             if answer != false {
                 let software = await self.serverSoftware(timeout: timeout)
-                let doubtful = finished.uncertain(serverRestarted: answer, oneStanzaAtATime: ArchiveCheckStateMachine.handlesOneStanzaAtATime(software: software))
-                uncertain = doubtful.count
-                archived.subtract(doubtful)
+                for check in checks {
+                    let doubtful = check.uncertain(serverRestarted: answer, oneStanzaAtATime: ArchiveCheckStateMachine.handlesOneStanzaAtATime(software: software))
+                    uncertain += doubtful.count
+                    archived.subtract(doubtful)
+                }
             }
         }
         let (settled, batches) = doubt.settle(archived: archived)
         for waiter in settled { waiter.complete(.success(())) }
         var resend: [XMLElement] = []
+        var inRooms = 0
         for batch in batches {
+            if let room = batch.room {
+                if self.rooms.entries[room] != nil {
+                    // Said again once the room is joined (this stream's join is still to come).
+                    self.rooms.entries[room]?.resend.append(batch)
+                    inRooms += batch.messages.count
+                } else {
+                    // The room was taken out meanwhile: its sender decides.
+                    batch.waiter.complete(.failure(XMPPSessionError.disconnected))
+                }
+                continue
+            }
             resend += batch.messages
             if self.streamManagement.isCounting {
                 self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date(), batch.messages.count))
@@ -125,14 +144,64 @@ extension XMPPSession {
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
         let metadata: Logger.Metadata = [
-            "in doubt": "\(doubt.ids.count)", "found": "\(found)", "sent again": "\(resend.count + doubt.restoredIDs.count - restoredArchived.count)",
-            "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)", "outcome": "\(ending)",
+            "in doubt": "\(doubt.ids.count)", "found": "\(found)", "reflected": "\(reflected)",
+            "sent again": "\(resend.count + inRooms + doubt.restoredIDs.count - restoredArchived.count)",
+            "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+            "outcome": "\(endings.isEmpty ? "all reflected" : endings.joined(separator: "; "))",
         ]
-        if case .archiveUnreadable = ending {
+        if unreadable {
             self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
         } else {
             self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
         }
+    }
+
+    /// Runs one archive check to its end on `connection`: the machine as it finished and its
+    /// last action; nil when the connection went meanwhile.
+    private func run(_ check: ArchiveCheckStateMachine, on connection: XMPPConnection) async -> (ArchiveCheckStateMachine, ArchiveCheckStateMachine.Action)? {
+        var check = check
+        var action = check.start(queryID: self.nextID())
+        self.runningArchiveCheck = check
+        let timeout = self.configuration.requestTimeout
+        while let query = await self.archiveQuery(for: action, on: connection) {
+            let next: ArchiveCheckStateMachine.Action?
+            do {
+                let answer = try await self.request(query, timeout: timeout)
+                next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
+            } catch XMPPSessionError.stanzaError(let stanzaError) {
+                next = self.runningArchiveCheck?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
+            } catch {
+                next = self.runningArchiveCheck?.failed("\(error)", error: nil, nextQueryID: self.nextID())
+            }
+            guard let next else { break }
+            action = next
+        }
+        let finished = self.runningArchiveCheck
+        self.runningArchiveCheck = nil
+        guard let finished, case .finished = action, self.connection === connection else { return nil }
+        return (finished, action)
+    }
+
+    /// Says again, first thing after `room` is joined, what was in doubt there and not found
+    /// (``checkInDoubt(on:)``), each batch confirmed as any delivery is.
+    func resendAfterJoin(_ room: JID) async {
+        guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.connection else { return }
+        self.rooms.entries[room]?.resend = []
+        var elements: [XMLElement] = []
+        for batch in batches {
+            for message in batch.messages {
+                if let id = message[attribute: "id"] { self.rooms.entries[room]?.machine.sending(id: id) }
+            }
+            elements += batch.messages
+            if self.streamManagement.isCounting {
+                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), batch.waiter, Date(), batch.messages.count))
+            } else {
+                batch.waiter.complete(.failure(XMPPSessionError.disconnected))
+            }
+        }
+        guard self.streamManagement.isCounting else { return }
+        self.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(elements.count)"])
+        try? await self.transmit(elements + [self.streamManagement.requestAck()], on: connection)
     }
 
     /// The request `action` asks for, after the wait a retry asks for; nil when the check is

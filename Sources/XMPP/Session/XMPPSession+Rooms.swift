@@ -31,6 +31,8 @@ extension XMPPSession {
             var entry = entry
             if let leave = entry.machine.leave() { leaves.append(leave) }
             entry.afterJoin?.cancel()
+            // What waited to be said again there: its senders decide anew.
+            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             self.rooms.entries.removeValue(forKey: jid)
             if wanted[jid] == nil {
                 self.rooms.removed.insert(jid)
@@ -108,6 +110,8 @@ extension XMPPSession {
     /// What the session does with `element`: a room's presence or message is read by its
     /// room's machine; everything else by ``actions(for:)``.
     func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
+        // A result of an archive check under way, a room's archive's too, is the check's.
+        if element.name == "message", self.runningArchiveCheck?.received(element) == true { return [] }
         guard element.name == "presence" || element.name == "message", !self.rooms.entries.isEmpty,
             let from = element[attribute: "from"].flatMap({ try? JID($0) }), var entry = self.rooms.entries[from.bare]
         else {
@@ -181,6 +185,8 @@ extension XMPPSession {
                 guard let connection = self.connection else { continue }
                 try? await self.transmit([element], on: connection)
             case .joined(let nick):
+                // What was in doubt here goes first, before any delivery waiting for the join.
+                await self.resendAfterJoin(room)
                 self.rooms.entries[room]?.reason = nil
                 self.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
                 await self.emitRoomStatus(room)

@@ -232,6 +232,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.roomTimer?.task.cancel()
+        for entry in self.rooms.entries.values {
+            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+        }
         self.rooms = RoomTable()
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
@@ -256,6 +259,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Nobody will check them now: their senders keep them for whoever comes next.
         for batch in self.inDoubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
         self.inDoubt = InDoubtMessages()
+        for (room, entry) in self.rooms.entries where !entry.resend.isEmpty {
+            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+            self.rooms.entries[room]?.resend = []
+        }
         await self.emit(.stopped(error))
         self.events.finish()
     }
