@@ -235,7 +235,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
               mod_mam:
                 default: always
               mod_offline: {}
-            \(self.serverInfo ? "  mod_last: {}\n  mod_version: {}\n" : "")              mod_caps: {}
+            \(self.serverInfo ? "  mod_last: {}\n  mod_version: {}\n" : "")  mod_caps: {}
             \(privileged)  mod_muc:
                 host: "\(self.mucDomain)"
                 access_create: local

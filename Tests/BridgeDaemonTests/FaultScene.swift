@@ -34,13 +34,15 @@ struct FaultScene {
         var last: Duration?
         /// In-doubt messages the bridge sent again although archived (its log's `uncertain=N`).
         var uncertain: Int
+        /// In-doubt messages the bridge sent again (its log's `sent again=N`).
+        var sentAgain: Int
         /// How many messages the receivers had when the fault hit, of how many.
         var atFault: (received: Int, of: Int)
         var sessionLog: [String]
 
         var description: String {
             let seconds = { (duration: Duration?) in duration.map { String(format: "%.2f", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? "never" }
-            return "lost=\(self.lost.count) twice=\(self.twice.count) online=\(seconds(self.online)) last=\(seconds(self.last)) uncertain=\(self.uncertain) at-fault=\(self.atFault.received)/\(self.atFault.of)"
+            return "lost=\(self.lost.count) twice=\(self.twice.count) online=\(seconds(self.online)) last=\(seconds(self.last)) uncertain=\(self.uncertain) sent-again=\(self.sentAgain) at-fault=\(self.atFault.received)/\(self.atFault.of)"
                 + (self.twice.isEmpty ? "" : " first-twice=\(self.twice.prefix(3))") + (self.lost.isEmpty ? "" : " first-lost=\(self.lost.prefix(3))")
         }
     }
@@ -145,9 +147,15 @@ struct FaultScene {
         let sessionLog = bridge.logLines.filter {
             ["in-doubt", "resumption failed", "stream resumed", "resumed stream was not read", "no acknowledgement", "caught up"].contains(where: $0.contains)
         }.map { $0.components(separatedBy: "xmpp-bridge: ").last ?? String($0) }
-        let uncertain = sessionLog.compactMap { line in line.range(of: "uncertain=").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } }.reduce(0, +)
+        let count = { (key: String) in
+            sessionLog.filter { $0.contains("in-doubt messages checked") }.compactMap { line in
+                line.range(of: key).flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) }
+            }.reduce(0, +)
+        }
+        let uncertain = count("uncertain=")
+        let sentAgain = count("sent again=")
         let outcome = Outcome(
-            lost: lost, twice: twice, online: onlineAfter, last: last, uncertain: uncertain, atFault: (atFault, total), sessionLog: sessionLog
+            lost: lost, twice: twice, online: onlineAfter, last: last, uncertain: uncertain, sentAgain: sentAgain, atFault: (atFault, total), sessionLog: sessionLog
         )
         print("[fault-matrix] server=\(self.label) path=\(self.path) fault=\(fault.rawValue.replacingOccurrences(of: " ", with: "_")) \(outcome)")
         if !outcome.lost.isEmpty || !outcome.twice.isEmpty { print(sessionLog.joined(separator: "\n")) }
@@ -158,7 +166,8 @@ struct FaultScene {
     }
 
     /// `bodies` from `session` to `target` in batches of 50, each with an id and origin-id,
-    /// returning once the server acknowledged all.
+    /// each batch acknowledged by the server before the next (ejabberd ends a client's
+    /// stream that floods it).
     static func burst(_ bodies: [String], from session: XMPPSession<ContinuousClock>, to target: JID, groupchat: Bool) async throws {
         for start in stride(from: 0, to: bodies.count, by: 50) {
             var messages: [Message] = []
@@ -169,8 +178,8 @@ struct FaultScene {
                 messages.append(message)
             }
             try await session.send(messages)
+            try await session.waitForAcknowledgement()
         }
-        try await session.waitForAcknowledgement()
     }
 
     private func channel(rooms: [JID]) -> String {

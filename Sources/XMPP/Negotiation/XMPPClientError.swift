@@ -35,12 +35,15 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A negotiation step did not complete in time.
     case timedOut(String)
 
-    /// Whether the server ended the stream itself (its `</stream:stream>` or a stream
-    /// error): it was running, and done with every stanza it had read from us. A
-    /// connection that merely closed may be a server that died mid-stanza.
+    /// Whether the server ended the stream itself and stays up (its `</stream:stream>`, or
+    /// a stream error other than `system-shutdown` or `reset`): it was running, and done
+    /// with every stanza it had read from us. A connection that merely closed may be a
+    /// server that died mid-stanza; one shutting down may drop what it was still routing
+    /// (ejabberd routes between processes after archiving).
     public var serverEndedStream: Bool {
         switch self {
-        case .streamClosedByServer, .streamError: true
+        case .streamClosedByServer: true
+        case .streamError(let condition, _): condition != .systemShutdown && condition != .reset
         case .configuration, .resolutionFailed, .connectFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
             .bindFailed, .registrationFailed, .invalidServerXML, .unexpectedElement, .closedByServer, .timedOut:
             false
