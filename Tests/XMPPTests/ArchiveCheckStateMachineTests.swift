@@ -68,6 +68,30 @@ struct ArchiveCheckStateMachineTests {
         #expect(machine.currentQueryID == "q1")
     }
 
+    @Test func aRoomsArchiveIsAskedAtTheRoomAndCountsOurMessagesUnderAnyNickButNoOtherRoomsResults() throws {
+        let room = try JID("dev@muc.example.test")
+        var machine = Machine(archive: room, room: true, inDoubt: ["r1", "r2", "r3"], sentSince: Self.sent)
+        guard case .query(let iq) = machine.start(queryID: "q1") else { Issue.record("no query"); return }
+        #expect(iq.header.to == room, "XEP-0313 on the room's JID")
+        let inRoom = { (archiveID: String, id: String, nick: String, outer: String?) in
+            Self.result(queryID: "q1", archiveID: archiveID, id: id, originID: id, from: "dev@muc.example.test/\(nick)", outerFrom: outer)
+        }
+        let taken1 = machine.received(inRoom("a1", "r1", "bridge", "dev@muc.example.test"))
+        #expect(taken1)
+        let taken2 = machine.received(inRoom("a2", "r2", "bridge_", "dev@muc.example.test"))
+        #expect(taken2, "our nick may have changed; the origin-id is ours")
+        let taken3 = machine.received(inRoom("a3", "r3", "bridge", "other@muc.example.test"))
+        #expect(taken3, "another room's result for our query is swallowed, never believed")
+        let taken4 = machine.received(Self.result(queryID: "q1", archiveID: "a4", id: "r3", originID: "r3"))
+        #expect(taken4, "a message from the account itself is no room message")
+        let end = machine.answered(Self.fin("q1", complete: true, first: "a1"), nextQueryID: "q2")
+        #expect(end == .finished(archived: ["r1", "r2"], pages: 1, ending: .windowExhausted))
+        // The account's own archive is asked without a `to`.
+        var own = Self.machine(["r1"])
+        guard case .query(let ownQuery) = own.start(queryID: "q1") else { Issue.record("no query"); return }
+        #expect(ownQuery.header.to == nil)
+    }
+
     @Test func withoutASendTimeTheWholeArchiveIsTheWindow() throws {
         var machine = Self.machine(["r1"], sentSince: nil)
         let (_, query) = try #require(Self.query(machine.start(queryID: "q1")))

@@ -41,6 +41,47 @@ struct InDoubtMessagesTests {
         #expect(doubt.batches.first?.messages.map { $0[attribute: "id"] ?? "" } == ["c"])
     }
 
+    static func said(_ id: String, in room: String) -> XMLElement {
+        var element = Self.message(id, type: "groupchat")
+        element[attribute: "to"] = room
+        return element
+    }
+
+    @Test func aBatchSaidInOneRoomIsLookedUpThereAndOneThatMixesTargetsIsLeftToItsSender() throws {
+        let (inRoom, mixed, chat) = (OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>())
+        let room = try JID("dev@muc.example.test")
+        let (doubt, unsettled) = InDoubtMessages.split(
+            pending: [Self.said("g1", in: "dev@muc.example.test"), Self.said("g2", in: "dev@muc.example.test"), Self.said("g3", in: "dev@muc.example.test"), Self.message("c1"), Self.message("c2")],
+            acknowledged: 0,
+            waiters: [(2, inRoom, Date(), 2), (4, mixed, Date(), 2), (5, chat, Date(), 1)]
+        )
+        #expect(unsettled.count == 1 && unsettled.first === mixed)
+        #expect(doubt.batches.map(\.room) == [room, nil])
+        #expect(doubt.idsByArchive == [room: ["g1", "g2"], nil: ["c2"]])
+    }
+
+    @Test func theRestoredIdsAreLookedUpInTheAccountsArchive() throws {
+        var doubt = InDoubtMessages()
+        doubt.restoredIDs = ["r1", "r2"]
+        #expect(doubt.idsByArchive == [nil: ["r1", "r2"]])
+    }
+
+    @Test func onlyDoubtLeftEntirelyByStreamsTheServerEndedItselfIsVouchedForByItsArchive() {
+        let batch = { InDoubtMessages.Batch(messages: [Self.message("a")], waiter: OneShotWaiter<Void>()) }
+        var ended = InDoubtMessages()
+        ended.batches = [batch()]
+        ended.serverEndedStream = true
+        var cut = InDoubtMessages()
+        cut.batches = [batch()]
+        var merged = InDoubtMessages()
+        merged.merge(ended)
+        #expect(merged.serverEndedStream, "merged into nothing, it keeps what it was")
+        merged.merge(InDoubtMessages())
+        #expect(merged.serverEndedStream, "nothing more in doubt changes nothing")
+        merged.merge(cut)
+        #expect(!merged.serverEndedStream, "one cut connection among them and the archive alone cannot vouch")
+    }
+
     @Test func aBatchTheServerAcknowledgedInPartKeepsOnlyItsUnacknowledgedMessages() {
         let batch = OneShotWaiter<Void>()
         // The batch is numbers 9…12; the server acknowledged up to 10.

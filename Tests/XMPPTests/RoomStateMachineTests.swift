@@ -109,6 +109,22 @@ struct RoomStateMachineTests {
         #expect(machine.received(try Self.message("bridge", id: "x9", originID: "x9"), now: Self.t0) == .relay(nick: "bridge"))
     }
 
+    @Test("a message counts as reflected once the room echoed it back, and not before (XEP-0045 §7.2.2)")
+    func reflectedOnceEchoed() throws {
+        var machine = try Self.joined()
+        machine.sending(id: "relay-1")
+        machine.sending(id: "relay-2")
+        #expect(!machine.reflected("relay-1") && !machine.reflected("relay-2") && !machine.reflected("never-sent"))
+        #expect(machine.received(try Self.message("bridge", id: "server-changed", originID: "relay-1"), now: Self.t0) == .echo)
+        #expect(machine.reflected("relay-1"))
+        #expect(!machine.reflected("relay-2"))
+        // Sending the same id again (said again after a lost session) keeps what the room showed.
+        machine.sending(id: "relay-1")
+        #expect(machine.reflected("relay-1"))
+        _ = machine.disconnected()
+        #expect(machine.reflected("relay-1"), "a lost connection does not unsay what the room reflected")
+    }
+
     @Test("the remembered ids are bounded; the oldest are forgotten first")
     func sentIDsBounded() throws {
         var machine = try Self.joined()

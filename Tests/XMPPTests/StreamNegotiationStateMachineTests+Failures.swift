@@ -205,6 +205,26 @@ extension StreamNegotiationStateMachineTests {
         #expect(Self.failure(of: machine.state) == .closedByServer)
     }
 
+    @Test("the server ending an established stream itself (</stream:stream>) is streamClosedByServer; before ready it is closedByServer", arguments: Point.allCases)
+    func streamEndReceived(point: Point) throws {
+        var ready = try Self.readyMachine()
+        #expect(Step(ready.streamEndReceived()) == .close(.streamClosedByServer))
+        #expect(Step(ready.streamClosed()) == .none, "the connection closing after it adds nothing")
+        var early = try Self.machine(at: point)
+        #expect(Step(early.streamEndReceived()) == .close(.closedByServer))
+    }
+
+    @Test("whether the server ended the stream itself and stays up: its </stream:stream> and stream errors do, a cut connection, system-shutdown and reset do not")
+    func serverEndedStream() {
+        #expect(XMPPClientError.streamClosedByServer.serverEndedStream)
+        #expect(XMPPClientError.streamError(condition: .policyViolation, text: "has been kicked").serverEndedStream)
+        #expect(XMPPClientError.streamError(condition: .conflict, text: nil).serverEndedStream)
+        #expect(!XMPPClientError.streamError(condition: .systemShutdown, text: nil).serverEndedStream)
+        #expect(!XMPPClientError.streamError(condition: .reset, text: nil).serverEndedStream)
+        #expect(!XMPPClientError.closedByServer.serverEndedStream)
+        #expect(!XMPPClientError.invalidServerXML(XMLStreamError(.notWellFormed, "x")).serverEndedStream)
+    }
+
     @Test("the server closing after ready is reported as closedByServer")
     func streamClosedAfterReady() throws {
         var machine = try Self.readyMachine()
