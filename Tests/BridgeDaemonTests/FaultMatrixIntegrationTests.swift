@@ -93,6 +93,8 @@ struct FaultMatrixIntegrationTests {
             "ejabberd killed -9 mid burst: messages of the last moments are missing after its restart (seen: a contact's messages to the account, and room deliveries); not yet told apart from what Mnesia loses to SIGKILL"
         case (.ejabberd, .streamsClosed, .link):
             "ejabberd kick_user mid link burst: a few in-doubt messages not found in the sender's archive had reached the contact, and are sent twice"
+        case (.ejabberd, .connectionsDropped, _):
+            "ejabberd's <resumed h/> can leave out the last 3–4 stanzas it had handled (seen since 23.01): those are sent again on the resumed stream"
         default:
             nil
         }
