@@ -52,7 +52,10 @@ extension XMPPSession {
     /// messages said in a room as reflected by it or in the room's archive (those go again
     /// once the room is joined, ahead of anything new to it). Without an answer from an
     /// archive everything in doubt there is sent again (at least once) and counted in the log.
-    func checkInDoubt(on connection: XMPPConnection) async {
+    /// `resumed`: this stream resumed the last session (XEP-0198 §5), which the server kept
+    /// through the loss, so it has not restarted since (what an earlier owner of the account
+    /// left in doubt is checked on such a stream).
+    func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
         guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
         let doubt = self.inDoubt
         self.inDoubt = InDoubtMessages()
@@ -96,6 +99,8 @@ extension XMPPSession {
         var uncertain = 0
         if doubt.serverEndedStream {
             restarted = "no (it ended the stream)"
+        } else if resumed {
+            restarted = "no (the session was resumed)"
         } else if found > 0 {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
@@ -183,7 +188,7 @@ extension XMPPSession {
     }
 
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
-    /// (``checkInDoubt(on:)``), each batch confirmed as any delivery is.
+    /// (``checkInDoubt(on:resumed:)``), each batch confirmed as any delivery is.
     func resendAfterJoin(_ room: JID) async {
         guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.connection else { return }
         self.rooms.entries[room]?.resend = []

@@ -409,7 +409,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             await self.catchUpFromArchive()
             return .done
         case .checkInDoubt:
-            await self.checkInDoubt(on: connection)
+            await self.checkInDoubt(on: connection, resumed: resumed)
             return .done
         }
     }
