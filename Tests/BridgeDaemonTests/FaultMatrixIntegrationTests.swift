@@ -91,6 +91,8 @@ struct FaultMatrixIntegrationTests {
         switch (server, fault, path) {
         case (.ejabberd, .killed, .link), (.ejabberd, .killed, .rooms):
             "ejabberd killed -9 mid burst: messages of the last moments are missing after its restart (seen: a contact's messages to the account, and room deliveries); not yet told apart from what Mnesia loses to SIGKILL"
+        case (.ejabberd, .restarted, .link), (.ejabberd, .restarted, .rooms):
+            "ejabberd stopped mid link burst: now and then one message alice had sent is missing (seen: 1 in 6 runs); ejabberd acknowledges a sender's stanza before routing it, so a shutdown may drop it before the bridge's account ever has it; not yet shown"
         case (.ejabberd, .streamsClosed, .link):
             "ejabberd kick_user mid link burst: a few in-doubt messages not found in the sender's archive had reached the contact, and are sent twice"
         case (.ejabberd, .connectionsDropped, _):

@@ -107,7 +107,7 @@ struct FaultScene {
         let online = { (account: String) in bridge.logLines.filter { $0.contains("transport=\(account)") && $0.hasSuffix("] online") }.count }
         let onlineBefore = self.path.accounts.map(online)
         let faultAt = ContinuousClock.now
-        try fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
+        try await fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
         let cameBack = await eventually(timeout: .seconds(60)) { zip(self.path.accounts, onlineBefore).allSatisfy { online($0) > $1 } }
         let onlineAfter = cameBack ? faultAt.duration(to: .now) : nil
         let complete = await eventually(timeout: .seconds(60)) { await receivedCount() >= total }

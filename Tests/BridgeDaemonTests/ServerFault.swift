@@ -1,6 +1,7 @@
 import EmbeddedProsody
 import Foundation
 import IntegrationSupport
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,7 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Injects the fault; `accounts` are the bridge's account localparts (resource
     /// `bridge`), `bridgePID` the bridge process.
-    func inject(on server: any TestXMPPServer, accounts: [String], bridgePID: Int32) throws {
+    func inject(on server: any TestXMPPServer, accounts: [String], bridgePID: Int32) async throws {
         switch self {
         case .streamsClosed:
             if let prosody = server as? ProsodyServer {
@@ -37,8 +38,16 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
                 for account in accounts { try ejabberd.kickUser(account) }
             }
         case .connectionsDropped:
-            let reset = try Self.resetConnections(of: bridgePID, toPort: server.c2sPort)
-            guard reset == accounts.count else { throw TestFailure("reset \(reset) of the bridge's connections, expected \(accounts.count)") }
+            // Every account's connection is up first (one may be reconnecting on its own:
+            // ejabberd under a burst answers `<r/>` late, and ack_timeout drops the link).
+            let ports = await eventuallyValue(timeout: .seconds(15)) { () -> [Int]? in
+                let ports = (try? Self.connections(of: bridgePID, toPort: server.c2sPort)) ?? []
+                return ports.count == accounts.count ? ports : nil
+            }
+            guard let ports else { throw TestFailure("the bridge does not have a connection per account to reset") }
+            for local in ports {
+                _ = try Subprocess.run("ss", ["-K", "( sport = :\(local) or dport = :\(local) )"])
+            }
         case .killed:
             if let prosody = server as? ProsodyServer {
                 prosody.kill()
@@ -51,10 +60,10 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Resets every established TCP connection of process `pid` to 127.0.0.1:`port`, both
-    /// ends (`ss -K`, the kernel's SOCK_DESTROY): each side sees its connection aborted,
-    /// no stream close. Returns how many connections were reset.
-    static func resetConnections(of pid: Int32, toPort port: Int) throws -> Int {
+    /// The local ports of process `pid`'s established TCP connections to 127.0.0.1:`port`;
+    /// each is reset at both ends with `ss -K` (the kernel's SOCK_DESTROY): each side sees
+    /// its connection aborted, no stream close.
+    static func connections(of pid: Int32, toPort port: Int) throws -> [Int] {
         let listing = try Subprocess.run("ss", ["-tnpH", "state", "established", "( dport = :\(port) )"])
         let localPorts = listing.split(separator: "\n").filter { $0.contains("pid=\(pid),") }.compactMap { line -> Int? in
             // "0 0 127.0.0.1:LOCAL 127.0.0.1:PORT users:((…))": the fourth column's port.
@@ -62,9 +71,6 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
             guard columns.count >= 4, let colon = columns[2].lastIndex(of: ":") else { return nil }
             return Int(columns[2][columns[2].index(after: colon)...])
         }
-        for local in localPorts {
-            _ = try Subprocess.run("ss", ["-K", "( sport = :\(local) or dport = :\(local) )"])
-        }
-        return localPorts.count
+        return localPorts
     }
 }
