@@ -91,8 +91,8 @@ struct FaultMatrixIntegrationTests {
         switch (server, fault, path) {
         case (.ejabberd, .killed, .link), (.ejabberd, .killed, .rooms):
             "ejabberd killed -9 mid burst: messages of the last moments are missing after its restart (seen: a contact's messages to the account, and room deliveries); not yet told apart from what Mnesia loses to SIGKILL"
-        case (.ejabberd, .restarted, .link), (.ejabberd, .restarted, .rooms):
-            "ejabberd stopped mid link burst: now and then one message alice had sent is missing (seen: 1 in 6 runs); ejabberd acknowledges a sender's stanza before routing it, so a shutdown may drop it before the bridge's account ever has it; not yet shown"
+        case (.ejabberd, .restarted, _):
+            "ejabberd stopped and started mid burst: now and then one message never reaches its receiver (seen on the fifo and link paths, 1 in a few runs), on the fifo path even though the bridge sent it again after the restart; not yet explained (ejabberd's offline storage, or the receiver's catch-up)"
         case (.ejabberd, .streamsClosed, .link):
             "ejabberd kick_user mid link burst: a few in-doubt messages not found in the sender's archive had reached the contact, and are sent twice"
         case (.ejabberd, .connectionsDropped, _):
