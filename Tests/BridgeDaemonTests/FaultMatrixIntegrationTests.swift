@@ -79,6 +79,8 @@ struct FaultMatrixIntegrationTests {
         let scene = FaultScene(path: path, server: started, label: "\(server) info=\(serverInfo ? "on" : "off")")
         let outcome = try await scene.run(fault)
         if let finding = Self.openFinding(server, path, fault) {
+            // A finding about repeats leaves the loss check hard.
+            if finding.hasPrefix("twice:") { #expect(outcome.lost.isEmpty, "\(outcome)\n\(outcome.sessionLog.joined(separator: "\n"))") }
             withKnownIssue(Comment(rawValue: finding), isIntermittent: true) { Self.check(outcome, server: server, fault: fault, path: path) }
         } else {
             Self.check(outcome, server: server, fault: fault, path: path)
@@ -86,7 +88,8 @@ struct FaultMatrixIntegrationTests {
     }
 
     /// Cells whose goal is not met yet (issue 39 stays open for them): they run, print their
-    /// line and report a known issue instead of failing.
+    /// line and report a known issue instead of failing. A finding about repeats only
+    /// (`twice:`) keeps "nothing lost" a hard check.
     static func openFinding(_ server: Server, _ path: FaultScene.Path, _ fault: ServerFault) -> String? {
         switch (server, fault, path) {
         case (.ejabberd, .killed, .link), (.ejabberd, .killed, .rooms):
@@ -94,9 +97,9 @@ struct FaultMatrixIntegrationTests {
         case (.ejabberd, .restarted, _):
             "ejabberd stopped and started mid burst: now and then one message never reaches its receiver (seen on the fifo and link paths, 1 in a few runs), on the fifo path even though the bridge sent it again after the restart; not yet explained (ejabberd's offline storage, or the receiver's catch-up)"
         case (.ejabberd, .streamsClosed, .link):
-            "ejabberd kick_user mid link burst: a few in-doubt messages not found in the sender's archive had reached the contact, and are sent twice"
+            "twice: ejabberd kick_user mid link burst: a few in-doubt messages not found in the sender's archive had reached the contact, and are sent twice"
         case (.ejabberd, .connectionsDropped, _):
-            "ejabberd's <resumed h/> can leave out the last 3–4 stanzas it had handled (seen since 23.01): those are sent again on the resumed stream"
+            "twice: ejabberd's <resumed h/> can leave out the last 3–4 stanzas it had handled (seen since 23.01): those are sent again on the resumed stream"
         default:
             nil
         }

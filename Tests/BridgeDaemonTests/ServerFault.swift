@@ -36,6 +36,8 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
                 }
             } else if let ejabberd = server as? EjabberdServer {
                 for account in accounts { try ejabberd.kickUser(account) }
+            } else {
+                throw TestFailure("no way to close the streams on \(type(of: server))")
             }
         case .connectionsDropped:
             // Every account's connection is up first (one may be reconnecting on its own:
@@ -53,6 +55,8 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
                 prosody.kill()
             } else if let ejabberd = server as? EjabberdServer {
                 ejabberd.kill()
+            } else {
+                throw TestFailure("no way to kill \(type(of: server))")
             }
             try server.restart()
         case .restarted:
@@ -66,7 +70,7 @@ enum ServerFault: String, CaseIterable, Sendable, CustomStringConvertible {
     static func connections(of pid: Int32, toPort port: Int) throws -> [Int] {
         let listing = try Subprocess.run("ss", ["-tnpH", "state", "established", "( dport = :\(port) )"])
         let localPorts = listing.split(separator: "\n").filter { $0.contains("pid=\(pid),") }.compactMap { line -> Int? in
-            // "0 0 127.0.0.1:LOCAL 127.0.0.1:PORT users:((…))": the fourth column's port.
+            // "0 0 127.0.0.1:LOCAL 127.0.0.1:PORT users:((…))": the third column's port.
             let columns = line.split(separator: " ", omittingEmptySubsequences: true)
             guard columns.count >= 4, let colon = columns[2].lastIndex(of: ":") else { return nil }
             return Int(columns[2][columns[2].index(after: colon)...])

@@ -82,6 +82,21 @@ struct InDoubtMessagesTests {
         #expect(!merged.serverEndedStream, "one cut connection among them and the archive alone cannot vouch")
     }
 
+    @Test func onlyDoubtWrittenOnOneSessionKeepsThatSessionsId() {
+        var inherited = InDoubtMessages()
+        inherited.restoredIDs = ["r1"]
+        inherited.sessionID = "sm-1"
+        var later = InDoubtMessages()
+        later.batches = [InDoubtMessages.Batch(messages: [Self.message("a")], waiter: OneShotWaiter<Void>())]
+        var merged = InDoubtMessages()
+        merged.merge(inherited)
+        #expect(merged.sessionID == "sm-1")
+        merged.merge(InDoubtMessages())
+        #expect(merged.sessionID == "sm-1")
+        merged.merge(later)
+        #expect(merged.sessionID == nil, "doubt of another stream too: a resumption of sm-1 proves nothing about it")
+    }
+
     @Test func aBatchTheServerAcknowledgedInPartKeepsOnlyItsUnacknowledgedMessages() {
         let batch = OneShotWaiter<Void>()
         // The batch is numbers 9…12; the server acknowledged up to 10.

@@ -214,13 +214,14 @@ extension StreamNegotiationStateMachineTests {
         #expect(Step(early.streamEndReceived()) == .close(.closedByServer))
     }
 
-    @Test("whether the server ended the stream itself and stays up: its </stream:stream> and stream errors do, a cut connection, system-shutdown and reset do not")
+    @Test("whether the server ended the stream itself and stays up: its </stream:stream> and the stream errors of a running server do; a cut connection, system-shutdown, reset and vaguer conditions do not")
     func serverEndedStream() {
         #expect(XMPPClientError.streamClosedByServer.serverEndedStream)
         #expect(XMPPClientError.streamError(condition: .policyViolation, text: "has been kicked").serverEndedStream)
         #expect(XMPPClientError.streamError(condition: .conflict, text: nil).serverEndedStream)
         #expect(!XMPPClientError.streamError(condition: .systemShutdown, text: nil).serverEndedStream)
         #expect(!XMPPClientError.streamError(condition: .reset, text: nil).serverEndedStream)
+        #expect(!XMPPClientError.streamError(condition: .internalServerError, text: nil).serverEndedStream, "a condition that says too little is not trusted")
         #expect(!XMPPClientError.closedByServer.serverEndedStream)
         #expect(!XMPPClientError.invalidServerXML(XMLStreamError(.notWellFormed, "x")).serverEndedStream)
     }

@@ -101,10 +101,9 @@ public struct ArchiveCheckStateMachine: Sendable {
     private var oldestResult: String?
 
     /// - Parameters:
+    ///   - archive: the account's own JID, or (`room`) the room's.
     ///   - inDoubt: ids of the messages sent but not acknowledged.
     ///   - sentSince: when the oldest of them was sent (nil: unknown, e.g. after a restart).
-    /// - Parameters:
-    ///   - archive: the account's own JID, or (`room`) the room's.
     public init(archive: JID, room: Bool = false, inDoubt: Set<String>, sentSince: Date?, configuration: Configuration = Configuration()) {
         self.archive = archive.bare
         self.isRoom = room
@@ -144,7 +143,8 @@ public struct ArchiveCheckStateMachine: Sendable {
             let sender = inner[attribute: "from"].flatMap({ try? JID($0) }), sender.bare == self.archive
         else { return true }
         let originID = inner.firstChild(named: "origin-id", namespace: ArchiveCatchUpStateMachine.stanzaIDNamespace)?[attribute: "id"]
-        for id in [originID, inner[attribute: "id"]].compactMap({ $0 }) where self.inDoubt.contains(id) {
+        // In a room, where others choose their message ids, only the origin-id is ours.
+        for id in [originID, self.isRoom ? nil : inner[attribute: "id"]].compactMap({ $0 }) where self.inDoubt.contains(id) {
             self.archived.insert(id)
             // Results run oldest to newest within a page, pages newest first.
             if self.newestArchived == nil { self.newestOnThisPage = id }

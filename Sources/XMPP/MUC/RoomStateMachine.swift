@@ -87,8 +87,9 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     private var failures = 0
     /// Occupants that announced a nick change: their next presence is no new arrival.
     private var renaming: Set<String> = []
-    /// Ids of messages we sent into the room, newest last, to tell their reflections, and
-    /// whether the room reflected each (so it is in the room: XEP-0045 §7.2.2).
+    /// Ids of messages we sent into the room, to tell their reflections, and whether the
+    /// room reflected each (so it is in the room: XEP-0045 §7.2.2); `sentOrder` has them
+    /// newest last, to forget the oldest.
     private var sentIDs: [String: Bool] = [:]
     private var sentOrder: [String] = []
     private var sentStart = 0

@@ -33,6 +33,15 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     /// is not delivered as if they were contacts.
     var removed: Set<JID> = []
 
+    /// Fails the senders of everything waiting to be said again in any room
+    /// (``Entry/resend``): nobody will say it on this session.
+    mutating func failResends(_ error: any Error) {
+        for room in self.entries.keys where !(self.entries[room]?.resend.isEmpty ?? true) {
+            for batch in self.entries[room]?.resend ?? [] { batch.waiter.complete(.failure(error)) }
+            self.entries[room]?.resend = []
+        }
+    }
+
     func contains(_ jid: JID?) -> Bool {
         guard let jid else { return false }
         return self.entries[jid.bare] != nil

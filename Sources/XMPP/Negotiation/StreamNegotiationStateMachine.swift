@@ -482,20 +482,6 @@ public struct StreamNegotiationStateMachine: Sendable {
             return nil
         }
     }
-
-    /// Builds the typed error for a `<stream:error/>` (RFC 6120 §4.9.2).
-    static func streamError(from element: XMLElement) -> XMPPClientError {
-        var condition = StreamErrorCondition.undefinedCondition
-        var text: String?
-        for child in element.elements where child.namespace == XMPPNamespace.streamErrors {
-            if child.name == "text" {
-                text = child.text
-            } else if let known = StreamErrorCondition(rawValue: child.name) {
-                condition = known
-            }
-        }
-        return .streamError(condition: condition, text: text)
-    }
 }
 
 extension StreamNegotiationStateMachine: CustomReflectable {

@@ -35,18 +35,30 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A negotiation step did not complete in time.
     case timedOut(String)
 
-    /// Whether the server ended the stream itself and stays up (its `</stream:stream>`, or
-    /// a stream error other than `system-shutdown` or `reset`): it was running, and done
-    /// with every stanza it had read from us. A connection that merely closed may be a
-    /// server that died mid-stanza; one shutting down may drop what it was still routing
-    /// (ejabberd routes between processes after archiving).
+    /// Whether the server ended the stream itself and stays up (its `</stream:stream>`, or a
+    /// stream error that ends one client's stream on a running server: `conflict`,
+    /// `connection-timeout`, `policy-violation`, `not-authorized`, `resource-constraint`):
+    /// it was running, and done with every stanza it had read from us. A connection that
+    /// merely closed may be a server that died mid-stanza; one shutting down
+    /// (`system-shutdown`, `reset`) may drop what it was still routing (ejabberd routes
+    /// between processes after archiving), and other conditions say too little.
     public var serverEndedStream: Bool {
         switch self {
         case .streamClosedByServer: true
-        case .streamError(let condition, _): condition != .systemShutdown && condition != .reset
+        case .streamError(let condition, _): [.conflict, .connectionTimeout, .policyViolation, .notAuthorized, .resourceConstraint].contains(condition)
         case .configuration, .resolutionFailed, .connectFailed, .tlsNotOffered, .startTLSRefused, .tls, .authenticationFailed,
             .bindFailed, .registrationFailed, .invalidServerXML, .unexpectedElement, .closedByServer, .timedOut:
             false
+        }
+    }
+
+    /// What to look at when the server keeps closing the stream with this error.
+    public var hint: String? {
+        guard case .streamError(let condition, _) = self else { return nil }
+        switch condition {
+        case .conflict: return "another client uses the same resource; give the bridge its own `resource`"
+        case .policyViolation: return "the server refused something we sent (size or rate limit); check `max_stanza_bytes` and the server's limits"
+        default: return nil
         }
     }
 

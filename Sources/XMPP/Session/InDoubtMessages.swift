@@ -24,6 +24,10 @@ struct InDoubtMessages: Sendable {
     /// (``XMPPClientError/serverEndedStream``): it was alive then and had finished with
     /// each of them it read, so each one its archive holds was also routed.
     var serverEndedStream = false
+    /// The stream management session they were written on, when a later stream may resume
+    /// it (an earlier owner's, inherited): a resumption of it proves the server kept it, so
+    /// did not restart, since they were written.
+    var sessionID: String?
 
     var isEmpty: Bool { self.batches.isEmpty && self.restoredIDs.isEmpty }
 
@@ -71,6 +75,7 @@ struct InDoubtMessages: Sendable {
     /// Adds what another lost stream left in doubt (older first).
     mutating func merge(_ newer: InDoubtMessages) {
         self.serverEndedStream = self.isEmpty ? newer.serverEndedStream : self.serverEndedStream && (newer.isEmpty || newer.serverEndedStream)
+        self.sessionID = self.isEmpty ? newer.sessionID : (newer.isEmpty || newer.sessionID == self.sessionID ? self.sessionID : nil)
         self.batches += newer.batches
         self.restoredIDs += newer.restoredIDs
         self.sentSince = [self.sentSince, newer.sentSince].compactMap { $0 }.min()

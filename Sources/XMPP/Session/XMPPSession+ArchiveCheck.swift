@@ -27,6 +27,9 @@ extension XMPPSession {
         // The loss that put them in doubt: a later loss (say, during their check) must not
         // make a server restart since then look older than it is.
         if self.inDoubtSince == nil { self.inDoubtSince = self.connectionLostAt }
+        // The server's session held our room memberships: they went with it, so deliveries
+        // into rooms wait for the rejoin (and what is in doubt there goes first).
+        self.roomsConnectionLost(resumable: false)
         if self.configuration.archiveCheck == nil {
             // No archive to ask: the senders try again (at least once).
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
@@ -44,6 +47,7 @@ extension XMPPSession {
         var doubt = InDoubtMessages()
         doubt.restoredIDs = inherited.messageIDs
         doubt.sentSince = inherited.since
+        doubt.sessionID = inherited.session?.id
         return (doubt, now.advanced(by: .zero - max(.zero, inherited.lostFor)))
     }
 
@@ -52,9 +56,9 @@ extension XMPPSession {
     /// messages said in a room as reflected by it or in the room's archive (those go again
     /// once the room is joined, ahead of anything new to it). Without an answer from an
     /// archive everything in doubt there is sent again (at least once) and counted in the log.
-    /// `resumed`: this stream resumed the last session (XEP-0198 §5), which the server kept
-    /// through the loss, so it has not restarted since (what an earlier owner of the account
-    /// left in doubt is checked on such a stream).
+    /// `resumed`: this stream resumed the last session (XEP-0198 §5); when that is the
+    /// session the doubt was written on (an earlier owner's, inherited), the server kept it
+    /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
         guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
         let doubt = self.inDoubt
@@ -72,7 +76,8 @@ extension XMPPSession {
         var unreadable = false
         var checks: [ArchiveCheckStateMachine] = []
         let archives = doubt.idsByArchive.sorted { ($0.key?.description ?? "") < ($1.key?.description ?? "") }
-        for (room, ids) in archives where !ids.subtracting(archived).isEmpty {
+        // A room taken out meanwhile is not asked: its batches go back to their senders.
+        for (room, ids) in archives where !ids.subtracting(archived).isEmpty && (room == nil || self.rooms.entries[room!] != nil) {
             let check = ArchiveCheckStateMachine(
                 archive: room ?? self.machine.ownJID, room: room != nil, inDoubt: ids.subtracting(archived), sentSince: doubt.sentSince, configuration: limits
             )
@@ -99,7 +104,7 @@ extension XMPPSession {
         var uncertain = 0
         if doubt.serverEndedStream {
             restarted = "no (it ended the stream)"
-        } else if resumed {
+        } else if resumed, let written = doubt.sessionID, written == self.streamManagement.resumption?.id {
             restarted = "no (the session was resumed)"
         } else if found > 0 {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)

@@ -191,7 +191,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 }
             case .wait(let until):
                 var metadata: Logger.Metadata = ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
-                if let hint = lastError.flatMap(Self.hint) { metadata["hint"] = "\(hint)" }
+                if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
                 self.logger.warning("connection failed; retrying", metadata: metadata)
                 let clock = self.clock
                 let sleep = Task<Void, Never>(executorPreference: self.executor) { _ = try? await clock.sleep(until: until, tolerance: nil) }
@@ -213,16 +213,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         await self.finish(nil)
     }
 
-    /// What to look at when the server keeps closing the stream with these errors.
-    static func hint(_ error: XMPPClientError) -> String? {
-        guard case .streamError(let condition, _) = error else { return nil }
-        switch condition {
-        case .conflict: return "another client uses the same resource; give the bridge its own `resource`"
-        case .policyViolation: return "the server refused something we sent (size or rate limit); check `max_stanza_bytes` and the server's limits"
-        default: return nil
-        }
-    }
-
     /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
     /// server's close (RFC 6120 §4.4), no reconnect.
     public func stop() async {
@@ -232,9 +222,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.roomTimer?.task.cancel()
-        for entry in self.rooms.entries.values {
-            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
-        }
+        self.rooms.failResends(XMPPSessionError.stopped)
         self.rooms = RoomTable()
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
@@ -259,10 +247,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Nobody will check them now: their senders keep them for whoever comes next.
         for batch in self.inDoubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
         self.inDoubt = InDoubtMessages()
-        for (room, entry) in self.rooms.entries where !entry.resend.isEmpty {
-            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
-            self.rooms.entries[room]?.resend = []
-        }
+        self.rooms.failResends(XMPPSessionError.stopped)
         await self.emit(.stopped(error))
         self.events.finish()
     }
@@ -278,6 +263,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.connection = connection
         let restored = self.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
+        // From here on a loss given up (the watchdog) is this connection's, not the last one's.
+        self.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.archive?.streamStarted(continuesLast: resumed && !restored)
