@@ -120,42 +120,30 @@ extension XMPPSession {
         }
         let (settled, batches) = doubt.settle(archived: archived)
         for waiter in settled { waiter.complete(.success(())) }
-        var resend: [XMLElement] = []
+        var toContacts: [InDoubtMessages.Batch] = []
         var inRooms = 0
         for batch in batches {
-            if let room = batch.room {
-                if self.rooms.entries[room] != nil {
-                    // Said again once the room is joined (this stream's join is still to come).
-                    self.rooms.entries[room]?.resend.append(batch)
-                    inRooms += batch.messages.count
-                } else {
-                    // The room was taken out meanwhile: its sender decides.
-                    batch.waiter.complete(.failure(XMPPSessionError.disconnected))
-                }
+            guard let room = batch.room else {
+                toContacts.append(batch)
                 continue
             }
-            resend += batch.messages
-            if self.streamManagement.isCounting {
-                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: resend.count), batch.waiter, Date(), batch.messages.count))
+            if self.rooms.entries[room] != nil {
+                // Said again once the room is joined (this stream's join is still to come).
+                self.rooms.entries[room]?.resend.append(batch)
+                inRooms += batch.messages.count
             } else {
-                // No acknowledgements on this stream: the sender sends it again itself.
+                // The room was taken out meanwhile: its sender decides.
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
             }
         }
-        if self.streamManagement.isCounting, !resend.isEmpty {
-            do {
-                try await self.transmit(resend + [self.streamManagement.requestAck()], on: connection)
-            } catch {
-                // The connection is gone; its end fails (or keeps, to resume) these waiters.
-            }
-        }
+        let resent = await self.sendAgain(toContacts, on: connection)
         if self.inDoubt.isEmpty { self.inDoubtSince = nil }
         let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
         let metadata: Logger.Metadata = [
             "in doubt": "\(doubt.ids.count)", "found": "\(found)", "reflected": "\(reflected)",
-            "sent again": "\(resend.count + inRooms + doubt.restoredIDs.count - restoredArchived.count)",
+            "sent again": "\(resent + inRooms + doubt.restoredIDs.count - restoredArchived.count)",
             "queries": "\(pages)", "server restarted": "\(restarted)", "uncertain": "\(uncertain)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
             "outcome": "\(endings.isEmpty ? "all reflected" : endings.joined(separator: "; "))",
         ]
@@ -197,11 +185,22 @@ extension XMPPSession {
     func resendAfterJoin(_ room: JID) async {
         guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.connection else { return }
         self.rooms.entries[room]?.resend = []
+        for message in batches.flatMap(\.messages) {
+            if let id = message[attribute: "id"] { self.rooms.entries[room]?.machine.sending(id: id) }
+        }
+        if self.streamManagement.isCounting {
+            self.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(batches.reduce(0) { $0 + $1.messages.count })"])
+        }
+        await self.sendAgain(batches, on: connection)
+    }
+
+    /// Sends `batches` again in order with one `<r/>`, each sender confirmed by the server's
+    /// acknowledgement as any delivery is (XEP-0198 §4); on a stream that does not count,
+    /// the senders are failed and send again themselves. Returns how many messages it took.
+    @discardableResult
+    private func sendAgain(_ batches: [InDoubtMessages.Batch], on connection: XMPPConnection) async -> Int {
         var elements: [XMLElement] = []
         for batch in batches {
-            for message in batch.messages {
-                if let id = message[attribute: "id"] { self.rooms.entries[room]?.machine.sending(id: id) }
-            }
             elements += batch.messages
             if self.streamManagement.isCounting {
                 self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), batch.waiter, Date(), batch.messages.count))
@@ -209,9 +208,11 @@ extension XMPPSession {
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
             }
         }
-        guard self.streamManagement.isCounting else { return }
-        self.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(elements.count)"])
-        try? await self.transmit(elements + [self.streamManagement.requestAck()], on: connection)
+        if self.streamManagement.isCounting, !elements.isEmpty {
+            // A lost connection's end fails (or keeps, to resume) these waiters.
+            try? await self.transmit(elements + [self.streamManagement.requestAck()], on: connection)
+        }
+        return elements.count
     }
 
     /// The request `action` asks for, after the wait a retry asks for; nil when the check is
