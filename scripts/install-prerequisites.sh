@@ -25,7 +25,7 @@ case "$use" in
   build) ;;
   demo) packages+=(openssl prosody) ;;
   test)
-    packages+=(openssl prosody prometheus prometheus-alertmanager postgresql systemd python3-venv)
+    packages+=(openssl prosody prometheus prometheus-alertmanager postgresql systemd python3-venv sqlite3)
     backports=true
     ;;
   *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
@@ -43,7 +43,9 @@ done
 ejabberd=false
 prosody13_missing=false
 if $backports; then
-  installed ejabberd '24\.12' || ejabberd=true
+  # ejabberd keeps its data in SQLite (erlang-p1-sqlite3), as its own start-up warning
+  # recommends for small servers: its Mnesia archive loses its last writes to SIGKILL.
+  { installed ejabberd '24\.12' && installed erlang-p1-sqlite3; } || ejabberd=true
   # The versions file is written last, once the scripts point at the unpacked tree.
   grep -qs '^prosody 13\.0\.' "$prosody13/versions" || prosody13_missing=true
 fi
@@ -51,7 +53,7 @@ if [ ${#missing[@]} -eq 0 ] && ! $ejabberd && ! $prosody13_missing; then
   exit 0
 fi
 
-if $ejabberd; then missing+=("ejabberd 24.12 (bookworm-backports)"); fi
+if $ejabberd; then missing+=("ejabberd 24.12 with erlang-p1-sqlite3 (bookworm-backports)"); fi
 if $prosody13_missing; then missing+=("prosody 13 (bookworm-backports, into $prosody13)"); fi
 
 sudo=""
@@ -109,7 +111,7 @@ if [ $status -eq 0 ] && $ejabberd; then
   # Upgrading from 23.01 runs its prerm's `ejabberdctl status`, which starts an epmd on every
   # interface (port 4369) and leaves it: the one that appears is stopped again.
   epmd_before=$(epmds)
-  apt_install -t bookworm-backports ejabberd || status=$?
+  apt_install -t bookworm-backports ejabberd erlang-p1-sqlite3 || status=$?
   for pid in $(LC_ALL=C comm -13 <(printf '%s\n' "$epmd_before") <(epmds)); do
     echo "stopping the epmd the installation started (pid $pid)" >&2
     $sudo kill "$pid" 2>/dev/null || true

@@ -4,11 +4,13 @@ import Foundation
 import Glibc
 #endif
 
-/// A throwaway ejabberd (Debian package `ejabberd`, 23.01) in a temporary directory, the
+/// A throwaway ejabberd (24.12 from bookworm-backports) in a temporary directory, the
 /// second real server of the integration tests (issue 13): loopback only, random free
 /// ports (STARTTLS, Direct TLS, and the Erlang distribution port, so no `epmd` daemon is
 /// started), a self-signed certificate made at start, accounts made with `ejabberdctl`,
-/// stream management, MAM, carbons and a MUC service with archived rooms.
+/// stream management, MAM, carbons and a MUC service with archived rooms. Its data is in
+/// SQLite (`default_db: sql`), as ejabberd recommends for small servers: its Mnesia
+/// archive loses its last writes when the server is killed.
 ///
 /// `ejabberdctl` runs the server as the `ejabberd` user, so the tests must run as root (as
 /// CI does) and the directory is handed to that user. Only the process this object started
@@ -32,7 +34,10 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
 
     /// What is missing to run ejabberd here: the commands, or root.
     public static func missingPrerequisites() -> [String] {
-        var missing = ["ejabberdctl", "openssl"].filter { Subprocess.which($0) == nil }
+        var missing = ["ejabberdctl", "openssl", "sqlite3"].filter { Subprocess.which($0) == nil }
+        // Its data is in SQLite (below): ejabberd's driver for it is a package of its own.
+        let drivers = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/erlang/lib")) ?? []
+        if !drivers.contains(where: { $0.hasPrefix("p1_sqlite3-") }) { missing.append("erlang-p1-sqlite3") }
         if getuid() != 0 { missing.append("root (ejabberdctl runs ejabberd as the ejabberd user)") }
         return missing
     }
@@ -47,7 +52,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
     ) throws -> EjabberdServer {
         let missing = self.missingPrerequisites()
         guard missing.isEmpty else {
-            throw Subprocess.Failure(command: "ejabberd", status: 127, output: "missing \(missing.joined(separator: ", ")); install with: apt-get install ejabberd")
+            throw Subprocess.Failure(command: "ejabberd", status: 127, output: "missing \(missing.joined(separator: ", ")); install with: scripts/install-prerequisites.sh test")
         }
         let server = try EjabberdServer(domain: domain)
         server.components = components
@@ -130,6 +135,17 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
     public func shutdown() {
         self.stop()
         try? FileManager.default.removeItem(atPath: self.directory)
+    }
+
+    /// The bodies ejabberd's archive (XEP-0313, its SQLite `archive` table) holds for
+    /// `owner`: a user's localpart, or a room's bare JID. What is there the server took; the
+    /// fault tests tell by it what ejabberd lost itself from what the bridge lost.
+    public func archivedBodies(of owner: String) throws -> Set<String>? {
+        let quoted = "'" + owner.replacingOccurrences(of: "'", with: "''") + "'"
+        let output = try Subprocess.run(
+            "sqlite3", ["-readonly", "-cmd", ".timeout 5000", "\(self.directory)/spool/ejabberd.db", "SELECT txt FROM archive WHERE username = \(quoted);"]
+        )
+        return Set(output.split(separator: "\n").map(String.init))
     }
 
     public func logTail(lines: Int = 40) -> String {
@@ -216,6 +232,10 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
                 module: ejabberd_c2s
                 tls: true
             \(service)auth_method: internal
+            default_db: sql
+            sql_type: sqlite
+            sql_database: "\(self.directory)/spool/ejabberd.db"
+            update_sql_schema: true
             auth_password_format: scram
             acl:
               local:

@@ -18,4 +18,11 @@ public protocol TestXMPPServer: AnyObject, Sendable {
     func shutdown()
     /// The end of the server's log, for failure messages.
     func logTail(lines: Int) -> String
+    /// The message bodies the server's archive holds for `owner` (a user's localpart, or a
+    /// room's bare JID), read from its storage; nil where the tests cannot read it.
+    func archivedBodies(of owner: String) throws -> Set<String>?
+}
+
+extension TestXMPPServer {
+    public func archivedBodies(of owner: String) throws -> Set<String>? { nil }
 }

@@ -28,7 +28,12 @@ struct FaultScene {
 
     /// What one run counted.
     struct Outcome: CustomStringConvertible {
+        /// Lost by the bridge: what the server had taken for it and it never passed on.
         var lost: [String]
+        /// Lost by the server: what it acknowledged to a sender and then lost itself (never
+        /// in the archive of the one it was for), or lost after the bridge handed it over
+        /// (in the sending account's archive, not in the receiver's).
+        var lostByServer: [String]
         var twice: [String]
         var online: Duration?
         var last: Duration?
@@ -42,8 +47,9 @@ struct FaultScene {
 
         var description: String {
             let seconds = { (duration: Duration?) in duration.map { String(format: "%.2f", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? "never" }
-            return "lost=\(self.lost.count) twice=\(self.twice.count) online=\(seconds(self.online)) last=\(seconds(self.last)) uncertain=\(self.uncertain) sent-again=\(self.sentAgain) at-fault=\(self.atFault.received)/\(self.atFault.of)"
+            return "lost=\(self.lost.count) server-lost=\(self.lostByServer.count) twice=\(self.twice.count) online=\(seconds(self.online)) last=\(seconds(self.last)) uncertain=\(self.uncertain) sent-again=\(self.sentAgain) at-fault=\(self.atFault.received)/\(self.atFault.of)"
                 + (self.twice.isEmpty ? "" : " first-twice=\(self.twice.prefix(3))") + (self.lost.isEmpty ? "" : " first-lost=\(self.lost.prefix(3))")
+                + (self.lostByServer.isEmpty ? "" : " first-server-lost=\(self.lostByServer.prefix(3))")
         }
     }
 
@@ -110,8 +116,13 @@ struct FaultScene {
         try await fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
         let cameBack = await eventually(timeout: .seconds(60)) { zip(self.path.accounts, onlineBefore).allSatisfy { online($0) > $1 } }
         let onlineAfter = cameBack ? faultAt.duration(to: .now) : nil
-        let complete = await eventually(timeout: .seconds(60)) { await receivedCount() >= total }
-        let last = complete ? faultAt.duration(to: .now) : nil
+        // When the last message arrived; what the server lost itself never will.
+        var (seen, lastArrival) = (atFault, faultAt)
+        let complete = await eventually(timeout: .seconds(60)) {
+            let count = await receivedCount()
+            if count > seen { (seen, lastArrival) = (count, .now) }
+            return count >= total
+        }
 
         #expect(writer?.wait(timeout: 30) ?? true)
         // Nothing else arrives: a marker sent after the burst is the last thing each gets.
@@ -128,6 +139,7 @@ struct FaultScene {
             try await Self.burst(["marker"], from: bob.session, to: targets[1], groupchat: !rooms.isEmpty)
         }
         var lost: [String] = []
+        var lostByServer: [String] = []
         var twice: [String] = []
         for (session, bodies) in expected {
             let marker = self.path == .rooms ? (session.jid.localpart == "bob" ? "alice: marker" : "bob: marker") : "marker"
@@ -141,7 +153,10 @@ struct FaultScene {
                 guard let body = message.body, bodies.contains(body) else { continue }
                 copies[body, default: []].insert(message.archiveID ?? message.id ?? UUID().uuidString)
             }
-            lost += bodies.filter { copies[$0] == nil }
+            let missing = bodies.filter { copies[$0] == nil }
+            let server = try self.lostByServer(missing, to: session.jid.localpart ?? "")
+            lostByServer += server
+            lost += missing.filter { !server.contains($0) }
             twice += bodies.filter { (copies[$0]?.count ?? 0) > 1 }
         }
         let sessionLog = bridge.logLines.filter {
@@ -154,8 +169,9 @@ struct FaultScene {
         }
         let uncertain = count("uncertain=")
         let sentAgain = count("sent again=")
+        let last = complete || (lost.isEmpty && !lostByServer.isEmpty) ? faultAt.duration(to: lastArrival) : nil
         let outcome = Outcome(
-            lost: lost, twice: twice, online: onlineAfter, last: last, uncertain: uncertain, sentAgain: sentAgain, atFault: (atFault, total), sessionLog: sessionLog
+            lost: lost, lostByServer: lostByServer, twice: twice, online: onlineAfter, last: last, uncertain: uncertain, sentAgain: sentAgain, atFault: (atFault, total), sessionLog: sessionLog
         )
         print("[fault-matrix] server=\(self.label) path=\(self.path) fault=\(fault.rawValue.replacingOccurrences(of: " ", with: "_")) \(outcome)")
         if !outcome.lost.isEmpty || !outcome.twice.isEmpty { print(sessionLog.joined(separator: "\n")) }
@@ -163,6 +179,31 @@ struct FaultScene {
         await alice.stop()
         await bob.stop()
         return outcome
+    }
+
+    /// Which of the bodies `receiver` never got the server lost itself, by its archives (where
+    /// the tests can read them; elsewhere none): one the first hop never took (not in the
+    /// archive of the bridge's account, or of the source room) was acknowledged to its
+    /// sender and lost before it reached the bridge; one the last hop took from the bridge
+    /// (in the sending account's archive, or the target room's) was lost after it.
+    private func lostByServer(_ missing: [String], to receiver: String) throws -> [String] {
+        guard !missing.isEmpty else { return [] }
+        let (from, to) = receiver == "bob" ? ("a", "b") : ("b", "a")
+        switch self.path {
+        case .fifo:
+            guard let sent = try self.server.archivedBodies(of: "b") else { return [] }
+            return missing.filter { sent.contains($0) }
+        case .link:
+            guard let taken = try self.server.archivedBodies(of: from), let sent = try self.server.archivedBodies(of: to) else { return [] }
+            return missing.filter { !taken.contains($0) || sent.contains($0) }
+        case .rooms:
+            let room = { (name: String) in "\(name)@\(self.server.mucDomain)" }
+            let (source, target) = receiver == "bob" ? (room("ra"), room("rb")) : (room("rb"), room("ra"))
+            guard let taken = try self.server.archivedBodies(of: source), let sent = try self.server.archivedBodies(of: target) else { return [] }
+            // The bridge's format, "{nick}: {body}", names the source room's sender.
+            let original = { (body: String) in String(body.drop { $0 != ":" }.dropFirst(2)) }
+            return missing.filter { !taken.contains(original($0)) || sent.contains($0) }
+        }
     }
 
     /// `bodies` from `session` to `target` in batches of 50, each with an id and origin-id,
