@@ -86,6 +86,7 @@ struct ArchiveCheckStateMachineTests {
         #expect(taken4, "a message from the account itself is no room message")
         let end = machine.answered(Self.fin("q1", complete: true, first: "a1"), nextQueryID: "q2")
         #expect(end == .finished(archived: ["r1", "r2"], pages: 1, ending: .windowExhausted))
+        #expect(machine.uncertain(serverRestarted: true, oneStanzaAtATime: false).isEmpty, "what the room archived is in the room, crash or not")
         // The account's own archive is asked without a `to`.
         var own = Self.machine(["r1"])
         guard case .query(let ownQuery) = own.start(queryID: "q1") else { Issue.record("no query"); return }

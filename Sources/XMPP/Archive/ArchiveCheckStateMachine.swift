@@ -180,9 +180,11 @@ public struct ArchiveCheckStateMachine: Sendable {
     /// since the session was lost may have archived messages for us and died before
     /// routing them. One that handles one stanza at a time to the end (Prosody) can have
     /// left only the newest so; another (ejabberd routes between processes) any of them.
-    /// `serverRestarted` nil: unknown, taken as restarted.
+    /// `serverRestarted` nil: unknown, taken as restarted. A room's archive vouches for all
+    /// it holds: the room archives a message as it takes it, and what is there is in the
+    /// room (its occupants read it there), whatever the crash cut short after.
     public func uncertain(serverRestarted: Bool?, oneStanzaAtATime: Bool) -> Set<String> {
-        guard serverRestarted != false else { return [] }
+        guard serverRestarted != false, !self.isRoom else { return [] }
         guard oneStanzaAtATime else { return self.archived }
         return self.newestArchived.map { [$0] } ?? []
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The rooms one session sits in: each room's ``RoomStateMachine`` and the machine that
 /// catches up from its archive (XEP-0313 on the room JID), by the room's bare JID.
 struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
@@ -29,6 +31,10 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     }
     /// Rooms are joined (or being joined) on the current connection.
     var online = false
+    /// Acknowledged batches said in rooms, waiting for their reflections.
+    var unreflected = UnreflectedMessages<Instant>()
+    /// Fires at ``UnreflectedMessages/nextDeadline``.
+    var reflectionTimer: Task<Void, Never>?
     /// Rooms taken out of the configuration in this process: what is still queued for them
     /// is not delivered as if they were contacts.
     var removed: Set<JID> = []

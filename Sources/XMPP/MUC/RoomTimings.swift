@@ -13,10 +13,15 @@ public struct RoomTimings: Hashable, Sendable {
     public var maximumRetryDelay: Duration
     /// Nicks tried after a conflict (the asked nick with `_` appended, then again…).
     public var nickAttempts: Int
+    /// How long a message said in a room may wait for the room to reflect it (XEP-0045
+    /// §7.2.2) once the server acknowledged it; past that it counts as delivered at the
+    /// acknowledgement (a room that does not reflect), logged.
+    public var reflectionTimeout: Duration
 
     public init(
         pingInterval: Duration = .seconds(300), pingTimeout: Duration = .seconds(30), rejoinAfterKick: Duration = .seconds(60),
-        retryDelay: Duration = .seconds(5), maximumRetryDelay: Duration = .seconds(300), nickAttempts: Int = 5
+        retryDelay: Duration = .seconds(5), maximumRetryDelay: Duration = .seconds(300), nickAttempts: Int = 5,
+        reflectionTimeout: Duration = .seconds(10)
     ) {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
@@ -24,5 +29,6 @@ public struct RoomTimings: Hashable, Sendable {
         self.retryDelay = retryDelay
         self.maximumRetryDelay = maximumRetryDelay
         self.nickAttempts = nickAttempts
+        self.reflectionTimeout = reflectionTimeout
     }
 }

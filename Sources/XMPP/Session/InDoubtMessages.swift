@@ -120,5 +120,7 @@ struct InDoubtMessages: Sendable {
 
 /// A sender waiting for the server to acknowledge stanza `number` (XEP-0198 §4): its batch
 /// is the `count` stanzas ending there, written at `sentAt` (nil, count 0: a wait for
-/// everything written so far).
-typealias AcknowledgementWaiter = (number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?, count: Int)
+/// everything written so far). `said`: the batch's messages when all were said in one room
+/// we sit in; its sender then also waits for the room to reflect them
+/// (``XMPPSession/parkUntilReflected(_:)``).
+typealias AcknowledgementWaiter = (number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?, count: Int, said: InDoubtMessages.Batch?)

@@ -19,7 +19,10 @@ extension XMPPSession {
             let (split, unsettled) = InDoubtMessages.split(
                 pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgementWaiters
             )
-            doubt = split
+            // Said in a room and acknowledged, but not reflected yet: in doubt as well (the
+            // server may have acknowledged them before the room took them), and older.
+            doubt = self.rooms.unreflected.takeAll()
+            doubt.merge(split)
             doubt.serverEndedStream = self.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
@@ -203,7 +206,8 @@ extension XMPPSession {
         for batch in batches {
             elements += batch.messages
             if self.streamManagement.isCounting {
-                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), batch.waiter, Date(), batch.messages.count))
+                let said = batch.room.map { InDoubtMessages.Batch(messages: batch.messages, waiter: batch.waiter, room: $0) }
+                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), batch.waiter, Date(), batch.messages.count, said))
             } else {
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
             }

@@ -60,5 +60,6 @@ extension XMPPSession {
         let acknowledgements = self.acknowledgementWaiters
         self.acknowledgementWaiters.removeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(error)) }
+        self.failUnreflected(error)
     }
 }

@@ -156,6 +156,7 @@ extension XMPPSession {
             return [.emitMessage(message, carbon: nil)]
         case .echo:
             self.rooms.entries[room] = entry
+            if let id = OriginID.of(message) ?? message.id { self.reflectionArrived(id, in: room) }
             guard entry.trustsStanzaIDs, let id = OriginID.of(message) ?? message.id,
                 let stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
             else { return [] }
@@ -163,11 +164,15 @@ extension XMPPSession {
         case .ignored(let reason):
             self.rooms.entries[room] = entry
             // Errors still go to the owner: they are bounces of our deliveries.
-            if message.type == .error { return [.emitMessage(message, carbon: nil)] }
+            if message.type == .error {
+                if let id = message.id { self.reflectionArrived(id, in: room) }
+                return [.emitMessage(message, carbon: nil)]
+            }
             self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
             return []
         case .refusedForNow(let actions):
             self.rooms.entries[room] = entry
+            if let id = message.id { self.reflectionArrived(id, in: room) }
             await self.performRoom(actions, room: room)
             self.armRoomTimer()
             // Refused for now (out of the room, its service away): sent again once we are back in.
@@ -245,6 +250,9 @@ extension XMPPSession {
 
     private func emitRoomStatus(_ room: JID) async {
         guard let status = self.rooms.status(of: room) else { return }
+        // Out of the room with the session alive (kicked, the room gone): what waits for its
+        // reflection there will not get it; its senders try again (at least once).
+        if status.state != .joined { self.failUnreflected(XMPPSessionError.disconnected, in: room) }
         await self.emit(.roomChanged(status))
     }
 

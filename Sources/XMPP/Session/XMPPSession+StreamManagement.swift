@@ -109,6 +109,7 @@ extension XMPPSession {
         let acknowledgements = self.acknowledgementWaiters
         self.acknowledgementWaiters.removeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+        self.failUnreflected(XMPPSessionError.disconnected)
     }
 
     /// Carries out what the SM machine decided for an element in its namespace.
@@ -209,7 +210,7 @@ extension XMPPSession {
         }
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((last, waiter, Date(), messages.count))
+        self.acknowledgementWaiters.append((last, waiter, Date(), messages.count, self.saidInRoom(elements, waiter: waiter)))
         // Whether a failed write leaves the batch to the resumption (read before the write:
         // the watchdog may give the session up while the write is pending).
         let resumable = self.streamManagement.resumption != nil
@@ -269,7 +270,7 @@ extension XMPPSession {
             return
         }
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil, 0))
+        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil, 0, nil))
         do {
             try await self.transmit([self.streamManagement.requestAck()], on: connection)
         } catch {
@@ -303,7 +304,12 @@ extension XMPPSession {
         for entry in self.acknowledgementWaiters {
             // Covered when the number is no further ahead of the last acknowledged than 0.
             if through &- entry.number < UInt32(1) << 31 {
-                entry.waiter.complete(.success(()))
+                if let said = entry.said {
+                    // Into a room: done once the room has reflected it too.
+                    self.parkUntilReflected(said, sentAt: entry.sentAt)
+                } else {
+                    entry.waiter.complete(.success(()))
+                }
             } else {
                 remaining.append(entry)
             }
