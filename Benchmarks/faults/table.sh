@@ -2,8 +2,9 @@
 # The fault table (issue 39, "Measure"): runs the fault matrix (FaultMatrixIntegrationTests:
 # every path users run × every server fault × Prosody 0.12, Prosody 13 and ejabberd 24.12,
 # with and without the server's uptime/version modules) RUNS times and prints, per (path,
-# fault) and server, the worst of the runs: lost / twice / seconds until the bridge was
-# online again / seconds until the last message arrived.
+# fault) and server, the worst of the runs: lost by the bridge (+ lost by the server, where
+# its archive shows it) / twice / seconds until the bridge was online again / seconds until
+# the last message arrived.
 #
 # usage: Benchmarks/faults/table.sh [RUNS] [FILTER]   (defaults: 3, every cell)
 #   FILTER narrows the test filter, e.g. 'prosody13' or 'ejabberd\('.
@@ -30,8 +31,8 @@ for line in sys.stdin:
     if server not in servers: servers.append(server)
     key = (f["path"], f["fault"], server)
     seconds = lambda v: float("inf") if v == "never" else float(v)
-    old = cells.get(key, (0, 0, 0.0, 0.0, 0))
-    cells[key] = (max(old[0], int(f["lost"])), max(old[1], int(f["twice"])), max(old[2], seconds(f["online"])), max(old[3], seconds(f["last"])), old[4] + 1)
+    old = cells.get(key, (0, 0, 0.0, 0.0, 0, 0))
+    cells[key] = (max(old[0], int(f["lost"])), max(old[1], int(f["twice"])), max(old[2], seconds(f["online"])), max(old[3], seconds(f["last"])), old[4] + 1, max(old[5], int(f.get("server-lost", 0))))
 print("| path | fault | " + " | ".join(servers) + " |")
 print("| --- | --- | " + " | ".join("---" for _ in servers) + " |")
 rows = sorted({(p, fl) for (p, fl, _) in cells}, key=lambda k: (order.get(k[0], 9), faults.index(k[1]) if k[1] in faults else 9))
@@ -40,8 +41,12 @@ for path, fault in rows:
     out = []
     for server in servers:
         c = cells.get((path, fault, server))
-        out.append("-" if c is None else "%d / %d / %s / %s" % (c[0], c[1], fmt(c[2]), fmt(c[3])))
+        if c is None:
+            out.append("-")
+            continue
+        lost = "%d" % c[0] + (" (+%d by the server)" % c[5] if c[5] else "")
+        out.append("%s / %d / %s / %s" % (lost, c[1], fmt(c[2]), fmt(c[3])))
     print("| %s | %s | %s |" % (path, fault.replace("_", " "), " | ".join(out)))
 runs = sorted({c[4] for c in cells.values()})
-print("\n(lost / twice / online again / last message; the worst of %s run(s) per cell)" % "-".join(map(str, runs)))
+print("\n(lost by the bridge (+ lost by the server) / twice / online again / last message; the worst of %s run(s) per cell)" % "-".join(map(str, runs)))
 '

@@ -231,7 +231,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
                 ip: "127.0.0.1"
                 module: ejabberd_c2s
                 tls: true
-            \(service)auth_method: internal
+            \(service)auth_method: sql
             default_db: sql
             sql_type: sqlite
             sql_database: "\(self.directory)/spool/ejabberd.db"

@@ -115,7 +115,10 @@ struct FaultScene {
         let faultAt = ContinuousClock.now
         try await fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
         let cameBack = await eventually(timeout: .seconds(60)) { zip(self.path.accounts, onlineBefore).allSatisfy { online($0) > $1 } }
-        let onlineAfter = cameBack ? faultAt.duration(to: .now) : nil
+        guard cameBack else {
+            throw TestFailure("the bridge was not online again within 60 s of the fault; bridge log:\n\(bridge.run.errors.suffix(6000))\nserver log:\n\(self.server.logTail(lines: 40))")
+        }
+        let onlineAfter = faultAt.duration(to: .now)
         // When the last message arrived; what the server lost itself never will.
         var (seen, lastArrival) = (atFault, faultAt)
         let complete = await eventually(timeout: .seconds(60)) {
@@ -135,8 +138,15 @@ struct FaultScene {
             _ = marker.wait(timeout: 30)
         case .link, .rooms:
             let targets = rooms.isEmpty ? [try JID("a@\(domain)"), try JID("b@\(domain)")] : rooms
-            try await Self.burst(["marker"], from: alice.session, to: targets[0], groupchat: !rooms.isEmpty)
-            try await Self.burst(["marker"], from: bob.session, to: targets[1], groupchat: !rooms.isEmpty)
+            // A receiver's own connection may be going through a reconnect of its own (its
+            // ack_timeout under load): the marker is tried again until it is taken (a second
+            // marker changes nothing).
+            for (sender, target) in [(alice, targets[0]), (bob, targets[1])] {
+                let taken = await eventually(timeout: .seconds(30), every: .milliseconds(500)) {
+                    (try? await Self.burst(["marker"], from: sender.session, to: target, groupchat: !rooms.isEmpty)) != nil
+                }
+                guard taken else { throw TestFailure("\(sender.jid) could not send its marker") }
+            }
         }
         var lost: [String] = []
         var lostByServer: [String] = []

@@ -13,14 +13,15 @@ struct GatewayEjabberdIntegrationTests {
 
     @Test("ejabberd grants roster privilege: bob's puppet is written into alice's roster (XEP-0356), or suggested (XEP-0144) where ejabberd fails the push; alice ↔ bob cross both ways")
     func privilegedRosterAndMessages() async throws {
-        try await withKnownIssue(Self.rosterPushUnanswered, isIntermittent: true) { try await self.privilegedRosterAndMessagesBody() }
+        try await withKnownIssue(Self.gatewayStallsOn2412, isIntermittent: true) { try await self.privilegedRosterAndMessagesBody() }
     }
 
-    /// ejabberd 24.12 answers neither result nor error to the gateway's XEP-0356 roster push
-    /// (seen here: "writing puppets into the user's roster", then nothing), and the gateway
-    /// then waits without end: puppets' messages do not cross and SIGTERM does not end the
-    /// bridge within 15 s. Found on moving the tier to 24.12 (issue 39); open.
-    static let rosterPushUnanswered: Comment = "ejabberd 24.12 leaves the gateway's XEP-0356 roster push unanswered and the gateway waits on it (open, issue 39)"
+    /// On ejabberd 24.12 the gateway logs "writing puppets into the user's roster", then the
+    /// item never shows in alice's roster, no refusal or timeout of the push is logged (the
+    /// push now gives up after GatewayTransport.rosterPushTimeout and suggests instead, and
+    /// that did not show either), puppets' messages do not cross and SIGTERM does not end
+    /// the bridge within 15 s. Found on moving the tier to 24.12 (issue 39); open.
+    static let gatewayStallsOn2412: Comment = "the gateway stalls after its XEP-0356 roster push on ejabberd 24.12 (open, issue 39)"
 
     func privilegedRosterAndMessagesBody() async throws {
         let server = try EjabberdServer.start(
@@ -48,7 +49,7 @@ struct GatewayEjabberdIntegrationTests {
         if !written {
             // The refusal may come after the roster wait gave up (a loaded machine): wait for
             // it, or for the item after all.
-            let refused = await bridge.waitForLog { $0.contains("roster push refused; suggesting puppets instead") }
+            let refused = await bridge.waitForLog { $0.contains("suggesting puppets instead") }
             let writtenLate = refused ? false : await alice.session.waitForRoster(timeout: .seconds(5)) { [puppet] in
                 $0.items[puppet]?.subscription == .both && $0.items[puppet]?.name == "Bob"
             }
@@ -76,7 +77,7 @@ struct GatewayEjabberdIntegrationTests {
 
     @Test("on ejabberd too: markup, emoji and CJK both ways, a contact whose JID needs escaping, presence both ways, a stranger refused, and a user who links an account through the XEP-0077 form and unlinks it")
     func messagesPresenceAndRegistration() async throws {
-        try await withKnownIssue(Self.rosterPushUnanswered, isIntermittent: true) { try await self.messagesPresenceAndRegistrationBody() }
+        try await withKnownIssue(Self.gatewayStallsOn2412, isIntermittent: true) { try await self.messagesPresenceAndRegistrationBody() }
     }
 
     func messagesPresenceAndRegistrationBody() async throws {

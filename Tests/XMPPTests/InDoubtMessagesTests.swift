@@ -21,7 +21,7 @@ struct InDoubtMessagesTests {
         // Numbers 11…15: two messages (batch 1, up to 12), a presence, two messages (batch 2, up to 15).
         let (doubt, unsettled) = InDoubtMessages.split(
             pending: [Self.message("a"), Self.message("b"), Self.presence(), Self.message("c"), Self.message("d")], acknowledged: 10,
-            waiters: [(12, first, early, 2, nil), (15, second, Date(timeIntervalSince1970: 200), 2, nil)]
+            waiters: [.init(number: 12, waiter: first, sentAt: early, count: 2), .init(number: 15, waiter: second, sentAt: Date(timeIntervalSince1970: 200), count: 2)]
         )
         #expect(unsettled.isEmpty)
         #expect(doubt.batches.map { $0.messages.map { $0[attribute: "id"] ?? "" } } == [["a", "b"], ["c", "d"]])
@@ -34,7 +34,7 @@ struct InDoubtMessagesTests {
         let (room, wait, chat, stray) = (OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>(), OneShotWaiter<Void>())
         let (doubt, unsettled) = InDoubtMessages.split(
             pending: [Self.message("g", type: "groupchat"), Self.message("c")], acknowledged: UInt32.max,
-            waiters: [(UInt32.max, stray, nil, 0, nil), (0, room, Date(), 1, nil), (1, wait, nil, 0, nil), (1, chat, Date(), 1, nil)]
+            waiters: [.init(number: UInt32.max, waiter: stray, sentAt: nil, count: 0), .init(number: 0, waiter: room, sentAt: Date(), count: 1), .init(number: 1, waiter: wait, sentAt: nil, count: 0), .init(number: 1, waiter: chat, sentAt: Date(), count: 1)]
         )
         #expect(unsettled.count == 3 && [room, wait, stray].allSatisfy { waiter in unsettled.contains { $0 === waiter } })
         #expect(doubt.batches.count == 1 && doubt.batches.first?.waiter === chat, "numbers wrap modulo 2³²; a stray waiter blocks no later one")
@@ -53,7 +53,7 @@ struct InDoubtMessagesTests {
         let (doubt, unsettled) = InDoubtMessages.split(
             pending: [Self.said("g1", in: "dev@muc.example.test"), Self.said("g2", in: "dev@muc.example.test"), Self.said("g3", in: "dev@muc.example.test"), Self.message("c1"), Self.message("c2")],
             acknowledged: 0,
-            waiters: [(2, inRoom, Date(), 2, nil), (4, mixed, Date(), 2, nil), (5, chat, Date(), 1, nil)]
+            waiters: [.init(number: 2, waiter: inRoom, sentAt: Date(), count: 2), .init(number: 4, waiter: mixed, sentAt: Date(), count: 2), .init(number: 5, waiter: chat, sentAt: Date(), count: 1)]
         )
         #expect(unsettled.count == 1 && unsettled.first === mixed)
         #expect(doubt.batches.map(\.room) == [room, nil])
@@ -100,7 +100,7 @@ struct InDoubtMessagesTests {
     @Test func aBatchTheServerAcknowledgedInPartKeepsOnlyItsUnacknowledgedMessages() {
         let batch = OneShotWaiter<Void>()
         // The batch is numbers 9…12; the server acknowledged up to 10.
-        let (doubt, unsettled) = InDoubtMessages.split(pending: [Self.message("c"), Self.message("d")], acknowledged: 10, waiters: [(12, batch, Date(), 4, nil)])
+        let (doubt, unsettled) = InDoubtMessages.split(pending: [Self.message("c"), Self.message("d")], acknowledged: 10, waiters: [.init(number: 12, waiter: batch, sentAt: Date(), count: 4)])
         #expect(unsettled.isEmpty)
         #expect(doubt.batches.first?.waiter === batch && doubt.ids == ["c", "d"])
     }
@@ -109,7 +109,7 @@ struct InDoubtMessagesTests {
         let batch = OneShotWaiter<Void>()
         // A receipt sent with send() (number 1), then the batch of two (2…3).
         let (doubt, unsettled) = InDoubtMessages.split(
-            pending: [Self.message("receipt"), Self.message("a"), Self.message("b")], acknowledged: 0, waiters: [(3, batch, Date(), 2, nil)]
+            pending: [Self.message("receipt"), Self.message("a"), Self.message("b")], acknowledged: 0, waiters: [.init(number: 3, waiter: batch, sentAt: Date(), count: 2)]
         )
         #expect(unsettled.isEmpty)
         #expect(doubt.ids == ["a", "b"])

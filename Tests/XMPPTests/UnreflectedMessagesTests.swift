@@ -25,7 +25,7 @@ struct UnreflectedMessagesTests {
 
     @Test func aBatchTheRoomReflectedBeforeTheAcknowledgementIsDoneAtOnce() {
         var waits = UnreflectedMessages<Instant>()
-        let parked = waits.acknowledged(Self.batch(["a", "b"]), sentAt: nil, reflected: { _ in true }, deadline: Instant())
+        let parked = waits.acknowledged(Self.batch(["a", "b"]), sentAt: nil, settled: { _ in true }, deadline: Instant())
         #expect(!parked, "Prosody reflects before it acknowledges: nothing waits")
         #expect(waits.isEmpty && waits.nextDeadline == nil)
     }
@@ -35,8 +35,8 @@ struct UnreflectedMessagesTests {
         let first = Self.batch(["a", "b", "c"])
         let second = Self.batch(["d"])
         let parked = [
-            waits.acknowledged(first, sentAt: nil, reflected: { $0 == "a" }, deadline: Instant(offset: .seconds(10))),
-            waits.acknowledged(second, sentAt: nil, reflected: { _ in false }, deadline: Instant(offset: .seconds(11))),
+            waits.acknowledged(first, sentAt: nil, settled: { $0 == "a" }, deadline: Instant(offset: .seconds(10))),
+            waits.acknowledged(second, sentAt: nil, settled: { _ in false }, deadline: Instant(offset: .seconds(11))),
         ]
         #expect(parked == [true, true])
         let elsewhere = waits.arrived("d", in: Self.other)
@@ -55,8 +55,8 @@ struct UnreflectedMessagesTests {
     @Test func aLostSessionHandsEverythingOverAsInDoubtWithTheOldestSendTime() {
         var waits = UnreflectedMessages<Instant>()
         let early = Date(timeIntervalSince1970: 100)
-        _ = waits.acknowledged(Self.batch(["a"], in: Self.other), sentAt: Date(timeIntervalSince1970: 200), reflected: { _ in false }, deadline: Instant())
-        _ = waits.acknowledged(Self.batch(["b", "c"]), sentAt: early, reflected: { $0 == "b" }, deadline: Instant())
+        _ = waits.acknowledged(Self.batch(["a"], in: Self.other), sentAt: Date(timeIntervalSince1970: 200), settled: { _ in false }, deadline: Instant())
+        _ = waits.acknowledged(Self.batch(["b", "c"]), sentAt: early, settled: { $0 == "b" }, deadline: Instant())
         let doubt = waits.takeAll()
         #expect(doubt.batches.map(\.room) == [Self.room, Self.other], "room by room")
         #expect(doubt.batches.first?.messages.count == 2, "the whole batch: the check counts what was reflected")
@@ -68,14 +68,17 @@ struct UnreflectedMessagesTests {
     @Test func aRoomThatNeverReflectsReleasesItsBatchesAtTheirDeadlinesOnly() {
         var waits = UnreflectedMessages<Instant>()
         let start = Instant()
-        _ = waits.acknowledged(Self.batch(["a"]), sentAt: nil, reflected: { _ in false }, deadline: start.advanced(by: .seconds(10)))
-        _ = waits.acknowledged(Self.batch(["b"]), sentAt: nil, reflected: { _ in false }, deadline: start.advanced(by: .seconds(12)))
+        _ = waits.acknowledged(Self.batch(["a"]), sentAt: nil, settled: { _ in false }, deadline: start.advanced(by: .seconds(10)))
+        _ = waits.acknowledged(Self.batch(["b"]), sentAt: nil, settled: { _ in false }, deadline: start.advanced(by: .seconds(12)))
         #expect(waits.nextDeadline == start.advanced(by: .seconds(10)))
         let early = waits.expired(now: start.advanced(by: .seconds(9)))
         #expect(early.isEmpty)
         let due = waits.expired(now: start.advanced(by: .seconds(10)))
         #expect(due.map(\.remaining) == [["a"]])
         #expect(waits.nextDeadline == start.advanced(by: .seconds(12)))
+        waits.restartDeadlines(at: start.advanced(by: .seconds(30)))
+        let whileDown = waits.expired(now: start.advanced(by: .seconds(29)))
+        #expect(whileDown.isEmpty, "a resumed connection gives each wait its whole time again")
         let left = waits.take(in: Self.room)
         #expect(left.count == 1, "taken out of a room the session left")
         #expect(waits.isEmpty)

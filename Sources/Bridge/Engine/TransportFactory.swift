@@ -100,7 +100,7 @@ struct TransportFactory: Sendable {
                 acknowledgementTimeout: account.acknowledgementTimeout,
                 inherited: inherited.map { $0.handed(with: lastSession) },
                 mayConnect: mayConnect,
-                roomTimings: account.roomTimings
+                roomTimings: Self.roomTimings(account.roomTimings, deliveryTimeout: self.deliveryTimeout)
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: logger),
@@ -192,6 +192,14 @@ struct TransportFactory: Sendable {
 
     /// The `<r/>` timer's wait in a steady stream: a second, or a quarter of the delivery
     /// timeout or of `ack_timeout` when shorter, so neither fires on a healthy stream's tail.
+    /// A room's reflection wait ends well within the delivery timeout, which would otherwise
+    /// drop the connection over a room that does not reflect.
+    static func roomTimings(_ timings: RoomTimings, deliveryTimeout: Duration) -> RoomTimings {
+        var timings = timings
+        timings.reflectionTimeout = min(timings.reflectionTimeout, deliveryTimeout / 2)
+        return timings
+    }
+
     static func steadyDelay(deliveryTimeout: Duration, acknowledgementTimeout: Duration) -> Duration {
         var delay = min(.seconds(1), deliveryTimeout / 4)
         if acknowledgementTimeout > .zero { delay = min(delay, acknowledgementTimeout / 4) }

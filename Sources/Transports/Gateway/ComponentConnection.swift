@@ -35,6 +35,15 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
             case .refused(let error): "refused: \(error)"
             }
         }
+
+        /// A privileged request (XEP-0356) the server refused, or left unanswered on a link
+        /// that still stands: the privilege it granted cannot be used.
+        var privilegeUnusable: Bool {
+            switch self {
+            case .refused, .timedOut: true
+            case .notConnected, .lost: false
+            }
+        }
     }
 
     private let configuration: XMPPComponentClient.Configuration
@@ -257,9 +266,9 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
     }
 
     /// Fails whichever of `slots` are still open after the request timeout.
-    private func expire(_ slots: [AnswerSlot]) -> Task<Void, Never> {
+    private func expire(_ slots: [AnswerSlot], after timeout: Duration? = nil) -> Task<Void, Never> {
         let clock = self.clock
-        let timeout = self.requestTimeout
+        let timeout = timeout ?? self.requestTimeout
         return Task {
             guard (try? await clock.sleep(for: timeout)) != nil else { return }
             self.expire(slots: slots)
@@ -277,17 +286,18 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         return try await self.request(self.pingRequest(), on: connection)
     }
 
-    /// Sends the request `iq` (its id set here) and waits for its answer.
-    func request(_ iq: XMLElement) async throws -> XMLElement {
+    /// Sends the request `iq` (its id set here) and waits for its answer, at most `timeout`
+    /// (the link's request timeout when nil).
+    func request(_ iq: XMLElement, timeout: Duration? = nil) async throws -> XMLElement {
         guard let connection = self.connection else { throw LinkError.notConnected }
         var iq = iq
         iq[attribute: "id"] = self.ids.next()
-        return try await self.request(iq, on: connection)
+        return try await self.request(iq, on: connection, timeout: timeout)
     }
 
-    private func request(_ iq: XMLElement, on connection: XMPPConnection) async throws -> XMLElement {
+    private func request(_ iq: XMLElement, on connection: XMPPConnection, timeout: Duration? = nil) async throws -> XMLElement {
         let slot = self.expectAnswer(to: iq)
-        let timer = self.expire([slot])
+        let timer = self.expire([slot], after: timeout)
         defer { timer.cancel() }
         connection.write(iq)
         let answer = try await slot.answer()

@@ -142,6 +142,10 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         try? await self.component.send([Self.presence(state, from: puppet, to: to)])
     }
 
+    /// How long a privileged roster push (XEP-0356) may go unanswered before the privilege
+    /// counts as unusable: a server answers one at once, and the relay waits meanwhile.
+    static let rosterPushTimeout: Duration = .seconds(5)
+
     public func offerRoster(_ contacts: [RosterItem], to user: String) async {
         guard let to = try? JID(user) else { return }
         let (changes, privileged) = self.state.withLockedValue { state in (state.offer.changes(for: user.lowercased(), contacts: contacts), state.rosterPrivilege) }
@@ -150,12 +154,11 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
             for push in RosterOffer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
                 do {
-                    _ = try await self.component.request(push)
-                } catch ComponentConnection<EventLoopClock>.LinkError.refused(let refusal) {
-                    // ejabberd before 23.10 grants the privilege but fails every push
-                    // (its issue #3942): suggest instead, from now on.
-                    let error = refusal
-                    self.logger.notice("roster push refused; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
+                    _ = try await self.component.request(push, timeout: Self.rosterPushTimeout)
+                } catch let error as ComponentConnection<EventLoopClock>.LinkError where error.privilegeUnusable {
+                    // ejabberd before 23.10 grants the privilege but fails every push (its
+                    // issue #3942); 24.12 answers none: suggest instead, from now on.
+                    self.logger.notice("roster push refused or not answered; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
                     self.state.withLockedValue { $0.rosterPrivilege = false }
                     await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
                     return

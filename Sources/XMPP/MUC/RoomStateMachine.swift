@@ -87,10 +87,18 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     private var failures = 0
     /// Occupants that announced a nick change: their next presence is no new arrival.
     private var renaming: Set<String> = []
-    /// Ids of messages we sent into the room, to tell their reflections, and whether the
-    /// room reflected each (so it is in the room: XEP-0045 §7.2.2); `sentOrder` has them
-    /// newest last, to forget the oldest.
-    private var sentIDs: [String: Bool] = [:]
+    /// What became of a message we sent into the room.
+    enum SentMessage: Sendable {
+        case sent
+        /// The room reflected it: it is in the room (XEP-0045 §7.2.2).
+        case reflected
+        /// The room answered it with an error (the bounce path decides).
+        case refused
+    }
+
+    /// Ids of messages we sent into the room, to tell their reflections, and what became of
+    /// each; `sentOrder` has them newest last, to forget the oldest.
+    private var sentIDs: [String: SentMessage] = [:]
     private var sentOrder: [String] = []
     private var sentStart = 0
     static var rememberedSentIDs: Int { 1_024 }
@@ -189,6 +197,7 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         let nick = message.from?.resourcepart
         switch message.type {
         case .error:
+            if let id = message.id, self.sentIDs[id] == .sent { self.sentIDs[id] = .refused }
             guard let condition = message.error?.condition, Self.refusesForNow(condition) else { return .ignored("error") }
             // A room answers a message from a non-occupant with not-acceptable (§7.4); a
             // restarting service with service-unavailable or remote-server-*.
@@ -200,7 +209,7 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
             break
         }
         if let id = OriginID.of(message) ?? message.id, self.sentIDs[id] != nil {
-            self.sentIDs[id] = true
+            self.sentIDs[id] = .reflected
             return .echo
         }
         guard let nick else {
@@ -220,7 +229,7 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// We are about to send a message with this id (and origin-id) into the room.
     public mutating func sending(id: String) {
         guard self.sentIDs[id] == nil else { return }
-        self.sentIDs[id] = false
+        self.sentIDs[id] = .sent
         self.sentOrder.append(id)
         if self.sentOrder.count - self.sentStart > Self.rememberedSentIDs {
             self.sentIDs.removeValue(forKey: self.sentOrder[self.sentStart])
@@ -235,7 +244,13 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// Whether the room reflected our message `id` (among the last
     /// ``rememberedSentIDs`` we sent): it reached the room and its occupants.
     public func reflected(_ id: String) -> Bool {
-        self.sentIDs[id] == true
+        self.sentIDs[id] == .reflected
+    }
+
+    /// Whether the room reflected our message `id` or answered it with an error: either way
+    /// nothing more will come for it (an id we no longer remember counts as settled).
+    public func settled(_ id: String) -> Bool {
+        self.sentIDs[id] != .sent
     }
 
     // MARK: - Time

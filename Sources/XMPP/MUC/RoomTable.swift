@@ -33,8 +33,6 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     var online = false
     /// Acknowledged batches said in rooms, waiting for their reflections.
     var unreflected = UnreflectedMessages<Instant>()
-    /// Fires at ``UnreflectedMessages/nextDeadline``.
-    var reflectionTimer: Task<Void, Never>?
     /// Rooms taken out of the configuration in this process: what is still queued for them
     /// is not delivered as if they were contacts.
     var removed: Set<JID> = []
@@ -53,9 +51,10 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         return self.entries[jid.bare] != nil
     }
 
-    /// The earliest moment some room's machine wants ``RoomStateMachine/timerFired(now:)``.
+    /// The earliest moment some room's machine wants ``RoomStateMachine/timerFired(now:)``,
+    /// or a reflection wait ends.
     var nextDeadline: Instant? {
-        self.entries.values.compactMap(\.machine.nextDeadline).min()
+        (self.entries.values.compactMap(\.machine.nextDeadline) + [self.unreflected.nextDeadline].compactMap { $0 }).min()
     }
 
     func status(of jid: JID) -> RoomStatus? {

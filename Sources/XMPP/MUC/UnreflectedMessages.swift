@@ -24,11 +24,12 @@ struct UnreflectedMessages<Instant: InstantProtocol & Sendable>: Sendable where 
     /// its acknowledgement).
     var nextDeadline: Instant? { self.entries.values.compactMap(\.first?.deadline).min() }
 
-    /// The server acknowledged `batch`, said in its room: false when every message of it was
-    /// reflected already (its sender is done), else it waits here until `deadline`.
-    mutating func acknowledged(_ batch: InDoubtMessages.Batch, sentAt: Date?, reflected: (String) -> Bool, deadline: Instant) -> Bool {
+    /// The server acknowledged `batch`, said in its room: false when the room has settled
+    /// every message of it already (reflected, or answered with an error; its sender is
+    /// done), else it waits here until `deadline`.
+    mutating func acknowledged(_ batch: InDoubtMessages.Batch, sentAt: Date?, settled: (String) -> Bool, deadline: Instant) -> Bool {
         guard let room = batch.room else { return false }
-        let remaining = Set(batch.messages.compactMap { $0[attribute: "id"] }.filter { !reflected($0) })
+        let remaining = Set(batch.messages.compactMap { $0[attribute: "id"] }.filter { !settled($0) })
         guard !remaining.isEmpty else { return false }
         self.entries[room, default: []].append(Entry(batch: batch, sentAt: sentAt, remaining: remaining, deadline: deadline))
         return true
@@ -72,10 +73,17 @@ struct UnreflectedMessages<Instant: InstantProtocol & Sendable>: Sendable where 
         return doubt
     }
 
-    /// What waits in `room` (every room when nil), taken out.
-    mutating func take(in room: JID?) -> [InDoubtMessages.Batch] {
-        guard let room else { return self.takeAll().batches }
+    /// What waits in `room`, taken out.
+    mutating func take(in room: JID) -> [InDoubtMessages.Batch] {
         defer { self.entries[room] = nil }
         return (self.entries[room] ?? []).map(\.batch)
+    }
+
+    /// The connection is back (resumed): no reflection could come while it was down, so
+    /// every wait starts again, ending at `deadline`.
+    mutating func restartDeadlines(at deadline: Instant) {
+        for room in Array(self.entries.keys) {
+            for index in self.entries[room]?.indices ?? 0..<0 { self.entries[room]?[index].deadline = deadline }
+        }
     }
 }

@@ -206,8 +206,12 @@ extension XMPPSession {
         for batch in batches {
             elements += batch.messages
             if self.streamManagement.isCounting {
-                let said = batch.room.map { InDoubtMessages.Batch(messages: batch.messages, waiter: batch.waiter, room: $0) }
-                self.acknowledgementWaiters.append((self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), batch.waiter, Date(), batch.messages.count, said))
+                self.acknowledgementWaiters.append(
+                    AcknowledgementWaiter(
+                        number: self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), waiter: batch.waiter, sentAt: Date(),
+                        count: batch.messages.count, room: batch.room, messages: batch.messages
+                    )
+                )
             } else {
                 batch.waiter.complete(.failure(XMPPSessionError.disconnected))
             }

@@ -6,63 +6,62 @@ import Foundation
 /// meanwhile puts them in doubt, looked for in the room's archive after the rejoin and said
 /// again only where missing (``checkInDoubt(on:resumed:)``).
 extension XMPPSession {
-    /// `elements` as a batch said in one room we sit in (every one a groupchat message to
-    /// the same room), else nil.
-    func saidInRoom(_ elements: [XMLElement], waiter: OneShotWaiter<Void>) -> InDoubtMessages.Batch? {
-        guard let first = elements.first, first[attribute: "type"] == "groupchat", let to = first[attribute: "to"],
+    /// The room every one of `elements` is said in (groupchat messages to one room we sit
+    /// in), else nil.
+    func roomSaidIn(_ elements: [XMLElement]) -> JID? {
+        guard !self.rooms.entries.isEmpty, let first = elements.first, first[attribute: "type"] == "groupchat", let to = first[attribute: "to"],
             let room = try? JID(to).bare, self.rooms.entries[room] != nil,
             elements.allSatisfy({ $0[attribute: "type"] == "groupchat" && $0[attribute: "to"] == to })
         else { return nil }
-        return InDoubtMessages.Batch(messages: elements, waiter: waiter, room: room)
+        return room
     }
 
     /// The server acknowledged `batch` (said in a room, sent at `sentAt`): its sender is told
-    /// once the room has reflected every message of it, at once if it already has.
+    /// once the room has reflected every message of it (or answered it with an error), at
+    /// once if it already has. Out of the room meanwhile, it is sent again (at least once).
     func parkUntilReflected(_ batch: InDoubtMessages.Batch, sentAt: Date?) {
-        guard let room = batch.room, let machine = self.rooms.entries[room]?.machine,
-            self.rooms.unreflected.acknowledged(
-                batch, sentAt: sentAt, reflected: machine.reflected, deadline: self.clock.now.advanced(by: self.configuration.roomTimings.reflectionTimeout)
-            )
-        else {
+        guard let room = batch.room, let machine = self.rooms.entries[room]?.machine else {
+            // The room was taken out of the configuration: nothing will be said there again.
             batch.waiter.complete(.success(()))
             return
         }
-        self.armReflectionTimer()
+        guard machine.isJoined else {
+            batch.waiter.complete(.failure(XMPPSessionError.disconnected))
+            return
+        }
+        let deadline = self.clock.now.advanced(by: self.configuration.roomTimings.reflectionTimeout)
+        guard self.rooms.unreflected.acknowledged(batch, sentAt: sentAt, settled: machine.settled, deadline: deadline) else {
+            batch.waiter.complete(.success(()))
+            return
+        }
+        self.armRoomTimer()
     }
 
     /// The room reflected our message `id`, or answered it with an error.
     func reflectionArrived(_ id: String, in room: JID) {
+        guard !self.rooms.unreflected.isEmpty else { return }
         self.rooms.unreflected.arrived(id, in: room)?.waiter.complete(.success(()))
     }
 
     /// Fails the senders of what waits for a reflection in `room` (every room when nil):
-    /// they try again, with the same ids (at least once).
+    /// they send it again, with the same ids (at least once).
     func failUnreflected(_ error: any Error, in room: JID? = nil) {
-        for batch in self.rooms.unreflected.take(in: room) { batch.waiter.complete(.failure(error)) }
-    }
-
-    /// One timer, for the earliest deadline.
-    private func armReflectionTimer() {
-        guard self.rooms.reflectionTimer == nil, let next = self.rooms.unreflected.nextDeadline else { return }
-        let clock = self.clock
-        self.rooms.reflectionTimer = Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            await self.reflectionTimerFired()
-        }
+        guard !self.rooms.unreflected.isEmpty else { return }
+        let batches = room.map { self.rooms.unreflected.take(in: $0) } ?? self.rooms.unreflected.takeAll().batches
+        for batch in batches { batch.waiter.complete(.failure(error)) }
     }
 
     /// A room that has not reflected an acknowledged message within
-    /// ``RoomTimings/reflectionTimeout`` does not reflect, though XEP-0045 §7.2.2 says it
-    /// must: the server's acknowledgement is all there is, so the batch counts as delivered.
-    private func reflectionTimerFired() {
-        self.rooms.reflectionTimer = nil
-        for entry in self.rooms.unreflected.expired(now: self.clock.now) {
+    /// ``RoomTimings/reflectionTimeout`` of the connection being up does not reflect, though
+    /// XEP-0045 §7.2.2 says it must: the server's acknowledgement is all there is, so the
+    /// batch counts as delivered. Runs from the room timer, which runs only while connected.
+    func expireUnreflected(now: C.Instant) {
+        for entry in self.rooms.unreflected.expired(now: now) {
             self.logger.warning(
                 "the room did not reflect messages we said in it; counted delivered at the server's acknowledgement",
                 metadata: ["room": "\(entry.batch.room?.description ?? "-")", "messages": "\(entry.remaining.count)", "after": "\(self.configuration.roomTimings.reflectionTimeout)"]
             )
             entry.batch.waiter.complete(.success(()))
         }
-        self.armReflectionTimer()
     }
 }

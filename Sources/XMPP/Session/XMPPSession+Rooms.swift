@@ -31,8 +31,8 @@ extension XMPPSession {
             var entry = entry
             if let leave = entry.machine.leave() { leaves.append(leave) }
             entry.afterJoin?.cancel()
-            // What waited to be said again there: its senders decide anew.
-            for batch in entry.resend { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+            // What waited to be said again there, or for its reflection: its senders decide anew.
+            for batch in entry.resend + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             self.rooms.entries.removeValue(forKey: jid)
             if wanted[jid] == nil {
                 self.rooms.removed.insert(jid)
@@ -79,6 +79,8 @@ extension XMPPSession {
     func joinRooms(resumed: Bool) async {
         self.rooms.online = true
         let now = self.clock.now
+        // No reflection could come while the connection was down: each wait starts again.
+        self.rooms.unreflected.restartDeadlines(at: now.advanced(by: self.configuration.roomTimings.reflectionTimeout))
         for jid in self.rooms.entries.keys.sorted(by: { $0.description < $1.description }) {
             guard var entry = self.rooms.entries[jid] else { continue }
             if resumed, entry.machine.isJoined {
@@ -156,8 +158,9 @@ extension XMPPSession {
             return [.emitMessage(message, carbon: nil)]
         case .echo:
             self.rooms.entries[room] = entry
-            if let id = OriginID.of(message) ?? message.id { self.reflectionArrived(id, in: room) }
-            guard entry.trustsStanzaIDs, let id = OriginID.of(message) ?? message.id,
+            let id = OriginID.of(message) ?? message.id
+            if let id { self.reflectionArrived(id, in: room) }
+            guard entry.trustsStanzaIDs, let id,
                 let stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
             else { return [] }
             return [.copyStanzaID(room: room, id: id, stanzaID: stanzaID)]
@@ -277,6 +280,7 @@ extension XMPPSession {
     private func roomTimerFired() async {
         self.roomTimer = nil
         let now = self.clock.now
+        self.expireUnreflected(now: now)
         for jid in self.rooms.entries.keys {
             guard var entry = self.rooms.entries[jid] else { continue }
             let actions = entry.machine.timerFired(now: now)

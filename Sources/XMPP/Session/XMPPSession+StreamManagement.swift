@@ -210,7 +210,9 @@ extension XMPPSession {
         }
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((last, waiter, Date(), messages.count, self.saidInRoom(elements, waiter: waiter)))
+        self.acknowledgementWaiters.append(
+            AcknowledgementWaiter(number: last, waiter: waiter, sentAt: Date(), count: messages.count, room: self.roomSaidIn(elements), messages: elements)
+        )
         // Whether a failed write leaves the batch to the resumption (read before the write:
         // the watchdog may give the session up while the write is pending).
         let resumable = self.streamManagement.resumption != nil
@@ -270,7 +272,7 @@ extension XMPPSession {
             return
         }
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append((self.streamManagement.sent, waiter, nil, 0, nil))
+        self.acknowledgementWaiters.append(AcknowledgementWaiter(number: self.streamManagement.sent, waiter: waiter, sentAt: nil, count: 0))
         do {
             try await self.transmit([self.streamManagement.requestAck()], on: connection)
         } catch {
@@ -304,9 +306,9 @@ extension XMPPSession {
         for entry in self.acknowledgementWaiters {
             // Covered when the number is no further ahead of the last acknowledged than 0.
             if through &- entry.number < UInt32(1) << 31 {
-                if let said = entry.said {
+                if let room = entry.room {
                     // Into a room: done once the room has reflected it too.
-                    self.parkUntilReflected(said, sentAt: entry.sentAt)
+                    self.parkUntilReflected(InDoubtMessages.Batch(messages: entry.messages, waiter: entry.waiter, room: room), sentAt: entry.sentAt)
                 } else {
                     entry.waiter.complete(.success(()))
                 }

@@ -223,6 +223,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // are no reason to rejoin.
         self.roomTimer?.task.cancel()
         self.rooms.failResends(XMPPSessionError.stopped)
+        self.failUnreflected(XMPPSessionError.stopped)
         self.rooms = RoomTable()
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
