@@ -133,4 +133,11 @@ struct GatewayDirectoryTests {
             return
         }
     }
+
+    @Test("the gateway's pings go to the server's domain with a resource: ejabberd 24.12 drops a component's IQ to a bare JID under mod_privilege")
+    func pingAddress() throws {
+        let address = ComponentConnection<ContinuousClock>.pingAddress(serverDomain: try JID("Example.test"))
+        #expect(address.description == "example.test/xmpp-bridge-ping")
+        #expect(address.localpart == nil)
+    }
 }

@@ -280,10 +280,16 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         self.pending = self.pending.filter { entry in !slots.contains { $0 === entry.value.slot } }
     }
 
-    /// A ping to the server, answered.
+    /// A ping to the server, answered (a result or an error: either proves the link, see
+    /// ``pingAddress``).
     func ping() async throws -> XMLElement {
         guard let connection = self.connection else { throw LinkError.notConnected }
-        return try await self.request(self.pingRequest(), on: connection)
+        let ping = self.pingRequest()
+        let slot = self.expectAnswer(to: ping)
+        let timer = self.expire([slot])
+        defer { timer.cancel() }
+        connection.write(ping)
+        return try await slot.answer()
     }
 
     /// Sends the request `iq` (its id set here) and waits for its answer, at most `timeout`
@@ -307,8 +313,20 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         return answer
     }
 
+    /// Where pings go: the server's domain with a resource (RFC 6120 §8.5.2 has the server
+    /// answer for it, Prosody with a result, ejabberd with an error), not the bare domain:
+    /// ejabberd 24.12 (Debian 13's) drops every IQ a component sends to a bare JID once
+    /// mod_privilege is loaded, unless it is a privileged or a roster one (fixed in 25.03,
+    /// ejabberd a4062f6). Either answer comes after the server handled what was written
+    /// before the ping, which is all a confirmation needs.
+    static func pingAddress(serverDomain: JID) -> JID {
+        (try? JID(domainpart: serverDomain.domainpart, resourcepart: pingResource)) ?? serverDomain
+    }
+
+    static var pingResource: String { "xmpp-bridge-ping" }
+
     private func pingRequest() -> XMLElement {
-        var iq = IQ(type: .get, id: self.ids.next(), to: self.serverDomain, payload: XMLElement(name: "ping", namespace: GatewayDirectory.Namespace.ping))
+        var iq = IQ(type: .get, id: self.ids.next(), to: Self.pingAddress(serverDomain: self.serverDomain), payload: XMLElement(name: "ping", namespace: GatewayDirectory.Namespace.ping))
         iq.header.from = try? JID(self.configuration.domain)
         return iq.element
     }
