@@ -79,20 +79,13 @@ struct ArchiveCatchUpIntegrationTests {
         }
     }
 
-    /// Sends `marker` from alice and waits until bob has it; then counts what bob got
-    /// besides markers: (lost, duplicated) against `sent`.
-    /// The bodies in `user`'s message archive as Prosody stored it (its internal storage:
-    /// one `.list` file per user and store, appended and flushed per message).
+    /// The test's bodies in `user`'s message archive as Prosody stored it.
     static func archivedBodies(on server: ProsodyServer, user: String) -> Set<String> {
-        let host = server.domain.replacingOccurrences(of: ".", with: "%2e")
-        var bodies: Set<String> = []
-        for store in ["archive", "archive2"] {
-            guard let text = try? String(contentsOfFile: "\(server.directory)/data/\(host)/\(store)/\(user).list", encoding: .utf8) else { continue }
-            for match in text.matches(of: /crash \d{3}/) { bodies.insert(String(match.output)) }
-        }
-        return bodies
+        Set(((try? server.archivedBodies(of: user)) ?? []).filter { $0.wholeMatch(of: /crash \d{3}/) != nil })
     }
 
+    /// Sends `marker` from alice and waits until bob has it; then counts what bob got
+    /// besides markers: (lost, duplicated) against `sent`.
     static func count(
         _ sent: [String], alice: TestSession, bob: TestSession, marker: String, bridge: BridgeDaemon
     ) async throws -> (received: [String], lost: [String], duplicated: Int) {

@@ -164,6 +164,10 @@ struct FaultScene {
                 copies[body, default: []].insert(message.archiveID ?? message.id ?? UUID().uuidString)
             }
             let missing = bodies.filter { copies[$0] == nil }
+            if !missing.isEmpty, let own = try self.server.archivedBodies(of: self.path == .rooms ? "" : session.jid.localpart ?? "") {
+                // In the receiver's own archive but never seen: its catch-up missed them.
+                print("[fault-matrix] \(session.jid) missing \(missing.count), of which in its own archive \(missing.filter(own.contains).count): \(missing.prefix(5))")
+            }
             let server = try self.lostByServer(missing, to: session.jid.localpart ?? "")
             lostByServer += server
             lost += missing.filter { !server.contains($0) }
