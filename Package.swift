@@ -96,7 +96,7 @@ let package = Package(
                 "XMPP",
                 "Transports",
                 "TransportCore",
-                "EmbeddedProsody",
+                "ThrowawayProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -110,18 +110,24 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // A throwaway Prosody on loopback: what `xmpp-bridge demo` runs against (and the
+        // tests' Prosody). Foundation only.
         .target(
-            name: "EmbeddedProsody",
-            dependencies: [
-                "XMPP",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/EmbeddedProsody"
+            name: "ThrowawayProsody",
+            path: "Sources/ThrowawayProsody"
+        ),
+        // The test harness: the other servers the tests start (ejabberd, Alertmanager,
+        // PostgreSQL) and what the tests read from them. Never linked into the daemon.
+        .target(
+            name: "TestServers",
+            dependencies: ["ThrowawayProsody"],
+            path: "Sources/TestServers"
         ),
         // Benchmarks (run in release: see README).
         .target(
@@ -143,7 +149,7 @@ let package = Package(
             name: "send-benchmark",
             dependencies: [
                 "XMPP",
-                "EmbeddedProsody",
+                "ThrowawayProsody",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/SendBenchmark"
@@ -159,7 +165,7 @@ let package = Package(
             dependencies: [
                 "XMPP",
                 "TestSupport",
-                "EmbeddedProsody",
+                "TestServers",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -172,6 +178,9 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "TestSupport",
+                "TestServers",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 "XMPP",
                 "Transports",
                 "TransportCore",
@@ -201,7 +210,7 @@ let package = Package(
             name: "IntegrationSupport",
             dependencies: [
                 "XMPP",
-                "EmbeddedProsody",
+                "TestServers",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -212,7 +221,7 @@ let package = Package(
             name: "XMPPIntegrationTests",
             dependencies: [
                 "XMPP",
-                "EmbeddedProsody",
+                "TestServers",
                 "TestSupport",
                 "IntegrationSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -225,9 +234,13 @@ let package = Package(
             name: "StateIntegrationTests",
             dependencies: [
                 "Bridge",
-                "EmbeddedProsody",
+                "XMPP",
+                "Transports",
+                "TransportCore",
+                "TestServers",
                 "TestSupport",
                 "IntegrationSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The `xmpp-bridge` binary end to end: daemons, commands and real servers.
@@ -237,7 +250,7 @@ let package = Package(
                 "XMPP",
                 "Transports",
                 "TransportCore",
-                "EmbeddedProsody",
+                "TestServers",
                 "TestSupport",
                 "IntegrationSupport",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -13,7 +13,8 @@ if [ "$("$venv/bin/python" -c 'import slixmpp; print(slixmpp.__version__)' 2>/de
   "$venv/bin/pip" install --quiet --disable-pip-version-check "slixmpp==$slixmpp"
 fi
 export XMPP_BRIDGE_TEST_PYTHON=$PWD/$venv/bin/python
-swift build --build-tests
+# Every import must be a declared dependency of its target (the layers in Package.swift).
+swift build --build-tests --explicit-target-dependency-import-check error
 swift test --skip-build "$@"
 # The whole suite ran its Prosody tiers on Prosody 0.12 (Debian oldstable; the fault matrix
 # runs both releases itself): the same tests again on Prosody 13 (Debian stable), the one

@@ -2,7 +2,7 @@
 // file, so input ends right after the last line) to the same Prosody, with and without
 // mod_mam. Lines are counted at the receiving account.
 // Usage: swift build -c release && .build/release/send-benchmark [lines] [rounds]
-import EmbeddedProsody
+import ThrowawayProsody
 import Foundation
 import Logging
 import XMPP

@@ -1,4 +1,4 @@
-import EmbeddedProsody
+import TestServers
 import Foundation
 import IntegrationSupport
 import Testing

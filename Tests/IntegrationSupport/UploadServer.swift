@@ -1,4 +1,4 @@
-import EmbeddedProsody
+import TestServers
 
 /// A Prosody with an HTTP File Upload service (XEP-0363, `mod_http_file_share`), for the
 /// upload tests of the library and of the bridge's commands.

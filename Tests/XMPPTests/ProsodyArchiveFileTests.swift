@@ -1,4 +1,4 @@
-import EmbeddedProsody
+import TestServers
 import Testing
 
 /// The test servers' archive reader (what tells a message Prosody lost from one the bridge

@@ -1,5 +1,5 @@
 import ArgumentParser
-import EmbeddedProsody
+import ThrowawayProsody
 import Foundation
 import Logging
 import TransportCore

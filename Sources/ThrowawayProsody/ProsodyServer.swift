@@ -9,7 +9,7 @@ import Glibc
 /// at start. Used by the integration tests, the benchmarks and `xmpp-bridge demo`.
 ///
 /// Only the process this object started is ever signalled, by its pid.
-public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
+public final class ProsodyServer: @unchecked Sendable {
     /// How the server is set up.
     public struct Options: Sendable {
         public var domain: String = "example.test"
@@ -165,7 +165,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
 
     /// How Prosody's file storage names a host or user: lower-cased, every character but
     /// letters and digits as `%xx`.
-    static func storageName(_ text: String) -> String {
+    package static func storageName(_ text: String) -> String {
         text.lowercased().unicodeScalars.map { scalar in
             scalar.properties.isAlphabetic && scalar.isASCII || ("0"..."9").contains(scalar) ? String(scalar) : String(format: "%%%02x", scalar.value)
         }.joined()
@@ -378,7 +378,7 @@ public final class ProsodyServer: TestXMPPServer, @unchecked Sendable {
     }
 
     /// Whether something listens on 127.0.0.1:`port`.
-    static func acceptsConnections(_ port: Int) -> Bool {
+    package static func acceptsConnections(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

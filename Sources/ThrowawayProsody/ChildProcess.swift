@@ -14,7 +14,7 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Output to `logFile` (stdout and stderr), stdin from /dev/null.
-    convenience init(executable: String, arguments: [String], logFile: String) throws {
+    package convenience init(executable: String, arguments: [String], logFile: String) throws {
         try self.init(executable: executable, arguments: arguments, stdin: "/dev/null", stdout: logFile, stderr: logFile)
     }
 

@@ -2,8 +2,8 @@
 /// attempts, each on fresh free ports when the ports are ours to choose (another process
 /// may take a port between choosing and binding), stopping what a failed attempt left.
 /// On a restart (same ports, same data) one attempt only.
-enum ServerLaunch {
-    static func retrying(
+package enum ServerLaunch {
+    package static func retrying(
         server: String, pickPorts: Bool, choosePorts: () throws -> Void, start: () throws -> Void, stop: () -> Void
     ) throws {
         var lastError: (any Error)?

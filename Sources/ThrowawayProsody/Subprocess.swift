@@ -8,6 +8,12 @@ public enum Subprocess {
         public let status: Int32
         public let output: String
         public var description: String { "`\(command)` exited with \(status): \(output)" }
+
+        public init(command: String, status: Int32, output: String) {
+            self.command = command
+            self.status = status
+            self.output = output
+        }
     }
 
     /// Finds `name` on `PATH` (or in the usual sbin folders); a path is taken as it is.

@@ -1,4 +1,5 @@
 import Foundation
+import ThrowawayProsody
 
 /// What a Prosody message archive holds on disk: its internal storage keeps one `.list`
 /// file per user (or room) and store, each item a Lua table appended as written

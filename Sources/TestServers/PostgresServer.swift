@@ -1,4 +1,5 @@
 import Foundation
+import ThrowawayProsody
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+@_exported import ThrowawayProsody
+
 /// A real XMPP server the tests start themselves (``ProsodyServer``, ``EjabberdServer``):
 /// in a temporary directory, on loopback, on random free ports, with a certificate made at
 /// start for `domain` (and rooms on `mucDomain`). Tests that should hold against every
@@ -26,3 +28,6 @@ public protocol TestXMPPServer: AnyObject, Sendable {
 extension TestXMPPServer {
     public func archivedBodies(of owner: String) throws -> Set<String>? { nil }
 }
+
+/// The demo's Prosody launcher (``ThrowawayProsody``) is one of the test servers.
+extension ProsodyServer: TestXMPPServer {}
