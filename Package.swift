@@ -8,7 +8,6 @@ let package = Package(
         .executable(name: "xmpp-bridge", targets: ["Bridge"]),
         .library(name: "XMPP", targets: ["XMPP"]),
         .library(name: "TransportCore", targets: ["TransportCore"]),
-        .library(name: "Transports", targets: ["Transports"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -73,11 +72,46 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // One target per transport, each above the core (and the XMPP library where it
+        // speaks XMPP), none importing another but through XMPPMapping.
+        // The bridge's terms as stanzas, shared by the XMPP account and the gateway.
         .target(
-            name: "Transports",
+            name: "XMPPMapping",
+            dependencies: ["TransportCore", "XMPP"]
+        ),
+        // An XMPP account (XMPPTransport): sessions, rooms, roster, uploads.
+        .target(
+            name: "AccountTransport",
             dependencies: [
                 "TransportCore",
                 "XMPP",
+                "XMPPMapping",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The local transports: stdin/stdout, FIFOs, the Unix socket; line input.
+        .target(
+            name: "LocalTransport",
+            dependencies: [
+                "TransportCore",
+                "XMPP",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP ingress (Hummingbird): webhooks, Alertmanager, Grafana, /messages.
+        .target(
+            name: "HTTPIngress",
+            dependencies: [
+                "TransportCore",
+                "XMPP",
+                "LocalTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -85,7 +119,19 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The gateway: an XMPP component (XEP-0114) whose puppets stand for contacts.
+        .target(
+            name: "GatewayComponent",
+            dependencies: [
+                "TransportCore",
+                "XMPP",
+                "XMPPMapping",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -94,7 +140,10 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "XMPP",
-                "Transports",
+                "AccountTransport",
+                "LocalTransport",
+                "HTTPIngress",
+                "GatewayComponent",
                 "TransportCore",
                 "ThrowawayProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -182,7 +231,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "XMPP",
-                "Transports",
+                "AccountTransport",
+                "HTTPIngress",
+                "GatewayComponent",
                 "TransportCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -194,7 +245,11 @@ let package = Package(
         .testTarget(
             name: "TransportsTests",
             dependencies: [
-                "Transports",
+                "XMPPMapping",
+                "AccountTransport",
+                "LocalTransport",
+                "HTTPIngress",
+                "GatewayComponent",
                 "TransportCore",
                 "XMPP",
                 "TestSupport",
@@ -235,7 +290,6 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "XMPP",
-                "Transports",
                 "TransportCore",
                 "TestServers",
                 "TestSupport",
@@ -248,7 +302,8 @@ let package = Package(
             name: "BridgeDaemonTests",
             dependencies: [
                 "XMPP",
-                "Transports",
+                "HTTPIngress",
+                "XMPPMapping",
                 "TransportCore",
                 "TestServers",
                 "TestSupport",

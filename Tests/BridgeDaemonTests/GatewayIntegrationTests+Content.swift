@@ -3,6 +3,7 @@ import Foundation
 import IntegrationSupport
 import Testing
 import XMPP
+import XMPPMapping
 
 /// Gateway mode (issue 23), what crosses puppets besides text: rich content (issue 12)
 /// through the id map, and the contact's vCard and avatar.

@@ -4,7 +4,7 @@ import IntegrationSupport
 import TestSupport
 import Testing
 import TransportCore
-import Transports
+import HTTPIngress
 import XMPP
 
 #if canImport(Glibc)

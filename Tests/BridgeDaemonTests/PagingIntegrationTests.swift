@@ -5,8 +5,8 @@ import NIOPosix
 import TestSupport
 import Testing
 import TransportCore
-import Transports
 import XMPP
+import XMPPMapping
 
 #if canImport(Glibc)
 import Glibc

@@ -4,7 +4,6 @@ import Logging
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 
 @testable import Bridge
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Testing
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

@@ -1,6 +1,5 @@
 import Testing
 import TransportCore
-import Transports
 
 @testable import Bridge
 

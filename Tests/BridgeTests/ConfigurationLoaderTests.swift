@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TransportCore
-import Transports
+import HTTPIngress
+import GatewayComponent
 import XMPP
 
 @testable import Bridge

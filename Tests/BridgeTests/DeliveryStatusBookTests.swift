@@ -3,7 +3,6 @@ import NIOConcurrencyHelpers
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 
 @testable import Bridge
 

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

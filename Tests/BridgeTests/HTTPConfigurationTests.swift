@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TransportCore
-import Transports
+import HTTPIngress
 
 @testable import Bridge
 

@@ -4,7 +4,6 @@ import Logging
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import TestSupport
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

@@ -1,7 +1,6 @@
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 
 @testable import Bridge
 

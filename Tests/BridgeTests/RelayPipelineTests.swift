@@ -5,7 +5,6 @@ import ServiceLifecycle
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 
 @testable import Bridge
 

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import Testing
 import TransportCore
-import Transports
 import XMPP
 
 @testable import Bridge

@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 import TestSupport
 import TransportCore
-import Transports
+import AccountTransport
 import XMPP
 
 @testable import Bridge

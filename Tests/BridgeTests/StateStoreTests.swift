@@ -3,7 +3,6 @@ import GRDB
 import Testing
 import TestSupport
 import TransportCore
-import Transports
 
 @testable import Bridge
 

@@ -1,7 +1,7 @@
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// `Authorization: Bearer <token>` (RFC 6750 §2.1): the scheme in any case, the token
 /// exactly, compared over every byte.

@@ -3,7 +3,7 @@ import Logging
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import LocalTransport
 
 /// Who may write into the bridge's FIFO (issue 13, defect 4): only a FIFO of our own,
 /// no wider than configured, is read.

@@ -1,7 +1,7 @@
 import Testing
 import XMPP
 
-@testable import Transports
+@testable import GatewayComponent
 
 /// What a gateway answers (XEP-0030, XEP-0100, XEP-0077, XEP-0199, XEP-0054), without I/O.
 @Suite("GatewayDirectory")

@@ -1,7 +1,7 @@
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// The `listen` and `metrics_listen` settings: `host:port`, `[IPv6]:port`, or a Unix
 /// socket path; and which of them only this machine can reach.

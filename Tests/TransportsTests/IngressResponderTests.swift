@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// The HTTP ingress's answers once a request is routed, authorised and read (no sockets):
 /// what the bridge is handed, and the status for every outcome of `handle` and of

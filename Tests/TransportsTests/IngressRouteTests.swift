@@ -1,7 +1,7 @@
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// Routing HTTP ingress requests by method and path (no I/O): the three routes, 404 and
 /// 405 with their JSON bodies, percent-decoding, and paths crafted to name something else.

@@ -2,7 +2,7 @@ import Testing
 import TransportCore
 import XMPP
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// Reading one message from an HTTP request's content type, headers and body (no I/O):
 /// text and JSON bodies, headers for subject and type, and every refusal's status.

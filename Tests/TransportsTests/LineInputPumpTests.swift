@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import LocalTransport
 
 /// Local input through the pump, from a real pipe: what is relayed and what is logged
 /// (issue 13, defect 12: a repaired line is relayed and logged, never silently).

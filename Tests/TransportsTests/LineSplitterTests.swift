@@ -1,7 +1,7 @@
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import LocalTransport
 
 /// Splitting local input into lines (bounded length, LF or CR LF, a decision on invalid
 /// UTF-8) and cutting long text into message-sized pieces.

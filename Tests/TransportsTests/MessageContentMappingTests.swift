@@ -1,8 +1,8 @@
 import Testing
 import TransportCore
 import XMPP
+import XMPPMapping
 
-@testable import Transports
 
 /// The XMPP transport maps the bridge's ``MessageContent`` to and from the XMPP library's
 /// `RichContent` field by field; only the re-upload instruction has no XML form.

@@ -1,8 +1,9 @@
 import TransportCore
 import Testing
 import XMPP
+import XMPPMapping
 
-@testable import Transports
+@testable import GatewayComponent
 
 /// A contact's presence as its puppet shows it (RFC 6121 §4.7), with the avatar hash of
 /// XEP-0153 §3.2 read from the contact and passed on, without I/O.
@@ -24,12 +25,12 @@ struct PuppetPresenceTests {
 
     @Test("the photo hash is read from a contact's presence: a hash, none (empty photo), or not said; anything not a SHA-1 is not passed on")
     func readsTheAvatarHash() {
-        #expect(XMPPTransport.state(Self.presence(photo: Self.hash)) == PresenceState(availability: .away, status: "lunch", avatar: Self.hash))
-        #expect(XMPPTransport.state(Self.presence(photo: " \(Self.hash.uppercased())\n")).avatar == Self.hash)
-        #expect(XMPPTransport.state(Self.presence(photo: "")).avatar == "")
-        #expect(XMPPTransport.state(Self.presence(photo: nil)).avatar == nil)
-        #expect(XMPPTransport.state(Self.presence(photo: "<script>")).avatar == nil)
-        #expect(XMPPTransport.state(Self.presence(photo: String(repeating: "a", count: 41))).avatar == nil)
+        #expect(StanzaMapping.state(Self.presence(photo: Self.hash)) == PresenceState(availability: .away, status: "lunch", avatar: Self.hash))
+        #expect(StanzaMapping.state(Self.presence(photo: " \(Self.hash.uppercased())\n")).avatar == Self.hash)
+        #expect(StanzaMapping.state(Self.presence(photo: "")).avatar == "")
+        #expect(StanzaMapping.state(Self.presence(photo: nil)).avatar == nil)
+        #expect(StanzaMapping.state(Self.presence(photo: "<script>")).avatar == nil)
+        #expect(StanzaMapping.state(Self.presence(photo: String(repeating: "a", count: 41))).avatar == nil)
     }
 
     @Test("a puppet's presence carries the contact's avatar hash (an empty photo when it has none); unavailable and unknown carry none")

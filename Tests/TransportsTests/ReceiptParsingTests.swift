@@ -2,7 +2,7 @@ import Testing
 import TransportCore
 import XMPP
 
-@testable import Transports
+@testable import AccountTransport
 
 /// Delivery receipts (XEP-0184 §5.2 `<received/>`) and displayed markers (XEP-0333 §4
 /// `<displayed/>`) in bodyless 1:1 messages, and the JSON line local subscribers get.

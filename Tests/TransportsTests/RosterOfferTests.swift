@@ -2,7 +2,7 @@ import Testing
 import TransportCore
 import XMPP
 
-@testable import Transports
+@testable import GatewayComponent
 
 /// Which puppets a gateway user is offered, and how (XEP-0144, XEP-0356), plus the small
 /// rules around them: puppet addresses, registration patterns, a user's aggregate presence.

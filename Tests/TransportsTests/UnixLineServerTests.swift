@@ -3,7 +3,7 @@ import NIOPosix
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import LocalTransport
 
 /// Sockets are created safe on every path (issue 13, defect 5): bound in a private
 /// folder, given their mode there, then moved into place.

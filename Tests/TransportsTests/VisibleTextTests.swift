@@ -2,7 +2,7 @@ import Testing
 import TransportCore
 import XMPP
 
-@testable import Transports
+@testable import LocalTransport
 
 /// Remote text on a terminal (issue 13, defect 9): no control character gets through.
 @Suite("VisibleText and text output lines")

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import TransportCore
 
-@testable import Transports
+@testable import HTTPIngress
 
 /// Alertmanager and Grafana webhooks as template contexts, and their text through the
 /// default and custom Mustache templates (plain text: nothing is HTML-escaped).

@@ -3,7 +3,7 @@ import ThrowawayProsody
 import Foundation
 import Logging
 import TransportCore
-import Transports
+import LocalTransport
 import XMPP
 
 /// `xmpp-bridge demo`: the whole relay path on a throwaway Prosody on loopback, no

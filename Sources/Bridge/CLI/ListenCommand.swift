@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// `xmpp-bridge listen`: print incoming messages until interrupted.

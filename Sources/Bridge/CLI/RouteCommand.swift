@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TransportCore
-import Transports
+import LocalTransport
 
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TransportCore
-import Transports
 import XMPP
 
 /// `xmpp-bridge run`: the daemon. Every account and local transport, its delivery worker

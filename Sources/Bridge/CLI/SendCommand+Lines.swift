@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import TransportCore
-import Transports
+import LocalTransport
 import XMPP
 
 extension SendCommand {

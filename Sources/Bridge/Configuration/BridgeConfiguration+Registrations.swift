@@ -1,4 +1,4 @@
-import Transports
+import GatewayComponent
 import XMPP
 
 /// Gateway users who registered in band (XEP-0077) join the configuration as accounts and

@@ -1,6 +1,6 @@
 import Foundation
 import TransportCore
-import Transports
+import HTTPIngress
 
 /// All of `bridge.toml`: the bridge's own settings, XMPP accounts, local transports and
 /// channels.

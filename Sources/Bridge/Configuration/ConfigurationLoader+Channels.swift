@@ -1,7 +1,6 @@
 import Foundation
 import TOMLKit
 import TransportCore
-import Transports
 import XMPP
 
 extension ConfigurationLoader {

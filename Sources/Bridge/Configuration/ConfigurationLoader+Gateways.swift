@@ -1,6 +1,6 @@
 import Foundation
 import TOMLKit
-import Transports
+import GatewayComponent
 import XMPP
 
 extension ConfigurationLoader {

@@ -1,7 +1,7 @@
 import Foundation
 import TOMLKit
 import TransportCore
-import Transports
+import HTTPIngress
 
 extension ConfigurationLoader {
     /// Largest HTTP request body an ingress may allow: 16 MiB.

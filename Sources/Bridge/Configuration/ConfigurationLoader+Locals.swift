@@ -1,6 +1,6 @@
 import TOMLKit
 import TransportCore
-import Transports
+import LocalTransport
 
 extension ConfigurationLoader {
     /// Longest input line a local may allow: 16 MiB.

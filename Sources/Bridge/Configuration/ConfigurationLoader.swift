@@ -1,7 +1,6 @@
 import Foundation
 import TOMLKit
 import TransportCore
-import Transports
 import XMPP
 
 /// Reads `bridge.toml` (TOML) into typed configuration, collecting every problem with its

@@ -1,4 +1,4 @@
-import Transports
+import GatewayComponent
 import XMPP
 
 /// One `[gateway.NAME]` table of `bridge.toml`: an XMPP component (XEP-0114) whose

@@ -1,6 +1,6 @@
 import Foundation
 import TransportCore
-import Transports
+import LocalTransport
 
 #if canImport(Glibc)
 import Glibc

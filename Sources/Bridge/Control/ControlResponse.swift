@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// The answer to a ``ControlRequest``.
 struct ControlResponse: Codable, Sendable {

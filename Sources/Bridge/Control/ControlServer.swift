@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import TransportCore
-import Transports
+import LocalTransport
 
 #if canImport(Glibc)
 import Glibc

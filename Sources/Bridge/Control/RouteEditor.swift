@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// Carries out route requests against the state database, validated against the

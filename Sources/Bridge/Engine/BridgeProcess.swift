@@ -4,7 +4,6 @@ import NIOPosix
 import Prometheus
 import ServiceLifecycle
 import TransportCore
-import Transports
 import XMPP
 
 /// Assembles a running bridge from a configuration: state database, engine, runtime,

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// Gateway users linked in band (XEP-0077): stored, then merged into the running

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 extension BridgeRuntime {
     /// Ready when the state database answers, every account is connected or waiting to

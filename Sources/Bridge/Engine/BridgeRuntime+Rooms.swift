@@ -1,5 +1,5 @@
 import TransportCore
-import Transports
+import AccountTransport
 import XMPP
 
 /// Rooms (XEP-0045) as channel members: each account is told which rooms to sit in,

@@ -1,6 +1,6 @@
 import Foundation
 import TransportCore
-import Transports
+import AccountTransport
 import XMPP
 
 /// What `xmpp-bridge roster` and `xmpp-bridge status` show, from the running daemon.

@@ -1,7 +1,8 @@
 import Logging
 import ServiceLifecycle
 import TransportCore
-import Transports
+import HTTPIngress
+import GatewayComponent
 import XMPP
 
 /// The running bridge: its configuration, transports and their delivery workers, and the

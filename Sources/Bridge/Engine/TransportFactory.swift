@@ -2,7 +2,10 @@ import CoreMetrics
 import Logging
 import NIOCore
 import TransportCore
-import Transports
+import AccountTransport
+import LocalTransport
+import HTTPIngress
+import GatewayComponent
 import XMPP
 
 /// Builds transports from configuration.

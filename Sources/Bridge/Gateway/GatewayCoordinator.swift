@@ -1,6 +1,7 @@
 import Logging
 import TransportCore
-import Transports
+import AccountTransport
+import GatewayComponent
 import XMPP
 
 /// Keeps gateway users and their linked accounts in step (issue 23), outside the relay

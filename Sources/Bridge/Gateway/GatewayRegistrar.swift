@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import NIOCore
 import TransportCore
-import Transports
+import AccountTransport
+import GatewayComponent
 import XMPP
 
 /// Links and unlinks gateway users who register in band (XEP-0077 §3): checks the

@@ -8,7 +8,8 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TransportCore
-import Transports
+import LocalTransport
+import HTTPIngress
 
 /// Serves `[bridge] metrics_listen`: `GET /metrics` in the Prometheus text format
 /// (swift-prometheus's registry, filled through swift-metrics by ``RelayMetrics`` and the

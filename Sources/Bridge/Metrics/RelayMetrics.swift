@@ -2,7 +2,6 @@ import CoreMetrics
 import NIOConcurrencyHelpers
 import Foundation
 import TransportCore
-import Transports
 
 /// The relay's counters and histograms, through swift-metrics with an injected factory
 /// (the Prometheus registry in the daemon, no-op elsewhere): no global metrics system.

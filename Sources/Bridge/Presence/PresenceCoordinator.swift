@@ -1,6 +1,5 @@
 import Logging
 import TransportCore
-import Transports
 
 /// Runs the ``PresenceRelay`` for the running bridge: feeds it the transports' presence
 /// events, publishes what it decides on the bridge's accounts, keeps its coalescing timers,

@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// Relays presence between accounts and to local transports (issue 5, deliverables 1
 /// "Presence relay on channels" and 2 "Own-presence mirror"), without I/O.

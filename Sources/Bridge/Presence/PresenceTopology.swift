@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// Who feeds whose presence (issue 5, "Presence relay on channels" and "Own-presence
 /// mirror"), derived from the configuration alone: no presence, no clock.

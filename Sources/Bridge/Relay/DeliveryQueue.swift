@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import TransportCore
-import Transports
 
 /// One transport's queued deliveries in memory, the mirror of its rows in the journal, and
 /// the rules for taking them (issue 8): a pure state machine, no I/O, time passed in.

@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 import XMPP
 
 /// Splits a delivery whose stanza would exceed the target's stanza limit after XML escaping

@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 import TransportCore
-import Transports
 
 /// Where a message from a local input has got to (``MessageDeliveryStatus``), from the id
 /// map (its copies, their receipts), the queues in memory (still queued) and the dead

@@ -3,7 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 import TransportCore
-import Transports
 
 /// Runs one transport's ``DeliveryQueue``: takes a batch when the transport is available,
 /// hands it over, applies the answers, and records completions, attempts and dead letters

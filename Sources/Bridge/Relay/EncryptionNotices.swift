@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// Whom the bridge has told lately that it cannot relay encrypted messages (issue 12): one
 /// notice per conversation (source endpoint) per `interval`, kept in memory, so a user

@@ -3,7 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import TransportCore
-import Transports
 
 /// The single writer of the relay's durable state (queue, id map, dead letters), with
 /// group commit: entries from every caller are collected, and one thread writes all that

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// One change to the relay's durable state, written by the ``Journal`` in a group commit.

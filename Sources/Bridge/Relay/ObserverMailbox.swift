@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// Hands events to one observer (presence relay, roster mirrors) in order on its own task,
 /// so the relay path never waits for an observer: a slow roster change or presence

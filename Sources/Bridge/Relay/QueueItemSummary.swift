@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// One queued delivery or dead letter as the pipeline describes it to operators
 /// (`xmpp-bridge queue list`).

@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 import TransportCore
-import Transports
 
 /// Bounced deliveries and the end of input: the pipeline's rarer paths.
 extension RelayPipeline {

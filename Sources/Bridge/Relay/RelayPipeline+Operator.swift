@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// Operator actions on the queue (`xmpp-bridge queue list|retry|drop`). Dead letters are
 /// read on the journal's thread, never on the control server's event loop.

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// Paging (issue 24): the pipeline's side of ``PagingStateMachine``. Alerts of paging
 /// channels are recorded in the commit that queues them; recipients' acks and commands

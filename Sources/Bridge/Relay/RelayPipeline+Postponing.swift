@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// Postponing (issue 24): deliveries over a target's `max_per_minute`, or in a member's
 /// quiet hours below its `min_priority`, are postponed durably and released when the

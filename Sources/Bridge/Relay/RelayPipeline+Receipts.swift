@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// Receipts and delivery status: the parts of the pipeline that report on
 /// deliveries rather than make them.

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// Rich messages (issue 12): the id map put to work for corrections, replies, reactions and

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import TransportCore
-import Transports
 import XMPP
 
 /// The relay path, one stage after another (issue 8):

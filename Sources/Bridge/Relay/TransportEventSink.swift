@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// Where one transport instance sends its events: the pipeline, tagged with the instance,
 /// so late events from a transport a reload replaced cannot touch its successor.

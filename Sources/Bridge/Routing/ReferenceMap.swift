@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// The ids each endpoint knows one message by (issue 12): how a correction (XEP-0308), reply
 /// (XEP-0461), reaction (XEP-0444) or retraction (XEP-0424) of it is addressed to each target.

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// How one message crosses to one target (issue 12), without I/O: the text, rendered through

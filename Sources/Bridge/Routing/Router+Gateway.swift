@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// Gateway routing (issue 23): a gateway user's message to a puppet goes to the contact it
 /// stands for, through the linked account; a message a linked account receives from a

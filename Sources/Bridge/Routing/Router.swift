@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// The routing table (issue 4, "Routing"): decides, without I/O, clock or randomness, which
 /// endpoints receive a message a transport received.

@@ -1,5 +1,4 @@
 import TransportCore
-import Transports
 
 /// What the router decides for one inbound message (issue 4, "Routing"): relay nothing, and
 /// why, or hand these deliveries to the durable outbound queue.

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// A row of `dead_letters`: a delivery that will not be attempted again by itself, because
 /// it used up `max_attempts` or met a permanent error (issue 8). `xmpp-bridge queue retry`

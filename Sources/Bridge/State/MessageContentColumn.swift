@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// How ``MessageContent`` is stored in the `content` column of `queue` and `dead_letters`
 /// (migration v8): JSON with sorted keys, NULL for plain text (most rows).

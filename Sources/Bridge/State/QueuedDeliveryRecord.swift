@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// A row of `queue`, the durable outbound queue: every field of a `Delivery`, endpoints as
 /// two columns each, keyed by an autoincremented `sequence` that orders the queue.

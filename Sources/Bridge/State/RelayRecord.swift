@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// A row of `relays`, the id map: a source stanza id and one id it was relayed as.
 ///

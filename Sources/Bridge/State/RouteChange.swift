@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// One runtime change to the routing table (`xmpp-bridge route add|remove`), merged over
 /// the channels from the configuration when the daemon starts or reloads.

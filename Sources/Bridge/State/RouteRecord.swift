@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// A row of `routes`: the latest runtime change for one (channel, endpoint).
 ///

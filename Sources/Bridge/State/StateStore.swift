@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// The bridge's persisted state behind one interface (issue 26, "State behind one

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 import XMPP
 
 /// The durable queue, dead letters and sources in PostgreSQL (the same as

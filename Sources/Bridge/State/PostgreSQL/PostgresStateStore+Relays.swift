@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import Transports
 
 /// The relay id map in PostgreSQL (the same as `SQLiteStateStore+Relays.swift`); SQLite's
 /// rowid order is the `position` column here.

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// Dead letters (issue 8): deliveries that stopped being attempted, kept with the reason
 /// until `xmpp-bridge queue retry` queues them anew or `queue drop` forgets them. These

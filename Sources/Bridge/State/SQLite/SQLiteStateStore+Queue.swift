@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import TransportCore
 import XMPP
-import Transports
 
 /// The durable outbound queue: a delivery is written before it is attempted and removed
 /// only when its target transport confirms it, so a restart resumes where it stopped.

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import Transports
 
 /// The relay id map: which ids each source stanza was relayed as.
 extension SQLiteStateStore {

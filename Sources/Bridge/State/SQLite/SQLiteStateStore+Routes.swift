@@ -1,6 +1,5 @@
 import GRDB
 import TransportCore
-import Transports
 
 /// Runtime routes: changes made with `xmpp-bridge route add|remove`, kept across restarts
 /// and merged over the configured channels.

@@ -5,7 +5,7 @@ import XMPP
 /// library's `RichContent` (the XEPs' elements). `reuploadMaxBytes` is the bridge's
 /// instruction to this transport and has no XML form.
 extension MessageContent {
-    init(_ rich: RichContent) {
+    public init(_ rich: RichContent) {
         self.init(
             url: rich.url, replaceID: rich.replaceID, replyTo: rich.replyTo, replyFallback: rich.replyFallback, reactionTo: rich.reactionTo,
             reactions: rich.reactions, retractID: rich.retractID, encryption: rich.encryption, confirms: rich.confirms,
@@ -15,7 +15,7 @@ extension MessageContent {
 }
 
 extension RichContent {
-    init(_ content: MessageContent) {
+    public init(_ content: MessageContent) {
         self.init(
             url: content.url, replaceID: content.replaceID, replyTo: content.replyTo, replyFallback: content.replyFallback,
             reactionTo: content.reactionTo, reactions: content.reactions, retractID: content.retractID, encryption: content.encryption,

@@ -4,6 +4,7 @@ import NIOCore
 import ServiceLifecycle
 import TransportCore
 import XMPP
+import XMPPMapping
 
 /// Gateway mode: an XMPP component (XEP-0114) whose puppets stand for the contacts of
 /// linked accounts (XEP-0100 style). Its endpoints are its users (`gateway.home` +
@@ -189,7 +190,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
     static func presence(_ state: PresenceState, from puppet: JID, to user: JID) -> XMLElement {
         var presence = state.availability == .unavailable
             ? Presence(type: .unavailable, to: user, status: state.status)
-            : Presence(to: user, show: XMPPTransport.show(state.availability), status: state.status)
+            : Presence(to: user, show: StanzaMapping.show(state.availability), status: state.status)
         presence.header.from = puppet
         if let avatar = state.avatar, state.availability != .unavailable { presence.extensions.append(PhotoUpdate.element(hash: avatar)) }
         return presence.element
@@ -216,7 +217,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                 results[index] = .failed("no puppet for \(delivery.source)")
                 continue
             }
-            let type = XMPPTransport.messageKind(delivery.type)
+            let type = StanzaMapping.messageKind(delivery.type)
             let content = RichContent(delivery.content)
             let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
             var message = Message(type: type, to: user, id: delivery.relayID, body: body, subject: delivery.subject)

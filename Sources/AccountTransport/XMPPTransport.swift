@@ -4,6 +4,7 @@ import NIOCore
 import ServiceLifecycle
 import TransportCore
 import XMPP
+import XMPPMapping
 
 /// The XMPP transport: one per configured account, an adapter over ``XMPPSession``.
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
@@ -120,7 +121,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     try await self.session.send(Presence(type: .unavailable, to: contact.jid, status: state.status).element)
                 }
             case .chat, .available, .away, .xa, .dnd:
-                try await self.session.setPresence(show: Self.show(state.availability), status: state.status)
+                try await self.session.setPresence(show: StanzaMapping.show(state.availability), status: state.status)
             }
         } catch {
             self.logger.info("presence not published", metadata: ["error": "\(error)"])
@@ -129,7 +130,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     /// A contact's aggregate presence as this account sees it.
     public func contactPresence(_ jid: JID) async -> PresenceState {
-        Self.state(await self.session.presence(of: jid))
+        StanzaMapping.state(await self.session.presence(of: jid))
     }
 
     /// `contact`'s vCard (XEP-0054 §3.2), as this account may read it; nil when it has
@@ -180,35 +181,6 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         }
     }
 
-    /// The XMPP message type for a delivery type (RFC 6121 §5.2.2).
-    static func messageKind(_ type: RelayChannel.DeliveryType) -> Message.Kind {
-        switch type {
-        case .chat: .chat
-        case .normal: .normal
-        case .headline: .headline
-        }
-    }
-
-    /// The bridge's name for a 1:1 message type; nil for room messages and errors.
-    static func deliveryType(_ kind: Message.Kind) -> RelayChannel.DeliveryType? {
-        switch kind {
-        case .chat: .chat
-        case .normal: .normal
-        case .headline: .headline
-        case .groupchat, .error: nil
-        }
-    }
-
-    static func show(_ availability: PresenceState.Availability) -> Presence.Show? {
-        switch availability {
-        case .chat: .chat
-        case .away: .away
-        case .xa: .xa
-        case .dnd: .dnd
-        case .available, .unavailable: nil
-        }
-    }
-
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         await self.deliver(deliveries, written: {})
     }
@@ -232,7 +204,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 results[index] = .failed("not a JID: \(delivery.target.address ?? "(none)")")
                 continue
             }
-            var type = Self.messageKind(delivery.type)
+            var type = StanzaMapping.messageKind(delivery.type)
             var subject = delivery.subject
             if let reason = heldRooms[jid.bare] {
                 results[index] = .waitForTarget(reason)
@@ -360,13 +332,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             if let own, from.bare == own.bare {
                 // The user's other clients; our own resource does not count.
                 let others = await self.session.resources(of: own).filter { $0.from != own }
-                await self.handler.handle(.ownPresence(Self.state(others.first).withoutAvatar), from: self.name)
+                await self.handler.handle(.ownPresence(StanzaMapping.state(others.first).withoutAvatar), from: self.name)
                 return
             }
             let rosterName = await self.session.roster.items[from.bare]?.name
             let nick = rosterName ?? from.localpart ?? from.domainpart
             await self.handler.handle(
-                .presence(contact: Endpoint(transport: self.name, address: from.bare.description), nick: nick, state: Self.state(best)),
+                .presence(contact: Endpoint(transport: self.name, address: from.bare.description), nick: nick, state: StanzaMapping.state(best)),
                 from: self.name
             )
         case .rosterChanged, .rosterFetched:
@@ -469,7 +441,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             resumePoint: message.archiveCursor.map { ResumePoint($0.description, key: room.map(self.resumeKey(room:))) }
         )
         inbound.content = content
-        inbound.sourceType = Self.deliveryType(message.type)
+        inbound.sourceType = StanzaMapping.deliveryType(message.type)
         if room != nil { inbound.roomStanzaID = message.archiveID }
         return inbound
     }

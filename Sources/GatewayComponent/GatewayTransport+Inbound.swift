@@ -1,5 +1,6 @@
 import TransportCore
 import XMPP
+import XMPPMapping
 
 /// What the component receives: users' messages to puppets, their presence and
 /// subscriptions, requests to the gateway and its puppets, and the server's privilege
@@ -62,7 +63,7 @@ extension GatewayTransport {
         )
         inbound.content = MessageContent(rich)
         inbound.addressee = contact
-        inbound.sourceType = XMPPTransport.deliveryType(message.type)
+        inbound.sourceType = StanzaMapping.deliveryType(message.type)
         await self.handler.handle(.message(inbound), from: self.name)
     }
 
@@ -125,7 +126,7 @@ extension GatewayTransport {
     /// One of the user's resources changed; the aggregate goes to the bridge when it changed.
     private func userPresence(_ user: GatewayUser, resource: String, presence: Presence) async {
         // Her avatar is not the linked account's: only availability and status cross.
-        let state = XMPPTransport.state(presence).withoutAvatar
+        let state = StanzaMapping.state(presence).withoutAvatar
         let (before, after) = self.state.withLockedValue { current in
             let before = Self.aggregate(current.userResources[user.jid] ?? [:])
             if state.availability == .unavailable {
