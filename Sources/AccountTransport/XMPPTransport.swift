@@ -10,7 +10,7 @@ import XMPPMapping
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
 /// and count as delivered once a server round trip confirms the server took them.
-public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing {
+public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing, VCardFetching {
     public let name: String
     let session: XMPPSession<EventLoopClock>
     private let handler: any TransportEventHandler

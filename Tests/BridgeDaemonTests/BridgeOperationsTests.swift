@@ -122,7 +122,8 @@ struct BridgeOperationsTests {
         let reported = await MirrorSupport.poll {
             let status = try? MirrorSupport.command(["status", "--config", config], in: server.directory)
             lines = status?.output.split(separator: "\n").map(String.init) ?? []
-            return lines.contains { $0.hasPrefix("broken ") && $0.contains("authentication") }
+            // bob has the message, but home's queue counts it until the server acknowledges.
+            return lines.contains { $0.hasPrefix("broken ") && $0.contains("authentication") } && lines.contains("home [xmpp]  connected  queued 0  dead 0")
         }
         #expect(reported != nil, "status printed:\n\(lines.joined(separator: "\n"))\nstderr: \(bridge.run.errors)")
         let broken = lines.first { $0.hasPrefix("broken ") } ?? ""

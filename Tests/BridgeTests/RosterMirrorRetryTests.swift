@@ -86,7 +86,7 @@ struct RosterMirrorRetryTests {
             RosterMirrorConfiguration(from: "b", to: "y", groups: nil, twoWay: false, subscribe: false),
         ]
         let coordinator = RosterMirrorCoordinator(
-            mirrors: mirrors, store: try SQLiteStateStore.inMemory(), transport: { accounts[$0] }, clock: clock, logger: Logger(label: "mirror-test")
+            mirrors: mirrors, store: try SQLiteStateStore.inMemory(), capabilities: { TransportCapabilities(roster: accounts[$0]) }, clock: clock, logger: Logger(label: "mirror-test")
         )
         // Coming online reconciles both mirrors; both fail.
         for name in ["a", "b", "x", "y"] { _ = await coordinator.handle(.available, from: name) }

@@ -137,13 +137,13 @@ struct BridgeProcess {
         )
         statusBook.attach(queued: { await pipeline.queued(among: $0) }, accounts: { Set(await runtime.currentConfiguration.accounts.keys) })
         statusBook.attach(pages: { source, id in await pipeline.page(source: source, id: id) })
-        let lookup: @Sendable (String) async -> (any Transport)? = { name in await runtime.transport(named: name) }
+        let lookup: @Sendable (String) async -> TransportCapabilities = { name in await runtime.capabilities(of: name) }
         let presence = PresenceCoordinator(
             configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
-            transport: lookup, clock: ContinuousClock(), logger: logger
+            capabilities: lookup, clock: ContinuousClock(), logger: logger
         )
-        let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, transport: lookup, clock: ContinuousClock(), logger: logger)
-        let gateways = GatewayCoordinator(links: BridgeRuntime.gatewayLinks(configuration), transport: lookup, logger: logger)
+        let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, capabilities: lookup, clock: ContinuousClock(), logger: logger)
+        let gateways = GatewayCoordinator(links: BridgeRuntime.gatewayLinks(configuration), capabilities: lookup, logger: logger)
         await pipeline.observe(with: presence)
         await pipeline.observe(with: mirrors)
         await pipeline.observe(with: gateways)

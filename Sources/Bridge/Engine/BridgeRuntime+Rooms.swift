@@ -36,7 +36,7 @@ extension BridgeRuntime {
             return
         }
         for name in configuration.accounts.keys.sorted() {
-            guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
+            guard let transport = self.capabilities(of: name).rooms else { continue }
             let rooms = wanted[name] ?? []
             var cursors: [JID: ArchiveCursor] = [:]
             for room in rooms {
@@ -61,7 +61,7 @@ extension BridgeRuntime {
     func roomEntries() async -> [ControlResponse.RoomEntry] {
         var entries: [ControlResponse.RoomEntry] = []
         for name in self.currentConfiguration.accounts.keys.sorted() {
-            guard let transport = self.transport(named: name) as? any RoomKeeping else { continue }
+            guard let transport = self.capabilities(of: name).rooms else { continue }
             for room in await transport.roomStatuses() {
                 entries.append(
                     ControlResponse.RoomEntry(

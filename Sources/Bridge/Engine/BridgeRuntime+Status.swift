@@ -22,7 +22,7 @@ extension BridgeRuntime {
             }
             return response
         case .roster:
-            guard let name = request.transport, let account = self.transport(named: name) as? any RosterKeeping else {
+            guard let name = request.transport, let account = self.capabilities(of: name).roster else {
                 return RouteEditor.failure("no account '\(request.transport ?? "")' (known: \(self.currentConfiguration.accounts.keys.sorted().joined(separator: ", ")))")
             }
             var entries: [ControlResponse.RosterEntry] = []

@@ -18,7 +18,7 @@ actor BridgeRuntime {
     private let pipeline: RelayPipeline<ContinuousClock>
     let logger: Logger
     private var group: ServiceGroup?
-    private(set) var transports: [String: (transport: any Transport, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
+    private(set) var transports: [String: (transport: any Transport, capabilities: TransportCapabilities, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
     /// With other instances on one state (issue 26): the leases this one holds. Leased
     /// transports start when their lease is granted (``takeOver(_:)``), not with the rest.
     let leases: LeaseBook?
@@ -102,10 +102,12 @@ actor BridgeRuntime {
         let instance = self.nextInstance
         let handler = TransportEventSink(pipeline: pipeline, instance: instance)
         let transport: any Transport
+        let capabilities: TransportCapabilities
         let fingerprint: String
         if let account = self.configuration.accounts[name] {
             do {
-                transport = try self.factory.make(account: account, handler: handler, inherited: self.inherited.removeValue(forKey: name))
+                let made = try self.factory.make(account: account, handler: handler, inherited: self.inherited.removeValue(forKey: name))
+                (transport, capabilities) = (made, .account(made))
             } catch {
                 self.logger.error("account not started", metadata: ["account": "\(name)", "error": "\(error)"])
                 return []
@@ -114,7 +116,7 @@ actor BridgeRuntime {
         } else if let local = self.configuration.locals[name] {
             let directory = self.directory
             do {
-                transport = try self.factory.make(
+                (transport, capabilities) = try self.factory.make(
                     local: local, handler: handler, channels: { directory.names }, templates: { directory.template(for: $0) }
                 )
             } catch {
@@ -126,7 +128,7 @@ actor BridgeRuntime {
             do {
                 let made = try self.factory.make(gateway: gateway, handler: handler, linking: self.gatewayLinking)
                 await made.setUsers(gateway.users)
-                transport = made
+                (transport, capabilities) = (made, .gateway(made))
             } catch {
                 self.logger.error("gateway not started", metadata: ["gateway": "\(gateway.name)", "error": "\(error)"])
                 return []
@@ -136,8 +138,11 @@ actor BridgeRuntime {
             return []
         }
         let worker = pipeline.makeWorker(for: transport, configuration: ConfigurationLoader.queueConfiguration(self.configuration.settings))
-        self.transports[name] = (transport, worker, fingerprint)
-        await pipeline.add(worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes)
+        self.transports[name] = (transport, capabilities, worker, fingerprint)
+        await pipeline.add(
+            worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes,
+            fileSharing: capabilities.textFileSharing
+        )
         let services: [any Service] = [transport, worker]
         return services.map {
             ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
@@ -194,7 +199,7 @@ actor BridgeRuntime {
         await self.refreshRouter()
         await self.mirrors?.update(mirrors: new.rosterMirrors)
         for gateway in new.gateways.values {
-            await (self.transports[gateway.transportName]?.transport as? GatewayTransport)?.setUsers(gateway.users)
+            await self.transports[gateway.transportName]?.capabilities.puppets?.setUsers(gateway.users)
         }
         await self.gateways?.update(links: Self.gatewayLinks(new))
     }
@@ -248,6 +253,12 @@ actor BridgeRuntime {
 
 
     /// The running transport with this name.
+    /// What transport `name` can do beyond relaying (``TransportCapabilities/none`` when it
+    /// is not running).
+    func capabilities(of name: String) -> TransportCapabilities {
+        self.transports[name]?.capabilities ?? .none
+    }
+
     func transport(named name: String) -> (any Transport)? {
         self.transports[name]?.transport
     }

@@ -125,11 +125,12 @@ struct TransportFactory: Sendable {
         )
     }
 
-    /// A local transport; throws when an http local's token cannot be read.
+    /// A local transport, with what it can do beyond relaying; throws when an http local's
+    /// token cannot be read.
     func make(
         local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>,
         templates: @escaping @Sendable (String) -> WebhookTemplate? = { _ in nil }
-    ) throws -> any Transport {
+    ) throws -> (transport: any Transport, capabilities: TransportCapabilities) {
         let options = LocalInputOptions(
             maxLineBytes: local.maxLineBytes,
             invalidUTF8: LineSplitter.InvalidUTF8Policy(rawValue: local.invalidUTF8) ?? .replace,
@@ -137,17 +138,19 @@ struct TransportFactory: Sendable {
         )
         switch local.kind {
         case .stdio:
-            return StdioTransport(
+            let stdio = StdioTransport(
                 name: local.name, options: options, output: StdioTransport.OutputFormat(rawValue: local.output) ?? .text,
                 exitOnEndOfInput: local.exitOnEndOfInput, handler: handler, logger: self.logger
             )
+            return (stdio, .presenceEvents(stdio))
         case .fifo:
-            return FIFOTransport(name: local.name, path: local.path ?? "", mode: local.mode, options: options, handler: handler, logger: self.logger)
+            return (FIFOTransport(name: local.name, path: local.path ?? "", mode: local.mode, options: options, handler: handler, logger: self.logger), .none)
         case .socket:
-            return SocketTransport(
+            let socket = SocketTransport(
                 name: local.name, path: local.path ?? "", mode: local.mode, options: options, group: self.group,
                 handler: handler, channels: channels, logger: self.logger
             )
+            return (socket, .presenceEvents(socket))
         case .http:
             guard let http = local.http else { throw PasswordSource.Failure(description: "http local \(local.name) has no listen address") }
             if let exposure = http.token?.exposure() {
@@ -155,7 +158,7 @@ struct TransportFactory: Sendable {
             }
             let token = try http.token.map { BearerToken(try $0.read()) }
             let name = local.name
-            return HTTPTransport(
+            let ingress = HTTPTransport(
                 name: local.name,
                 options: HTTPIngressOptions(
                     listen: http.listen, token: token, maxBodyBytes: http.maxBodyBytes, waitTimeout: http.waitTimeout, nick: local.nick,
@@ -168,6 +171,7 @@ struct TransportFactory: Sendable {
                 },
                 archive: self.archive, metrics: self.metrics, logger: self.logger
             )
+            return (ingress, .none)
         }
     }
 

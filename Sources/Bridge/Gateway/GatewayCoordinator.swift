@@ -12,12 +12,12 @@ import XMPP
 /// to the users from the contact's puppet (their approval answers it).
 actor GatewayCoordinator: TransportEventHandler {
     private var links: [GatewayLink]
-    private let transport: @Sendable (String) async -> (any Transport)?
+    private let capabilities: @Sendable (String) async -> TransportCapabilities
     private let logger: Logger
 
-    init(links: [GatewayLink], transport: @escaping @Sendable (String) async -> (any Transport)?, logger: Logger) {
+    init(links: [GatewayLink], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, logger: Logger) {
         self.links = links
-        self.transport = transport
+        self.capabilities = capabilities
         self.logger = logger
     }
 
@@ -40,12 +40,12 @@ actor GatewayCoordinator: TransportEventHandler {
             let endpoint = Router.normalized(contact)
             if let link = self.links.first(where: { $0.userEndpoint == endpoint }) {
                 // The user's presence becomes the linked account's.
-                await (self.transport(link.account) as? any PresencePublishing)?.publishPresence(state)
+                await self.capabilities(link.account).presencePublishing?.publishPresence(state)
                 return
             }
             guard let address = endpoint.address else { return }
             for link in self.links where link.account == endpoint.transport {
-                await (self.transport(link.gateway) as? any PuppetKeeping)?.showPresence(of: address, state: state, to: link.user)
+                await self.capabilities(link.gateway).puppets?.showPresence(of: address, state: state, to: link.user)
             }
         case .rosterChanged:
             for link in self.links where link.account == transport { await self.offer(link) }
@@ -56,11 +56,11 @@ actor GatewayCoordinator: TransportEventHandler {
             // A contact asks a linked account: the users decide, asked from its puppet.
             guard let contact = from.address else { return }
             for link in self.links where link.account == from.transport {
-                await (self.transport(link.gateway) as? any PuppetKeeping)?.askSubscription(from: contact, to: link.user)
+                await self.capabilities(link.gateway).puppets?.askSubscription(from: contact, to: link.user)
             }
         case .subscriptionApproved(let by, let addressee):
             guard let link = self.links.first(where: { $0.userEndpoint == Router.normalized(by) }),
-                let account = await self.transport(link.account) as? any RosterKeeping, let contact = try? JID(addressee)
+                let account = await self.capabilities(link.account).roster, let contact = try? JID(addressee)
             else { return }
             do {
                 try await account.approveSubscription(of: contact.bare)
@@ -69,7 +69,7 @@ actor GatewayCoordinator: TransportEventHandler {
             }
         case .subscriptionRequest(let from, let addressee):
             guard let link = self.links.first(where: { $0.userEndpoint == Router.normalized(from) }),
-                let account = await self.transport(link.account) as? any RosterKeeping, let contact = try? JID(addressee)
+                let account = await self.capabilities(link.account).roster, let contact = try? JID(addressee)
             else { return }
             let current = await account.rosterItems().first { $0.jid == contact.bare }
             guard current?.subscription != .to, current?.subscription != .both, current?.askSubscribe != true else { return }
@@ -88,8 +88,8 @@ actor GatewayCoordinator: TransportEventHandler {
     /// Offers `link`'s user the account's contacts as puppets (once the roster is known),
     /// and, after a (re)connection of the component, each contact's presence.
     private func offer(_ link: GatewayLink, withPresence: Bool = false) async {
-        guard let gateway = await self.transport(link.gateway) as? any PuppetKeeping, await gateway.isConnected(),
-            let account = await self.transport(link.account) as? any RosterKeeping, await account.rosterReady()
+        guard let gateway = await self.capabilities(link.gateway).puppets, await gateway.isConnected(),
+            let account = await self.capabilities(link.account).roster, await account.rosterReady()
         else { return }
         let contacts = await account.rosterItems().filter { $0.jid.localpart != nil }
         await gateway.offerRoster(contacts, to: link.user)

@@ -66,7 +66,7 @@ struct GatewayRegistrar: GatewayLinking {
     }
 
     func vCard(account: String, contact: String) async -> XMLElement? {
-        guard let transport = await self.runtime.transport(named: account) as? XMPPTransport, let jid = try? JID(contact) else { return nil }
-        return await transport.vCard(of: jid)
+        guard let vCards = await self.runtime.capabilities(of: account).vCards, let jid = try? JID(contact) else { return nil }
+        return await vCards.vCard(of: jid)
     }
 }

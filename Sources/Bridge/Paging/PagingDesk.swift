@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// What the relay pipeline keeps for paging (issue 24): the pure machine, the
 /// notifications accepted lately, the flood gate and postponed deliveries, and the
@@ -17,4 +18,7 @@ struct PagingDesk: Sendable {
     var nextPrune: Date?
     /// The wall clock pages are timed by (a manual one in tests).
     var now: @Sendable () -> Date = { Date() }
+    /// Per transport, how it shares a flood's full text as a file (XMPP accounts,
+    /// XEP-0363); a digest for a transport without links to nothing.
+    var fileSharing: [String: any TextFileSharing] = [:]
 }

@@ -8,7 +8,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     private var relay: PresenceRelay<C>
     private let clock: C
     private var accounts: Set<String>
-    private let transport: @Sendable (String) async -> (any Transport)?
+    private let capabilities: @Sendable (String) async -> TransportCapabilities
     private let logger: Logger
     private var timers: [String: Task<Void, Never>] = [:]
     /// Per account: a publish under way, and the latest state waiting behind it, so
@@ -21,7 +21,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     private var channelLocals: [String: [String]]
 
     init(
-        configuration: BridgeConfiguration, channels: [RelayChannel], transport: @escaping @Sendable (String) async -> (any Transport)?, clock: C,
+        configuration: BridgeConfiguration, channels: [RelayChannel], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, clock: C,
         logger: Logger
     ) {
         self.clock = clock
@@ -33,7 +33,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
             interval: .milliseconds(configuration.settings.presenceIntervalMilliseconds),
             ownJIDs: Self.ownJIDs(configuration)
         )
-        self.transport = transport
+        self.capabilities = capabilities
         self.logger = logger
         self.occupantTargets = Self.occupantTargets(channels, accounts: accounts)
         self.channelLocals = Self.channelLocals(channels, accounts: accounts)
@@ -81,17 +81,17 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
             await self.run(self.relay.accountOffline(account: transport, now: now))
         case .occupant(let room, let nick, let joined):
             for target in self.occupantTargets[Router.normalized(room)] ?? [] {
-                guard let receiver = await self.transport(target.transport) as? any PresenceEventReceiving else { continue }
+                guard let receiver = await self.capabilities(target.transport).presenceReceiving else { continue }
                 await receiver.receiveOccupant(channel: target.channel, room: room, nick: nick, joined: joined)
             }
         case .receipt(let receipt):
             for transport in receipt.channel.flatMap({ self.channelLocals[$0] }) ?? [] {
-                guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
+                guard let receiver = await self.capabilities(transport).presenceReceiving else { continue }
                 await receiver.receiveReceipt(receipt)
             }
         case .alertAcked(let ack, let channel, _, let id):
             for transport in self.channelLocals[channel] ?? [] {
-                guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
+                guard let receiver = await self.capabilities(transport).presenceReceiving else { continue }
                 await receiver.receiveAlertAck(ack, channel: channel, id: id)
             }
         case .available, .unavailable, .message, .inputFinished, .rosterChanged, .stopped, .bounced, .acknowledgedBeforeRestart, .resumePointMoved, .targetReady, .copyStanzaID,
@@ -120,7 +120,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
         }
         var next: PresenceState? = state
         while let current = next {
-            if let publisher = await self.transport(account) as? any PresencePublishing {
+            if let publisher = await self.capabilities(account).presencePublishing {
                 self.logger.debug("presence", metadata: ["account": "\(account)", "availability": "\(current.availability)", "status": "\(current.status ?? "")"])
                 await publisher.publishPresence(current)
             }
@@ -147,7 +147,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
                     await self.timerFired(account)
                 }
             case .localEvent(let channel, let transport, let contact, let nick, let state):
-                guard let receiver = await self.transport(transport) as? any PresenceEventReceiving else { continue }
+                guard let receiver = await self.capabilities(transport).presenceReceiving else { continue }
                 await receiver.receivePresence(channel: channel, contact: contact, nick: nick, state: state)
             }
         }

@@ -53,7 +53,7 @@ extension RelayPipeline {
             self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: released.map(\.relayID))])
         }
         for flood in floods {
-            let sharing = self.workers[flood.target.transport]?.transport as? any TextFileSharing
+            let sharing = self.paging.fileSharing[flood.target.transport]
             let text = Digest.fullText(flood.deliveries.map(\.body))
             guard let sharing, let submit = self.paging.submit else {
                 self.queueDigest(flood.deliveries, url: nil, fullText: text)

@@ -140,9 +140,10 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
         )
     }
 
-    func add(_ worker: Worker, instance: UInt64? = nil, stanzaLimit: Int? = nil) {
+    func add(_ worker: Worker, instance: UInt64? = nil, stanzaLimit: Int? = nil, fileSharing: (any TextFileSharing)? = nil) {
         let name = worker.transport.name
         self.workers[name] = worker
+        self.paging.fileSharing[name] = fileSharing
         if let instance { self.instances[name] = instance }
         self.stanzaLimits[name] = stanzaLimit
         self.shared?.adopting.remove(name)
@@ -162,6 +163,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
     func remove(transport name: String) async {
         self.availability.removeValue(forKey: name)
         guard let worker = self.workers.removeValue(forKey: name) else { return }
+        self.paging.fileSharing.removeValue(forKey: name)
         self.draining[name] = worker
         defer { self.draining.removeValue(forKey: name) }
         worker.stop()

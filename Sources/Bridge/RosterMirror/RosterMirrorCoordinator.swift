@@ -12,7 +12,7 @@ import XMPP
 actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var mirrors: [RosterMirrorConfiguration]
     private let store: any StateStore
-    private let transport: @Sendable (String) async -> (any Transport)?
+    private let capabilities: @Sendable (String) async -> TransportCapabilities
     private let clock: C
     private let logger: Logger
     private var online: Set<String> = []
@@ -24,12 +24,12 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     private(set) var changesApplied = 0
 
     init(
-        mirrors: [RosterMirrorConfiguration], store: any StateStore, transport: @escaping @Sendable (String) async -> (any Transport)?,
+        mirrors: [RosterMirrorConfiguration], store: any StateStore, capabilities: @escaping @Sendable (String) async -> TransportCapabilities,
         clock: C, retry: RosterMirrorRetrySchedule<C.Instant>.Configuration = .init(), logger: Logger
     ) {
         self.mirrors = mirrors
         self.store = store
-        self.transport = transport
+        self.capabilities = capabilities
         self.clock = clock
         self.retries = RosterMirrorRetrySchedule(configuration: retry)
         self.logger = logger
@@ -117,8 +117,8 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
 
     /// False when a change was refused (the snapshot is not saved; retried later).
     private func reconcileOnce(_ mirror: RosterMirrorConfiguration) async -> Bool {
-        guard let from = await self.transport(mirror.from) as? any RosterKeeping,
-            let to = await self.transport(mirror.to) as? any RosterKeeping
+        guard let from = await self.capabilities(mirror.from).roster,
+            let to = await self.capabilities(mirror.to).roster
         else { return true }
         // A roster that was not fetched is unknown, not empty: reconciling against it would
         // remove every mirrored contact.
