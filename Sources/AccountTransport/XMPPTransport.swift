@@ -9,7 +9,7 @@ import XMPPMapping
 /// The XMPP transport: one per configured account, an adapter over ``XMPPSession``.
 /// Incoming chat, normal and headline messages with a body become ``InboundMessage``s
 /// from the sender's bare JID; deliveries are sent as messages carrying the relay marker
-/// and count as delivered once a server round trip confirms the server took them.
+/// and count as delivered once the server took them (acknowledged, or a ping's round trip).
 public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing, VCardFetching {
     public let name: String
     let session: XMPPSession<EventLoopClock>
@@ -32,7 +32,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// The publishing under way since the last login, cancelled by the next.
     let publishing = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
-    /// - Parameter deliveryTimeout: a batch not written and confirmed within this time is
+    /// - Parameter deliveryTimeout: a batch not written and taken within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
     ///   reading cannot hold the queue for ever).
     public init(
@@ -230,7 +230,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // XEPs' elements, with the ids this target knows.
             var content = RichContent(delivery.content)
             if let url = content.url, let limit = delivery.content.reuploadMaxBytes, let reuploader = self.reuploader {
-                // Before the confirmation timer starts: a download is not a stuck server.
+                // Before the delivery timer starts: a download is not a stuck server.
                 content.url = await reuploader.reupload(url, maximumBytes: limit, session: self.session)
             }
             let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
@@ -241,16 +241,16 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
             if type != .groupchat, let nick = self.nickElement { message.extensions.append(nick) }
-            if type == .chat || type == .normal, content.asksConfirmation(body: body) {
+            if type == .chat || type == .normal, content.asksReceipt(body: body) {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
-                message.extensions += DeliveryConfirmation.requests
+                message.extensions += MessageReceipt.requests
             }
             messages.append(message)
             indices.append(index)
         }
         if !messages.isEmpty {
-            let outcome = await self.confirm(messages, written: written)
+            let outcome = await self.handOver(messages, written: written)
             for index in indices { results[index] = outcome }
         } else {
             written()
@@ -258,23 +258,23 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         return results.map { $0 ?? .failed("not attempted") }
     }
 
-    /// Writes `messages` and waits until the server has taken them. A batch not confirmed
-    /// within the delivery timeout makes the session drop its connection; the answer then
-    /// comes from the session: confirmed once the stream is resumed (XEP-0198 §5), or
-    /// "retry later" when the connection's requests fail.
-    private func confirm(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
+    /// Writes `messages` and waits until the server has taken them (acknowledged, XEP-0198,
+    /// or a ping's round trip). A batch not taken within the delivery timeout makes the
+    /// session drop its connection; the answer then comes from the session: taken once the
+    /// stream is resumed (XEP-0198 §5), or "retry later" when the connection's requests fail.
+    private func handOver(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
         let session = self.session
         let logger = self.logger
         let executor = self.executor
         let timeout = self.deliveryTimeout
         // One timer on the loop, removed (no wakeup) when the answer comes first.
         let deadline = self.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            logger.warning("delivery not confirmed in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
+            logger.warning("delivery not taken in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
             Task(executorPreference: executor) { await session.dropConnection() }
         }
         defer { deadline.cancel() }
         do {
-            // Confirmed by the server's stream management acknowledgement, or by a ping
+            // Taken at the server's stream management acknowledgement, or at a ping's
             // round trip where it has none (a stream is handled in order).
             try await session.sendAcknowledged(messages, written: written)
             return .delivered
@@ -371,11 +371,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     }
 
     /// The receipt or displayed marker in `message` for one of our ids (see
-    /// ``DeliveryConfirmation/of(_:)``), from its sender's bare JID on `account`.
+    /// ``MessageReceipt/of(_:)``), from its sender's bare JID on `account`.
     static func receipt(in message: Message, account: String) -> DeliveryReceipt? {
-        guard let from = message.from, let confirmation = DeliveryConfirmation.of(message) else { return nil }
+        guard let from = message.from, let receipt = MessageReceipt.of(message) else { return nil }
         return DeliveryReceipt(
-            relayID: confirmation.id, from: Endpoint(transport: account, address: from.bare.description), displayed: confirmation.displayed
+            relayID: receipt.id, from: Endpoint(transport: account, address: from.bare.description), displayed: receipt.displayed
         )
     }
 

@@ -7,9 +7,9 @@ import XMPP
 /// every `keepalive` (XEP-0199; no answer within `requestTimeout` drops it) and matches
 /// answers to our requests.
 ///
-/// A component stream has no stream management: a ping's answer is the confirmation that
-/// the server took everything written before it (it handles a stream's stanzas in order).
-/// `ledger` records each message's id right before it is written and the confirmed count
+/// A component stream has no stream management: a ping's answer (the *round trip*) shows
+/// that the server took everything written before it (it handles a stream's stanzas in order).
+/// `ledger` records each message's id right before it is written and the answered count
 /// after each answer, so a bridge killed at any instant finds on restart what it had
 /// handed over (the same memory-mapped file accounts use for XEP-0198 positions).
 actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instant: Sendable {
@@ -148,7 +148,7 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         keepalive.cancel()
         let error = await connection.closed()
         if self.connection === connection { self.connection = nil }
-        // What was written but not confirmed is sent again on the next connection.
+        // What was written but not answered is sent again on the next connection.
         self.ledger?.end()
         for (_, waiting) in self.pending { waiting.slot.settle(.failure(LinkError.lost(error))) }
         self.pending.removeAll()
@@ -183,8 +183,8 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
 
     /// Writes `messages` in chunks of at most ``chunkBytes``, each message followed by a
     /// ping, and writes the next chunk only once the server answered every ping of the
-    /// last (it handles a stream's stanzas in order, so each answer confirms its message);
-    /// then calls `written`. Returns how many (from the first) were confirmed, and why the
+    /// last (it handles a stream's stanzas in order, so each answer vouches for its message);
+    /// then calls `written`. Returns how many (from the first) were answered, and why the
     /// rest were not. A link lost midway leaves in doubt only what the server read but had
     /// not answered yet; it goes again.
     ///
@@ -194,34 +194,34 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
     /// once; the kernel keeps it for the server even if this process dies (its own send
     /// buffer it would discard on a reset). Writing more while answers are outstanding
     /// lost messages on kill -9 in measurements. The ledger marks each message's id as being
-    /// written, records it once its chunk is in the kernel, and the count each answer
-    /// confirms; a restart counts the recorded as delivered and sends again (and reports)
+    /// written, records it once its chunk is in the kernel, and the count the answers
+    /// reach; a restart counts the recorded as delivered and sends again (and reports)
     /// those only marked: a process killed between the write and its record.
-    func sendConfirmed(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async -> (confirmed: Int, error: (any Error)?) {
+    func sendWithRoundTrips(_ messages: [(id: String, element: XMLElement, bytes: Int)], written: @Sendable () -> Void) async -> (answered: Int, error: (any Error)?) {
         defer { written() }
         guard let connection = self.connection else { return (0, LinkError.notConnected) }
         let ledger = self.ledger
-        var confirmed = 0
-        while confirmed < messages.count {
+        var answered = 0
+        while answered < messages.count {
             // The next chunk: at least one message, at most chunkBytes.
-            var end = confirmed
+            var end = answered
             var bytes = 0
-            while end < messages.count, end == confirmed || bytes + messages[end].bytes <= Self.chunkBytes {
+            while end < messages.count, end == answered || bytes + messages[end].bytes <= Self.chunkBytes {
                 bytes += messages[end].bytes
                 end += 1
             }
             var elements: [XMLElement] = []
             var slots: [AnswerSlot] = []
-            elements.reserveCapacity((end - confirmed) * 2)
+            elements.reserveCapacity((end - answered) * 2)
             let first = self.written &+ 1
-            for message in messages[confirmed..<end] {
+            for message in messages[answered..<end] {
                 let ping = self.pingRequest()
                 elements.append(message.element)
                 elements.append(ping)
                 slots.append(self.expectAnswer(to: ping))
             }
-            self.written &+= UInt32(end - confirmed)
-            let ids = messages[confirmed..<end].map(\.id)
+            self.written &+= UInt32(end - answered)
+            let ids = messages[answered..<end].map(\.id)
             let timer = self.expire(slots)
             defer { timer.cancel() }
             var failure: (any Error)?
@@ -238,14 +238,14 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
                 do {
                     _ = try await slot.answer()
                 } catch {
-                    return (confirmed, failure ?? error)
+                    return (answered, failure ?? error)
                 }
                 if self.connection === connection { ledger?.acknowledged(through: first &+ UInt32(offset)) }
-                confirmed += 1
+                answered += 1
             }
-            if let failure { return (confirmed, failure) }
+            if let failure { return (answered, failure) }
         }
-        return (confirmed, nil)
+        return (answered, nil)
     }
 
     /// At most this many bytes of messages are written before the server answered them
@@ -318,7 +318,7 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
     /// ejabberd 24.12 (Debian 13's) drops every IQ a component sends to a bare JID once
     /// mod_privilege is loaded, unless it is a privileged or a roster one (fixed in 25.03,
     /// ejabberd a4062f6). Either answer comes after the server handled what was written
-    /// before the ping, which is all a confirmation needs.
+    /// before the ping, which is all a round trip needs.
     static func pingAddress(serverDomain: JID) -> JID {
         (try? JID(domainpart: serverDomain.domainpart, resourcepart: pingResource)) ?? serverDomain
     }

@@ -49,8 +49,8 @@ extension GatewayTransport {
             }
             return
         }
-        if let confirmation = DeliveryConfirmation.of(message) {
-            await self.handler.handle(.receipt(DeliveryReceipt(relayID: confirmation.id, from: endpoint, displayed: confirmation.displayed)), from: self.name)
+        if let receipt = MessageReceipt.of(message) {
+            await self.handler.handle(.receipt(DeliveryReceipt(relayID: receipt.id, from: endpoint, displayed: receipt.displayed)), from: self.name)
             return
         }
         guard message.type != .groupchat else { return }

@@ -81,7 +81,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             let component = self.component
             await withTaskGroup(of: Void.self) { group in
                 // Registrations and vCards wait for the network: beside the reading, one
-                // at a time, so ping answers (delivery confirmations) are read meanwhile.
+                // at a time, so ping answers (the round trips) are read meanwhile.
                 group.addTask { for await request in self.slowRequests.stream { await self.answer(request) } }
                 await withGracefulShutdownHandler {
                     await component.run(
@@ -225,8 +225,8 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
-            if type == .chat || type == .normal, content.asksConfirmation(body: body) {
-                message.extensions += DeliveryConfirmation.requests
+            if type == .chat || type == .normal, content.asksReceipt(body: body) {
+                message.extensions += MessageReceipt.requests
             }
             // Its size with its ping, near enough for chunking: the text, and the envelope
             // (addresses, ids, relay marker, receipt request: about 500 bytes; the ping 150).
@@ -237,9 +237,9 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             written()
             return results.map { $0 ?? .failed("not attempted") }
         }
-        let (confirmed, error) = await self.component.sendConfirmed(messages, written: written)
+        let (answered, error) = await self.component.sendWithRoundTrips(messages, written: written)
         for (position, index) in indices.enumerated() {
-            results[index] = position < confirmed ? .delivered : .retryLater(error.map { "\($0)" } ?? "not confirmed")
+            results[index] = position < answered ? .delivered : .retryLater(error.map { "\($0)" } ?? "no round trip")
         }
         return results.map { $0 ?? .failed("not attempted") }
     }

@@ -1,6 +1,6 @@
 
 /// One message to hand to one endpoint: what the router decides and the durable queue
-/// stores until the target transport confirms it.
+/// stores until the target transport has taken it.
 public struct Delivery: Hashable, Sendable, Codable {
     /// Queue position, assigned when stored (0 before).
     public var sequence: Int64

@@ -1,4 +1,4 @@
-/// A recipient's client confirmed one of our relayed copies: a delivery receipt
+/// A recipient's client received (or displayed) one of our relayed copies: a delivery receipt
 /// (XEP-0184 §5.2, `<received id=…/>`) or a displayed marker (XEP-0333 §4,
 /// `<displayed id=…/>`). The transport fills what it saw; the bridge adds where the copy
 /// came from before it tells local subscribers.

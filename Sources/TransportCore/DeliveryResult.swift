@@ -1,6 +1,6 @@
 /// What a transport says about a delivery attempt.
 public enum DeliveryResult: Hashable, Sendable {
-    /// Handed over and confirmed (for XMPP: written and acknowledged by a server round trip).
+    /// Handed over and taken (for XMPP: written and acknowledged, XEP-0198, or answered by a ping's round trip).
     case delivered
     /// Not now (offline, reconnecting); keep it queued and try again in order.
     case retryLater(String)

@@ -25,16 +25,16 @@ public struct MessageContent: Hashable, Sendable, Codable {
     /// The encryption the message is under, by name ("OMEMO", "OpenPGP", "PGP", "OTR"); its
     /// text is only a notice for clients without it.
     public var encryption: String?
-    /// A delivery receipt (or, with `confirmsDisplayed`, a displayed marker) for the id.
-    public var confirms: String?
-    public var confirmsDisplayed: Bool?
+    /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
+    public var receiptFor: String?
+    public var receiptDisplayed: Bool?
     /// An instruction to the delivering transport: fetch the file at `url` (at most this
     /// many bytes) and share its own upload of it instead (a channel with `reupload`).
     public var reuploadMaxBytes: Int?
 
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
-        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil,
+        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, receiptFor: String? = nil, receiptDisplayed: Bool? = nil,
         reuploadMaxBytes: Int? = nil
     ) {
         self.url = url
@@ -45,15 +45,18 @@ public struct MessageContent: Hashable, Sendable, Codable {
         self.reactions = reactions
         self.retractID = retractID
         self.encryption = encryption
-        self.confirms = confirms
-        self.confirmsDisplayed = confirmsDisplayed
+        self.receiptFor = receiptFor
+        self.receiptDisplayed = receiptDisplayed
         self.reuploadMaxBytes = reuploadMaxBytes
     }
 
     /// The names in the stored JSON (the queue's `content` column): fixed here so that
     /// renaming a property cannot make queued rows unreadable.
     enum CodingKeys: String, CodingKey {
-        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, confirms, confirmsDisplayed, reuploadMaxBytes
+        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, reuploadMaxBytes
+        // Stored names from before the receipt fields were named so (queue and journal rows).
+        case receiptFor = "confirms"
+        case receiptDisplayed = "confirmsDisplayed"
     }
 
     /// Nothing but text.

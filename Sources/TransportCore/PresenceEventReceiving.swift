@@ -6,7 +6,7 @@ public protocol PresenceEventReceiving: Sendable {
     func receivePresence(channel: String, contact: Endpoint, nick: String, state: PresenceState) async
     /// Someone entered (`joined`) or left a room that is a member of `channel` (XEP-0045).
     func receiveOccupant(channel: String, room: Endpoint, nick: String, joined: Bool) async
-    /// A recipient confirmed a copy of a message relayed in `channel` (``DeliveryReceipt/jsonLine``).
+    /// A recipient's client sent a receipt for a copy of a message relayed in `channel` (``DeliveryReceipt/jsonLine``).
     func receiveReceipt(_ receipt: DeliveryReceipt) async
     /// An alert relayed in `channel` was acknowledged; `id` is its id at its source
     /// (``AlertAck/jsonLine(channel:id:)``).

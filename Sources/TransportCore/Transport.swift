@@ -12,12 +12,12 @@ public protocol Transport: Service {
     var name: String { get }
 
     /// Hands `deliveries` over, in order, and says what became of each (same order).
-    /// A delivery counts as delivered only when the other side has confirmed it.
+    /// A delivery counts as delivered only when the other side has taken it.
     func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
 
     /// ``deliver(_:)``, calling `written` once the batch is handed over (written to the
     /// connection, or answered without writing) and before waiting for the other side's
-    /// confirmation: the caller may then hand over the next batch while this one waits, so
+    /// acknowledgement or round trip: the caller may then hand over the next batch while this one waits, so
     /// batches in flight keep the link busy. Called exactly once, before returning.
     func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult]
 
@@ -33,7 +33,7 @@ public protocol Transport: Service {
 extension Transport {
     public var executor: (any TaskExecutor)? { nil }
 
-    /// A transport that confirms as it writes: written once answered.
+    /// A transport whose deliveries are taken as it writes them: written once answered.
     public func deliver(_ deliveries: [Delivery], written: @escaping @Sendable () -> Void) async -> [DeliveryResult] {
         let results = await self.deliver(deliveries)
         written()

@@ -45,7 +45,7 @@ public indirect enum TransportEvent: Sendable {
     case targetReady(Endpoint)
     /// Someone entered (`joined`) or left a room that is a channel member.
     case occupant(room: Endpoint, nick: String, joined: Bool)
-    /// A recipient's client confirmed a relayed copy (XEP-0184 receipt, XEP-0333 marker).
+    /// A recipient's client sent a receipt for a relayed copy (XEP-0184 receipt, XEP-0333 marker).
     case receipt(DeliveryReceipt)
     /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
     /// reflection; replies, reactions and retractions in the room refer to it.

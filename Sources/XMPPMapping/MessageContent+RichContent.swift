@@ -8,8 +8,8 @@ extension MessageContent {
     public init(_ rich: RichContent) {
         self.init(
             url: rich.url, replaceID: rich.replaceID, replyTo: rich.replyTo, replyFallback: rich.replyFallback, reactionTo: rich.reactionTo,
-            reactions: rich.reactions, retractID: rich.retractID, encryption: rich.encryption, confirms: rich.confirms,
-            confirmsDisplayed: rich.confirmsDisplayed
+            reactions: rich.reactions, retractID: rich.retractID, encryption: rich.encryption, receiptFor: rich.receiptFor,
+            receiptDisplayed: rich.receiptDisplayed
         )
     }
 }
@@ -19,7 +19,7 @@ extension RichContent {
         self.init(
             url: content.url, replaceID: content.replaceID, replyTo: content.replyTo, replyFallback: content.replyFallback,
             reactionTo: content.reactionTo, reactions: content.reactions, retractID: content.retractID, encryption: content.encryption,
-            confirms: content.confirms, confirmsDisplayed: content.confirmsDisplayed
+            receiptFor: content.receiptFor, receiptDisplayed: content.receiptDisplayed
         )
     }
 }

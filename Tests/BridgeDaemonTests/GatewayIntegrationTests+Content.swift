@@ -30,9 +30,9 @@ extension GatewayIntegrationTests {
         let correction = await Received.message(alice.log, body: "corrected")
         #expect(correction.map { RichContent.parse($0).content.replaceID } == copyID, "the correction names alice's copy")
 
-        try await alice.session.send(Message.rich(to: puppet, id: "a-receipt", nil, RichContent(confirms: copyID)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-receipt", nil, RichContent(receiptFor: copyID)))
         let receipt = await bob.log.waitFor(timeout: .seconds(15)) {
-            if case .message(let message, nil) = $0 { return DeliveryConfirmation.of(message)?.id == "b-original" }
+            if case .message(let message, nil) = $0 { return MessageReceipt.of(message)?.id == "b-original" }
             return false
         }
         #expect(receipt != nil, "bob gets the receipt under his own id; stderr: \(bridge.run.errors.suffix(3000))")
@@ -101,9 +101,9 @@ extension GatewayIntegrationTests {
         let reaction = await atBob { RichContent.parse($0).content.reactionTo == "b-react" }
         #expect(reaction.map { RichContent.parse($0).content.reactions } == ["👍"], "bob gets alice's reaction to his own message; stderr: \(stderr())")
 
-        try await alice.session.send(Message.rich(to: puppet, id: "a-displayed", nil, RichContent(confirms: copyID, confirmsDisplayed: true)))
+        try await alice.session.send(Message.rich(to: puppet, id: "a-displayed", nil, RichContent(receiptFor: copyID, receiptDisplayed: true)))
         // (A delivery receipt for the same message may come first: alice's client sends one.)
-        let marker = await atBob { DeliveryConfirmation.of($0) == DeliveryConfirmation(id: "b-react", displayed: true) }
+        let marker = await atBob { MessageReceipt.of($0) == MessageReceipt(id: "b-react", displayed: true) }
         #expect(marker != nil, "bob gets alice's displayed marker for his own message; stderr: \(stderr())")
 
         try await bob.session.send(Message.rich(to: home, id: "b-retract", nil, RichContent(retractID: "b-react")))

@@ -212,8 +212,8 @@ struct PagingIntegrationTests {
         }
         try await send("on it", RichContent(replyTo: copies[0]))
         try await send(nil, RichContent(reactionTo: copies[1], reactions: ["👍"]))
-        try await send(nil, RichContent(confirms: copies[2], confirmsDisplayed: true))
-        try await send(nil, RichContent(confirms: copies[3]))
+        try await send(nil, RichContent(receiptFor: copies[2], receiptDisplayed: true))
+        try await send(nil, RichContent(receiptFor: copies[3]))
         let acknowledged = await eventually(timeout: .seconds(20)) {
             await alice.log.messages.filter { $0.body == "acknowledged by alice@example.test" }.count >= 3
         }

@@ -165,15 +165,15 @@ struct RichMessageIntegrationTests {
     @Test("a receipt and a displayed marker from bob reach alice with alice's original id")
     func receiptsPassedBack() async throws {
         let link = try await Link.start()
-        try await link.aliceSends(Self.message("are you there?", id: "a-receipt", DeliveryConfirmation.requests))
+        try await link.aliceSends(Self.message("are you there?", id: "a-receipt", MessageReceipt.requests))
         let copy = try #require(await Self.received(link.bob.log) { $0.body == "are you there?" })
         let copyID = try #require(copy.id)
         try await link.bobSends(Self.message(nil, id: "b-r1", [Self.element("received", "urn:xmpp:receipts", ["id": copyID])]))
-        let receipt = await Self.received(link.alice.log) { DeliveryConfirmation.of($0) != nil }
-        #expect(receipt.flatMap(DeliveryConfirmation.of) == DeliveryConfirmation(id: "a-receipt", displayed: false))
+        let receipt = await Self.received(link.alice.log) { MessageReceipt.of($0) != nil }
+        #expect(receipt.flatMap(MessageReceipt.of) == MessageReceipt(id: "a-receipt", displayed: false))
         try await link.bobSends(Self.message(nil, id: "b-r2", [Self.element("displayed", "urn:xmpp:chat-markers:0", ["id": copyID])]))
-        let marker = await Self.received(link.alice.log) { DeliveryConfirmation.of($0)?.displayed == true }
-        #expect(marker.flatMap(DeliveryConfirmation.of) == DeliveryConfirmation(id: "a-receipt", displayed: true))
+        let marker = await Self.received(link.alice.log) { MessageReceipt.of($0)?.displayed == true }
+        #expect(marker.flatMap(MessageReceipt.of) == MessageReceipt(id: "a-receipt", displayed: true))
         // After the receipts went back, bob's reaction to his copy still lands on alice's message.
         try await link.bobSends(
             Self.message(nil, id: "b-r3", [Self.element("reactions", "urn:xmpp:reactions:0", ["id": copyID], children: [Self.element("reaction", "urn:xmpp:reactions:0", text: "✅")])])

@@ -16,7 +16,7 @@ struct StreamResumptionIntegrationTests {
     func resumeAfterDeliveryTimeout() async throws {
         try await Self.frozenServer(
             setting: ("[bridge]\n", "[bridge]\ndelivery_timeout_ms = 300\n"),
-            dropped: "delivery not confirmed in time; dropping the connection"
+            dropped: "delivery not taken in time; dropping the connection"
         )
     }
 

@@ -67,7 +67,7 @@ struct RichPipelineTests {
         await journal.flushed()
         let queued = try store.loadQueue().map(\.delivery)
         let back = try #require(queued.first { $0.target == Self.alice })
-        #expect(back.content == MessageContent(confirms: "a-1", confirmsDisplayed: true))
+        #expect(back.content == MessageContent(receiptFor: "a-1", receiptDisplayed: true))
         #expect(back.body.isEmpty)
 
         var quiet = Self.link
@@ -95,7 +95,7 @@ struct RichPipelineTests {
         await journal.flushed()
         let toAlice = try store.loadQueue().map(\.delivery).filter { $0.target == Self.alice }
         #expect(toAlice.map(\.content) == [
-            MessageContent(confirms: "a-1"),
+            MessageContent(receiptFor: "a-1"),
             MessageContent(),
             MessageContent(reactionTo: "a-1", reactions: ["👍"]),
         ])

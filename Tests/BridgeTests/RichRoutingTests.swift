@@ -186,7 +186,7 @@ struct RichRoutingTests {
             + #""replaceID":"p","replyFallback":"> q\n","replyTo":"r","retractID":"x","reuploadMaxBytes":1024,"url":"https:\/\/u.test\/a.png"}"#
         let expected = MessageContent(
             url: "https://u.test/a.png", replaceID: "p", replyTo: "r", replyFallback: "> q\n", reactionTo: "t", reactions: ["👍"], retractID: "x",
-            encryption: "OMEMO", confirms: "c", confirmsDisplayed: true, reuploadMaxBytes: 1024
+            encryption: "OMEMO", receiptFor: "c", receiptDisplayed: true, reuploadMaxBytes: 1024
         )
         #expect(MessageContentColumn.decode(stored) == expected)
         #expect(MessageContentColumn.encode(expected) == stored)

@@ -22,7 +22,7 @@ struct AcknowledgementWatchdogTests {
         let moved = watchdog.requested(now: Self.at(2_000))
         #expect(!moved, "a second one does not move it")
         #expect(watchdog.check(now: Self.at(5_999)) == .wait(until: Self.at(6_000)))
-        #expect(watchdog.check(now: Self.at(6_000)) == .dead(resumedUnconfirmed: false))
+        #expect(watchdog.check(now: Self.at(6_000)) == .dead(resumedUnacknowledged: false))
     }
 
     @Test func eachAnswerRestartsTheWaitForTheRequestsStillUnanswered() {
@@ -41,10 +41,10 @@ struct AcknowledgementWatchdogTests {
         var watchdog = AcknowledgementWatchdog<Instant>(timeout: .seconds(5))
         watchdog.resumed()
         watchdog.requested(now: Self.at(0))
-        #expect(watchdog.check(now: Self.at(5_000)) == .dead(resumedUnconfirmed: true))
+        #expect(watchdog.check(now: Self.at(5_000)) == .dead(resumedUnacknowledged: true))
         watchdog.acknowledged(now: Self.at(5_001))
         watchdog.requested(now: Self.at(6_000))
-        #expect(watchdog.check(now: Self.at(11_000)) == .dead(resumedUnconfirmed: false), "once answered, the stream is an ordinary one")
+        #expect(watchdog.check(now: Self.at(11_000)) == .dead(resumedUnacknowledged: false), "once answered, the stream is an ordinary one")
     }
 
     @Test func aNewConnectionOwesNothing() {
@@ -53,6 +53,6 @@ struct AcknowledgementWatchdogTests {
         watchdog.requested(now: Self.at(0))
         watchdog.connectionEnded()
         #expect(watchdog.check(now: Self.at(10_000)) == .idle)
-        #expect(!watchdog.resumedUnconfirmed && watchdog.unanswered == 0)
+        #expect(!watchdog.resumedUnacknowledged && watchdog.unanswered == 0)
     }
 }

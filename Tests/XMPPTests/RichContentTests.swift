@@ -116,7 +116,7 @@ struct RichContentTests {
         #expect(reply.elements.first { $0.name == "reply" }?[attribute: "id"] == "r1")
         let retract = RichContent(retractID: "r2").outgoing(text: "retracted")
         #expect(retract.elements.map(\.name) == ["retract", "apply-to", "fallback", "store"])
-        let receipt = RichContent(confirms: "a1", confirmsDisplayed: true).outgoing(text: nil)
+        let receipt = RichContent(receiptFor: "a1", receiptDisplayed: true).outgoing(text: nil)
         #expect(receipt.body == nil)
         #expect(receipt.elements.first?.name == "displayed")
         #expect(receipt.elements.first?[attribute: "id"] == "a1")

@@ -23,7 +23,7 @@ enum ExitStatus: Int32, CaseIterable {
           5  authentication failure (or registration refused)
           6  invalid recipient (not a JID, or the server says it does not exist)
           7  protocol error (stream error, binding refused, invalid server XML)
-          8  not confirmed: some message could not be sent, or the server refused it
+          8  not taken: some message could not be sent, or the server refused it
          64  bad command-line usage
          75  the bridge is starting: try again (status, route, queue)
         """

@@ -60,7 +60,7 @@ struct FileSender {
     static func message(sharing url: String, to target: JID, type: Message.Kind, id: String) -> Message {
         let (body, elements) = RichContent(url: url).outgoing(text: nil)
         var message = Message(type: type, to: target, id: id, body: body)
-        message.extensions = elements + DeliveryConfirmation.requests
+        message.extensions = elements + MessageReceipt.requests
         return message
     }
 

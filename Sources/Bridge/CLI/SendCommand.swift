@@ -4,7 +4,7 @@ import TransportCore
 import LocalTransport
 import XMPP
 
-/// `xmpp-bridge send`: the sendxmpp use. Exits 0 only when the server has confirmed
+/// `xmpp-bridge send`: the sendxmpp use. Exits 0 only when the server has taken
 /// every message (a ping round trip after the last one; the server handles a stream in order).
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -90,7 +90,7 @@ struct SendCommand: AsyncParsableCommand {
             // Stream management's acknowledgement where the server offers it, else a ping.
             try await session.waitForAcknowledgement()
         } catch {
-            CommandLineOutput.error("not all messages were confirmed: \(error)")
+            CommandLineOutput.error("not all messages were taken by the server: \(error)")
             failure = .notDelivered
         }
         await runner.stop()

@@ -19,7 +19,7 @@ struct InheritedDeliveries: Equatable, Sendable {
     var lostSince: Date
 
     /// At most this many, oldest first: a former owner never had more in flight (its
-    /// window of batches in flight, 4 of 100, and what it had confirmed but not yet committed are far fewer); later ones were never written. The archive check reads up to 20 pages of 50.
+    /// window of batches in flight, 4 of 100, and what it had seen taken but not yet committed are far fewer); later ones were never written. The archive check reads up to 20 pages of 50.
     static let limit = 1_000
 
     /// From the queued rows read at takeover, for `account` (none: `since` is `now`).

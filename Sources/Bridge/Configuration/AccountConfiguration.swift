@@ -9,7 +9,7 @@ struct AccountConfiguration: Sendable {
     /// The largest stanza the account's server takes (bytes, after escaping); longer
     /// deliveries are split into parts (default 64 KiB).
     var maxStanzaBytes: Int = 65_536
-    /// Use stream management (XEP-0198) when the server offers it: deliveries are confirmed
+    /// Use stream management (XEP-0198) when the server offers it: deliveries are taken
     /// by the server's acknowledgements, and received messages are acknowledged only once
     /// they are committed (default true).
     var streamManagement: Bool = true

@@ -84,7 +84,7 @@ struct BridgeSettings: Sendable, Equatable {
     /// Per-transport queue limits; beyond them intake waits (backpressure), nothing is dropped.
     var maxQueueRows: Int = 100_000
     var maxQueueBytes: Int = 64 << 20
-    /// A delivery batch not confirmed within this time counts as a failed attempt, and the
+    /// A delivery batch not taken within this time counts as a failed attempt, and the
     /// connection is dropped and made anew.
     var deliveryTimeoutMilliseconds: Int = 30_000
     /// Events an XMPP session holds for the bridge before it stops reading its socket.

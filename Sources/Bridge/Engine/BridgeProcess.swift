@@ -103,7 +103,7 @@ struct BridgeProcess {
                 try store.completeAcknowledged(transport: account, relayIDs: acknowledged)
             }
             for gateway in configuration.gateways.values {
-                // Handed to the server: confirmed, or in the kernel's socket buffer on a link
+                // Handed to the server: answered, or in the kernel's socket buffer on a link
                 // that was still up when the process ended (the kernel passes it on).
                 let snapshot = try ledgers.ledger(for: gateway.transportName).snapshot()
                 let handed = snapshot.acknowledgedIDs + (snapshot.current != nil ? snapshot.unacknowledgedIDs.filter { !$0.isEmpty } : [])

@@ -89,7 +89,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     private var batchCount = 0
     private var recent: [String: Item] = [:]
     /// Bounces that arrived while their delivery was still in flight (a server answers an
-    /// error before the confirming round trip): applied when the batch's results come.
+    /// error before the acknowledgement or round trip): applied when the batch's results come.
     private var earlyBounces: [String: (permanent: Bool, reason: String)] = [:]
     /// Targets reported ready while a batch was in flight: a "wait for target" answer in
     /// that batch is already out of date.
@@ -159,7 +159,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
         for (offset, delivery) in batch.enumerated() {
             guard let index = positions[delivery.sequence] else { continue }
             self.items[index].inFlight = false
-            // Dropped or confirmed meanwhile: its answer is ignored (and it can leave the front).
+            // Dropped or taken meanwhile: its answer is ignored (and it can leave the front).
             guard !self.items[index].done else { continue }
             var result = offset < results.count ? results[offset] : .retryLater("the transport gave no answer")
             if case .delivered = result, let bounce = self.earlyBounces.removeValue(forKey: delivery.relayID) {

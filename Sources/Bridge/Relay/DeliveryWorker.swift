@@ -111,12 +111,12 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     /// Deliveries the target took before a restart; returns how many were still queued.
     func acknowledged(relayIDs: [String]) -> Int {
         let wanted = Set(relayIDs)
-        let (outcome, confirmed) = self.queue.withLockedValue { queue in
+        let (outcome, taken) = self.queue.withLockedValue { queue in
             let held = queue.pending.filter { wanted.contains($0.delivery.relayID) }.map { ($0.delivery, Optional($0.enqueuedAt)) }
             return (queue.acknowledged(relayIDs: wanted), held)
         }
         self.journal.record(outcome.entries)
-        if !confirmed.isEmpty { self.settledDeliveries(confirmed, []) }
+        if !taken.isEmpty { self.settledDeliveries(taken, []) }
         if outcome.delivered > 0 { self.signalProgress() }
         return outcome.delivered
     }

@@ -6,7 +6,7 @@ import XMPP
 enum JournalEntry: Sendable {
     /// A delivery enters the queue (its sequence already assigned), with its relay id in the id map.
     case enqueue(Delivery, enqueuedAt: Date, attempts: Int)
-    /// The target confirmed it: it leaves the queue.
+    /// The target took it: it leaves the queue.
     case complete(sequence: Int64)
     /// An attempt failed; it stays queued with this count and error.
     case attempted(sequence: Int64, attempts: Int, error: String)

@@ -12,7 +12,7 @@ extension RelayPipeline {
         let archived = self.router.archivedChannels
         guard !archived.isEmpty else { return [] }
         let content = message.content
-        guard content.confirms == nil else { return [] }
+        guard content.receiptFor == nil else { return [] }
         let source = Router.normalized(message.source)
         if let edited = content.replaceID ?? content.retractID {
             // A correction or retraction changes the message it refers to, in its channels.
@@ -55,7 +55,7 @@ extension RelayPipeline {
         guard !archived.isEmpty else { return [] }
         var messages: [ArchivedMessage] = []
         var index: [String: Int] = [:]
-        for delivery in deliveries where archived.contains(delivery.channel) && delivery.content.confirms == nil {
+        for delivery in deliveries where archived.contains(delivery.channel) && delivery.content.receiptFor == nil {
             let copy = ArchivedMessage.Copy(target: delivery.target, id: delivery.relayID)
             let key = delivery.channel + "\u{1F}" + delivery.originalBody
             if let at = index[key] {

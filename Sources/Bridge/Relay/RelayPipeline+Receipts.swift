@@ -18,7 +18,7 @@ extension RelayPipeline {
         return found
     }
 
-    /// A recipient confirmed a copy: recorded against that copy if it went to them, and
+    /// A recipient's client sent a receipt for a copy: recorded against that copy if it went to them, and
     /// told to local subscribers of its channel with the id the source knows. Receipts for
     /// copies sent into a room are ignored: any occupant could send one from the room's
     /// JID (a private message), so they prove nothing.

@@ -48,7 +48,7 @@ extension RelayPipeline {
     /// sender, under its own id, when the channel asks for it (`receipts`, on by default for
     /// 1:1 links) and the sender is an XMPP contact (local sources get an event instead).
     /// Each (kind, message) goes back once, though its copies (caption and file, split parts)
-    /// and the recipient's devices may each confirm it; and only to a sender who is still a
+    /// and the recipient's devices may each send one; and only to a sender who is still a
     /// receiving member of the channel.
     func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
         guard record.sourceAddress != nil else { return }
@@ -61,17 +61,17 @@ extension RelayPipeline {
                 channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives })
             else { return }
         }
-        let alreadyConfirmed = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil
+        let alreadyReceived = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil
         let key = "\(receipt.displayed ? "displayed" : "received") \(source) \(record.sourceID)"
-        guard !alreadyConfirmed, !self.passedBack.contains(key) else { return }
+        guard !alreadyReceived, !self.passedBack.contains(key) else { return }
         self.passedBack.insert(key)
-        let confirmation = Delivery(
+        let receiptCopy = Delivery(
             channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
             // Its own source id: a later reference to the copy must not find the receipt.
             sourceID: "receipt:\(receipt.relayID)", relayID: self.ids.next(),
-            content: MessageContent(confirms: record.sourceID, confirmsDisplayed: receipt.displayed ? true : nil)
+            content: MessageContent(receiptFor: record.sourceID, receiptDisplayed: receipt.displayed ? true : nil)
         )
-        self.enqueueGenerated([confirmation])
+        self.enqueueGenerated([receiptCopy])
     }
 
     /// Queues deliveries the bridge makes itself (notices, receipts passed back): committed

@@ -273,7 +273,7 @@ actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duratio
             self.notify(event, from: transport)
         case .acknowledgedBeforeRestart(let relayIDs):
             let count = self.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
-            self.logger.info("deliveries confirmed on resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
+            self.logger.info("deliveries taken before resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
         }
         return .accepted
     }

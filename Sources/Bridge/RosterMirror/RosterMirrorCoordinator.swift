@@ -5,7 +5,7 @@ import XMPP
 
 /// Keeps `[[roster_mirror]]`s in step: after either account's roster changes (fetched on
 /// connect, or pushed), runs ``RosterMirrorReconciler`` against the stored snapshot, applies
-/// the changes on the target account, and stores the new snapshot once they are confirmed.
+/// the changes on the target account, and stores the new snapshot once the server accepted them.
 /// Two-way mirrors run both directions, each excluding what the other owns (no ping-pong).
 /// A refused change is retried on one ``RosterMirrorRetrySchedule`` (backoff, cap, one
 /// timer on the injected clock), never by a task per failure.

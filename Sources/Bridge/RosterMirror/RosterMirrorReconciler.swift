@@ -29,7 +29,7 @@ import XMPP
 ///
 /// Applying the returned changes to the target and reconciling again with the returned
 /// snapshot yields no changes (idempotence). The caller should store the snapshot only
-/// once the target confirmed the changes: an owned item whose set failed would otherwise
+/// once the target's server accepted the changes: an owned item whose set failed would otherwise
 /// look deleted by hand and be suppressed.
 ///
 /// A two-way mirror is two directions, A→B and B→A, each with its own snapshot. Each

@@ -40,9 +40,9 @@ protocol StateStore: AnyObject, Sendable {
     func enqueue(_ deliveries: [Delivery]) throws(StateStoreError) -> [Delivery]
     /// The oldest `limit` deliveries waiting for `transport`, in queue order.
     func pending(transport: String, limit: Int) throws(StateStoreError) -> [Delivery]
-    /// Removes a confirmed (or permanently failed) delivery; false if it was not queued.
+    /// Removes a delivered (or permanently failed) delivery; false if it was not queued.
     @discardableResult func complete(sequence: Int64) throws(StateStoreError) -> Bool
-    /// Removes several confirmed deliveries in one transaction.
+    /// Removes several delivered deliveries in one transaction.
     func complete(sequences: [Int64]) throws(StateStoreError)
     /// Removes `transport`'s deliveries its server acknowledged before a restart (their ids
     /// from the stream ledger); with `firstAttemptsOnly`, only deliveries never tried again

@@ -24,7 +24,7 @@ public struct HTTPSClient: Sendable {
         public var requestTimeout: Duration
         /// The response head's fields together, and each field, at most this many bytes.
         public var maximumResponseHeaderBytes: Int
-        /// The body of a PUT's response (a short confirmation) is read up to this many bytes.
+        /// The body of a PUT's response (a short acknowledgement) is read up to this many bytes.
         public var maximumPutResponseBytes: Int
         /// Allow `http` URLs. Only for tests; never for uploads of real data.
         public var allowInsecureHTTP: Bool

@@ -6,7 +6,7 @@ import Foundation
 /// archive, one into a room in the room's, unless the room reflected it already) and sends
 /// again only those not found, so the senders waiting on them see one outcome.
 struct InDoubtMessages: Sendable {
-    /// One sender's batch, still waiting for its confirmation.
+    /// One sender's batch, still waiting for its acknowledgement.
     struct Batch: Sendable {
         var messages: [XMLElement]
         var waiter: OneShotWaiter<Void>

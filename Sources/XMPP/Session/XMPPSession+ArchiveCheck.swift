@@ -184,7 +184,7 @@ extension XMPPSession {
     }
 
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
-    /// (``checkInDoubt(on:resumed:)``), each batch confirmed as any delivery is.
+    /// (``checkInDoubt(on:resumed:)``), each batch acknowledged as any delivery is.
     func resendAfterJoin(_ room: JID) async {
         guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.connection else { return }
         self.rooms.entries[room]?.resend = []
@@ -197,7 +197,7 @@ extension XMPPSession {
         await self.sendAgain(batches, on: connection)
     }
 
-    /// Sends `batches` again in order with one `<r/>`, each sender confirmed by the server's
+    /// Sends `batches` again in order with one `<r/>`, each sender acknowledged by the server's
     /// acknowledgement as any delivery is (XEP-0198 §4); on a stream that does not count,
     /// the senders are failed and send again themselves. Returns how many messages it took.
     @discardableResult

@@ -61,7 +61,7 @@ extension XMPPSession {
         /// (XEP-0198 §4), unless ``acknowledgementRequestStanzas`` stanzas or
         /// ``acknowledgementRequestWaiters`` senders wait for an answer
         /// (``AcknowledgementRequestPacer``). Zero: one `<r/>` with every batch.
-        /// Confirmation comes later; the messages do not.
+        /// The acknowledgement comes later; the messages do not.
         public var acknowledgementRequestDelay: Duration
         public var acknowledgementRequestStanzas: Int
         public var acknowledgementRequestWaiters: Int
@@ -81,7 +81,7 @@ extension XMPPSession {
         /// The archive cursor stored by an earlier run.
         public var archiveCursor: ArchiveCursor?
         /// On ``XMPPSession/stop()``, how long to wait for the server to acknowledge what is
-        /// still unconfirmed (XEP-0198) before closing the stream.
+        /// still unacknowledged (XEP-0198) before closing the stream.
         public var stopAcknowledgementTimeout: Duration
         /// While stanzas are unacknowledged (XEP-0198), the server's `<a/>` must come within
         /// this; otherwise the connection is dropped and resumed (``AcknowledgementWatchdog``).

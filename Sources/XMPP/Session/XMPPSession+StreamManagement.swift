@@ -3,7 +3,7 @@ import Logging
 
 /// Stream management (XEP-0198) in the session: every stanza goes out through
 /// ``transmit(_:on:)`` so it is numbered, inbound stanzas are acknowledged once handled, and
-/// outbound stanzas can be confirmed by the server's acknowledgement instead of a ping.
+/// outbound stanzas are counted taken at the server's acknowledgement instead of a ping's answer.
 extension XMPPSession {
     /// Writes stanzas (and SM elements) in order with one flush, numbering the stanzas
     /// while stream management counts.
@@ -121,7 +121,7 @@ extension XMPPSession {
                 if let id { self.configuration.ledger?.begin(sessionID: id, acknowledged: 0) } else { self.configuration.ledger?.end() }
                 self.publishSessionState()
             case .enableFailed(let condition):
-                self.logger.notice("stream management refused; confirming deliveries by ping", metadata: ["condition": "\(condition)"])
+                self.logger.notice("stream management refused; deliveries wait on a ping's answer", metadata: ["condition": "\(condition)"])
                 // No acknowledgement will come for what was numbered: its senders try again.
                 self.abandonResumption()
             case .acknowledged(let through, _):
@@ -184,7 +184,7 @@ extension XMPPSession {
     /// Sends messages and returns once the server has taken them: by its stream management
     /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
     /// (the server handles a stream in order). `written` is called once, when the messages
-    /// are handed to the connection (or could not be), before the confirmation is awaited.
+    /// are handed to the connection (or could not be), before the acknowledgement is awaited.
     public func sendAcknowledged(_ messages: [Message], written: @escaping @Sendable () -> Void = {}) async throws {
         var signalled = false
         let signal = {
@@ -194,7 +194,7 @@ extension XMPPSession {
             }
         }
         defer { signal() }
-        // A stopping session takes nothing new: it could not be confirmed before the close.
+        // A stopping session takes nothing new: it could not be acknowledged before the close.
         guard !self.isStopping else { throw XMPPSessionError.stopped }
         guard self.streamManagement.isCounting, let connection = self.connection else {
             try await self.send(messages)
@@ -286,7 +286,7 @@ extension XMPPSession {
     }
 
     /// Before a clean close: waits, at most `stopAcknowledgementTimeout`, for the server to
-    /// acknowledge what is still unconfirmed, so a batch in flight ends delivered instead of
+    /// acknowledge what is still unacknowledged, so a batch in flight ends delivered instead of
     /// being sent again by whoever takes over the queue (a reload's new session).
     func settleAcknowledgements() async {
         guard self.streamManagement.isCounting, !self.acknowledgementWaiters.isEmpty else { return }

@@ -56,11 +56,11 @@ extension XMPPSession {
             return
         case .wait:
             self.armWatchdog()
-        case .dead(let resumedUnconfirmed):
+        case .dead(let resumedUnacknowledged):
             let metadata: Logger.Metadata = [
                 "ack_timeout": "\(self.configuration.acknowledgementTimeout)", "unacknowledged": "\(self.streamManagement.pending.count)",
             ]
-            if resumedUnconfirmed {
+            if resumedUnacknowledged {
                 // Resuming again would reach the same unread stream: a new session instead,
                 // and what was in flight is checked against the archive.
                 self.logger.warning("the resumed stream was not read (no acknowledgement in time); starting a new session", metadata: metadata)

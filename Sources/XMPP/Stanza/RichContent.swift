@@ -32,13 +32,13 @@ public struct RichContent: Hashable, Sendable {
     /// The encryption the message is under, by name ("OMEMO", "OpenPGP", "PGP", "OTR");
     /// its body is only a notice for clients without it.
     public var encryption: String?
-    /// A delivery receipt (or, with `confirmsDisplayed`, a displayed marker) for the id.
-    public var confirms: String?
-    public var confirmsDisplayed: Bool?
+    /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
+    public var receiptFor: String?
+    public var receiptDisplayed: Bool?
 
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
-        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, confirms: String? = nil, confirmsDisplayed: Bool? = nil
+        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, receiptFor: String? = nil, receiptDisplayed: Bool? = nil
     ) {
         self.url = url
         self.replaceID = replaceID
@@ -48,8 +48,8 @@ public struct RichContent: Hashable, Sendable {
         self.reactions = reactions
         self.retractID = retractID
         self.encryption = encryption
-        self.confirms = confirms
-        self.confirmsDisplayed = confirmsDisplayed
+        self.receiptFor = receiptFor
+        self.receiptDisplayed = receiptDisplayed
     }
 
     /// The namespaces of the elements read and written (the XEPs above).
@@ -69,10 +69,10 @@ public struct RichContent: Hashable, Sendable {
     public var isEmpty: Bool { self == RichContent() }
 
     /// Whether a message with this content may ask for a receipt and a displayed marker
-    /// (``DeliveryConfirmation/requests``): one with a body that is no receipt itself (XEP-0184
-    /// §5.4: never ask to confirm a confirmation), reaction or retraction (no message to see).
-    public func asksConfirmation(body: String?) -> Bool {
-        body != nil && self.confirms == nil && self.reactionTo == nil && self.retractID == nil
+    /// (``MessageReceipt/requests``): one with a body that is no receipt itself (XEP-0184
+    /// §5.4: never ask for a receipt of a receipt), reaction or retraction (no message to see).
+    public func asksReceipt(body: String?) -> Bool {
+        body != nil && self.receiptFor == nil && self.reactionTo == nil && self.retractID == nil
     }
 
     /// An operation on an earlier message (correction, reaction, retraction), or a reply.
@@ -256,10 +256,10 @@ public struct RichContent: Hashable, Sendable {
             elements.append(XMLElement(name: "fallback", namespace: Namespace.fallback, attributes: [XMLAttribute(name: "for", value: Namespace.retract)]))
             elements.append(XMLElement(name: "store", namespace: Namespace.hints))
         }
-        if let confirms {
-            let displayed = self.confirmsDisplayed == true
+        if let receiptFor {
+            let displayed = self.receiptDisplayed == true
             elements.append(
-                element(displayed ? "displayed" : "received", displayed ? DeliveryConfirmation.markersNamespace : DeliveryConfirmation.receiptsNamespace, id: confirms)
+                element(displayed ? "displayed" : "received", displayed ? MessageReceipt.markersNamespace : MessageReceipt.receiptsNamespace, id: receiptFor)
             )
             elements.append(XMLElement(name: "store", namespace: Namespace.hints))
         }

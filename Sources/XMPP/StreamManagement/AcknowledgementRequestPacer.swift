@@ -13,7 +13,7 @@
 /// trickle woke the loop 25 times a second for nothing; with `steadyDelay` of a second,
 /// once.
 ///
-/// Asking at once with the first batch after a quiet spell (a lone message confirmed
+/// Asking at once with the first batch after a quiet spell (a lone message acknowledged
 /// without the delay) was tried and left out: against a Prosody frozen with deliveries in
 /// flight, the early `<r/>` in the dropped connection's unread data made the server take
 /// stanzas after the `h` it reported on resumption, so some were delivered twice (issue 22).

@@ -6,7 +6,7 @@
 /// (``KeepaliveStateMachine``).
 ///
 /// A resumed stream (§5) must prove it is read: the session asks with `<r/>` at once, and
-/// until the first `<a/>` the stream counts as unconfirmed. A resumed stream that answers
+/// until the first `<a/>` the stream counts as unacknowledged. A resumed stream that answers
 /// nothing is not resumed again: Prosody 0.12 feeds a resumed connection's input to the
 /// old connection's XML parser, and when that connection was cut inside a stanza
 /// everything sent afterwards becomes part of that stanza, on this connection and on the
@@ -21,16 +21,16 @@ public struct AcknowledgementWatchdog<Instant: InstantProtocol>: Sendable where 
         case idle
         /// Owed, not yet late: fire again then.
         case wait(until: Instant)
-        /// No `<a/>` in time: drop the connection. `resumedUnconfirmed`: the stream was
+        /// No `<a/>` in time: drop the connection. `resumedUnacknowledged`: the stream was
         /// resumed and never answered; start a new session instead of resuming it again.
-        case dead(resumedUnconfirmed: Bool)
+        case dead(resumedUnacknowledged: Bool)
     }
 
     public let timeout: Duration
     /// Since when an `<a/>` is owed; nil: none is.
     public private(set) var owedSince: Instant?
     /// The stream was resumed and no `<a/>` has come since.
-    public private(set) var resumedUnconfirmed = false
+    public private(set) var resumedUnacknowledged = false
     /// `<r/>`s sent and not yet answered (each `<a/>` answers one; an unrequested one
     /// only makes this smaller, so the watchdog can miss a death, never invent one).
     public private(set) var unanswered = 0
@@ -56,28 +56,28 @@ public struct AcknowledgementWatchdog<Instant: InstantProtocol>: Sendable where 
 
     /// An `<a/>` arrived: it answers one request; the next is owed from now if any remain.
     public mutating func acknowledged(now: @autoclosure () -> Instant) {
-        self.resumedUnconfirmed = false
+        self.resumedUnacknowledged = false
         self.unanswered = max(0, self.unanswered - 1)
         self.owedSince = self.unanswered > 0 ? now() : nil
     }
 
-    /// The stream was resumed (`<resumed/>`): it is unconfirmed until an `<a/>` answers
+    /// The stream was resumed (`<resumed/>`): it is unacknowledged until an `<a/>` answers
     /// the `<r/>` the owner sends next, with what it sends again.
     public mutating func resumed() {
-        self.resumedUnconfirmed = true
+        self.resumedUnacknowledged = true
     }
 
     /// The connection ended: nothing is owed on it any more.
     public mutating func connectionEnded() {
         self.owedSince = nil
         self.unanswered = 0
-        self.resumedUnconfirmed = false
+        self.resumedUnacknowledged = false
     }
 
     /// What the timer firing at `now` means.
     public func check(now: Instant) -> Verdict {
         guard let deadline = self.deadline else { return .idle }
         guard now >= deadline else { return .wait(until: deadline) }
-        return .dead(resumedUnconfirmed: self.resumedUnconfirmed)
+        return .dead(resumedUnacknowledged: self.resumedUnacknowledged)
     }
 }

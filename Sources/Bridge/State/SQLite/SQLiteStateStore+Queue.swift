@@ -4,7 +4,7 @@ import TransportCore
 import XMPP
 
 /// The durable outbound queue: a delivery is written before it is attempted and removed
-/// only when its target transport confirms it, so a restart resumes where it stopped.
+/// only when its target transport has taken it, so a restart resumes where it stopped.
 extension SQLiteStateStore {
     /// Stores `deliveries` in one transaction, with their relay ids, and returns them in the
     /// same order with `sequence` set (increasing, never reused).
@@ -36,7 +36,7 @@ extension SQLiteStateStore {
         }
     }
 
-    /// Removes a confirmed (or permanently failed) delivery. Returns false if it was not
+    /// Removes a delivered (or permanently failed) delivery. Returns false if it was not
     /// queued, e.g. completed twice.
     @discardableResult
     func complete(sequence: Int64) throws(StateStoreError) -> Bool {
@@ -63,7 +63,7 @@ extension SQLiteStateStore {
             """).execute(arguments: [transport, ids, firstAttemptsOnly])
     }
 
-    /// Removes several confirmed deliveries in one transaction.
+    /// Removes several delivered deliveries in one transaction.
     func complete(sequences: [Int64]) throws(StateStoreError) {
         guard !sequences.isEmpty else { return }
         try self.write(.complete) { db in _ = try QueuedDeliveryRecord.deleteAll(db, keys: sequences) }

@@ -164,7 +164,7 @@ enum StateMigrations {
         }
     }
 
-    /// v7 (issue 11): when the recipient's client confirmed each relayed copy: a receipt
+    /// v7 (issue 11): when the recipient's client received each relayed copy: a receipt
     /// (XEP-0184) and a displayed marker (XEP-0333), for `GET /messages/{id}`.
     private static func addReceipts(_ db: Database) throws {
         try db.alter(table: RelayRecord.databaseTableName) { t in
