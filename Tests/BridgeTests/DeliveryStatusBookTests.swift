@@ -58,7 +58,7 @@ struct DeliveryStatusBookTests {
             return status
         }
         // The waiter is parked once its timer sleeps on the manual clock.
-        while self.clock.sleeperCount == 0 { await Task.yield() }
+        await self.clock.waitForSleepers()
         #expect(!answered.withLockedValue { $0 })
         self.queued.withLockedValue { $0 = [] }
         book.settled([copy])
@@ -70,7 +70,7 @@ struct DeliveryStatusBookTests {
         let book = try self.book([Self.delivery("r1", to: Self.phone)])
         self.queued.withLockedValue { $0 = ["r1"] }
         let waiter = Task { await book.waitUntilSent(message: "web-1", from: "web", timeout: .seconds(30)) }
-        while self.clock.sleeperCount == 0 { await Task.yield() }
+        await self.clock.waitForSleepers()
         self.clock.advance(by: .seconds(30))
         #expect(await waiter.value?.state == .queued)
     }
@@ -90,7 +90,7 @@ struct DeliveryStatusBookTests {
         let book = try self.book([Self.delivery("r1", to: Self.phone)])
         self.queued.withLockedValue { $0 = ["r1"] }
         let waiter = Task { await book.waitUntilSent(message: "web-1", from: "web", timeout: .seconds(3600)) }
-        while self.clock.sleeperCount == 0 { await Task.yield() }
+        await self.clock.waitForSleepers()
         waiter.cancel()
         #expect(await waiter.value?.state == .queued)
     }

@@ -44,24 +44,23 @@ struct KeepaliveIntegrationTests {
 
         server.pause()
         // The keepalive sleeps on the manual clock: nothing happens until time moves.
-        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.waitForSleepers()
         clock.advance(by: .seconds(60))  // ping goes out, unanswered
-        while clock.sleeperCount < 2 { await Task.yield() }  // keepalive and the ping's own timeout
+        await clock.waitForSleepers(2)  // keepalive and the ping's own timeout
         clock.advance(by: .seconds(20))
         let offline = await log.waitFor { if case .offline = $0 { true } else { false } }
         let afterFreeze = await log.events
         #expect(offline != nil, "the session did not give up the frozen connection: \(afterFreeze)")
 
         server.resume()
-        // The reconnect backoff (1 s) is on the manual clock too.
+        // The reconnect backoff (1 s) is on the manual clock too: each time its timer is
+        // armed, time moves on and the test waits for the session to come back online.
+        let mark = await log.events.count
         var back = false
         for _ in 0..<60 where !back {
+            await clock.waitForSleepers()
             clock.advance(by: .seconds(1))
-            let deadline = ContinuousClock.now + .milliseconds(500)
-            while ContinuousClock.now < deadline, !back {
-                back = await log.events.filter { if case .online = $0 { true } else { false } }.count >= 2
-                await Task.yield()
-            }
+            back = await log.waitFor(after: mark, timeout: .milliseconds(500)) { if case .online = $0 { true } else { false } } != nil
         }
         let afterThaw = await log.events
         #expect(back, "the session did not come back: \(afterThaw)")

@@ -285,7 +285,7 @@ struct ReconnectStateMachineTests {
             return
         }
         let sleeper = Task { try await clock.sleep(until: until, tolerance: nil) }
-        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.waitForSleepers()
         clock.advance(by: .milliseconds(500))
         #expect(clock.sleeperCount == 1)
         clock.advance(by: .milliseconds(500))
@@ -296,7 +296,7 @@ struct ReconnectStateMachineTests {
     @Test func cancelledSleepThrows() async {
         let clock = ManualClock()
         let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(10)), tolerance: nil) }
-        while clock.sleeperCount == 0 { await Task.yield() }
+        await clock.waitForSleepers()
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         #expect(clock.sleeperCount == 0)
