@@ -2,9 +2,9 @@
 // file, so input ends right after the last line) to the same Prosody, with and without
 // mod_mam. Lines are counted at the receiving account.
 // Usage: swift build -c release && .build/release/send-benchmark [lines] [rounds]
-import ThrowawayProsody
 import Foundation
 import Logging
+import ThrowawayProsody
 import XMPP
 
 let lineCount = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1000 : 1000

@@ -1,11 +1,11 @@
 import Foundation
-import TransportCore
-import XMPP
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import TransportCore
+import XMPP
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
-import TestServers
 import Foundation
 import IntegrationSupport
+import TestServers
 import TestSupport
 import Testing
 import XMPP

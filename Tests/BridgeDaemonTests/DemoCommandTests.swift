@@ -1,6 +1,6 @@
-import TestServers
 import Foundation
 import IntegrationSupport
+import TestServers
 import Testing
 
 /// `xmpp-bridge demo` with piped standard input (issue 13, defect 13): each line is

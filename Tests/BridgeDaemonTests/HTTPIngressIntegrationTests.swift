@@ -1,10 +1,10 @@
-import TestServers
 import Foundation
+import HTTPIngress
 import IntegrationSupport
+import TestServers
 import TestSupport
 import Testing
 import TransportCore
-import HTTPIngress
 import XMPP
 
 #if canImport(Glibc)

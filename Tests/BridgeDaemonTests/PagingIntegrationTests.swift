@@ -1,7 +1,7 @@
-import TestServers
 import Foundation
 import IntegrationSupport
 import NIOPosix
+import TestServers
 import TestSupport
 import Testing
 import TransportCore

@@ -1,7 +1,7 @@
-import TestServers
 import Foundation
 import IntegrationSupport
 import NIOPosix
+import TestServers
 import Testing
 import XMPP
 

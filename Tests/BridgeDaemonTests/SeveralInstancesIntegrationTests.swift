@@ -1,8 +1,8 @@
-import TestServers
 import Foundation
 import IntegrationSupport
-import Testing
+import TestServers
 import TestSupport
+import Testing
 import XMPP
 
 #if canImport(Glibc)

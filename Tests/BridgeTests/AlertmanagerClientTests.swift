@@ -1,7 +1,7 @@
-import TestServers
 import Foundation
 import Logging
 import NIOPosix
+import TestServers
 import Testing
 
 @testable import Bridge

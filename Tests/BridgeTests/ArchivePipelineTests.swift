@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 import XMPP
 

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import Logging
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 
 @testable import Bridge

@@ -1,8 +1,8 @@
 import Foundation
+import GatewayComponent
+import HTTPIngress
 import Testing
 import TransportCore
-import HTTPIngress
-import GatewayComponent
 import XMPP
 
 @testable import Bridge

@@ -1,7 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 
 @testable import Bridge

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPIngress
 import Testing
 import TransportCore
-import HTTPIngress
 
 @testable import Bridge
 

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 
 @testable import Bridge

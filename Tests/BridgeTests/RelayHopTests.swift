@@ -4,8 +4,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 import XMPP
 

@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 import XMPP
 

@@ -1,10 +1,10 @@
+import AccountTransport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import Testing
 import TestSupport
+import Testing
 import TransportCore
-import AccountTransport
 import XMPP
 
 @testable import Bridge

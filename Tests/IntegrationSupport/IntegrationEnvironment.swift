@@ -1,6 +1,6 @@
-import TestServers
 import Foundation
 import Logging
+import TestServers
 import XMPP
 
 /// When the integration tier runs: always under CI (a missing Prosody then fails the

@@ -1,6 +1,6 @@
-import TestServers
 import Foundation
 import Synchronization
+import TestServers
 
 /// One PostgreSQL for the whole test process (issue 26), started on first use off the
 /// shared thread pool; each test gets a database of its own on it, so tests stay apart

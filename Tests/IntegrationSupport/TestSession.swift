@@ -1,7 +1,7 @@
-import TestServers
 import Foundation
-import TestSupport
 import Logging
+import TestServers
+import TestSupport
 import XMPP
 
 /// A running session of one test account.

@@ -1,8 +1,8 @@
 import Foundation
 import IntegrationSupport
 import Logging
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 import XMPP
 

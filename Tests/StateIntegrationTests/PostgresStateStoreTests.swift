@@ -1,9 +1,9 @@
-import TestServers
 import Foundation
 import IntegrationSupport
 import Logging
-import Testing
+import TestServers
 import TestSupport
+import Testing
 import TransportCore
 
 @testable import Bridge

@@ -1,8 +1,8 @@
-import TestServers
 import Foundation
 import IntegrationSupport
-import Testing
 import Logging
+import TestServers
+import Testing
 import TransportCore
 
 @testable import Bridge

@@ -1,5 +1,5 @@
-import TransportCore
 import Testing
+import TransportCore
 import XMPP
 import XMPPMapping
 

@@ -1,8 +1,8 @@
-import TestServers
 import Foundation
 import IntegrationSupport
 import Logging
 import NIOPosix
+import TestServers
 import Testing
 import XMPP
 

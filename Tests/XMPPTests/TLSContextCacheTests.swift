@@ -1,5 +1,5 @@
-import TestServers
 import Foundation
+import TestServers
 import Testing
 
 @testable import XMPP

@@ -1,7 +1,7 @@
-import TestServers
 import Foundation
 import NIOCore
 import NIOEmbedded
+import TestServers
 import Testing
 
 @testable import XMPP

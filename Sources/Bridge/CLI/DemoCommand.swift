@@ -1,9 +1,9 @@
 import ArgumentParser
-import ThrowawayProsody
 import Foundation
-import Logging
-import TransportCore
 import LocalTransport
+import Logging
+import ThrowawayProsody
+import TransportCore
 import XMPP
 
 /// `xmpp-bridge demo`: the whole relay path on a throwaway Prosody on loopback, no

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
+import LocalTransport
 import Logging
 import TransportCore
-import LocalTransport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Foundation
+import LocalTransport
 import Logging
 import TransportCore
-import LocalTransport
 import XMPP
 
 extension SendCommand {

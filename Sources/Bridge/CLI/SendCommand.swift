@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import TransportCore
 import LocalTransport
+import TransportCore
 import XMPP
 
 /// `xmpp-bridge send`: the sendxmpp use. Exits 0 only when the server has taken

@@ -1,6 +1,6 @@
 import Foundation
-import TransportCore
 import HTTPIngress
+import TransportCore
 
 /// All of `bridge.toml`: the bridge's own settings, XMPP accounts, local transports and
 /// channels.

@@ -1,6 +1,6 @@
 import Foundation
-import TOMLKit
 import GatewayComponent
+import TOMLKit
 import XMPP
 
 extension ConfigurationLoader {

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPIngress
 import TOMLKit
 import TransportCore
-import HTTPIngress
 
 extension ConfigurationLoader {
     /// Largest HTTP request body an ingress may allow: 16 MiB.

@@ -1,6 +1,6 @@
+import LocalTransport
 import TOMLKit
 import TransportCore
-import LocalTransport
 
 extension ConfigurationLoader {
     /// Longest input line a local may allow: 16 MiB.

@@ -1,6 +1,6 @@
 import Foundation
-import TransportCore
 import LocalTransport
+import TransportCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,10 +1,10 @@
 import Foundation
+import LocalTransport
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import TransportCore
-import LocalTransport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import TransportCore
 import AccountTransport
+import TransportCore
 import XMPP
 
 /// Rooms (XEP-0045) as channel members: each account is told which rooms to sit in,

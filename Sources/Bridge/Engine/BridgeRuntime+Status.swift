@@ -1,6 +1,6 @@
+import AccountTransport
 import Foundation
 import TransportCore
-import AccountTransport
 import XMPP
 
 /// What `xmpp-bridge roster` and `xmpp-bridge status` show, from the running daemon.

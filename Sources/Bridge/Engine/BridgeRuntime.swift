@@ -1,8 +1,8 @@
+import GatewayComponent
+import HTTPIngress
 import Logging
 import ServiceLifecycle
 import TransportCore
-import HTTPIngress
-import GatewayComponent
 import XMPP
 
 /// The running bridge: its configuration, transports and their delivery workers, and the

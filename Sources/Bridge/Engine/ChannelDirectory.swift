@@ -1,6 +1,6 @@
+import HTTPIngress
 import NIOConcurrencyHelpers
 import TransportCore
-import HTTPIngress
 
 /// The channel names that exist right now, and their webhook templates, readable from any
 /// thread (socket and HTTP clients check names against it); the runtime updates it on

@@ -1,11 +1,11 @@
+import AccountTransport
 import CoreMetrics
+import GatewayComponent
+import HTTPIngress
+import LocalTransport
 import Logging
 import NIOCore
 import TransportCore
-import AccountTransport
-import LocalTransport
-import HTTPIngress
-import GatewayComponent
 import XMPP
 
 /// Builds transports from configuration.

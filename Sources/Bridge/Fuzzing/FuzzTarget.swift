@@ -1,6 +1,6 @@
 import Foundation
-import TransportCore
 import LocalTransport
+import TransportCore
 import XMPP
 
 /// One parser of peer or user input, driven by arbitrary bytes (libFuzzer through

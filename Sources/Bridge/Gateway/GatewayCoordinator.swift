@@ -1,7 +1,7 @@
-import Logging
-import TransportCore
 import AccountTransport
 import GatewayComponent
+import Logging
+import TransportCore
 import XMPP
 
 /// Keeps gateway users and their linked accounts in step (issue 23), outside the relay

@@ -1,9 +1,9 @@
+import AccountTransport
 import Foundation
+import GatewayComponent
 import Logging
 import NIOCore
 import TransportCore
-import AccountTransport
-import GatewayComponent
 import XMPP
 
 /// Links and unlinks gateway users who register in band (XEP-0077 §3): checks the

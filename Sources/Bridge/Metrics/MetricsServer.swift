@@ -1,15 +1,15 @@
 import CoreMetrics
 import Foundation
+import HTTPIngress
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import LocalTransport
 import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TransportCore
-import LocalTransport
-import HTTPIngress
 
 /// Serves `[bridge] metrics_listen`: `GET /metrics` in the Prometheus text format
 /// (swift-prometheus's registry, filled through swift-metrics by ``RelayMetrics`` and the

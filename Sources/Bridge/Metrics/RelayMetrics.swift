@@ -1,6 +1,6 @@
 import CoreMetrics
-import NIOConcurrencyHelpers
 import Foundation
+import NIOConcurrencyHelpers
 import TransportCore
 
 /// The relay's counters and histograms, through swift-metrics with an injected factory

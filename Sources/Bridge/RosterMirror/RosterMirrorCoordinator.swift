@@ -1,6 +1,6 @@
+import AccountTransport
 import Logging
 import TransportCore
-import AccountTransport
 import XMPP
 
 /// Keeps `[[roster_mirror]]`s in step: after either account's roster changes (fetched on
