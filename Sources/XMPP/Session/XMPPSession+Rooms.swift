@@ -115,7 +115,7 @@ extension XMPPSession {
         // A result of an archive check under way, a room's archive's too, is the check's.
         if element.name == "message", self.runningArchiveCheck?.received(element) == true { return [] }
         guard element.name == "presence" || element.name == "message", !self.rooms.entries.isEmpty,
-            let from = element[attribute: "from"].flatMap({ try? JID($0) }), var entry = self.rooms.entries[from.bare]
+            let from = element[attribute: "from"].flatMap({ try? JID($0) }), self.rooms.entries[from.bare] != nil
         else {
             if element.name == "message", element[attribute: "type"] == "groupchat" {
                 return [.ignored("groupchat message from \(element[attribute: "from"] ?? "nobody"), no room we are in")]
@@ -123,65 +123,27 @@ extension XMPPSession {
             return self.actions(for: element)
         }
         let room = from.bare
-        let now = self.clock.now
-        if element.name == "presence" {
-            guard let presence = try? Presence(element: element) else { return [.ignored("unreadable presence from room \(room)")] }
-            let actions = entry.machine.received(presence, now: now)
-            self.rooms.entries[room] = entry
-            await self.performRoom(actions, room: room)
-            self.armRoomTimer()
-            return []
-        }
-        switch entry.archive?.received(element) {
-        case .archived(var message, let cursor):
-            let verdict = entry.machine.received(message, now: now)
-            self.rooms.entries[room] = entry
-            guard case .relay = verdict else { return [] }
-            if case .after(let id) = cursor { message.archiveID = id }
-            message.archiveCursor = cursor
-            return [.emitMessage(message, carbon: nil)]
-        case .skipped:
-            self.rooms.entries[room] = entry
-            return []
-        case .forged(let reason):
-            return [.ignored(reason)]
-        case .notAResult, nil:
-            break
-        }
-        guard var message = try? Message(element: element) else { return [.ignored("unreadable message from room \(room)")] }
-        let verdict = entry.machine.received(message, now: now)
-        switch verdict {
-        case .relay:
-            message.archiveID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
-            message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
-            self.rooms.entries[room] = entry
-            return [.emitMessage(message, carbon: nil)]
-        case .echo:
-            self.rooms.entries[room] = entry
-            let id = OriginID.of(message) ?? message.id
-            if let id { self.reflectionArrived(id, in: room) }
-            guard entry.trustsStanzaIDs, let id,
-                let stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room)
-            else { return [] }
-            return [.copyStanzaID(room: room, id: id, stanzaID: stanzaID)]
-        case .ignored(let reason):
-            self.rooms.entries[room] = entry
-            // Errors still go to the owner: they are bounces of our deliveries.
-            if message.type == .error {
-                if let id = message.id { self.reflectionArrived(id, in: room) }
-                return [.emitMessage(message, carbon: nil)]
+        // In place: the room's remembered ids are not copied per message.
+        let inbound = RoomInbound<C.Instant>.read(element, from: room, entry: &self.rooms.entries[room]!, now: self.clock.now)
+        var actions: [SessionStateMachine<C.Instant>.Action] = []
+        for action in inbound {
+            switch action {
+            case .room(let roomActions):
+                await self.performRoom(roomActions, room: room)
+                self.armRoomTimer()
+            case .settled(let id):
+                self.reflectionArrived(id, in: room)
+            case .emit(let message):
+                actions.append(.emitMessage(message, carbon: nil))
+            case .copyStanzaID(let id, let stanzaID):
+                actions.append(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
+            case .ignored(let reason):
+                actions.append(.ignored(reason))
+            case .notRelayed(let reason):
+                self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
             }
-            self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
-            return []
-        case .refusedForNow(let actions):
-            self.rooms.entries[room] = entry
-            if let id = message.id { self.reflectionArrived(id, in: room) }
-            await self.performRoom(actions, room: room)
-            self.armRoomTimer()
-            // Refused for now (out of the room, its service away): sent again once we are back in.
-            message.error?.type = .wait
-            return [.emitMessage(message, carbon: nil)]
         }
+        return actions
     }
 
     // MARK: - Actions
