@@ -294,6 +294,7 @@ let package = Package(
                 "TestServers",
                 "TestSupport",
                 "IntegrationSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
