@@ -12,6 +12,11 @@ public struct Endpoint: Hashable, Sendable, Codable, CustomStringConvertible {
         self.address = address
     }
 
+    /// The endpoint as routing compares it: its address lower-cased (JIDs compare so).
+    public var normalized: Endpoint {
+        Endpoint(transport: self.transport, address: self.address?.lowercased())
+    }
+
     public var description: String {
         self.address.map { "\(self.transport):\($0)" } ?? self.transport
     }

@@ -48,19 +48,6 @@ struct Page: Hashable, Sendable, Codable {
     /// Whether the page still wants someone to act.
     var isOpen: Bool { self.ack == nil && !self.resolved }
 
-    /// When it is to be repeated or escalated next under `policy`; nil when never.
-    func nextDue(under policy: PagingPolicy) -> Date? {
-        guard self.isOpen, policy.escalates(priority: self.priority) else { return nil }
-        var due: [Date] = []
-        if self.tier < policy.tiers.count {
-            due.append(self.tierSince.addingTimeInterval(policy.tiers[self.tier].after.seconds))
-        }
-        if let repeatInterval = policy.repeatInterval {
-            due.append(self.lastSent.addingTimeInterval(repeatInterval.seconds))
-        }
-        return due.min()
-    }
-
     /// Records a copy sent to `recipient` under `relayID`.
     mutating func add(copy relayID: String, to recipient: Endpoint) {
         self.copyOrder[relayID] = self.copies.count

@@ -216,6 +216,6 @@ struct Router: Sendable {
 
     /// The endpoint as the routing table keys it: the address lower-cased.
     static func normalized(_ endpoint: Endpoint) -> Endpoint {
-        Endpoint(transport: endpoint.transport, address: endpoint.address?.lowercased())
+        endpoint.normalized
     }
 }

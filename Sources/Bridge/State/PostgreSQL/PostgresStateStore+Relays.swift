@@ -51,7 +51,7 @@ extension PostgresStateStore {
         }
         own = own.filter { nick == nil || $0.sourceNick == nick }
         guard own.isEmpty, !ownOnly else { return ReferenceMap(own: own, received: nil, siblings: []) }
-        let target = Router.normalized(source)
+        let target = source.normalized
         var copy = try self.relay(id)
         if copy == nil {
             copy = try self.fetch(RelayRecord.self, .readRelays, """
@@ -59,7 +59,7 @@ extension PostgresStateStore {
             LIMIT 1
             """, [id, target.transport, target.address ?? ""]).first
         }
-        guard let received = copy, Router.normalized(received.target) == target else { return ReferenceMap() }
+        guard let received = copy, received.target.normalized == target else { return ReferenceMap() }
         let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
         return ReferenceMap(own: [], received: received, siblings: siblings)
     }

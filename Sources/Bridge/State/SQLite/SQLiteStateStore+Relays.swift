@@ -42,7 +42,7 @@ extension SQLiteStateStore {
             return rows
         }.filter { nick == nil || $0.sourceNick == nick }
         guard own.isEmpty, !ownOnly else { return ReferenceMap(own: own, received: nil, siblings: []) }
-        let target = Router.normalized(source)
+        let target = source.normalized
         let copy = try self.read(.readRelays) { db in
             try RelayRecord.fetchOne(db, key: id)
                 ?? RelayRecord.filter(
@@ -50,7 +50,7 @@ extension SQLiteStateStore {
                         && RelayRecord.Columns.targetAddress == target.address
                 ).fetchOne(db)
         }
-        guard let received = copy, Router.normalized(received.target) == target else { return ReferenceMap() }
+        guard let received = copy, received.target.normalized == target else { return ReferenceMap() }
         let siblings = try self.relays(forSource: received.sourceTransport, address: received.sourceAddress, id: received.sourceID)
         return ReferenceMap(own: [], received: received, siblings: siblings)
     }
