@@ -136,9 +136,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The bridge's state (issue 26 and before): the store protocol, its records and
+        // their codecs, the SQLite and PostgreSQL backends, the intake log and stream
+        // ledgers. Below the relay: it knows deliveries, not how they are routed.
+        .target(
+            name: "BridgeState",
+            dependencies: [
+                "TransportCore",
+                "XMPP",
+                "CLibPQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "Bridge",
             dependencies: [
+                "BridgeState",
                 "XMPP",
                 "AccountTransport",
                 "LocalTransport",
@@ -226,6 +243,7 @@ let package = Package(
             name: "BridgeTests",
             dependencies: [
                 "Bridge",
+                "BridgeState",
                 "TestSupport",
                 "TestServers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -289,6 +307,7 @@ let package = Package(
             name: "StateIntegrationTests",
             dependencies: [
                 "Bridge",
+                "BridgeState",
                 "XMPP",
                 "TransportCore",
                 "TestServers",

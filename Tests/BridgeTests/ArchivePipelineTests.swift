@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The local archive on the relay path (issue 25): what a channel relays is archived in
 /// the relay's own commit, as the sender wrote it, with its copies' ids; a correction and

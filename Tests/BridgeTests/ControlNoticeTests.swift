@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Bridge
+@testable import BridgeState
 
 @Suite("Control notices between instances")
 struct ControlNoticeTests {

@@ -4,6 +4,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// `[gateway.NAME]` (issue 23): every problem with its TOML path, and registered users
 /// merged in as accounts.

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The intake log (issue 21): records copied in by one process are what the next reads
 /// back, in order across its two halves; a half is emptied once SQLite has it all; a torn

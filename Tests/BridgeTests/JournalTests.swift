@@ -7,6 +7,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The journal's lazy entries and reads on its thread (issue 21): completions ride commits
 /// that happen anyway, and lookups see what was handed over before them.

@@ -4,6 +4,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 /// What this instance may work on (issue 26): leased resources only while their grant is
 /// good, the rest always; the claims a commit makes.

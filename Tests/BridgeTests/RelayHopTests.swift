@@ -10,6 +10,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The README's hop list (issue 21): a message from one account to another goes from the
 /// source's intake to the target's write on the accounts' event loop, and no journal

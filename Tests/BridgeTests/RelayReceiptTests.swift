@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// Receipts (XEP-0184) and displayed markers (XEP-0333) through the pipeline: recorded
 /// only from the JID the copy went to, never from a room (any occupant could send one).

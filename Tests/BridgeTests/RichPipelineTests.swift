@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// Rich messages through the relay pipeline and the state database (issue 12): a
 /// correction is mapped through the committed id map and its content survives a restart in

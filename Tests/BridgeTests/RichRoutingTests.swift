@@ -4,6 +4,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// Rich messages through the pure router (issue 12): files with captions, operations mapped
 /// through the id map to each target's own copy, fallbacks where a target has none, and

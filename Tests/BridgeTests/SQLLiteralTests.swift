@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bridge
+@testable import BridgeState
 
 /// Values written into a PostgreSQL script (issue 26): escape strings with backslashes and
 /// quotes doubled, NUL left out, NULL for nil, the stores' time text.

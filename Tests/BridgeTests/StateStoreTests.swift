@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The persisted state: the durable queue survives restarts in order, route changes
 /// persist and merge over the configuration, relays are recorded, and the database is a

@@ -4,6 +4,7 @@ import TestSupport
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 /// The stream ledger (issue 21): what one process writes before each write to the socket
 /// is what the next one reads, without a commit.

@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 /// WAL checkpoints off the commit path (issue 8: a checkpoint inside a commit stalled
 /// deliveries): with automatic checkpoints off, the journal's commits stay in the WAL until

@@ -6,6 +6,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// Reading the local archive, the same tests against both stores (issues 25 and 26):

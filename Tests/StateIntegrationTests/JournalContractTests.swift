@@ -7,6 +7,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// Every kind of journal entry, applied by each store and read back the same (issue 26):

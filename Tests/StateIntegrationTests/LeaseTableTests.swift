@@ -4,6 +4,7 @@ import TestServers
 import Testing
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// Lease rows against a real PostgreSQL the test starts (issue 26): one owner at a time,

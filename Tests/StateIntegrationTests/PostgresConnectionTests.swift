@@ -9,6 +9,7 @@ import Glibc
 #endif
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// libpq against a real PostgreSQL (issue 26): SCRAM over loopback, text parameters and

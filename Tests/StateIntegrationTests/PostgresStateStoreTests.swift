@@ -7,6 +7,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// What only the PostgreSQL store does (issue 26): its migrations, applied once and by two

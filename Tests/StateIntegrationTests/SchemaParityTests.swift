@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// The schema is written twice, once per dialect (`StateMigrations` for SQLite,

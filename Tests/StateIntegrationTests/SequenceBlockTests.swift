@@ -6,6 +6,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// Blocks of queue sequences for instances sharing one queue (issue 26).

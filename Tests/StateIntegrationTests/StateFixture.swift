@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import Bridge
+@testable import BridgeState
 
 /// One test's state, opened (and opened again, as after a restart) with either store: a
 /// SQLite file of its own, or a PostgreSQL database of its own on the shared server

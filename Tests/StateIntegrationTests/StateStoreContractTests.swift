@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// The persisted state, the same tests against both stores (issue 26): the durable queue

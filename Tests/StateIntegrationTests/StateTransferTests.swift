@@ -7,6 +7,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeState
 
 extension StateIntegration {
     /// `xmpp-bridge state migrate` (issue 26): a SQLite state copied into PostgreSQL reads

@@ -1,3 +1,4 @@
+import BridgeState
 import TransportCore
 
 /// The archive as the HTTP ingress reads it (issue 25): a channel's page, only for a

@@ -1,3 +1,4 @@
+import BridgeState
 import ArgumentParser
 import Foundation
 import TransportCore

@@ -1,3 +1,4 @@
+import BridgeState
 import XMPP
 
 /// An account's stream positions with several instances (issue 26): kept in the host's

@@ -1,3 +1,4 @@
+import BridgeState
 import Foundation
 
 /// Several instances on one state (issue 26): the transports this instance runs only while

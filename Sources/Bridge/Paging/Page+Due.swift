@@ -1,3 +1,4 @@
+import BridgeState
 import Foundation
 
 /// When a page is due again under its channel's policy (issue 24): the policy is paging's,

@@ -1,3 +1,4 @@
+import BridgeState
 /// What paging would change for one message (issue 24): pages made or resolved,
 /// deliveries postponed, and the journal entries that store them in the message's commit.
 /// Taken into memory only once that commit succeeded, so a failed commit leaves no page

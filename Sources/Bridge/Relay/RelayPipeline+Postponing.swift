@@ -1,3 +1,4 @@
+import BridgeState
 import Foundation
 import TransportCore
 

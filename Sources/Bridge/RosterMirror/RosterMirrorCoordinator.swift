@@ -1,3 +1,4 @@
+import BridgeState
 import AccountTransport
 import Logging
 import TransportCore

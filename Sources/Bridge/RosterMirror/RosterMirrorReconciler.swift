@@ -1,3 +1,4 @@
+import BridgeState
 import XMPP
 
 /// Decides the roster sets that make one mirror direction (source account → target

@@ -1,3 +1,4 @@
+import BridgeState
 import TransportCore
 
 /// The routing table (issue 4, "Routing"): decides, without I/O, clock or randomness, which

@@ -1,0 +1,20 @@
+import Foundation
+import TransportCore
+
+/// How ``MessageContent`` is stored in the `content` column of `queue` and `dead_letters`
+/// (migration v8): JSON with sorted keys, NULL for plain text (most rows).
+package enum MessageContentColumn {
+    package static func encode(_ content: MessageContent) -> String? {
+        guard !content.isEmpty else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(content)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A column this build cannot read (written by a newer one) reads as plain text: the
+    /// delivery still goes out, with its text.
+    package static func decode(_ column: String?) -> MessageContent {
+        guard let column else { return MessageContent() }
+        return (try? JSONDecoder().decode(MessageContent.self, from: Data(column.utf8))) ?? MessageContent()
+    }
+}
