@@ -5,7 +5,7 @@ let package = Package(
     name: "xmpp-bridge",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "xmpp-bridge", targets: ["Bridge"]),
+        .executable(name: "xmpp-bridge", targets: ["BridgeCommand"]),
         .library(name: "XMPP", targets: ["XMPP"]),
         .library(name: "TransportCore", targets: ["TransportCore"]),
     ],
@@ -152,7 +152,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .executableTarget(
+        // The bridge below its command line: routing, the relay pipeline, paging, several
+        // instances, roster mirrors and presence, the runtime, configuration and control.
+        .target(
             name: "Bridge",
             dependencies: [
                 "BridgeState",
@@ -162,16 +164,10 @@ let package = Package(
                 "HTTPIngress",
                 "GatewayComponent",
                 "TransportCore",
-                "ThrowawayProsody",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                // The system SQLite's C API, for the one statement bound by hand (ArchiveInsertStatement).
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                "CLibPQ",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -180,6 +176,23 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The `xmpp-bridge` executable: the command line only (and the fuzzing entry).
+        .executableTarget(
+            name: "BridgeCommand",
+            dependencies: [
+                "Bridge",
+                "BridgeState",
+                "XMPP",
+                "TransportCore",
+                "LocalTransport",
+                "ThrowawayProsody",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // A throwaway Prosody on loopback: what `xmpp-bridge demo` runs against (and the
@@ -244,6 +257,7 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "BridgeState",
+                "BridgeCommand",
                 "TestSupport",
                 "TestServers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

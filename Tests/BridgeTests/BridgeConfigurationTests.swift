@@ -5,6 +5,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// The whole of `bridge.toml`: `[bridge]`, `[local.NAME]`, `[channels.NAME]` and the checks
 /// across sections. Each broken file must report exactly the expected TOML paths and messages.

@@ -2,6 +2,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// Channel filters (issue 25): `ignore`, `replace` and `only_from` through the pure
 /// router, and their configuration with every problem at its TOML path.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// `check`'s warnings for what is valid but will surprise (issue 11: phone-safe defaults):
 /// a channel that sends headlines to XMPP contacts, which offline phones never get.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// `send --file`'s media types (the slot request's `content-type` and the PUT's).
 @Suite("FileSender")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// The fuzz harness (`scripts/fuzz.sh`) on its seed corpus, every cut of each seed and
 /// some flipped bytes, in the ordinary test run: a parser that traps on any of them fails

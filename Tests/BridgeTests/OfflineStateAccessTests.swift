@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 
 @testable import Bridge
+@testable import BridgeCommand
 @testable import BridgeState
 
 /// Commands that work on the state database without a daemon never race one that is

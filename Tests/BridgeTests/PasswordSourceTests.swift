@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 @testable import Bridge
+@testable import BridgeCommand
 
 /// A password file other users can read is reported by `check` and logged at start
 /// (issue 13, defect 11).

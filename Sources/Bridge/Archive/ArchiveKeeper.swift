@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// and forgets what is older than each channel's `archive_days`, in journal commits of at
 /// most `batch` messages, so a large backlog never holds one long transaction in front of
 /// the relay's commits. Never on the relay path: the relay only ever inserts.
-final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
+package final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
     private let journal: Journal
     /// Each archived channel's retention in days (0: for ever), as configured now.
     private let retention: @Sendable () async -> [String: Int]
@@ -18,7 +18,7 @@ final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
     private let now: @Sendable () -> Date
     private let logger: Logger
 
-    init(
+    package init(
         journal: Journal, retention: @escaping @Sendable () async -> [String: Int], clock: C, interval: Duration = .seconds(3600), batch: Int = 1000,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger
     ) {
@@ -31,7 +31,7 @@ final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
         self.logger = logger
     }
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await self.prune()
@@ -43,7 +43,7 @@ final class ArchiveKeeper<C: Clock>: Service where C.Duration == Duration {
     /// Indexes what the index lacks, then forgets every archived message past its
     /// channel's retention; how many.
     @discardableResult
-    func prune() async -> Int {
+    package func prune() async -> Int {
         do {
             try await self.journal.commit([.indexArchive])
         } catch {

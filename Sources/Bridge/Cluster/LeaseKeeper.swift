@@ -12,8 +12,8 @@ import ServiceLifecycle
 /// resource's work when its lease is granted and stops it the moment the lease may be gone
 /// (self-fencing), and on graceful shutdown stops its work and gives every lease back, so
 /// another instance takes over at once instead of after `lease_ttl`.
-final class LeaseKeeper: Service {
-    typealias Machine = LeaseStateMachine<ContinuousClock.Instant>
+package final class LeaseKeeper: Service {
+    package typealias Machine = LeaseStateMachine<ContinuousClock.Instant>
 
     private let connect: @Sendable () throws(PostgresError) -> PostgresConnection
     private let book: LeaseBook
@@ -31,7 +31,7 @@ final class LeaseKeeper: Service {
     /// Used on ``thread`` only; nil until connected, or after it broke.
     private nonisolated(unsafe) var table: LeaseTable?
 
-    init(
+    package init(
         connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, book: LeaseBook, ttl: Duration,
         resources: @escaping @Sendable () async -> [String], start: @escaping @Sendable (String, Duration?) async -> Bool,
         stop: @escaping @Sendable (String, _ lost: Bool) async -> Void, logger: Logger
@@ -45,7 +45,7 @@ final class LeaseKeeper: Service {
         self.logger = logger
     }
 
-    func run() async throws {
+    package func run() async throws {
         self.thread.start()
         var machines: [String: Machine] = [:]
         var live = 1
@@ -193,7 +193,7 @@ final class LeaseKeeper: Service {
 
     /// Every instance with its heartbeat, and each lease's owner, from the database; nil
     /// when it cannot be read.
-    func view() async -> ClusterView? {
+    package func view() async -> ClusterView? {
         let window = self.configuration.ttl
         let instance = self.book.instance
         return await self.call { table throws(PostgresError) in

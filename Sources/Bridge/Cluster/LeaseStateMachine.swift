@@ -19,31 +19,31 @@
 /// calls ``timerFired(now:)`` at ``nextDeadline``. One request at a time: the owner reports
 /// each request's answer, or its failure (a timeout included), before acting on the next
 /// action; an answer is never matched to a later request than its own.
-struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+package struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
     /// The lease's length and this instance's margin.
-    struct Configuration: Hashable, Sendable {
+    package struct Configuration: Hashable, Sendable {
         /// How long an owner may be silent before another takes over (`lease_ttl`).
-        var ttl: Duration
+        package var ttl: Duration
         /// How much sooner than the lease could expire this instance stops working: room for
         /// the two clocks running at slightly different rates and for stopping itself.
-        var margin: Duration
+        package var margin: Duration
 
         /// `margin` defaults to a fifth of `ttl`; it is kept between 0 and two thirds of it
         /// (so a renewal period fits before the end of a grant).
-        init(ttl: Duration = .seconds(10), margin: Duration? = nil) {
+        package init(ttl: Duration = .seconds(10), margin: Duration? = nil) {
             self.ttl = ttl
             self.margin = min(max(margin ?? ttl / 5, .zero), ttl * 2 / 3)
         }
 
         /// How often a held lease is renewed.
-        var renewEvery: Duration { self.ttl / 3 }
+        package var renewEvery: Duration { self.ttl / 3 }
         /// How often a lease another instance holds is asked for again: a tenth of the ttl,
         /// a second at most, so a dead owner's leases are taken soon after they expire.
-        var retryEvery: Duration { min(self.ttl / 10, .seconds(1)) }
+        package var retryEvery: Duration { min(self.ttl / 10, .seconds(1)) }
     }
 
     /// Whether the lease is ours, and until when.
-    enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         /// Not ours: asked for again at `retryAt`.
         case waiting(retryAt: Instant)
         /// Asked for at `requestedAt`; no answer yet (the owner's request timeout ends it).
@@ -56,7 +56,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     }
 
     /// What the owner does next.
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Ask the database for the lease (take it if free or expired).
         case acquire
         /// Extend the lease held with `epoch`.
@@ -69,22 +69,22 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
         case release(epoch: Int64)
     }
 
-    let configuration: Configuration
-    private(set) var state: State
+    package let configuration: Configuration
+    package private(set) var state: State
 
-    init(configuration: Configuration = Configuration(), now: Instant) {
+    package init(configuration: Configuration = Configuration(), now: Instant) {
         self.configuration = configuration
         self.state = .waiting(retryAt: now)
     }
 
     /// Whether this instance may work on the resource at `now`.
-    func mayWork(now: Instant) -> Bool {
+    package func mayWork(now: Instant) -> Bool {
         if case .held(_, let validUntil, _, _) = self.state { return now < validUntil }
         return false
     }
 
     /// When the owner should call ``timerFired(now:)`` next; nil once released.
-    var nextDeadline: Instant? {
+    package var nextDeadline: Instant? {
         switch self.state {
         case .waiting(let retryAt): retryAt
         case .acquiring: nil
@@ -94,7 +94,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     }
 
     /// The timer set for ``nextDeadline`` (or any later moment) fired.
-    mutating func timerFired(now: Instant) -> [Action] {
+    package mutating func timerFired(now: Instant) -> [Action] {
         switch self.state {
         case .waiting(let retryAt):
             guard now >= retryAt else { return [] }
@@ -117,7 +117,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     }
 
     /// The database granted the lease with `epoch` (for the request under way).
-    mutating func acquired(epoch: Int64, now: Instant) -> [Action] {
+    package mutating func acquired(epoch: Int64, now: Instant) -> [Action] {
         guard case .acquiring(let requestedAt) = self.state else { return [] }
         let validUntil = requestedAt.advanced(by: self.configuration.ttl - self.configuration.margin)
         guard now < validUntil else {
@@ -130,14 +130,14 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     }
 
     /// Another instance holds the lease: asked for again a retry period later.
-    mutating func taken(now: Instant) -> [Action] {
+    package mutating func taken(now: Instant) -> [Action] {
         guard case .acquiring = self.state else { return [] }
         self.state = .waiting(retryAt: now.advanced(by: self.configuration.retryEvery))
         return []
     }
 
     /// The renewal under way succeeded: good for another `ttl` from when it was asked.
-    mutating func renewed(now: Instant) -> [Action] {
+    package mutating func renewed(now: Instant) -> [Action] {
         guard case .held(let epoch, let validUntil, _, let renewing?) = self.state else { return [] }
         let extended = renewing.advanced(by: self.configuration.ttl - self.configuration.margin)
         self.state = .held(
@@ -147,7 +147,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     }
 
     /// The renewal was refused: the lease has another owner or epoch now. Stop at once.
-    mutating func renewalRefused(now: Instant) -> [Action] {
+    package mutating func renewalRefused(now: Instant) -> [Action] {
         guard case .held = self.state else { return [] }
         self.state = .waiting(retryAt: now.advanced(by: self.configuration.retryEvery))
         return [.fence]
@@ -155,7 +155,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
 
     /// The request under way got no answer (the database unreachable). A held lease stays
     /// usable until it was good for, and is renewed again at the next period.
-    mutating func requestFailed(now: Instant) -> [Action] {
+    package mutating func requestFailed(now: Instant) -> [Action] {
         switch self.state {
         case .acquiring:
             self.state = .waiting(retryAt: now.advanced(by: self.configuration.renewEvery))
@@ -170,7 +170,7 @@ struct LeaseStateMachine<Instant: InstantProtocol & Sendable>: Sendable where In
     /// Gives the lease back (SIGTERM, or over the fair share): work stops first. Asked for
     /// but not answered yet, a grant that comes still runs its ttl out (the database keeps
     /// it until then).
-    mutating func release() -> [Action] {
+    package mutating func release() -> [Action] {
         let previous = self.state
         self.state = .released
         if case .held(let epoch, _, _, _) = previous { return [.fence, .release(epoch: epoch)] }

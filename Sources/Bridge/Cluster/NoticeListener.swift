@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// (``ControlNotice``), handed to ``control``. After a broken connection it connects again
 /// and reports `nil` to ``heard`` (notices may have been missed meanwhile: every transport
 /// run here should read its queue).
-final class NoticeListener: Service {
+package final class NoticeListener: Service {
     private let connect: @Sendable () throws(PostgresError) -> PostgresConnection
     /// This instance: its own commits' notices are skipped.
     private let instance: String
@@ -22,7 +22,7 @@ final class NoticeListener: Service {
     private let stopped = NIOLockedValueBox(false)
     private let thread = NIOThreadPool(numberOfThreads: 1)
 
-    init(
+    package init(
         instance: String, connect: @escaping @Sendable () throws(PostgresError) -> PostgresConnection, heard: @escaping @Sendable (Set<String>?) -> Void,
         control: @escaping @Sendable (ControlNotice) -> Void, logger: Logger
     ) {
@@ -34,7 +34,7 @@ final class NoticeListener: Service {
     }
 
     /// Listens until ``stop()`` or a graceful shutdown.
-    func run() async throws {
+    package func run() async throws {
         self.thread.start()
         await withGracefulShutdownHandler {
             try? await self.thread.runIfActive { self.listen() }
@@ -45,7 +45,7 @@ final class NoticeListener: Service {
     }
 
     /// Ends ``run()`` within a second.
-    func stop() {
+    package func stop() {
         self.stopped.withLockedValue { $0 = true }
     }
 

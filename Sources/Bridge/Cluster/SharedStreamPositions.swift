@@ -8,20 +8,26 @@ import XMPP
 /// account over resumes the session with it (``InheritedDeliveries``): a server that was
 /// told more than the resumption says closes the stream (Prosody does), so the count must
 /// not lag what was reported, except for the moment before that commit.
-struct SharedStreamPositions: StreamPositionLedger {
-    let local: StreamLedgerFile
-    let transport: String
-    let journal: Journal
+package struct SharedStreamPositions: StreamPositionLedger {
+    package let local: StreamLedgerFile
+    package let transport: String
+    package let journal: Journal
 
-    func begin(sessionID: String, acknowledged: UInt32) { self.local.begin(sessionID: sessionID, acknowledged: acknowledged) }
-    func sent(_ number: UInt32, id: String?) { self.local.sent(number, id: id) }
-    func acknowledged(through number: UInt32) { self.local.acknowledged(through: number) }
-    func end() { self.local.end() }
-    func writing(_ number: UInt32, id: String?) { self.local.writing(number, id: id) }
-    func written(through number: UInt32) { self.local.written(through: number) }
+    package func begin(sessionID: String, acknowledged: UInt32) { self.local.begin(sessionID: sessionID, acknowledged: acknowledged) }
+    package func sent(_ number: UInt32, id: String?) { self.local.sent(number, id: id) }
+    package func acknowledged(through number: UInt32) { self.local.acknowledged(through: number) }
+    package func end() { self.local.end() }
+    package func writing(_ number: UInt32, id: String?) { self.local.writing(number, id: id) }
+    package func written(through number: UInt32) { self.local.written(through: number) }
 
-    func reported(handled number: UInt32) {
+    package func reported(handled number: UInt32) {
         self.local.reported(handled: number)
         self.journal.recordLazily([.sourcePosition(transport: self.transport, sequence: number)])
+    }
+
+    package init(local: StreamLedgerFile, transport: String, journal: Journal) {
+        self.local = local
+        self.transport = transport
+        self.journal = journal
     }
 }

@@ -1,36 +1,36 @@
 import XMPP
 
 /// One `[accounts.NAME]` table of `bridge.toml`: an XMPP account the bridge logs in to.
-struct AccountConfiguration: Sendable {
-    var name: String
-    var client: XMPPClientConfiguration
-    var password: PasswordSource
-    var subscriptionPolicy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy
+package struct AccountConfiguration: Sendable {
+    package var name: String
+    package var client: XMPPClientConfiguration
+    package var password: PasswordSource
+    package var subscriptionPolicy: SessionStateMachine<ContinuousClock.Instant>.SubscriptionPolicy
     /// The largest stanza the account's server takes (bytes, after escaping); longer
     /// deliveries are split into parts (default 64 KiB).
-    var maxStanzaBytes: Int = 65_536
+    package var maxStanzaBytes: Int = 65_536
     /// Use stream management (XEP-0198) when the server offers it: deliveries are taken
     /// by the server's acknowledgements, and received messages are acknowledged only once
     /// they are committed (default true).
-    var streamManagement: Bool = true
+    package var streamManagement: Bool = true
     /// After a gap in the stream (restart, a session that could not be resumed), fetch
     /// what was missed from the account's message archive (XEP-0313); default true
     /// (`catch_up = "mam"`), a no-op where the server keeps no archive.
-    var catchUp: Bool = true
+    package var catchUp: Bool = true
     /// Archived messages older than this are not relayed by a catch-up; nil: no limit.
-    var catchUpMaxAge: Duration? = .seconds(7 * 86_400)
+    package var catchUpMaxAge: Duration? = .seconds(7 * 86_400)
     /// Self-ping a quiet room after `pingInterval` (`room_ping_interval`); rejoin after a
     /// kick after `rejoinAfterKick` (`room_rejoin_delay`). XEP-0410, XEP-0045.
-    var roomTimings = RoomTimings()
+    package var roomTimings = RoomTimings()
     /// While deliveries are unacknowledged (XEP-0198), the server's acknowledgement must
     /// come within this (`ack_timeout`, default 5 s), or the connection is dropped and
     /// resumed; "unlimited": off.
-    var acknowledgementTimeout: Duration = .seconds(5)
+    package var acknowledgementTimeout: Duration = .seconds(5)
     /// The account's nick and avatar (`nick`, `avatar`; issue 25): published at login when
     /// they changed, the nick also in every message the account sends.
-    var profile = OwnProfile()
+    package var profile = OwnProfile()
 
-    static let keys = [
+    package static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
         "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout", "nick", "avatar",

@@ -7,13 +7,13 @@ import XMPP
 extension BridgeConfiguration {
     /// The account name of `user`'s registered link on `gateway`: `gateway+user`, which no
     /// configured name can take (names have no `+`).
-    static func registeredAccountName(gateway: String, user: String) -> String {
+    package static func registeredAccountName(gateway: String, user: String) -> String {
         "\(gateway)+\(user.lowercased())"
     }
 
     /// This configuration with `registrations` as accounts and users; registrations for a
     /// gateway no longer configured, or for a user now linked in the file, are left out.
-    func merging(registrations: [GatewayRegistrationRecord]) -> BridgeConfiguration {
+    package func merging(registrations: [GatewayRegistrationRecord]) -> BridgeConfiguration {
         var merged = self
         for record in registrations {
             guard var gateway = merged.gateways[record.gateway], !gateway.users.contains(where: { $0.jid == record.user }),
@@ -29,7 +29,7 @@ extension BridgeConfiguration {
     /// The account a registration links: its address and password, connecting like a
     /// configured account on the same domain (host, port, TLS and trust) when there is one,
     /// else as a client would (DNS SRV, STARTTLS, the system's trust store).
-    func registeredAccount(_ record: GatewayRegistrationRecord) -> AccountConfiguration? {
+    package func registeredAccount(_ record: GatewayRegistrationRecord) -> AccountConfiguration? {
         guard let jid = try? JID(record.address), let bound = try? jid.withResource("bridge") else { return nil }
         var client = XMPPClientConfiguration(jid: bound)
         let neighbour = self.accounts.values.sorted { $0.name < $1.name }.first { $0.client.jid.domainpart == jid.domainpart && !$0.name.contains("+") }

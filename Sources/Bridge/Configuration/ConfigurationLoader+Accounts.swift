@@ -4,7 +4,7 @@ import XMPP
 
 extension ConfigurationLoader {
     /// One `[accounts.NAME]` table, or nil when it has a problem.
-    mutating func account(_ name: String, _ table: TOMLTable) -> AccountConfiguration? {
+    package mutating func account(_ name: String, _ table: TOMLTable) -> AccountConfiguration? {
         let path = Self.path("accounts", name)
         self.rejectUnknownKeys(in: table, at: path, allowed: AccountConfiguration.keys)
         var jid: JID?
@@ -127,7 +127,7 @@ extension ConfigurationLoader {
     }
 
     /// A period such as "90s", "30m", "12h" or "7d"; "unlimited" reads as zero.
-    mutating func age(_ table: TOMLTable, _ key: String, _ path: String) -> Duration? {
+    package mutating func age(_ table: TOMLTable, _ key: String, _ path: String) -> Duration? {
         guard let text = self.string(table, key, path) else { return nil }
         if text == "unlimited" { return .zero }
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]

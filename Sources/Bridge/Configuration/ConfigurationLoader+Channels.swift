@@ -6,25 +6,33 @@ import XMPP
 extension ConfigurationLoader {
     /// What channel members may name: every declared account and local (so a member of a
     /// broken one is not also reported as dangling), and the parsed ones for cross-checks.
-    struct MemberReferences {
-        var accountNames: Set<String>
-        var localNames: Set<String>
-        var accounts: [String: AccountConfiguration]
-        var locals: [String: LocalConfiguration]
+    package struct MemberReferences {
+        package var accountNames: Set<String>
+        package var localNames: Set<String>
+        package var accounts: [String: AccountConfiguration]
+        package var locals: [String: LocalConfiguration]
         /// Locals that some member names, filled while channels are read.
-        var referencedLocals: Set<String> = []
+        package var referencedLocals: Set<String> = []
+
+        package init(accountNames: Set<String>, localNames: Set<String>, accounts: [String: AccountConfiguration], locals: [String: LocalConfiguration], referencedLocals: Set<String> = []) {
+            self.accountNames = accountNames
+            self.localNames = localNames
+            self.accounts = accounts
+            self.locals = locals
+            self.referencedLocals = referencedLocals
+        }
     }
 
-    static let channelKeys = [
+    package static let channelKeys = [
         "members", "format", "type", "presence", "subject", "occupant_events", "template_file", "receipts", "reupload", "reupload_max_bytes", "archive",
         "archive_days",
     ]
         + Self.pagingKeys + Self.filterKeys
-    static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet"]
+    package static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
     /// One `[channels.NAME]` table, or nil when it has a problem.
-    mutating func channel(_ name: String, _ table: TOMLTable, references: inout MemberReferences) -> RelayChannel? {
+    package mutating func channel(_ name: String, _ table: TOMLTable, references: inout MemberReferences) -> RelayChannel? {
         let path = Self.path("channels", name)
         self.rejectUnknownKeys(in: table, at: path, allowed: Self.channelKeys)
         var valid = true
@@ -87,18 +95,18 @@ extension ConfigurationLoader {
     }
 
     /// Whether `channel` relays presence: its `presence` key, else on for a 1:1 link.
-    mutating func relaysPresence(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
+    package mutating func relaysPresence(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
         self.flag(table, "presence", Self.path("channels", channel.name)) ?? Self.isOneToOneLink(channel, accounts: accounts)
     }
 
     /// Whether `channel` passes receipts and displayed markers back (issue 12): its
     /// `receipts` key, else on for a 1:1 link.
-    mutating func passesReceipts(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
+    package mutating func passesReceipts(_ channel: RelayChannel, _ table: TOMLTable, accounts: Set<String>) -> Bool {
         self.flag(table, "receipts", Self.path("channels", channel.name)) ?? Self.isOneToOneLink(channel, accounts: accounts)
     }
 
     /// Exactly two members, both accounts' contacts (no room, no local endpoint).
-    static func isOneToOneLink(_ channel: RelayChannel, accounts: Set<String>) -> Bool {
+    package static func isOneToOneLink(_ channel: RelayChannel, accounts: Set<String>) -> Bool {
         channel.members.count == 2 && channel.members.allSatisfy { accounts.contains($0.endpoint.transport) && $0.room == nil }
     }
 

@@ -1,12 +1,12 @@
 import TOMLKit
 
 extension ConfigurationLoader {
-    static let filterKeys = ["ignore", "replace", "only_from"]
+    package static let filterKeys = ["ignore", "replace", "only_from"]
     private static let replaceExample = #"replace = [ { match = "(?i)password=\\S+", with = "password=***" } ]"#
 
     /// A channel's filters (issue 25); nil when it has none. Every expression is compiled
     /// here: an invalid one is a problem at its TOML path.
-    mutating func channelFilter(_ table: TOMLTable, channel: String) -> ChannelFilter? {
+    package mutating func channelFilter(_ table: TOMLTable, channel: String) -> ChannelFilter? {
         guard Self.filterKeys.contains(where: { table[$0] != nil }) else { return nil }
         let path = Self.path("channels", channel)
         var filter = ChannelFilter()
@@ -66,7 +66,7 @@ extension ConfigurationLoader {
     }
 
     /// The group numbers `$1`… a replacement template names (`\$` is a literal `$`).
-    static func groupReferences(_ template: String) -> [Int] {
+    package static func groupReferences(_ template: String) -> [Int] {
         var groups: [Int] = []
         var characters = template.makeIterator()
         var escaped = false

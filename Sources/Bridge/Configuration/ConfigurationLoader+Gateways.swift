@@ -5,7 +5,7 @@ import XMPP
 
 extension ConfigurationLoader {
     /// One `[gateway.NAME]` table, or nil when it has a problem.
-    mutating func gateway(_ name: String, _ table: TOMLTable, accounts: [String: AccountConfiguration]) -> GatewayConfiguration? {
+    package mutating func gateway(_ name: String, _ table: TOMLTable, accounts: [String: AccountConfiguration]) -> GatewayConfiguration? {
         let path = Self.path("gateway", name)
         self.rejectUnknownKeys(in: table, at: path, allowed: GatewayConfiguration.keys)
         var domain: String?

@@ -5,13 +5,13 @@ import TransportCore
 
 extension ConfigurationLoader {
     /// Largest HTTP request body an ingress may allow: 16 MiB.
-    static let maximumBodyBytes = 16 * 1024 * 1024
+    package static let maximumBodyBytes = 16 * 1024 * 1024
 
     /// The keys of an http local: where it listens, its token source, its limits.
     ///
     /// A listener without a token must be reachable only from this machine (loopback or a
     /// Unix socket): anyone who can reach it could post into its channels.
-    mutating func httpSettings(_ table: TOMLTable, at path: String, name: String, claimedPaths: inout [String: String]) -> HTTPLocalSettings? {
+    package mutating func httpSettings(_ table: TOMLTable, at path: String, name: String, claimedPaths: inout [String: String]) -> HTTPLocalSettings? {
         let listenHint = "listen = \"127.0.0.1:8080\", \"[::1]:8080\" or a Unix socket path such as \"/run/xmpp-bridge/\(name).sock\""
         guard let text = self.nonEmptyString(table, "listen", path, hint: listenHint) else {
             if table["listen"] == nil { self.problem("\(path).listen", "is missing", "an http local needs an address: \(listenHint)") }
@@ -76,7 +76,7 @@ extension ConfigurationLoader {
     }
 
     /// `[bridge] metrics_listen`: where `/metrics` and `/health/*` are served (off when unset).
-    mutating func metricsListen(_ table: TOMLTable, at path: String) -> HTTPListenAddress? {
+    package mutating func metricsListen(_ table: TOMLTable, at path: String) -> HTTPListenAddress? {
         let hint = "metrics_listen = \"127.0.0.1:9464\" (or a Unix socket path)"
         guard let text = self.nonEmptyString(table, "metrics_listen", path, hint: hint) else { return nil }
         guard var listen = HTTPListenAddress(text) else {
@@ -92,7 +92,7 @@ extension ConfigurationLoader {
 
     /// `[channels.NAME] template_file`: a Mustache template for webhooks into the channel,
     /// read and parsed now so a broken one is reported by `check`, not at the first alert.
-    mutating func webhookTemplate(_ table: TOMLTable, at path: String) -> String? {
+    package mutating func webhookTemplate(_ table: TOMLTable, at path: String) -> String? {
         guard let file = self.nonEmptyString(table, "template_file", path, hint: "a Mustache template file, e.g. template_file = \"alerts.mustache\"") else {
             return nil
         }

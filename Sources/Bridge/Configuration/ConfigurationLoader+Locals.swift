@@ -4,7 +4,7 @@ import TransportCore
 
 extension ConfigurationLoader {
     /// Longest input line a local may allow: 16 MiB.
-    static let maximumLineBytes = 16 * 1024 * 1024
+    package static let maximumLineBytes = 16 * 1024 * 1024
 
     /// One `[local.NAME]` table, or nil when it has a problem.
     ///
@@ -14,7 +14,7 @@ extension ConfigurationLoader {
     ///   - stdio: the stdio local already read, if any (there is one standard input).
     ///   - claimedPaths: files already taken (state, control socket, earlier locals), by the
     ///     TOML path that took them; this local's path is added.
-    mutating func local(
+    package mutating func local(
         _ name: String, _ table: TOMLTable, accountNames: Set<String>, stdio: String?, claimedPaths: inout [String: String]
     ) -> LocalConfiguration? {
         let path = Self.path("local", name)
@@ -105,7 +105,7 @@ extension ConfigurationLoader {
     }
 
     /// Permission bits written in octal ("0600" or "600"), at most 0777.
-    static func fileMode(_ text: String) -> UInt32? {
+    package static func fileMode(_ text: String) -> UInt32? {
         guard !text.isEmpty, text.count <= 4, text.allSatisfy({ ("0"..."7").contains($0) }), let mode = UInt32(text, radix: 8), mode <= 0o777 else {
             return nil
         }
@@ -113,7 +113,7 @@ extension ConfigurationLoader {
     }
 
     /// A stdio local that no channel member names would read standard input only to drop it.
-    mutating func checkStdioIsUsed(locals: [String: LocalConfiguration], referenced: Set<String>) {
+    package mutating func checkStdioIsUsed(locals: [String: LocalConfiguration], referenced: Set<String>) {
         for local in locals.values.sorted(by: { $0.name < $1.name }) where local.kind == .stdio {
             if !referenced.contains(local.name) {
                 let path = Self.path("local", local.name)

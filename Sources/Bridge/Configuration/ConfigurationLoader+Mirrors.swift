@@ -3,7 +3,7 @@ import TOMLKit
 extension ConfigurationLoader {
     /// `[[presence_mirror]]` entries; each `from` and `to` must be a different account, and an
     /// account can follow only one other.
-    mutating func presenceMirrors(_ value: TOMLValue?, accounts: Set<String>) -> [PresenceMirrorConfiguration] {
+    package mutating func presenceMirrors(_ value: TOMLValue?, accounts: Set<String>) -> [PresenceMirrorConfiguration] {
         var mirrors: [PresenceMirrorConfiguration] = []
         var targets: Set<String> = []
         for (path, table) in self.tableArray(value, section: "presence_mirror", example: "[[presence_mirror]]\nfrom = \"work\"\nto = \"home\"") {
@@ -19,7 +19,7 @@ extension ConfigurationLoader {
     }
 
     /// `[[roster_mirror]]` entries.
-    mutating func rosterMirrors(_ value: TOMLValue?, accounts: Set<String>) -> [RosterMirrorConfiguration] {
+    package mutating func rosterMirrors(_ value: TOMLValue?, accounts: Set<String>) -> [RosterMirrorConfiguration] {
         var mirrors: [RosterMirrorConfiguration] = []
         var pairs: Set<String> = []
         for (path, table) in self.tableArray(value, section: "roster_mirror", example: "[[roster_mirror]]\nfrom = \"work\"\nto = \"home\"") {
@@ -46,7 +46,7 @@ extension ConfigurationLoader {
     }
 
     /// The tables of an array-of-tables section with their TOML paths (`roster_mirror[0]`).
-    mutating func tableArray(_ value: TOMLValue?, section: String, example: String) -> [(String, TOMLTable)] {
+    package mutating func tableArray(_ value: TOMLValue?, section: String, example: String) -> [(String, TOMLTable)] {
         guard let value else { return [] }
         guard let array = value.array else {
             self.problem(section, "must be an array of tables", "write it as:\n\(example)")

@@ -4,13 +4,13 @@ import TransportCore
 import XMPP
 
 extension ConfigurationLoader {
-    static let pagingKeys = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority", "dedupe_window", "severity_priority", "max_per_minute"]
+    package static let pagingKeys = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority", "dedupe_window", "severity_priority", "max_per_minute"]
     private static let quietExample = "quiet = { hours = \"22:00-07:00\", tz = \"Europe/Berlin\", min_priority = 5 }"
     private static let escalateExample = "escalate = [ { after = \"5m\", to = [ { account = \"work\", jid = \"bob@work.example\" } ] } ]"
 
     /// A channel's paging settings (issue 24); every channel has them (the de-duplication
     /// window and severities apply to all), and paging is on when any paging key is set.
-    mutating func pagingPolicy(_ table: TOMLTable, channel: String, accounts: [String: AccountConfiguration]) -> PagingPolicy {
+    package mutating func pagingPolicy(_ table: TOMLTable, channel: String, accounts: [String: AccountConfiguration]) -> PagingPolicy {
         let path = Self.path("channels", channel)
         var policy = PagingPolicy()
         policy.isPaging = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority"].contains { table[$0] != nil }

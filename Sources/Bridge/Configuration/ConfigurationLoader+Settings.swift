@@ -3,7 +3,7 @@ import TOMLKit
 
 extension ConfigurationLoader {
     /// The `[bridge]` table, with defaults for whatever it leaves out (or when it is absent).
-    mutating func settings(_ value: TOMLValue?) -> BridgeSettings {
+    package mutating func settings(_ value: TOMLValue?) -> BridgeSettings {
         // Under systemd (StateDirectory=, RuntimeDirectory=) the defaults move there.
         let stateDirectory = self.environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
         let runtimeDirectory = self.environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
@@ -110,10 +110,10 @@ extension ConfigurationLoader {
     /// Batches a worker keeps in flight: a transport that writes one while earlier ones
     /// wait for the server's acknowledgement keeps the link busy; local transports answer
     /// as they write, so for them it changes nothing.
-    static var batchesInFlight: Int { 4 }
+    package static var batchesInFlight: Int { 4 }
 
     /// The delivery queue settings of `[bridge]`, for `batchSize` deliveries at once.
-    static func queueConfiguration<I: InstantProtocol & Sendable>(_ settings: BridgeSettings) -> DeliveryQueue<I>.Configuration where I.Duration == Duration {
+    package static func queueConfiguration<I: InstantProtocol & Sendable>(_ settings: BridgeSettings) -> DeliveryQueue<I>.Configuration where I.Duration == Duration {
         DeliveryQueue<I>.Configuration(
             batchSize: settings.deliveryBatchSize, batchesInFlight: Self.batchesInFlight, maxAttempts: settings.maxAttempts,
             retryInitialDelay: .milliseconds(settings.retryInitialMilliseconds), retryMaximumDelay: .milliseconds(settings.retryMaxMilliseconds),

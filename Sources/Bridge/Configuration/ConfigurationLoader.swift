@@ -12,25 +12,25 @@ import XMPP
 /// `+Accounts`, `+Locals` and `+Channels`. Sections are read in name order (TOMLKit's
 /// tables are sorted maps and do not keep the file's order), so problems and channels
 /// come out sorted by name.
-struct ConfigurationLoader {
-    let file: String
-    private(set) var problems: [ConfigurationProblem] = []
+package struct ConfigurationLoader {
+    package let file: String
+    package private(set) var problems: [ConfigurationProblem] = []
 
     /// The top-level tables of `bridge.toml`.
-    static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror", "gateway"]
+    package static let sections = ["bridge", "accounts", "local", "channels", "presence_mirror", "roster_mirror", "gateway"]
 
     /// The process environment: systemd's `STATE_DIRECTORY` and `RUNTIME_DIRECTORY` move
     /// the default state file and control socket there.
-    let environment: [String: String]
+    package let environment: [String: String]
 
-    init(file: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(file: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.file = file
         self.environment = environment
     }
 
     /// The default place: `$XDG_CONFIG_HOME/xmpp-bridge/bridge.toml`, then
     /// `~/.config/xmpp-bridge/bridge.toml`, then `/etc/xmpp-bridge/bridge.toml`.
-    static func defaultFile() -> String {
+    package static func defaultFile() -> String {
         let environment = ProcessInfo.processInfo.environment
         var candidates: [String] = []
         if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { candidates.append("\(xdg)/xmpp-bridge/bridge.toml") }
@@ -41,7 +41,7 @@ struct ConfigurationLoader {
 
     /// Parses the whole file; throws ``ConfigurationError`` listing every problem, including
     /// those only visible across sections (dangling member references, duplicate names).
-    mutating func loadBridge() throws(ConfigurationError) -> BridgeConfiguration {
+    package mutating func loadBridge() throws(ConfigurationError) -> BridgeConfiguration {
         self.problems = []
         let table = try self.parse()
         self.rejectUnknownKeys(in: table, at: "", allowed: Self.sections)
@@ -119,7 +119,7 @@ struct ConfigurationLoader {
 
     /// Parses the file and returns its accounts (for `send`, `listen`, `login`, `register`);
     /// a problem anywhere in the file is still reported.
-    mutating func load() throws(ConfigurationError) -> [String: AccountConfiguration] {
+    package mutating func load() throws(ConfigurationError) -> [String: AccountConfiguration] {
         try self.loadBridge().accounts
     }
 
@@ -167,13 +167,13 @@ struct ConfigurationLoader {
     }
 
     /// A TOML path `section.name`, quoting a name that is not a bare key.
-    static func path(_ section: String, _ name: String) -> String {
+    package static func path(_ section: String, _ name: String) -> String {
         "\(section)." + (Self.isValidName(name) ? name : "\"\(name)\"")
     }
 
     /// Whether a name is a TOML bare key (letters, digits, `-`, `_`), so TOML paths and
     /// `NAME:JID` endpoints stay unambiguous.
-    static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
     }
 }
@@ -182,7 +182,7 @@ struct ConfigurationLoader {
 
 extension ConfigurationLoader {
     /// The string at `key`, or nil when absent; any other type is a problem.
-    mutating func string(_ table: TOMLTable, _ key: String, _ path: String) -> String? {
+    package mutating func string(_ table: TOMLTable, _ key: String, _ path: String) -> String? {
         guard let value = table[key] else { return nil }
         guard let text = value.string else {
             self.problem("\(path).\(key)", "must be a string", "put the value in double quotes")
@@ -192,7 +192,7 @@ extension ConfigurationLoader {
     }
 
     /// A non-empty string at `key`.
-    mutating func nonEmptyString(_ table: TOMLTable, _ key: String, _ path: String, hint: String) -> String? {
+    package mutating func nonEmptyString(_ table: TOMLTable, _ key: String, _ path: String, hint: String) -> String? {
         guard let text = self.string(table, key, path) else { return nil }
         guard !text.isEmpty else {
             self.problem("\(path).\(key)", "must not be empty", hint)
@@ -202,7 +202,7 @@ extension ConfigurationLoader {
     }
 
     /// A whole number at `key` within `range`.
-    mutating func integer(_ table: TOMLTable, _ key: String, _ path: String, in range: ClosedRange<Int>, hint: String) -> Int? {
+    package mutating func integer(_ table: TOMLTable, _ key: String, _ path: String, in range: ClosedRange<Int>, hint: String) -> Int? {
         guard let value = table[key] else { return nil }
         guard let number = value.int, range.contains(number) else {
             self.problem("\(path).\(key)", "must be a whole number from \(range.lowerBound) to \(range.upperBound)", hint)
@@ -212,7 +212,7 @@ extension ConfigurationLoader {
     }
 
     /// A boolean at `key`.
-    mutating func flag(_ table: TOMLTable, _ key: String, _ path: String) -> Bool? {
+    package mutating func flag(_ table: TOMLTable, _ key: String, _ path: String) -> Bool? {
         guard let value = table[key] else { return nil }
         guard let flag = value.bool else {
             self.problem("\(path).\(key)", "must be true or false", nil)
@@ -222,7 +222,7 @@ extension ConfigurationLoader {
     }
 
     /// One of an enumeration's raw values at `key`; `what` names it in the problem.
-    mutating func choice<Value: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ key: String, _ path: String, what: String) -> Value?
+    package mutating func choice<Value: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ key: String, _ path: String, what: String) -> Value?
     where Value.RawValue == String {
         guard let text = self.string(table, key, path) else { return nil }
         guard let value = Value(rawValue: text) else {
@@ -232,21 +232,21 @@ extension ConfigurationLoader {
         return value
     }
 
-    mutating func rejectUnknownKeys(in table: TOMLTable, at path: String, allowed: [String]) {
+    package mutating func rejectUnknownKeys(in table: TOMLTable, at path: String, allowed: [String]) {
         for key in table.keys where !allowed.contains(key) {
             let full = path.isEmpty ? key : "\(path).\(key)"
             self.problem(full, "unknown key", "known keys here: " + allowed.joined(separator: ", "))
         }
     }
 
-    mutating func problem(_ path: String, _ message: String, _ hint: String?) {
+    package mutating func problem(_ path: String, _ message: String, _ hint: String?) {
         self.problems.append(ConfigurationProblem(path: path, message: message, hint: hint))
     }
 
     /// An absolute path: `~/` is the home folder, anything else relative is beside the file.
     /// `path` made absolute (relative to the file's folder, `~/` to HOME) with `.` and `..`
     /// folded, so two spellings of one file compare equal (symlinks are not followed).
-    func resolve(_ path: String) -> String {
+    package func resolve(_ path: String) -> String {
         let absolute: String
         if path.hasPrefix("/") {
             absolute = path
@@ -259,10 +259,10 @@ extension ConfigurationLoader {
     }
 
     /// Longest path a Unix-domain socket can bind on Linux (`sun_path` is 108 bytes with the NUL).
-    static let maximumSocketPathBytes = 107
+    package static let maximumSocketPathBytes = 107
 
     /// Reports a socket path too long to bind.
-    mutating func checkSocketPath(_ resolved: String, at path: String) {
+    package mutating func checkSocketPath(_ resolved: String, at path: String) {
         let bytes = resolved.utf8.count
         if bytes > Self.maximumSocketPathBytes {
             self.problem(path, "\(resolved) is \(bytes) bytes, longer than a Unix socket path may be (\(Self.maximumSocketPathBytes))", "choose a shorter path")

@@ -4,9 +4,9 @@
 /// (`[é]`, `[# …`, `[[ é]]`), on which toml++ 3 fails an internal assertion and aborts the
 /// process (found by fuzzing: `check` and a SIGHUP reload crashed on such a file). Both
 /// are reported as ordinary configuration problems instead.
-enum TOMLPrecheck {
+package enum TOMLPrecheck {
     /// The first problem, with its line and column (1-based), or nil.
-    static func problem(in bytes: [UInt8]) -> ConfigurationProblem? {
+    package static func problem(in bytes: [UInt8]) -> ConfigurationProblem? {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let offset = Self.firstInvalidUTF8(bytes)
             let (line, column) = Self.position(of: offset, in: bytes)
@@ -23,18 +23,18 @@ enum TOMLPrecheck {
         return nil
     }
 
-    enum Problem {
+    package enum Problem {
         case tableName
         case braceInArray
 
-        var message: String {
+        package var message: String {
             switch self {
             case .tableName: "a table name must start with a letter, digit, '_', '-' or a quote"
             case .braceInArray: "'}' where an array expects a value"
             }
         }
 
-        var hint: String {
+        package var hint: String {
             switch self {
             case .tableName: "write [name] or [\"any name\"]"
             case .braceInArray: "close the array with ']' (an inline table is { … })"
@@ -45,7 +45,7 @@ enum TOMLPrecheck {
     /// Just enough of TOML's lexing to find what toml++ aborts on: table headers (told
     /// apart from array values continued on their own line), strings (one-line and
     /// multi-line), comments, and the nesting of arrays and inline tables.
-    struct Scanner {
+    package struct Scanner {
         /// Open arrays (`[`) and inline tables (`{`), innermost last.
         private var containers: [Unicode.Scalar] = []
         /// Right after an array's `[` or a `,` in it: a value (or `]`) comes next.
@@ -53,7 +53,7 @@ enum TOMLPrecheck {
         private var multiline: [Unicode.Scalar]?
 
         /// The (1-based) column of what toml++ cannot take on this line, and what it is.
-        mutating func problem(in line: [Unicode.Scalar]) -> (Int, Problem)? {
+        package mutating func problem(in line: [Unicode.Scalar]) -> (Int, Problem)? {
             var index = 0
             if self.multiline == nil, self.containers.isEmpty {
                 var start = 0

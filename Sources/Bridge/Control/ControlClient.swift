@@ -8,8 +8,8 @@ import Glibc
 
 /// One request/response exchange with the daemon's control socket (blocking; the CLI
 /// does nothing else meanwhile).
-enum ControlClient {
-    static func exchange(_ request: ControlRequest, path: String) -> ControlResponse? {
+package enum ControlClient {
+    package static func exchange(_ request: ControlRequest, path: String) -> ControlResponse? {
         guard case .success(let descriptor) = UnixSocketConnection.connect(to: path) else { return nil }
         defer { close(descriptor) }
         guard var line = try? JSONEncoder().encode(request) else { return nil }

@@ -3,8 +3,8 @@ import TransportCore
 
 /// One request on the control socket (JSON line) or from `xmpp-bridge route` offline:
 /// list the routing table, or add or remove a channel member at run time.
-struct ControlRequest: Codable, Sendable {
-    enum Operation: String, Codable, Sendable {
+package struct ControlRequest: Codable, Sendable {
+    package enum Operation: String, Codable, Sendable {
         case list
         case add
         case remove
@@ -31,30 +31,46 @@ struct ControlRequest: Codable, Sendable {
         case history
     }
 
-    var op: Operation
-    var channel: String? = nil
+    package var op: Operation
+    package var channel: String? = nil
     /// An account or local transport name.
-    var transport: String? = nil
+    package var transport: String? = nil
     /// A contact's JID, for account members.
-    var address: String? = nil
-    var direction: String? = nil
+    package var address: String? = nil
+    package var direction: String? = nil
     /// `add`: the address is a room (XEP-0045) to join, with this nick (nil: the account's localpart).
-    var room: Bool? = nil
-    var nick: String? = nil
+    package var room: Bool? = nil
+    package var nick: String? = nil
     /// Queue sequences, for the queue operations.
-    var sequences: [Int64]? = nil
+    package var sequences: [Int64]? = nil
     /// A gateway's name (`[gateway.NAME]`), for the gateway operations.
-    var gateway: String? = nil
+    package var gateway: String? = nil
     /// `history`: the time range, the words searched (best first), the most messages.
-    var since: Date? = nil
-    var until: Date? = nil
-    var search: String? = nil
-    var limit: Int? = nil
+    package var since: Date? = nil
+    package var until: Date? = nil
+    package var search: String? = nil
+    package var limit: Int? = nil
 
     /// The archive query a `history` request makes: a search ranks, best first.
-    var archiveQuery: ArchiveQuery {
+    package var archiveQuery: ArchiveQuery {
         var query = ArchiveQuery(channel: self.channel, since: self.since, until: self.until, search: self.search, from: self.address, limit: self.limit ?? 100)
         query.ranked = self.search != nil
         return query
+    }
+
+    package init(op: Operation, channel: String? = nil, transport: String? = nil, address: String? = nil, direction: String? = nil, room: Bool? = nil, nick: String? = nil, sequences: [Int64]? = nil, gateway: String? = nil, since: Date? = nil, until: Date? = nil, search: String? = nil, limit: Int? = nil) {
+        self.op = op
+        self.channel = channel
+        self.transport = transport
+        self.address = address
+        self.direction = direction
+        self.room = room
+        self.nick = nick
+        self.sequences = sequences
+        self.gateway = gateway
+        self.since = since
+        self.until = until
+        self.search = search
+        self.limit = limit
     }
 }

@@ -13,14 +13,14 @@ import Glibc
 
 /// The daemon's control socket (mode 0600): one JSON ``ControlRequest`` per line, one
 /// JSON ``ControlResponse`` per line back. Route changes are stored and take effect at once.
-final class ControlServer: Service, Sendable {
-    let path: String
+package final class ControlServer: Service, Sendable {
+    package let path: String
     private let runtime: BridgeRuntime
     private let store: any StateStore
     private let group: any EventLoopGroup
     private let logger: Logger
 
-    init(path: String, runtime: BridgeRuntime, store: any StateStore, group: any EventLoopGroup, logger: Logger) {
+    package init(path: String, runtime: BridgeRuntime, store: any StateStore, group: any EventLoopGroup, logger: Logger) {
         self.path = path
         self.runtime = runtime
         self.store = store
@@ -28,7 +28,7 @@ final class ControlServer: Service, Sendable {
         self.logger = logger
     }
 
-    func run() async throws {
+    package func run() async throws {
         let server = UnixLineServer(path: self.path, mode: 0o600, splitter: LineSplitter(maxLineBytes: 64 * 1024))
         do {
             try await server.run(group: self.group) { client in await self.serve(client) }

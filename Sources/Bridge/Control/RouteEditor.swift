@@ -6,11 +6,11 @@ import XMPP
 /// Carries out route requests against the state database, validated against the
 /// configuration: members must name a configured account (with a contact's bare JID) or
 /// local transport. Used by the daemon's control socket and by `route` when no daemon runs.
-struct RouteEditor {
-    let configuration: BridgeConfiguration
-    let store: any StateStore
+package struct RouteEditor {
+    package let configuration: BridgeConfiguration
+    package let store: any StateStore
 
-    func apply(_ request: ControlRequest) -> ControlResponse {
+    package func apply(_ request: ControlRequest) -> ControlResponse {
         do {
             switch request.op {
             case .list:
@@ -141,7 +141,12 @@ struct RouteEditor {
         }
     }
 
-    static func failure(_ message: String) -> ControlResponse {
+    package static func failure(_ message: String) -> ControlResponse {
         ControlResponse(ok: false, error: message, channels: nil, roster: nil, transports: nil)
+    }
+
+    package init(configuration: BridgeConfiguration, store: any StateStore) {
+        self.configuration = configuration
+        self.store = store
     }
 }

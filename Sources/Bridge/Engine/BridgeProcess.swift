@@ -10,18 +10,18 @@ import XMPP
 /// Assembles a running bridge from a configuration: state database, engine, runtime,
 /// every transport with its worker, and the control socket, all under one ServiceGroup.
 /// `run` and `demo` both use it.
-struct BridgeProcess {
-    let group: ServiceGroup
-    let runtime: BridgeRuntime
-    let pipeline: RelayPipeline<ContinuousClock>
-    let journal: Journal
-    let store: any StateStore
-    let eventLoops: MultiThreadedEventLoopGroup
-    let blockingWork: NIOThreadPool
+package struct BridgeProcess {
+    package let group: ServiceGroup
+    package let runtime: BridgeRuntime
+    package let pipeline: RelayPipeline<ContinuousClock>
+    package let journal: Journal
+    package let store: any StateStore
+    package let eventLoops: MultiThreadedEventLoopGroup
+    package let blockingWork: NIOThreadPool
     /// Held for the process's lifetime (nil for an in-memory state).
-    let lock: InstanceLock?
+    package let lock: InstanceLock?
 
-    static func make(configuration file: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
+    package static func make(configuration file: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
         var configuration = file
         // `state = ":memory:"` keeps nothing across restarts (for benchmarks and tests).
         let postgres = configuration.settings.stateURL
@@ -198,11 +198,22 @@ struct BridgeProcess {
         )
     }
 
-    func run() async throws {
+    package func run() async throws {
         try await self.group.run()
         // Completions recorded by the last batches reach the database before we exit.
         await self.journal.shutdown()
         try? await self.eventLoops.shutdownGracefully()
         try? await self.blockingWork.shutdownGracefully()
+    }
+
+    package init(group: ServiceGroup, runtime: BridgeRuntime, pipeline: RelayPipeline<ContinuousClock>, journal: Journal, store: any StateStore, eventLoops: MultiThreadedEventLoopGroup, blockingWork: NIOThreadPool, lock: InstanceLock? = nil) {
+        self.group = group
+        self.runtime = runtime
+        self.pipeline = pipeline
+        self.journal = journal
+        self.store = store
+        self.eventLoops = eventLoops
+        self.blockingWork = blockingWork
+        self.lock = lock
     }
 }

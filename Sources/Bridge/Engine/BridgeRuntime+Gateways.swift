@@ -7,7 +7,7 @@ import XMPP
 /// configuration like a reload, so the new account starts and the router knows the link.
 extension BridgeRuntime {
     /// Stores `record` and starts its account.
-    func register(_ record: GatewayRegistrationRecord) async throws(StateStoreError) {
+    package func register(_ record: GatewayRegistrationRecord) async throws(StateStoreError) {
         try self.store.saveGatewayRegistration(record)
         self.logger.notice("gateway user registered", metadata: ["gateway": "\(record.gateway)", "user": "\(record.user)", "address": "\(record.address)"])
         await self.reload()
@@ -15,7 +15,7 @@ extension BridgeRuntime {
 
     /// Forgets `user`'s registrations (with `gateway`, else with any) and stops their
     /// accounts; how many there were.
-    func unregister(gateway: String?, user: String) async throws(StateStoreError) -> Int {
+    package func unregister(gateway: String?, user: String) async throws(StateStoreError) -> Int {
         let removed = try self.store.removeGatewayRegistrations(gateway: gateway, user: user)
         guard removed > 0 else { return 0 }
         self.logger.notice("gateway user unregistered", metadata: ["gateway": "\(gateway ?? "any")", "user": "\(user)", "registrations": "\(removed)"])
@@ -24,11 +24,11 @@ extension BridgeRuntime {
     }
 
     /// Each gateway's users for `gateway users` (all gateways when `name` is nil).
-    func gatewayUsers(_ name: String?) -> [ControlResponse.GatewayUserEntry] {
+    package func gatewayUsers(_ name: String?) -> [ControlResponse.GatewayUserEntry] {
         Self.gatewayUsers(self.currentConfiguration, name)
     }
 
-    static func gatewayUsers(_ configuration: BridgeConfiguration, _ name: String?) -> [ControlResponse.GatewayUserEntry] {
+    package static func gatewayUsers(_ configuration: BridgeConfiguration, _ name: String?) -> [ControlResponse.GatewayUserEntry] {
         configuration.gateways.values.filter { name == nil || $0.name == name }.sorted { $0.name < $1.name }.flatMap { gateway in
             gateway.users.sorted { $0.jid < $1.jid }.map { user in
                 ControlResponse.GatewayUserEntry(

@@ -5,7 +5,7 @@ extension BridgeRuntime {
     /// Ready when the state database answers, every account is connected or waiting to
     /// reconnect (in backoff) and every http local listens; not ready while an account is
     /// still making its first connection or has stopped for good.
-    func health() async -> HealthReport {
+    package func health() async -> HealthReport {
         var problems: [String] = []
         if (try? self.storeForStatus.pendingCount(transport: nil)) == nil { problems.append("state database does not answer") }
         let transports = await self.transportStatuses()

@@ -6,17 +6,17 @@ import Foundation
 extension BridgeRuntime {
     /// The transports worked on under a lease: accounts, gateways, and FIFO, socket and
     /// stdio locals. HTTP ingress runs on every instance (each commits to the shared queue).
-    static func leasedNames(_ configuration: BridgeConfiguration) -> [String] {
+    package static func leasedNames(_ configuration: BridgeConfiguration) -> [String] {
         Self.transportNames(configuration).filter { configuration.locals[$0]?.kind != .http }
     }
 
     /// Whether `name` is leased and does not run here: another instance's (or nobody's yet).
-    func runsElsewhere(_ name: String, in configuration: BridgeConfiguration? = nil) -> Bool {
+    package func runsElsewhere(_ name: String, in configuration: BridgeConfiguration? = nil) -> Bool {
         self.leases != nil && self.transports[name] == nil && Self.leasedNames(configuration ?? self.currentConfiguration).contains(name)
     }
 
     /// The leased transports of the configuration running now.
-    func leasedNames() -> [String] {
+    package func leasedNames() -> [String] {
         Self.leasedNames(self.currentConfiguration)
     }
 
@@ -25,7 +25,7 @@ extension BridgeRuntime {
     /// former owner may have sent (``InheritedDeliveries``). False when it cannot (the state out of reach, no such
     /// transport): the lease goes back.
     /// `formerOwnerSilence`: how long ago a former owner last renewed the lease.
-    func takeOver(_ name: String, formerOwnerSilence: Duration? = nil) async -> Bool {
+    package func takeOver(_ name: String, formerOwnerSilence: Duration? = nil) async -> Bool {
         guard Self.leasedNames(self.currentConfiguration).contains(name) else { return false }
         do {
             var inherited = try await self.relay.adopt(name)
@@ -43,7 +43,7 @@ extension BridgeRuntime {
     /// The lease on `name` is lost or about to be given back: the transport stops here (its
     /// batch in flight answered, its commits made), and what it held stays queued for the
     /// next owner.
-    func handBack(_ name: String, lost: Bool) async {
+    package func handBack(_ name: String, lost: Bool) async {
         if self.transports[name] != nil {
             self.logger.notice(lost ? "lease lost; transport stopped here" : "lease given back; transport stopped here", metadata: ["transport": "\(name)"])
         }
@@ -53,7 +53,7 @@ extension BridgeRuntime {
     }
 
     /// Another instance's control command (``ControlNotice``): what falls to this one.
-    func heard(_ notice: ControlNotice) async {
+    package func heard(_ notice: ControlNotice) async {
         switch notice {
         case .routesChanged:
             await self.refreshRouter()

@@ -7,7 +7,7 @@ import XMPP
 /// is started anew. Joins and leaves happen without dropping the account's connection.
 extension BridgeRuntime {
     /// Tells every running account its rooms, from the routing table now.
-    func applyRooms(channels: [RelayChannel]? = nil) async {
+    package func applyRooms(channels: [RelayChannel]? = nil) async {
         guard let channels = channels ?? (try? self.channels()) else { return }
         let configuration = self.currentConfiguration
         var wanted: [String: [RoomConfiguration]] = [:]
@@ -49,7 +49,7 @@ extension BridgeRuntime {
     }
 
     /// The room password from its file or environment variable; nil when it has none.
-    static func roomPassword(_ room: RoomMembership) throws -> String? {
+    package static func roomPassword(_ room: RoomMembership) throws -> String? {
         if let file = room.passwordFile { return try PasswordSource.file(file).read() }
         if let variable = room.passwordEnvironment { return try PasswordSource.environment(variable).read() }
         return nil
@@ -58,7 +58,7 @@ extension BridgeRuntime {
 
 extension BridgeRuntime {
     /// Every running account's rooms and their state, by account and room.
-    func roomEntries() async -> [ControlResponse.RoomEntry] {
+    package func roomEntries() async -> [ControlResponse.RoomEntry] {
         var entries: [ControlResponse.RoomEntry] = []
         for name in self.currentConfiguration.accounts.keys.sorted() {
             guard let transport = self.capabilities(of: name).rooms else { continue }

@@ -6,7 +6,7 @@ import XMPP
 
 /// What `xmpp-bridge roster` and `xmpp-bridge status` show, from the running daemon.
 extension BridgeRuntime {
-    func describe(_ request: ControlRequest) async -> ControlResponse {
+    package func describe(_ request: ControlRequest) async -> ControlResponse {
         switch request.op {
         case .status:
             var response = ControlResponse(ok: true, transports: await self.status())
@@ -115,7 +115,7 @@ extension BridgeRuntime {
     /// Each transport's state, queue and dead letters, by name; `reported` is false while
     /// the transport has said nothing yet (an account making its first connection).
     /// Shared by `status` and `/health/ready`.
-    func transportStatuses() async -> [(status: ControlResponse.TransportStatus, reported: Bool)] {
+    package func transportStatuses() async -> [(status: ControlResponse.TransportStatus, reported: Bool)] {
         let configuration = self.currentConfiguration
         let availability = await self.relay.availability
         let queues = await self.relay.queueStatus()

@@ -9,36 +9,36 @@ import XMPP
 /// The running bridge: its configuration, transports and their delivery workers, and the
 /// routing table (configured channels merged with runtime route changes). Reloads
 /// reconcile it without touching transports whose settings did not change.
-actor BridgeRuntime {
+package actor BridgeRuntime {
     /// The configuration as running: the file's, with gateway registrations merged in.
     private var configuration: BridgeConfiguration
     /// The file's configuration alone (a registration or SIGHUP merges again from it).
     private var fileConfiguration: BridgeConfiguration
-    let store: any StateStore
+    package let store: any StateStore
     private let factory: TransportFactory
     private let pipeline: RelayPipeline<ContinuousClock>
-    let logger: Logger
+    package let logger: Logger
     private var group: ServiceGroup?
-    private(set) var transports: [String: (transport: any Transport, capabilities: TransportCapabilities, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
+    package private(set) var transports: [String: (transport: any Transport, capabilities: TransportCapabilities, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
     /// With other instances on one state (issue 26): the leases this one holds. Leased
     /// transports start when their lease is granted (``takeOver(_:)``), not with the rest.
-    let leases: LeaseBook?
+    package let leases: LeaseBook?
     private let directory = ChannelDirectory()
     private var nextInstance: UInt64 = 0
     /// What a former owner of an account taken over may have sent, for its next start.
-    var inherited: [String: InheritedDeliveries] = [:]
+    package var inherited: [String: InheritedDeliveries] = [:]
     /// With several instances: the instances and owners `status` shows (``ClusterView``).
-    private(set) var clusterView: (@Sendable () async -> ClusterView?)?
+    package private(set) var clusterView: (@Sendable () async -> ClusterView?)?
 
     /// Where `status` reads the instances and owners from (the lease keeper).
-    func attach(clusterView: @escaping @Sendable () async -> ClusterView?) {
+    package func attach(clusterView: @escaping @Sendable () async -> ClusterView?) {
         self.clusterView = clusterView
     }
 
     /// - Parameters:
     ///   - configuration: the file's.
     ///   - registrations: the gateway registrations in `store`, merged in.
-    init(
+    package init(
         configuration: BridgeConfiguration, registrations: [GatewayRegistrationRecord] = [], store: any StateStore, factory: TransportFactory,
         pipeline: RelayPipeline<ContinuousClock>, leases: LeaseBook? = nil, logger: Logger
     ) {
@@ -53,11 +53,11 @@ actor BridgeRuntime {
     }
 
     /// The routing table now: configured channels with runtime changes applied.
-    func channels() throws -> [RelayChannel] {
+    package func channels() throws -> [RelayChannel] {
         try self.store.applyRoutes(to: self.configuration.channels)
     }
 
-    static func router(channels: [RelayChannel], configuration: BridgeConfiguration) -> Router {
+    package static func router(channels: [RelayChannel], configuration: BridgeConfiguration) -> Router {
         Router(
             channels: channels, ownJIDs: Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() }),
             gatewayLinks: Self.gatewayLinks(configuration), filters: configuration.filters
@@ -65,24 +65,24 @@ actor BridgeRuntime {
     }
 
     /// Every gateway user and the account linked for them.
-    static func gatewayLinks(_ configuration: BridgeConfiguration) -> [GatewayLink] {
+    package static func gatewayLinks(_ configuration: BridgeConfiguration) -> [GatewayLink] {
         configuration.gateways.values.sorted { $0.name < $1.name }.flatMap { gateway in
             gateway.users.map { GatewayLink(gateway: gateway.transportName, user: $0.jid, account: $0.account) }
         }
     }
 
     /// The gateway whose transport is `name`.
-    func gateway(named name: String) -> GatewayConfiguration? {
+    package func gateway(named name: String) -> GatewayConfiguration? {
         self.configuration.gateways.values.first { $0.transportName == name }
     }
 
     /// Every transport name: accounts, locals, gateways.
-    static func transportNames(_ configuration: BridgeConfiguration) -> [String] {
+    package static func transportNames(_ configuration: BridgeConfiguration) -> [String] {
         configuration.accounts.keys.sorted() + configuration.locals.keys.sorted() + configuration.gateways.values.map(\.transportName).sorted()
     }
 
     /// Builds the transports and workers for the configuration; returns their services.
-    func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+    package func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let leased = self.leases == nil ? [] : Set(Self.leasedNames(self.configuration))
         for name in Self.transportNames(self.configuration) where !leased.contains(name) {
@@ -92,7 +92,7 @@ actor BridgeRuntime {
         return services
     }
 
-    func attach(_ group: ServiceGroup) {
+    package func attach(_ group: ServiceGroup) {
         self.group = group
     }
 
@@ -155,7 +155,7 @@ actor BridgeRuntime {
     /// their connections.
     /// - Parameter file: the file's new configuration; nil applies the current one again
     ///   (after a gateway registration changed what is merged into it).
-    func reload(_ file: BridgeConfiguration? = nil) async {
+    package func reload(_ file: BridgeConfiguration? = nil) async {
         // One at a time (SIGHUP, a gateway registration): each waits for the one before.
         let previous = self.reloading
         let task = Task {
@@ -206,7 +206,7 @@ actor BridgeRuntime {
     }
 
     /// Stops transport `name` if it runs, and starts it anew when `wanted`.
-    func restart(_ name: String, wanted: Bool) async {
+    package func restart(_ name: String, wanted: Bool) async {
         if let running = self.transports[name] {
             self.logger.info("stopping transport", metadata: ["transport": "\(name)"])
             // No new batch on a connection about to close; the one in flight finishes.
@@ -227,7 +227,7 @@ actor BridgeRuntime {
     }
 
     /// `xmpp-bridge reconnect ACCOUNT`: a fresh connection now, whatever the account's state.
-    func reconnect(_ name: String) async -> Bool {
+    package func reconnect(_ name: String) async -> Bool {
         guard self.configuration.accounts[name] != nil || self.configuration.locals[name] != nil || self.gateway(named: name) != nil else { return false }
         // (A leased transport run elsewhere is that instance's to reconnect: `describe` asks it.)
         await self.restart(name, wanted: true)
@@ -235,7 +235,7 @@ actor BridgeRuntime {
     }
 
     /// Rebuilds the router from configuration and stored route changes.
-    func refreshRouter() async {
+    package func refreshRouter() async {
         do {
             let channels = try self.channels()
             let names = Set(channels.map(\.name))
@@ -250,17 +250,17 @@ actor BridgeRuntime {
         }
     }
 
-    var currentConfiguration: BridgeConfiguration { self.configuration }
+    package var currentConfiguration: BridgeConfiguration { self.configuration }
 
 
     /// The running transport with this name.
     /// What transport `name` can do beyond relaying (``TransportCapabilities/none`` when it
     /// is not running).
-    func capabilities(of name: String) -> TransportCapabilities {
+    package func capabilities(of name: String) -> TransportCapabilities {
         self.transports[name]?.capabilities ?? .none
     }
 
-    func transport(named name: String) -> (any Transport)? {
+    package func transport(named name: String) -> (any Transport)? {
         self.transports[name]?.transport
     }
 
@@ -274,26 +274,26 @@ actor BridgeRuntime {
     /// Registers and unregisters gateway users (XEP-0077), when the daemon has a state file.
     private var gatewayLinking: (any GatewayLinking)?
 
-    func attach(presence: PresenceCoordinator<ContinuousClock>, mirrors: RosterMirrorCoordinator<ContinuousClock>, gateways: GatewayCoordinator? = nil) {
+    package func attach(presence: PresenceCoordinator<ContinuousClock>, mirrors: RosterMirrorCoordinator<ContinuousClock>, gateways: GatewayCoordinator? = nil) {
         self.presence = presence
         self.mirrors = mirrors
         self.gateways = gateways
     }
 
-    func attach(gatewayLinking: any GatewayLinking) {
+    package func attach(gatewayLinking: any GatewayLinking) {
         self.gatewayLinking = gatewayLinking
     }
 
-    var rosterMirrors: RosterMirrorCoordinator<ContinuousClock>? { self.mirrors }
+    package var rosterMirrors: RosterMirrorCoordinator<ContinuousClock>? { self.mirrors }
 
-    var storeForStatus: any StateStore { self.store }
+    package var storeForStatus: any StateStore { self.store }
 
-    var relay: RelayPipeline<ContinuousClock> { self.pipeline }
+    package var relay: RelayPipeline<ContinuousClock> { self.pipeline }
 
     /// What a reload compares: the account's settings and a hash of its secret as read now
     /// (the same file, variable or command can give a new password). The hash is Swift's
     /// per-process seeded `Hasher`: comparable within this process only, never logged.
-    static func fingerprint(_ account: AccountConfiguration) -> String {
+    package static func fingerprint(_ account: AccountConfiguration) -> String {
         let client = account.client
         var secret = Hasher()
         let password = try? account.password.read()
@@ -311,7 +311,7 @@ actor BridgeRuntime {
 
     /// A local's settings and, for an http local, a hash of its token as read now (a new
     /// token in the same file takes effect on SIGHUP).
-    static func fingerprint(_ local: LocalConfiguration) -> String {
+    package static func fingerprint(_ local: LocalConfiguration) -> String {
         guard let token = local.http?.token else { return "\(local)" }
         var secret = Hasher()
         secret.combine((try? token.read()) ?? Self.unreadableSecret)
@@ -319,7 +319,7 @@ actor BridgeRuntime {
     }
 
     /// A gateway's settings and a hash of its secret as read now.
-    static func fingerprint(_ gateway: GatewayConfiguration) -> String {
+    package static func fingerprint(_ gateway: GatewayConfiguration) -> String {
         var secret = Hasher()
         secret.combine((try? gateway.secret.read()) ?? Self.unreadableSecret)
         var settings = gateway
@@ -328,11 +328,11 @@ actor BridgeRuntime {
     }
 
     /// The fingerprint's last part when the password cannot be read now.
-    static let unreadableSecret = "unreadable"
+    package static let unreadableSecret = "unreadable"
 
     /// `wanted` for a reload: a password that cannot be read now (a failing command) keeps
     /// the running session's, instead of restarting an account that works into a failure.
-    static func reloadFingerprint(_ wanted: String, running: String?) -> String {
+    package static func reloadFingerprint(_ wanted: String, running: String?) -> String {
         guard wanted.hasSuffix("|" + Self.unreadableSecret), let running, let cut = running.lastIndex(of: "|"),
             let wantedCut = wanted.lastIndex(of: "|"), wanted[..<wantedCut] == running[..<cut]
         else { return wanted }

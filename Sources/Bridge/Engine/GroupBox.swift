@@ -2,11 +2,11 @@ import Foundation
 import ServiceLifecycle
 
 /// Lets the engine reach the service group that is created after it.
-final class GroupBox: @unchecked Sendable {
+package final class GroupBox: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: ServiceGroup?
 
-    var group: ServiceGroup? {
+    package var group: ServiceGroup? {
         get { self.lock.withLock { self.stored } }
         set { self.lock.withLock { self.stored = newValue } }
     }

@@ -10,21 +10,21 @@ import Glibc
 /// the database without a daemon take it too: shared to read, exclusive to write.
 ///
 /// The state folder is created (mode 0700) if it is missing. This file owns the descriptor.
-final class InstanceLock: Sendable {
-    enum Mode: Sendable {
+package final class InstanceLock: Sendable {
+    package enum Mode: Sendable {
         /// The daemon, or a command that writes (and may migrate) the database.
         case exclusive
         /// A command that only reads the database.
         case shared
     }
 
-    enum Failure: Error, CustomStringConvertible, Equatable {
+    package enum Failure: Error, CustomStringConvertible, Equatable {
         /// Someone else holds the lock in a conflicting mode.
         case held(path: String)
         /// The lock file (or its folder) cannot be made or opened.
         case unusable(path: String, reason: String)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .held(let path):
                 "another xmpp-bridge is running or starting with this state database (\(path) is locked)"
@@ -37,7 +37,7 @@ final class InstanceLock: Sendable {
     private let descriptor: Int32
 
     /// Takes the lock at `path` in `mode` now, or fails.
-    init(path: String, mode: Mode = .exclusive) throws(Failure) {
+    package init(path: String, mode: Mode = .exclusive) throws(Failure) {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             do {
@@ -64,7 +64,7 @@ final class InstanceLock: Sendable {
 
     /// Takes the lock, trying again every `interval` for up to `wait` while someone else
     /// holds it: a command's hold of a few milliseconds must not make the daemon fail.
-    static func acquire<C: Clock>(
+    package static func acquire<C: Clock>(
         path: String, mode: Mode = .exclusive, wait: Duration, interval: Duration = .milliseconds(20), clock: C = ContinuousClock()
     ) async throws(Failure) -> InstanceLock where C.Duration == Duration {
         let deadline = clock.now.advanced(by: wait)

@@ -9,30 +9,40 @@ import TransportCore
 /// An XMPP account keeps a roster (RFC 6121 §2) and rooms (XEP-0045), publishes presence,
 /// serves contacts' vCards (XEP-0054) and shares text as files (XEP-0363); a gateway keeps
 /// puppets (XEP-0100); the stdio and socket locals take presence events.
-struct TransportCapabilities: Sendable {
-    var roster: (any RosterKeeping)?
-    var rooms: (any RoomKeeping)?
-    var vCards: (any VCardFetching)?
-    var presencePublishing: (any PresencePublishing)?
-    var presenceReceiving: (any PresenceEventReceiving)?
-    var textFileSharing: (any TextFileSharing)?
-    var puppets: (any PuppetKeeping)?
+package struct TransportCapabilities: Sendable {
+    package var roster: (any RosterKeeping)?
+    package var rooms: (any RoomKeeping)?
+    package var vCards: (any VCardFetching)?
+    package var presencePublishing: (any PresencePublishing)?
+    package var presenceReceiving: (any PresenceEventReceiving)?
+    package var textFileSharing: (any TextFileSharing)?
+    package var puppets: (any PuppetKeeping)?
 
     /// None beyond relaying (a FIFO, the HTTP ingress, a transport not running).
-    static let none = TransportCapabilities()
+    package static let none = TransportCapabilities()
 
     /// An XMPP account's.
-    static func account(_ account: XMPPTransport) -> TransportCapabilities {
+    package static func account(_ account: XMPPTransport) -> TransportCapabilities {
         TransportCapabilities(roster: account, rooms: account, vCards: account, presencePublishing: account, textFileSharing: account)
     }
 
     /// A gateway's.
-    static func gateway(_ gateway: GatewayTransport) -> TransportCapabilities {
+    package static func gateway(_ gateway: GatewayTransport) -> TransportCapabilities {
         TransportCapabilities(puppets: gateway)
     }
 
     /// A local that takes presence events (stdio, the Unix socket).
-    static func presenceEvents(_ receiver: any PresenceEventReceiving) -> TransportCapabilities {
+    package static func presenceEvents(_ receiver: any PresenceEventReceiving) -> TransportCapabilities {
         TransportCapabilities(presenceReceiving: receiver)
+    }
+
+    package init(roster: (any RosterKeeping)? = nil, rooms: (any RoomKeeping)? = nil, vCards: (any VCardFetching)? = nil, presencePublishing: (any PresencePublishing)? = nil, presenceReceiving: (any PresenceEventReceiving)? = nil, textFileSharing: (any TextFileSharing)? = nil, puppets: (any PuppetKeeping)? = nil) {
+        self.roster = roster
+        self.rooms = rooms
+        self.vCards = vCards
+        self.presencePublishing = presencePublishing
+        self.presenceReceiving = presenceReceiving
+        self.textFileSharing = textFileSharing
+        self.puppets = puppets
     }
 }

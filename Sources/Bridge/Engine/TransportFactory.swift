@@ -10,41 +10,41 @@ import TransportCore
 import XMPP
 
 /// Builds transports from configuration.
-struct TransportFactory: Sendable {
-    let group: any EventLoopGroup
-    let bridgeID: String
+package struct TransportFactory: Sendable {
+    package let group: any EventLoopGroup
+    package let bridgeID: String
     /// How long a delivery batch may take before the connection is dropped and made anew.
-    var deliveryTimeout: Duration = .seconds(30)
+    package var deliveryTimeout: Duration = .seconds(30)
     /// Events a session holds for the bridge before it stops reading its socket.
-    var eventBuffer: Int = 256
+    package var eventBuffer: Int = 256
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
-    var journal: Journal?
-    var storedSessions: @Sendable () throws -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
+    package var journal: Journal?
+    package var storedSessions: @Sendable () throws -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
-    var ledgers: StreamLedgers?
+    package var ledgers: StreamLedgers?
     /// Each account's stored archive cursor (``ResumePoint``). A read that fails stops the
     /// account from starting: without its cursor a session would start its catch-up at the
     /// archive's end and skip everything since.
-    var storedResumePoints: @Sendable () throws -> [String: String] = { [:] }
+    package var storedResumePoints: @Sendable () throws -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
-    var tlsContexts = TLSContextCache()
+    package var tlsContexts = TLSContextCache()
     /// The login queues, one per server: how many accounts connect and log in at once.
-    var connectionGates: ConnectionGates?
+    package var connectionGates: ConnectionGates?
     /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
-    var blockingWork: (any BlockingWorkRunner)?
+    package var blockingWork: (any BlockingWorkRunner)?
     /// With several instances (issue 26): an account connects only while its lease is good here.
-    var leases: LeaseBook?
+    package var leases: LeaseBook?
     /// Answers `GET /messages/{id}` and `?wait=sent` for HTTP ingress locals.
-    var deliveryStatus: (any DeliveryStatusProviding)?
+    package var deliveryStatus: (any DeliveryStatusProviding)?
     /// The local archive, read by HTTP ingresses (issue 25).
-    var archive: (any ArchiveReading)?
+    package var archive: (any ArchiveReading)?
     /// Where HTTP ingress counts its requests (the Prometheus registry in the daemon).
-    var metrics: any MetricsFactory = NOOPMetricsHandler.instance
-    let logger: Logger
+    package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    package let logger: Logger
 
     /// `inherited`: deliveries a former owner of the account may have sent (``InheritedDeliveries``).
-    func make(account: AccountConfiguration, handler: any TransportEventHandler, inherited: InheritedDeliveries? = nil) throws -> XMPPTransport {
+    package func make(account: AccountConfiguration, handler: any TransportEventHandler, inherited: InheritedDeliveries? = nil) throws -> XMPPTransport {
         let password = try account.password.read()
         if let exposure = account.password.exposure() {
             self.logger.warning("\(exposure)", metadata: ["account": "\(account.name)"])
@@ -128,7 +128,7 @@ struct TransportFactory: Sendable {
 
     /// A local transport, with what it can do beyond relaying; throws when an http local's
     /// token cannot be read.
-    func make(
+    package func make(
         local: LocalConfiguration, handler: any TransportEventHandler, channels: @escaping @Sendable () -> Set<String>,
         templates: @escaping @Sendable (String) -> WebhookTemplate? = { _ in nil }
     ) throws -> (transport: any Transport, capabilities: TransportCapabilities) {
@@ -179,7 +179,7 @@ struct TransportFactory: Sendable {
     /// A gateway's component transport (issue 23); throws when its secret cannot be read or
     /// its domain is invalid. What the previous process handed over (its ledger) left the
     /// queue at start (``BridgeProcess``).
-    func make(gateway: GatewayConfiguration, handler: any TransportEventHandler, linking: (any GatewayLinking)?) throws -> GatewayTransport {
+    package func make(gateway: GatewayConfiguration, handler: any TransportEventHandler, linking: (any GatewayLinking)?) throws -> GatewayTransport {
         let secret = try gateway.secret.read()
         if let exposure = gateway.secret.exposure() {
             self.logger.warning("\(exposure.replacingOccurrences(of: "password", with: "secret"))", metadata: ["gateway": "\(gateway.name)"])
@@ -202,13 +202,13 @@ struct TransportFactory: Sendable {
     /// timeout or of `ack_timeout` when shorter, so neither fires on a healthy stream's tail.
     /// A room's reflection wait ends well within the delivery timeout, which would otherwise
     /// drop the connection over a room that does not reflect.
-    static func roomTimings(_ timings: RoomTimings, deliveryTimeout: Duration) -> RoomTimings {
+    package static func roomTimings(_ timings: RoomTimings, deliveryTimeout: Duration) -> RoomTimings {
         var timings = timings
         timings.reflectionTimeout = min(timings.reflectionTimeout, deliveryTimeout / 2)
         return timings
     }
 
-    static func steadyDelay(deliveryTimeout: Duration, acknowledgementTimeout: Duration) -> Duration {
+    package static func steadyDelay(deliveryTimeout: Duration, acknowledgementTimeout: Duration) -> Duration {
         var delay = min(.seconds(1), deliveryTimeout / 4)
         if acknowledgementTimeout > .zero { delay = min(delay, acknowledgementTimeout / 4) }
         return delay

@@ -10,12 +10,12 @@ import XMPP
 /// connects and when the roster changes, a user's subscription to a puppet makes the
 /// account ask the contact, and a contact's request the account's policy left open is put
 /// to the users from the contact's puppet (their approval answers it).
-actor GatewayCoordinator: TransportEventHandler {
+package actor GatewayCoordinator: TransportEventHandler {
     private var links: [GatewayLink]
     private let capabilities: @Sendable (String) async -> TransportCapabilities
     private let logger: Logger
 
-    init(links: [GatewayLink], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, logger: Logger) {
+    package init(links: [GatewayLink], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, logger: Logger) {
         self.links = links
         self.capabilities = capabilities
         self.logger = logger
@@ -23,13 +23,13 @@ actor GatewayCoordinator: TransportEventHandler {
 
     /// Applies a reloaded configuration or a registration; newly linked users get their
     /// puppets offered.
-    func update(links: [GatewayLink]) async {
+    package func update(links: [GatewayLink]) async {
         let added = links.filter { !self.links.contains($0) }
         self.links = links
         for link in added { await self.offer(link) }
     }
 
-    nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+    package nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.process(event, from: transport)
         return .accepted
     }

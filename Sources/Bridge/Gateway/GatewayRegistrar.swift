@@ -11,14 +11,14 @@ import XMPP
 /// address and password by logging in once, then stores them (state database, mode 0600;
 /// the password is never logged) and starts the account. Also fetches contacts' vCards
 /// (XEP-0054) through linked accounts for their puppets.
-struct GatewayRegistrar: GatewayLinking {
-    let runtime: BridgeRuntime
-    let group: any EventLoopGroup
-    let tlsContexts: TLSContextCache
-    let blockingWork: (any BlockingWorkRunner)?
-    let logger: Logger
+package struct GatewayRegistrar: GatewayLinking {
+    package let runtime: BridgeRuntime
+    package let group: any EventLoopGroup
+    package let tlsContexts: TLSContextCache
+    package let blockingWork: (any BlockingWorkRunner)?
+    package let logger: Logger
 
-    func register(gateway transport: String, user: String, address: JID, password: String) async -> Result<Void, GatewayRefusal> {
+    package func register(gateway transport: String, user: String, address: JID, password: String) async -> Result<Void, GatewayRefusal> {
         // Off the gateway's event loop: the login's key derivation and the database write.
         await withTaskExecutorPreference(globalConcurrentExecutor) {
             guard let gateway = await self.runtime.gateway(named: transport) else {
@@ -49,7 +49,7 @@ struct GatewayRegistrar: GatewayLinking {
         }
     }
 
-    func unregister(gateway transport: String, user: String) async -> Result<Void, GatewayRefusal> {
+    package func unregister(gateway transport: String, user: String) async -> Result<Void, GatewayRefusal> {
         await withTaskExecutorPreference(globalConcurrentExecutor) {
             guard let gateway = await self.runtime.gateway(named: transport) else {
                 return .failure(GatewayRefusal(.serviceUnavailable, "this gateway is not configured"))
@@ -66,8 +66,16 @@ struct GatewayRegistrar: GatewayLinking {
         }
     }
 
-    func vCard(account: String, contact: String) async -> XMLElement? {
+    package func vCard(account: String, contact: String) async -> XMLElement? {
         guard let vCards = await self.runtime.capabilities(of: account).vCards, let jid = try? JID(contact) else { return nil }
         return await vCards.vCard(of: jid)
+    }
+
+    package init(runtime: BridgeRuntime, group: any EventLoopGroup, tlsContexts: TLSContextCache, blockingWork: (any BlockingWorkRunner)? = nil, logger: Logger) {
+        self.runtime = runtime
+        self.group = group
+        self.tlsContexts = tlsContexts
+        self.blockingWork = blockingWork
+        self.logger = logger
     }
 }

@@ -4,19 +4,19 @@ import Prometheus
 /// A swift-metrics factory over our Prometheus registry that gives every metric its
 /// `# HELP` line (the plain `PrometheusMetricsFactory` writes none, and promtool's lint
 /// asks for them). Metrics not in ``help`` get none; buckets as the wrapped factory's.
-struct DocumentedMetricsFactory: MetricsFactory {
-    let base: PrometheusMetricsFactory
+package struct DocumentedMetricsFactory: MetricsFactory {
+    package let base: PrometheusMetricsFactory
 
-    init(registry: PrometheusCollectorRegistry, durationBuckets: [String: [Duration]] = [:]) {
+    package init(registry: PrometheusCollectorRegistry, durationBuckets: [String: [Duration]] = [:]) {
         var base = PrometheusMetricsFactory(registry: registry)
         base.durationHistogramBuckets = durationBuckets
         self.base = base
     }
 
-    var registry: PrometheusCollectorRegistry { self.base.registry }
+    package var registry: PrometheusCollectorRegistry { self.base.registry }
 
     /// Every metric the bridge writes, with what it counts.
-    static let help: [String: String] = [
+    package static let help: [String: String] = [
         "xmpp_bridge_messages_received_total": "Messages that arrived from a transport, before any check.",
         "xmpp_bridge_messages_dropped_total": "Messages not relayed, by reason.",
         "xmpp_bridge_messages_relayed_total": "Deliveries the target transport took, by target transport and channel.",
@@ -37,31 +37,31 @@ struct DocumentedMetricsFactory: MetricsFactory {
         MetricNameDescriptor(metricName: label, unitName: "", helpText: Self.help[label] ?? "")
     }
 
-    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+    package func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         self.registry.makeCounter(descriptor: self.descriptor(label), labels: dimensions)
     }
 
-    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         self.registry.makeCounter(descriptor: self.descriptor(label), labels: dimensions)
     }
 
-    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+    package func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard !aggregate else { return self.base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
         return self.registry.makeGauge(descriptor: self.descriptor(label), labels: dimensions)
     }
 
-    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+    package func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         self.registry.makeGauge(descriptor: self.descriptor(label), labels: dimensions)
     }
 
-    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+    package func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         let buckets = self.base.durationHistogramBuckets[label] ?? self.base.defaultDurationHistogramBuckets
         return self.registry.makeDurationHistogram(descriptor: self.descriptor(label), labels: dimensions, buckets: buckets)
     }
 
-    func destroyCounter(_ handler: any CounterHandler) { self.base.destroyCounter(handler) }
-    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { self.base.destroyFloatingPointCounter(handler) }
-    func destroyRecorder(_ handler: any RecorderHandler) { self.base.destroyRecorder(handler) }
-    func destroyMeter(_ handler: any MeterHandler) { self.base.destroyMeter(handler) }
-    func destroyTimer(_ handler: any TimerHandler) { self.base.destroyTimer(handler) }
+    package func destroyCounter(_ handler: any CounterHandler) { self.base.destroyCounter(handler) }
+    package func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { self.base.destroyFloatingPointCounter(handler) }
+    package func destroyRecorder(_ handler: any RecorderHandler) { self.base.destroyRecorder(handler) }
+    package func destroyMeter(_ handler: any MeterHandler) { self.base.destroyMeter(handler) }
+    package func destroyTimer(_ handler: any TimerHandler) { self.base.destroyTimer(handler) }
 }

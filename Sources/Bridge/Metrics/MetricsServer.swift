@@ -16,15 +16,15 @@ import TransportCore
 /// HTTP ingress), `GET /health/live` (the process answers) and `GET /health/ready`
 /// (``BridgeRuntime/health()``: 200 or 503 with the reasons). Gauges of state (queue
 /// depth, oldest queued, dead letters, connected) are set from the runtime at each scrape.
-struct MetricsServer: Service {
-    let listen: HTTPListenAddress
-    let registry: PrometheusCollectorRegistry
-    let factory: any MetricsFactory
-    let runtime: BridgeRuntime
-    let group: any EventLoopGroup
-    let logger: Logger
+package struct MetricsServer: Service {
+    package let listen: HTTPListenAddress
+    package let registry: PrometheusCollectorRegistry
+    package let factory: any MetricsFactory
+    package let runtime: BridgeRuntime
+    package let group: any EventLoopGroup
+    package let logger: Logger
 
-    func run() async throws {
+    package func run() async throws {
         let address: BindAddress
         var socket: StagedUnixSocket?
         switch self.listen {
@@ -114,5 +114,14 @@ struct MetricsServer: Service {
             Gauge(label: "xmpp_bridge_transport_stopped", dimensions: dimensions, factory: self.factory).record(transport.stopped ? 1 : 0)
         }
         Gauge(label: "xmpp_bridge_ready", dimensions: [], factory: self.factory).record(report.ready ? 1 : 0)
+    }
+
+    package init(listen: HTTPListenAddress, registry: PrometheusCollectorRegistry, factory: any MetricsFactory, runtime: BridgeRuntime, group: any EventLoopGroup, logger: Logger) {
+        self.listen = listen
+        self.registry = registry
+        self.factory = factory
+        self.runtime = runtime
+        self.group = group
+        self.logger = logger
     }
 }

@@ -11,14 +11,14 @@ import TransportCore
 /// relay latency (queued → the target took it), reconnects. Gauges that are a snapshot of
 /// state (queue depth, oldest queued, dead letters, connection state) are set at scrape
 /// time by ``MetricsServer``.
-final class RelayMetrics: Sendable {
-    let factory: any MetricsFactory
+package final class RelayMetrics: Sendable {
+    package let factory: any MetricsFactory
     /// Handles made once per label set: the relay path pays a dictionary lookup per
     /// message, not the registry's name and label validation.
     private let counters = NIOLockedValueBox<[[String]: Counter]>([:])
     private let latency: CoreMetrics.Timer
 
-    init(factory: any MetricsFactory) {
+    package init(factory: any MetricsFactory) {
         self.factory = factory
         self.latency = CoreMetrics.Timer(label: "xmpp_bridge_relay_latency_seconds", dimensions: [], factory: factory)
     }
@@ -33,20 +33,20 @@ final class RelayMetrics: Sendable {
         }
     }
 
-    static let noop = RelayMetrics(factory: NOOPMetricsHandler.instance)
+    package static let noop = RelayMetrics(factory: NOOPMetricsHandler.instance)
 
     /// A message arrived from `transport` (before any check).
-    func received(from transport: String) {
+    package func received(from transport: String) {
         self.counter("xmpp_bridge_messages_received_total", [("transport", transport)]).increment()
     }
 
     /// A message was not relayed, for `reason` (a fixed label, see ``DropReason/label``).
-    func dropped(reason: String) {
+    package func dropped(reason: String) {
         self.counter("xmpp_bridge_messages_dropped_total", [("reason", reason)]).increment()
     }
 
     /// Deliveries the target took, and how long each waited since it was queued.
-    func delivered(_ deliveries: [(Delivery, Date?)], now: Date) {
+    package func delivered(_ deliveries: [(Delivery, Date?)], now: Date) {
         var counts: [[String]: Int] = [:]
         for (delivery, queuedAt) in deliveries {
             counts[[delivery.target.transport, delivery.channel], default: 0] += 1
@@ -61,19 +61,19 @@ final class RelayMetrics: Sendable {
     }
 
     /// Deliveries that became dead letters.
-    func failed(_ deliveries: [Delivery]) {
+    package func failed(_ deliveries: [Delivery]) {
         for delivery in deliveries {
             self.counter("xmpp_bridge_messages_failed_total", [("transport", delivery.target.transport), ("channel", delivery.channel)]).increment()
         }
     }
 
     /// A transport came back after being unavailable.
-    func reconnected(_ transport: String) {
+    package func reconnected(_ transport: String) {
         self.counter("xmpp_bridge_reconnects_total", [("transport", transport)]).increment()
     }
 
     /// Receipts and displayed markers from recipients.
-    func receipt(displayed: Bool) {
+    package func receipt(displayed: Bool) {
         self.counter("xmpp_bridge_receipts_total", [("kind", displayed ? "displayed" : "received")]).increment()
     }
 }

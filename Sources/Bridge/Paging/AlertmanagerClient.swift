@@ -7,13 +7,13 @@ import XMPP
 /// `DELETE /api/v2/silence/{id}`), over the library's HTTP client: plain `http` is
 /// allowed, since `alertmanager_url` is the operator's own setting and Alertmanager
 /// listens without TLS by default.
-struct AlertmanagerClient: SilenceRequesting {
+package struct AlertmanagerClient: SilenceRequesting {
     /// Why a request did not give a silence.
-    enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case http(HTTPSClientError)
         case unexpectedAnswer(String)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .http(let error): "\(error)"
             case .unexpectedAnswer(let text): "unexpected answer: \(text.prefix(200))"
@@ -21,30 +21,38 @@ struct AlertmanagerClient: SilenceRequesting {
         }
     }
 
-    let client: HTTPSClient
+    package let client: HTTPSClient
 
-    init(group: any EventLoopGroup, logger: Logger) {
+    package init(group: any EventLoopGroup, logger: Logger) {
         var configuration = HTTPSClient.Configuration(requestTimeout: .seconds(15), allowInsecureHTTP: true)
         configuration.connectTimeout = .seconds(5)
         self.client = HTTPSClient(configuration: configuration, eventLoopGroup: group, logger: logger)
     }
 
     /// The request body of a silence: every label equal (not a regular expression).
-    static func silenceBody(matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) -> [UInt8] {
+    package static func silenceBody(matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) -> [UInt8] {
         /// A label equal to a value (API v2 `matchers[]`).
         struct Matcher: Encodable {
-            var name: String
-            var value: String
-            var isRegex = false
-            var isEqual = true
+            package var name: String
+            package var value: String
+            package var isRegex = false
+            package var isEqual = true
         }
         /// The body of `POST /api/v2/silences`.
         struct Silence: Encodable {
-            var matchers: [Matcher]
-            var startsAt: String
-            var endsAt: String
-            var createdBy: String
-            var comment: String
+            package var matchers: [Matcher]
+            package var startsAt: String
+            package var endsAt: String
+            package var createdBy: String
+            package var comment: String
+
+            package init(matchers: [Matcher], startsAt: String, endsAt: String, createdBy: String, comment: String) {
+                self.matchers = matchers
+                self.startsAt = startsAt
+                self.endsAt = endsAt
+                self.createdBy = createdBy
+                self.comment = comment
+            }
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -57,7 +65,7 @@ struct AlertmanagerClient: SilenceRequesting {
         return Array((try? encoder.encode(silence)) ?? Data())
     }
 
-    func createSilence(url: String, matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) async throws -> String {
+    package func createSilence(url: String, matchers: [String: String], startsAt: Date, endsAt: Date, createdBy: String, comment: String) async throws -> String {
         let body = Self.silenceBody(matchers: matchers, startsAt: startsAt, endsAt: endsAt, createdBy: createdBy, comment: comment)
         let response: HTTPSClient.Response
         do {
@@ -72,7 +80,7 @@ struct AlertmanagerClient: SilenceRequesting {
         return id
     }
 
-    func expireSilence(url: String, id: String) async throws {
+    package func expireSilence(url: String, id: String) async throws {
         // Alertmanager's ids are UUIDs: nothing else goes into the URL's path.
         guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }) else {
             throw Failure.unexpectedAnswer("'\(id.prefix(80))' is not a silence id")

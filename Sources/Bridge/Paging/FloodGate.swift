@@ -5,7 +5,7 @@ import TransportCore
 /// the rest are postponed and gathered into one digest when the minute ends; priority 5
 /// passes always. A minute starts with the first message after the previous one ended.
 /// Pure; the pipeline postpones and releases.
-struct FloodGate: Sendable {
+package struct FloodGate: Sendable {
     /// One target's current minute: when it began and how many messages went in it.
     private struct Window {
         var start: Date
@@ -13,11 +13,13 @@ struct FloodGate: Sendable {
     }
 
     private var windows: [Endpoint: Window] = [:]
-    static let minute: TimeInterval = 60
+    package static let minute: TimeInterval = 60
+
+    package init() {}
 
     /// Whether a message to `target` goes now under `limit`; when not, the time its
     /// minute ends (when the digest goes).
-    mutating func admit(_ target: Endpoint, limit: Int, priority: Int, at now: Date) -> Date? {
+    package mutating func admit(_ target: Endpoint, limit: Int, priority: Int, at now: Date) -> Date? {
         var window = self.windows[target].flatMap { now.timeIntervalSince($0.start) < Self.minute ? $0 : nil } ?? Window(start: now, count: 0)
         defer { self.windows[target] = window }
         if priority >= 5 { return nil }
@@ -29,7 +31,7 @@ struct FloodGate: Sendable {
     }
 
     /// Forgets windows that ended (keeps memory bounded).
-    mutating func forget(before now: Date) {
+    package mutating func forget(before now: Date) {
         self.windows = self.windows.filter { now.timeIntervalSince($0.value.start) < Self.minute }
     }
 }

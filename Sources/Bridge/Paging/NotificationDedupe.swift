@@ -8,17 +8,23 @@ import TransportCore
 /// relayed. A notification of the group with another status (RESOLVED after FIRING, a
 /// FIRING again) makes the group's earlier keys forgotten: a re-fired alert is news. Pure;
 /// the pipeline persists what it remembers.
-struct NotificationDedupe: Sendable {
+package struct NotificationDedupe: Sendable {
     /// What is known of one notification.
-    struct Entry: Hashable, Sendable {
-        var id: String
-        var at: Date
+    package struct Entry: Hashable, Sendable {
+        package var id: String
+        package var at: Date
         /// Its message's commit succeeded (until then a copy must wait, not be answered).
-        var committed: Bool
+        package var committed: Bool
+
+        package init(id: String, at: Date, committed: Bool) {
+            self.id = id
+            self.at = at
+            self.committed = committed
+        }
     }
 
     /// What a notification is, seen against those accepted lately.
-    enum Lookup: Hashable, Sendable {
+    package enum Lookup: Hashable, Sendable {
         case new
         /// The same one is being committed: the copy must be tried again.
         case pending
@@ -31,10 +37,10 @@ struct NotificationDedupe: Sendable {
     /// status forgets the group's keys without looking at any other.
     private var groups: [Substring: (status: Substring, keys: Set<String>)] = [:]
     /// The longest window any channel may have; older entries are forgotten.
-    static let longestWindow: TimeInterval = 86_400
+    package static let longestWindow: TimeInterval = 86_400
 
     /// `channel` ␞ kind ␟ group ␟ status ␟ alerts…
-    static func key(channel: String, _ notification: AlertNotification) -> String {
+    package static func key(channel: String, _ notification: AlertNotification) -> String {
         "\(channel)\u{1E}\(notification.deduplicationKey)"
     }
 
@@ -47,14 +53,14 @@ struct NotificationDedupe: Sendable {
         return (key[..<second], rest[..<(rest.firstIndex(of: "\u{1F}") ?? rest.endIndex)])
     }
 
-    func lookup(_ key: String, window: Duration, at now: Date) -> Lookup {
+    package func lookup(_ key: String, window: Duration, at now: Date) -> Lookup {
         guard let entry = self.entries[key], now.timeIntervalSince(entry.at) < window.seconds, entry.at <= now.addingTimeInterval(1) else { return .new }
         return entry.committed ? .duplicate(of: entry.id) : .pending
     }
 
     /// Remembers `key` as accepted under `id` (pending until ``committed(_:)``, unless
     /// `committed`), forgetting the group's keys with another status.
-    mutating func remember(_ key: String, id: String, at now: Date, committed: Bool = false) {
+    package mutating func remember(_ key: String, id: String, at now: Date, committed: Bool = false) {
         if let (group, status) = Self.group(of: key) {
             if let known = self.groups[group], known.status != status {
                 for old in known.keys { self.entries.removeValue(forKey: old) }
@@ -67,17 +73,17 @@ struct NotificationDedupe: Sendable {
     }
 
     /// Its message was committed: copies are duplicates from now on.
-    mutating func committed(_ key: String) {
+    package mutating func committed(_ key: String) {
         self.entries[key]?.committed = true
     }
 
     /// Forgets `key`: its message was not committed after all, so a retry is new.
-    mutating func forget(_ key: String) {
+    package mutating func forget(_ key: String) {
         self.entries.removeValue(forKey: key)
     }
 
     /// Forgets what is older than the longest window.
-    mutating func forget(before now: Date) {
+    package mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.longestWindow)
         self.entries = self.entries.filter { $0.value.at >= limit }
         self.groups = self.groups.compactMapValues { group in

@@ -5,7 +5,7 @@ import Foundation
 /// the page a record of the state.
 extension Page {
     /// When it is to be repeated or escalated next under `policy`; nil when never.
-    func nextDue(under policy: PagingPolicy) -> Date? {
+    package func nextDue(under policy: PagingPolicy) -> Date? {
         guard self.isOpen, policy.escalates(priority: self.priority) else { return nil }
         var due: [Date] = []
         if self.tier < policy.tiers.count {

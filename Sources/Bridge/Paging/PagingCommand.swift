@@ -1,6 +1,6 @@
 /// What a paged recipient wrote, as a command (issue 24): `ack`, `silence 2h`,
 /// `unsilence ID`, or words the bridge answers with a help line. Parsing only.
-enum PagingCommand: Hashable, Sendable {
+package enum PagingCommand: Hashable, Sendable {
     case ack
     case silence(Duration)
     case unsilence(id: String)
@@ -8,12 +8,12 @@ enum PagingCommand: Hashable, Sendable {
     case unknown(String)
 
     /// The one-line help for words that are no command.
-    static let help = "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it."
+    package static let help = "Commands: ack · silence 2h (30m, 1d) · unsilence ID — or reply to the alert, or react to it."
 
     /// The longest silence asked for from a phone.
-    static let longestSilence: Duration = .seconds(30 * 86_400)
+    package static let longestSilence: Duration = .seconds(30 * 86_400)
 
-    init(_ text: String) {
+    package init(_ text: String) {
         let words = text.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
         switch words.first {
         case let word? where words.count == 1 && ["ack", "acknowledge", "ok", "👍"].contains(word):
@@ -33,7 +33,7 @@ enum PagingCommand: Hashable, Sendable {
     }
 
     /// "90s", "30m", "2h", "1d", "1h30m": at most 30 days, at least a minute.
-    static func duration(_ text: String) -> Duration? {
+    package static func duration(_ text: String) -> Duration? {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
         var total: Int64 = 0
         var number: Int64?

@@ -6,23 +6,23 @@ import ServiceLifecycle
 /// timer that sends repeats and escalations and releases postponed deliveries when due,
 /// and the requests paging makes of other servers (Alertmanager silences, digest uploads),
 /// each a child task, so a slow server never holds up the relay.
-final class PagingService<C: Clock>: Service where C.Duration == Duration, C.Instant: Sendable {
+package final class PagingService<C: Clock>: Service where C.Duration == Duration, C.Instant: Sendable {
     /// One request to run off the relay path.
-    typealias Job = @Sendable () async -> Void
+    package typealias Job = @Sendable () async -> Void
 
-    let pipeline: RelayPipeline<C>
-    let clock: C
-    let wake = PagingWake()
+    package let pipeline: RelayPipeline<C>
+    package let clock: C
+    package let wake = PagingWake()
     private let jobs: AsyncStream<Job>
-    let submit: AsyncStream<Job>.Continuation
+    package let submit: AsyncStream<Job>.Continuation
 
-    init(pipeline: RelayPipeline<C>, clock: C) {
+    package init(pipeline: RelayPipeline<C>, clock: C) {
         self.pipeline = pipeline
         self.clock = clock
         (self.jobs, self.submit) = AsyncStream.makeStream(of: Job.self)
     }
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.timer() }

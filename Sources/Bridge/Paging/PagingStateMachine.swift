@@ -9,18 +9,26 @@ import TransportCore
 ///
 /// Time is a `Date` given to each event: pages outlive the process, so their due times
 /// are wall-clock times; the timer that calls ``due(at:)`` takes a `Clock`.
-struct PagingStateMachine: Sendable {
+package struct PagingStateMachine: Sendable {
     /// A text the bridge sends one recipient, threaded under `replyTo` (XEP-0461) when set.
-    struct Notice: Hashable, Sendable {
-        var channel: String
-        var target: Endpoint
-        var text: String
-        var relayID: String
-        var replyTo: String?
+    package struct Notice: Hashable, Sendable {
+        package var channel: String
+        package var target: Endpoint
+        package var text: String
+        package var relayID: String
+        package var replyTo: String?
+
+        package init(channel: String, target: Endpoint, text: String, relayID: String, replyTo: String? = nil) {
+            self.channel = channel
+            self.target = target
+            self.text = text
+            self.relayID = relayID
+            self.replyTo = replyTo
+        }
     }
 
     /// What the pipeline is to do for the machine.
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Persist the page as it is now.
         case store(Page)
         case send([Notice])
@@ -33,37 +41,37 @@ struct PagingStateMachine: Sendable {
     }
 
     /// What became of a message from a recipient.
-    enum Reading: Hashable, Sendable {
+    package enum Reading: Hashable, Sendable {
         /// Nothing to do with paging: route it as usual.
         case route
         /// Taken as an ack or a command; not relayed.
         case handled([Action])
     }
 
-    private(set) var pages: [PageKey: Page] = [:]
+    package private(set) var pages: [PageKey: Page] = [:]
     /// Relay id of any copy → its page.
     private var byCopy: [String: PageKey] = [:]
     /// Recipient → its pages, newest last.
     private var byRecipient: [Endpoint: [PageKey]] = [:]
     /// Alert group thread → its latest FIRING page.
     private var byThread: [String: PageKey] = [:]
-    private(set) var policies: [String: PagingPolicy]
+    package private(set) var policies: [String: PagingPolicy]
 
     /// How long a page is kept in memory once created: acks and commands refer
     /// to pages younger than this.
-    static let memory: TimeInterval = 7 * 86_400
+    package static let memory: TimeInterval = 7 * 86_400
 
     /// - Parameter policies: every channel's, by name (a channel that does not page has
     ///   one too, for its de-duplication window and severities).
-    init(policies: [String: PagingPolicy] = [:]) {
+    package init(policies: [String: PagingPolicy] = [:]) {
         self.policies = policies
     }
 
-    mutating func update(policies: [String: PagingPolicy]) {
+    package mutating func update(policies: [String: PagingPolicy]) {
         self.policies = policies
     }
 
-    func policy(_ channel: String) -> PagingPolicy? {
+    package func policy(_ channel: String) -> PagingPolicy? {
         self.policies[channel].flatMap { $0.isPaging ? $0 : nil }
     }
 
@@ -72,7 +80,7 @@ struct PagingStateMachine: Sendable {
     /// A page as it now is: loaded from the state database at start, or proposed by
     /// ``page(for:channel:text:copies:postponed:at:)`` or ``resolution(of:channel:)`` and
     /// committed with its message.
-    mutating func restore(_ page: Page) {
+    package mutating func restore(_ page: Page) {
         self.index(page)
     }
 
@@ -80,7 +88,7 @@ struct PagingStateMachine: Sendable {
     /// deliveries' relay ids and targets, `postponed` the targets whose copy waits (quiet
     /// hours, a flood): they are not repeated to. The caller commits it with the message,
     /// then ``restore(_:)``s it.
-    func page(
+    package func page(
         for message: InboundMessage, channel: String, text: String, copies: [(relayID: String, target: Endpoint)], postponed: Set<Endpoint>, at now: Date
     ) -> Page? {
         guard let policy = self.policy(channel), !copies.isEmpty else { return nil }
@@ -100,7 +108,7 @@ struct PagingStateMachine: Sendable {
     /// A RESOLVED notification of a group in `channel`: its FIRING page closed (no more
     /// escalation), not yet taken in, and the copy each recipient got, which the
     /// resolution replies to.
-    func resolution(of thread: String, channel: String) -> (page: Page, replyTo: [Endpoint: String])? {
+    package func resolution(of thread: String, channel: String) -> (page: Page, replyTo: [Endpoint: String])? {
         guard let key = self.byThread[Self.threadKey(thread, channel: channel)], var page = self.pages[key] else { return nil }
         page.resolved = true
         var replies: [Endpoint: String] = [:]
@@ -111,7 +119,7 @@ struct PagingStateMachine: Sendable {
     }
 
     /// Alertmanager made silence `id` for `page`: only such silences may be ended from the chat.
-    mutating func silenced(_ key: PageKey, id: String) -> [Action] {
+    package mutating func silenced(_ key: PageKey, id: String) -> [Action] {
         guard var page = self.pages[key] else { return [] }
         page.silences.append(id)
         self.index(page)
@@ -121,7 +129,7 @@ struct PagingStateMachine: Sendable {
     private static func threadKey(_ thread: String, channel: String) -> String { "\(channel)\u{1E}\(thread)" }
 
     /// Whether `from` was paged lately (only then can its message be about a page).
-    func wasPaged(_ from: Endpoint) -> Bool {
+    package func wasPaged(_ from: Endpoint) -> Bool {
         self.byRecipient[from]?.isEmpty == false
     }
 
@@ -129,7 +137,7 @@ struct PagingStateMachine: Sendable {
     /// - Parameter converses: whether `from` sends into some channel: its words that are
     ///   no command, and its files, corrections and other messages, are conversation then,
     ///   routed as usual.
-    mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, converses: Bool, makeID: () -> String) -> Reading {
+    package mutating func received(_ message: InboundMessage, from: Endpoint, at now: Date, converses: Bool, makeID: () -> String) -> Reading {
         guard let recent = self.byRecipient[from], !recent.isEmpty else { return .route }
         let content = message.content
         // A reply or reaction to one of the copies names its page, when that copy went to
@@ -163,7 +171,7 @@ struct PagingStateMachine: Sendable {
     }
 
     /// A displayed marker (XEP-0333) for copy `relayID` from `from`.
-    mutating func displayed(relayID: String, from: Endpoint, at now: Date, makeID: () -> String) -> [Action] {
+    package mutating func displayed(relayID: String, from: Endpoint, at now: Date, makeID: () -> String) -> [Action] {
         // After the ack, markers (of the alert, of the ack notice) say nothing more.
         guard let key = self.byCopy[relayID], let page = self.pages[key], page.copies[relayID] == from, page.ack == nil,
             let policy = self.policy(page.channel), policy.ackKinds.contains(.displayed)
@@ -172,7 +180,7 @@ struct PagingStateMachine: Sendable {
     }
 
     /// Repeats and escalations due at `now`.
-    mutating func due(at now: Date, makeID: () -> String) -> [Action] {
+    package mutating func due(at now: Date, makeID: () -> String) -> [Action] {
         var actions: [Action] = []
         for key in self.pages.keys.sorted(by: { $0.description < $1.description }) {
             guard var page = self.pages[key], let policy = self.policy(page.channel), let due = page.nextDue(under: policy), due <= now else { continue }
@@ -207,12 +215,12 @@ struct PagingStateMachine: Sendable {
     }
 
     /// The earliest repeat or escalation due; nil when none is.
-    var nextDue: Date? {
+    package var nextDue: Date? {
         self.pages.values.compactMap { page in self.policy(page.channel).flatMap { page.nextDue(under: $0) } }.min()
     }
 
     /// Forgets pages made ``memory`` or longer before `now`.
-    mutating func forget(before now: Date) {
+    package mutating func forget(before now: Date) {
         let limit = now.addingTimeInterval(-Self.memory)
         for (key, page) in self.pages where page.createdAt <= limit {
             self.pages.removeValue(forKey: key)
@@ -225,7 +233,7 @@ struct PagingStateMachine: Sendable {
     }
 
     /// The page of message `id` from `source`, for `GET /messages/{id}`.
-    func page(source: String, id: String) -> Page? {
+    package func page(source: String, id: String) -> Page? {
         self.pages[PageKey(source: source, id: id)]
     }
 
@@ -303,7 +311,7 @@ struct PagingStateMachine: Sendable {
     }
 
     /// "40 s" under a minute, else "5 min", "1 h 5 min" (whole minutes).
-    static func minutes(_ interval: TimeInterval) -> String {
+    package static func minutes(_ interval: TimeInterval) -> String {
         if interval < 59.5 { return "\(max(0, Int(interval.rounded()))) s" }
         let minutes = Int((interval / 60).rounded())
         return minutes < 60 ? "\(minutes) min" : "\(minutes / 60) h" + (minutes % 60 == 0 ? "" : " \(minutes % 60) min")

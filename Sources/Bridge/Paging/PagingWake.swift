@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// Tells the ``PagingService``'s timer that the next due time may have moved (a page
 /// stored, a delivery postponed): a wake before anyone waits is kept for the next wait.
-final class PagingWake: Sendable {
+package final class PagingWake: Sendable {
     private struct State {
         var pending = false
         var cancelled = false
@@ -11,7 +11,7 @@ final class PagingWake: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    func wake() {
+    package func wake() {
         let waiter = self.state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             guard let waiter = state.waiter else {
                 state.pending = true
@@ -25,7 +25,7 @@ final class PagingWake: Sendable {
 
     /// Returns at the next wake (at once if one came since the last wait), or when the
     /// task is cancelled.
-    func wait() async {
+    package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = self.state.withLockedValue { state -> Bool in

@@ -4,7 +4,7 @@ import TransportCore
 /// Runs the ``PresenceRelay`` for the running bridge: feeds it the transports' presence
 /// events, publishes what it decides on the bridge's accounts, keeps its coalescing timers,
 /// and passes presence events to local transports (RFC 6121 §4; issue: presence relay).
-actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
+package actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var relay: PresenceRelay<C>
     private let clock: C
     private var accounts: Set<String>
@@ -20,7 +20,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     /// Channel → its local members (any direction), told about receipts.
     private var channelLocals: [String: [String]]
 
-    init(
+    package init(
         configuration: BridgeConfiguration, channels: [RelayChannel], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, clock: C,
         logger: Logger
     ) {
@@ -39,7 +39,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
         self.channelLocals = Self.channelLocals(channels, accounts: accounts)
     }
 
-    static func channelLocals(_ channels: [RelayChannel], accounts: Set<String>) -> [String: [String]] {
+    package static func channelLocals(_ channels: [RelayChannel], accounts: Set<String>) -> [String: [String]] {
         var locals: [String: [String]] = [:]
         for channel in channels {
             locals[channel.name] = channel.members.map(\.endpoint.transport).filter { !accounts.contains($0) }
@@ -48,7 +48,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     }
 
     /// For each room member: the local transports that receive in its channels.
-    static func occupantTargets(_ channels: [RelayChannel], accounts: Set<String>) -> [Endpoint: [(channel: String, transport: String)]] {
+    package static func occupantTargets(_ channels: [RelayChannel], accounts: Set<String>) -> [Endpoint: [(channel: String, transport: String)]] {
         var targets: [Endpoint: [(channel: String, transport: String)]] = [:]
         for channel in channels {
             let locals = channel.members.filter { !accounts.contains($0.endpoint.transport) && $0.direction.receives }.map(\.endpoint.transport)
@@ -59,11 +59,11 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
         return targets
     }
 
-    static func ownJIDs(_ configuration: BridgeConfiguration) -> Set<String> {
+    package static func ownJIDs(_ configuration: BridgeConfiguration) -> Set<String> {
         Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() })
     }
 
-    nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+    package nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.process(event, from: transport)
         return .accepted
     }
@@ -101,7 +101,7 @@ actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Duration == D
     }
 
     /// Applies a reloaded configuration or changed routes.
-    func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
+    package func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
         self.accounts = Set(configuration.accounts.keys)
         self.occupantTargets = Self.occupantTargets(channels, accounts: self.accounts)
         self.channelLocals = Self.channelLocals(channels, accounts: self.accounts)

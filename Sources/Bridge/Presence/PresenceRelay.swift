@@ -29,8 +29,8 @@ import TransportCore
 ///
 /// Actions come in a fixed order: local events (channel, then member order), then account
 /// actions by account name.
-struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.Instant: Sendable {
-    enum Action: Hashable, Sendable {
+package struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.Instant: Sendable {
+    package enum Action: Hashable, Sendable {
         /// Broadcast `state` as the account's presence (``PresencePublishing``).
         case publish(account: String, PresenceState)
         /// Arm a timer and call ``PresenceRelay/timerFired(account:now:)`` at `at`.
@@ -40,7 +40,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     }
 
     /// Where one account stands with publishing: the coalescing state.
-    enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         /// Nothing published by the relay on this account (the session's own initial
         /// presence stands): the next presence is published at once.
         case idle
@@ -52,23 +52,28 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     }
 
     /// What is known of one contact: present ones only; a missing contact is unavailable.
-    struct Contact: Hashable, Sendable {
-        var nick: String
-        var state: PresenceState
+    package struct Contact: Hashable, Sendable {
+        package var nick: String
+        package var state: PresenceState
+
+        package init(nick: String, state: PresenceState) {
+            self.nick = nick
+            self.state = state
+        }
     }
 
     /// What an account announces when the relay stops driving it.
-    static var releasedPresence: PresenceState { PresenceState(availability: .available) }
+    package static var releasedPresence: PresenceState { PresenceState(availability: .available) }
 
     /// The least time between two publishes on one account.
-    let interval: Duration
-    private(set) var topology: PresenceTopology
+    package let interval: Duration
+    package private(set) var topology: PresenceTopology
     /// Present contacts by (account, lower-cased bare JID).
-    private(set) var contacts: [Endpoint: Contact] = [:]
+    package private(set) var contacts: [Endpoint: Contact] = [:]
     /// The user's other clients per account, as last reported; missing → unavailable.
-    private(set) var ownPresence: [String: PresenceState] = [:]
+    package private(set) var ownPresence: [String: PresenceState] = [:]
     /// The coalescing state per account; missing → ``State/idle``.
-    private(set) var states: [String: State] = [:]
+    package private(set) var states: [String: State] = [:]
 
     /// - Parameters:
     ///   - presenceChannels: names of the channels with presence relay on (the
@@ -77,7 +82,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     ///   - mirrors: own-presence mirrors: account `to` follows the user's other clients on
     ///     account `from`.
     ///   - ownJIDs: bare JIDs of the bridge's own accounts, never relayed as contacts.
-    init(
+    package init(
         channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], interval: Duration, ownJIDs: Set<String> = []
     ) {
@@ -93,7 +98,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     /// RFC 6121 §4.7.2); `.unavailable` when it went away.
     ///
     /// - Parameter contact: the account and the contact's bare JID.
-    mutating func contactChanged(_ contact: Endpoint, nick: String, state: PresenceState, now: C.Instant) -> [Action] {
+    package mutating func contactChanged(_ contact: Endpoint, nick: String, state: PresenceState, now: C.Instant) -> [Action] {
         // Notices and mirrored presence tell availability and status only.
         let state = state.withoutAvatar
         let contact = PresenceTopology.normalized(contact)
@@ -114,7 +119,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
 
     /// The user's other clients on `account` changed presence (aggregated by the transport
     /// over the account's own resources, excluding the bridge's): mirror targets follow.
-    mutating func ownPresenceChanged(account: String, state: PresenceState, now: C.Instant) -> [Action] {
+    package mutating func ownPresenceChanged(account: String, state: PresenceState, now: C.Instant) -> [Action] {
         switch state.availability {
         case .unavailable:
             self.ownPresence[account] = nil
@@ -125,7 +130,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     }
 
     /// The timer armed for ``Action/schedule(account:at:)`` fired.
-    mutating func timerFired(account: String, now: C.Instant) -> [Action] {
+    package mutating func timerFired(account: String, now: C.Instant) -> [Action] {
         switch self.states[account, default: .idle] {
         case .idle, .published:
             return []  // a stale timer: nothing is pending
@@ -148,7 +153,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     /// `account` connected (first connect or reconnect): its presence is published at once
     /// if the relay drives it, whatever was published before or how recently. An account
     /// the relay does not drive keeps the session's own initial presence.
-    mutating func accountOnline(account: String, now: C.Instant) -> [Action] {
+    package mutating func accountOnline(account: String, now: C.Instant) -> [Action] {
         guard self.topology.isManaged(account), let desired = self.desired(for: account) else {
             self.states[account] = nil
             return []
@@ -165,7 +170,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     /// `account` lost its connection: what it saw of its contacts and of the user's other
     /// clients is unknown now and counts as unavailable, so no stale presence outlives an
     /// outage (a reconnect reports the present ones again, RFC 6121 §4.2.2).
-    mutating func accountOffline(account: String, now: C.Instant) -> [Action] {
+    package mutating func accountOffline(account: String, now: C.Instant) -> [Action] {
         let gone = self.contacts.filter { $0.key.transport == account }.sorted { $0.key.description < $1.key.description }
         var actions: [Action] = []
         var affected: Set<String> = []
@@ -186,7 +191,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     /// accounts are forgotten. No local events are emitted for membership changes.
     ///
     /// - Parameter ownJIDs: nil keeps the current ones.
-    mutating func update(
+    package mutating func update(
         channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], ownJIDs: Set<String>? = nil, now: C.Instant
     ) -> [Action] {
@@ -205,7 +210,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
 
     /// The presence the relay wants `account` to show now; nil when it does not drive the
     /// account and never published on it.
-    func desired(for account: String) -> PresenceState? {
+    package func desired(for account: String) -> PresenceState? {
         if let source = self.topology.mirrorSource[account] {
             return self.ownPresence[source] ?? .unavailable
         }
@@ -221,7 +226,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     }
 
     /// A contact's presence as last reported; unavailable when gone or never heard of.
-    func presence(of contact: Endpoint) -> PresenceState {
+    package func presence(of contact: Endpoint) -> PresenceState {
         self.contacts[PresenceTopology.normalized(contact)]?.state ?? .unavailable
     }
 
@@ -229,7 +234,7 @@ struct PresenceRelay<C: Clock>: Sendable where C.Duration == Swift.Duration, C.I
     /// the one present contact's as is, or each present contact's `nick: status` (the
     /// availability's name without status) in nick order joined by `"; "`. No present
     /// contact → unavailable.
-    static func aggregate(_ contacts: [Contact]) -> PresenceState {
+    package static func aggregate(_ contacts: [Contact]) -> PresenceState {
         let present = contacts.filter { $0.state.availability != .unavailable }.sorted(by: Self.nickOrder)
         guard let best = present.map(\.state.availability).max() else { return .unavailable }
         if present.count == 1 { return present[0].state }

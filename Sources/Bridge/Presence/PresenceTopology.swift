@@ -23,29 +23,34 @@ import TransportCore
 ///
 /// Channels with presence off contribute nothing. Addresses compare lower-cased, as bare
 /// JIDs do.
-struct PresenceTopology: Hashable, Sendable {
+package struct PresenceTopology: Hashable, Sendable {
     /// A local transport that receives a contact's presence changes through a channel.
-    struct LocalTarget: Hashable, Sendable {
-        var channel: String
-        var transport: String
+    package struct LocalTarget: Hashable, Sendable {
+        package var channel: String
+        package var transport: String
+
+        package init(channel: String, transport: String) {
+            self.channel = channel
+            self.transport = transport
+        }
     }
 
     /// Names of the XMPP transports (accounts); every other transport is local.
-    let accounts: Set<String>
+    package let accounts: Set<String>
     /// Lower-cased bare JIDs of the bridge's own accounts.
-    let ownJIDs: Set<String>
+    package let ownJIDs: Set<String>
     /// Mirror target → the account whose other clients it follows.
-    let mirrorSource: [String: String]
+    package let mirrorSource: [String: String]
     /// Mirror source → its targets, sorted.
-    let mirrorTargets: [String: [String]]
+    package let mirrorTargets: [String: [String]]
     /// Contact → the accounts it feeds, sorted. Mirror targets never appear.
-    let fedAccounts: [Endpoint: [String]]
+    package let fedAccounts: [Endpoint: [String]]
     /// Account → the contacts feeding it. Only accounts with at least one feeder appear.
-    let feeders: [String: Set<Endpoint>]
+    package let feeders: [String: Set<Endpoint>]
     /// Contact → the local transports it reaches, in channel and member order, each once.
-    let localTargets: [Endpoint: [LocalTarget]]
+    package let localTargets: [Endpoint: [LocalTarget]]
 
-    init(
+    package init(
         channels: [RelayChannel], presenceChannels: Set<String>, accounts: Set<String>,
         mirrors: [(from: String, to: String)], ownJIDs: Set<String> = []
     ) {
@@ -106,17 +111,17 @@ struct PresenceTopology: Hashable, Sendable {
 
     /// Whether the relay drives this account's presence: it follows a mirror or is fed by
     /// at least one contact.
-    func isManaged(_ account: String) -> Bool {
+    package func isManaged(_ account: String) -> Bool {
         self.mirrorSource[account] != nil || self.feeders[account] != nil
     }
 
     /// Whether `endpoint` is one of the bridge's own accounts seen as a contact.
-    func isOwnAccount(_ endpoint: Endpoint) -> Bool {
+    package func isOwnAccount(_ endpoint: Endpoint) -> Bool {
         endpoint.address.map { self.ownJIDs.contains($0) } ?? false
     }
 
     /// The endpoint with its address lower-cased, as bare JIDs compare.
-    static func normalized(_ endpoint: Endpoint) -> Endpoint {
+    package static func normalized(_ endpoint: Endpoint) -> Endpoint {
         Endpoint(transport: endpoint.transport, address: endpoint.address?.lowercased())
     }
 }

@@ -25,37 +25,49 @@ import TransportCore
 ///   room we are out of) holds its deliveries without counting attempts, until the
 ///   transport says it is ready (also while the batch is still in flight) or
 ///   `targetRecheck` has passed.
-struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
-    struct Configuration: Sendable, Equatable {
-        var batchSize: Int = 100
+package struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    package struct Configuration: Sendable, Equatable {
+        package var batchSize: Int = 100
         /// Batches handed to the transport and not yet answered, at most (1: stop and wait).
-        var batchesInFlight: Int = 1
-        var maxAttempts: Int = 10
-        var retryInitialDelay: Duration = .seconds(1)
-        var retryMaximumDelay: Duration = .seconds(300)
-        var maxRows: Int = 100_000
-        var maxBytes: Int = 64 << 20
-        var bounceWindow: Int = 1_000
+        package var batchesInFlight: Int = 1
+        package var maxAttempts: Int = 10
+        package var retryInitialDelay: Duration = .seconds(1)
+        package var retryMaximumDelay: Duration = .seconds(300)
+        package var maxRows: Int = 100_000
+        package var maxBytes: Int = 64 << 20
+        package var bounceWindow: Int = 1_000
         /// A target that cannot take deliveries now (a room we are out of) is tried again
         /// after this long even if it never reports being ready (no attempt is counted).
-        var targetRecheck: Duration = .seconds(60)
+        package var targetRecheck: Duration = .seconds(60)
+
+        package init(batchSize: Int = 100, batchesInFlight: Int = 1, maxAttempts: Int = 10, retryInitialDelay: Duration = .seconds(1), retryMaximumDelay: Duration = .seconds(300), maxRows: Int = 100_000, maxBytes: Int = 64 << 20, bounceWindow: Int = 1_000, targetRecheck: Duration = .seconds(60)) {
+            self.batchSize = batchSize
+            self.batchesInFlight = batchesInFlight
+            self.maxAttempts = maxAttempts
+            self.retryInitialDelay = retryInitialDelay
+            self.retryMaximumDelay = retryMaximumDelay
+            self.maxRows = maxRows
+            self.maxBytes = maxBytes
+            self.bounceWindow = bounceWindow
+            self.targetRecheck = targetRecheck
+        }
     }
 
-    struct Item: Sendable {
-        var delivery: Delivery
-        var enqueuedAt: Date
-        var attempts: Int
-        var notBefore: Instant?
-        var lastError: String?
-        var inFlight = false
+    package struct Item: Sendable {
+        package var delivery: Delivery
+        package var enqueuedAt: Date
+        package var attempts: Int
+        package var notBefore: Instant?
+        package var lastError: String?
+        package var inFlight = false
         /// Completed, failed or dropped; removed once it reaches the front.
-        var done = false
+        package var done = false
 
-        var bytes: Int { self.delivery.body.utf8.count + self.delivery.originalBody.utf8.count + 256 }
+        package var bytes: Int { self.delivery.body.utf8.count + self.delivery.originalBody.utf8.count + 256 }
     }
 
     /// What the worker should do next.
-    enum Next: Equatable, Sendable {
+    package enum Next: Equatable, Sendable {
         case deliver([Delivery])
         /// Nothing can go now; the earliest backoff ends then.
         case wait(until: Instant)
@@ -64,27 +76,33 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     }
 
     /// A dead letter made by ``finished(_:results:now:)`` or ``bounced(relayID:permanent:reason:now:sequence:)``.
-    struct DeadLetter: Equatable, Sendable {
-        var delivery: Delivery
-        var attempts: Int
-        var reason: String
+    package struct DeadLetter: Equatable, Sendable {
+        package var delivery: Delivery
+        package var attempts: Int
+        package var reason: String
+
+        package init(delivery: Delivery, attempts: Int, reason: String) {
+            self.delivery = delivery
+            self.attempts = attempts
+            self.reason = reason
+        }
     }
 
     /// What a batch's results or a bounce changed: the journal entries to write, and the
     /// dead letters made (for logs and counters).
-    struct Outcome: Sendable {
-        var entries: [JournalEntry] = []
-        var deadLetters: [DeadLetter] = []
-        var delivered = 0
-        var retried = 0
+    package struct Outcome: Sendable {
+        package var entries: [JournalEntry] = []
+        package var deadLetters: [DeadLetter] = []
+        package var delivered = 0
+        package var retried = 0
     }
 
-    let configuration: Configuration
+    package let configuration: Configuration
     /// Grown on demand: most accounts' queues are empty (16 items would be 4 KiB each).
-    private(set) var items = CircularBuffer<Item>(initialCapacity: 1)
-    private(set) var count = 0
-    private(set) var bytes = 0
-    private(set) var isAvailable = false
+    package private(set) var items = CircularBuffer<Item>(initialCapacity: 1)
+    package private(set) var count = 0
+    package private(set) var bytes = 0
+    package private(set) var isAvailable = false
     /// Sequences of every batch in flight, and how many batches that is.
     private var inFlight: Set<Int64> = []
     private var batchCount = 0
@@ -97,7 +115,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     private var readyWhileInFlight: Set<Endpoint> = []
     private var recentOrder = CircularBuffer<String>(initialCapacity: 1)
 
-    init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
@@ -105,28 +123,28 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     /// Whether `deliveries` fit under the limits now; an empty queue takes anything, so a
     /// single oversize batch cannot wait for ever.
-    func hasRoom(for deliveries: [Delivery]) -> Bool {
+    package func hasRoom(for deliveries: [Delivery]) -> Bool {
         guard self.count > 0 else { return true }
         let size = deliveries.reduce(0) { $0 + Item(delivery: $1, enqueuedAt: Date(), attempts: 0).bytes }
         return self.count + deliveries.count <= self.configuration.maxRows && self.bytes + size <= self.configuration.maxBytes
     }
 
     /// Appends committed deliveries (in sequence order).
-    mutating func append(_ delivery: Delivery, enqueuedAt: Date, attempts: Int = 0, notBefore: Instant? = nil, lastError: String? = nil) {
+    package mutating func append(_ delivery: Delivery, enqueuedAt: Date, attempts: Int = 0, notBefore: Instant? = nil, lastError: String? = nil) {
         let item = Item(delivery: delivery, enqueuedAt: enqueuedAt, attempts: attempts, notBefore: notBefore, lastError: lastError)
         self.count += 1
         self.bytes += item.bytes
         self.items.append(item)
     }
 
-    mutating func setAvailable(_ available: Bool) {
+    package mutating func setAvailable(_ available: Bool) {
         self.isAvailable = available
     }
 
     // MARK: Taking batches
 
     /// The next batch to hand to the transport, or why there is none.
-    mutating func next(now: Instant) -> Next {
+    package mutating func next(now: Instant) -> Next {
         guard self.isAvailable, self.batchCount < max(1, self.configuration.batchesInFlight) else { return .idle }
         var batch: [Delivery] = []
         var blocked: Set<Endpoint> = []
@@ -153,7 +171,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     }
 
     /// The transport's answers for one batch in flight, in order.
-    mutating func finished(_ batch: [Delivery], results: [DeliveryResult], now: Instant) -> Outcome {
+    package mutating func finished(_ batch: [Delivery], results: [DeliveryResult], now: Instant) -> Outcome {
         var outcome = Outcome()
         var counted = false
         let positions = self.positions(of: batch)
@@ -211,7 +229,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     /// A bounce (RFC 6120 §8.3) of a delivery the server had accepted: a transient one
     /// queues it again (as `sequence`) after a backoff, a permanent one makes it a dead
     /// letter. Nil when the relay id is not one of ours recently delivered.
-    mutating func bounced(relayID: String, permanent: Bool, reason: String, now: Instant, sequence: Int64) -> Outcome? {
+    package mutating func bounced(relayID: String, permanent: Bool, reason: String, now: Instant, sequence: Int64) -> Outcome? {
         if self.items.contains(where: { $0.inFlight && $0.delivery.relayID == relayID }) {
             self.earlyBounces[relayID] = (permanent, reason)
             return Outcome()
@@ -241,7 +259,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     /// Deliveries the target took before a restart (learnt on resuming its session): they
     /// are done; an answer still in flight for one of them is ignored.
-    mutating func acknowledged(relayIDs: Set<String>) -> Outcome {
+    package mutating func acknowledged(relayIDs: Set<String>) -> Outcome {
         var outcome = Outcome()
         var index = self.items.startIndex
         while index != self.items.endIndex {
@@ -257,7 +275,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     }
 
     /// `target` can take deliveries again: what waits for it goes now. False when none waits.
-    mutating func targetReady(_ target: Endpoint) -> Bool {
+    package mutating func targetReady(_ target: Endpoint) -> Bool {
         var found = false
         if !self.inFlight.isEmpty, self.items.contains(where: { $0.inFlight && $0.delivery.target == target }) {
             self.readyWhileInFlight.insert(target)
@@ -277,14 +295,14 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     // MARK: Operator actions
 
     /// Makes a waiting delivery eligible now. False if it is not queued.
-    mutating func retryNow(_ sequence: Int64) -> Bool {
+    package mutating func retryNow(_ sequence: Int64) -> Bool {
         guard let index = self.index(of: sequence) else { return false }
         self.items[index].notBefore = nil
         return true
     }
 
     /// Forgets a queued delivery (`queue drop`); an answer for it still in flight is ignored.
-    mutating func drop(_ sequence: Int64) -> Bool {
+    package mutating func drop(_ sequence: Int64) -> Bool {
         guard let index = self.index(of: sequence) else { return false }
         self.markDone(at: index)
         self.trimFront()
@@ -294,14 +312,14 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
     // MARK: Inspection
 
     /// Queued deliveries in order (not yet delivered).
-    var pending: [Item] { self.items.filter { !$0.done } }
+    package var pending: [Item] { self.items.filter { !$0.done } }
 
-    var oldest: Date? { self.items.first { !$0.done }?.enqueuedAt }
+    package var oldest: Date? { self.items.first { !$0.done }?.enqueuedAt }
 
-    var isEmpty: Bool { self.count == 0 }
+    package var isEmpty: Bool { self.count == 0 }
 
     /// The wait before the next attempt after `attempts` failed ones.
-    func backoff(after attempts: Int) -> Duration {
+    package func backoff(after attempts: Int) -> Duration {
         var delay = self.configuration.retryInitialDelay
         var step = 1
         while step < attempts, delay < self.configuration.retryMaximumDelay {
@@ -315,7 +333,7 @@ struct DeliveryQueue<Instant: InstantProtocol & Sendable>: Sendable where Instan
 
     /// When each of `sequences` was queued (those still held); the in-flight batch is at the
     /// front, so this stops early for it.
-    func enqueuedTimes(of sequences: Set<Int64>) -> [Int64: Date] {
+    package func enqueuedTimes(of sequences: Set<Int64>) -> [Int64: Date] {
         var found: [Int64: Date] = [:]
         for item in self.items where sequences.contains(item.delivery.sequence) {
             found[item.delivery.sequence] = item.enqueuedAt

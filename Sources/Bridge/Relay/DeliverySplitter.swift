@@ -6,13 +6,13 @@ import XMPP
 /// answers with `policy-violation` and a closed stream. Parts break at line ends where they
 /// can, else between characters; each part is its own delivery (its own relay id, queued
 /// in order), prefixed `(k/n) `, and escapes to at most the limit with its envelope.
-enum DeliverySplitter {
+package enum DeliverySplitter {
     /// Room kept for the stanza around the body: element names, addresses, id, type,
     /// subject, relay marker and extensions.
-    static let envelopeBytes = 1_024
+    package static let envelopeBytes = 1_024
 
     /// `delivery` itself when it fits, else its parts in order.
-    static func split(_ delivery: Delivery, maxStanzaBytes: Int) -> [Delivery] {
+    package static func split(_ delivery: Delivery, maxStanzaBytes: Int) -> [Delivery] {
         // A reply's quote goes in front of the body when it is sent (MessageContent.outgoing).
         let overhead = Self.envelopeBytes + Self.escapedSize(delivery.target.address ?? "") + Self.escapedSize(delivery.subject ?? "")
             + Self.escapedSize(delivery.content.replyFallback ?? "")
@@ -36,7 +36,7 @@ enum DeliverySplitter {
 
     /// Bytes `text` takes as escaped XML character data (RFC 6120 §11.1; our serializer:
     /// `&` `<` `>` as entities, CR as `&#13;`, other C0 controls but tab and LF dropped).
-    static func escapedSize(_ text: String) -> Int {
+    package static func escapedSize(_ text: String) -> Int {
         var size = 0
         for byte in text.utf8 {
             switch byte {
@@ -53,7 +53,7 @@ enum DeliverySplitter {
 
     /// Pieces of at most `budget` escaped bytes: whole lines packed together, a longer line
     /// cut between characters.
-    static func pieces(of text: String, budget: Int) -> [String] {
+    package static func pieces(of text: String, budget: Int) -> [String] {
         var pieces: [String] = []
         var current = ""
         var currentSize = 0

@@ -7,7 +7,7 @@ import TransportCore
 /// map (its copies, their receipts), the queues in memory (still queued) and the dead
 /// letters (failed); and `?wait=sent`, woken by the delivery workers when a copy of a
 /// watched message leaves its queue.
-final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Duration == Duration, C.Instant: Sendable {
+package final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Duration == Duration, C.Instant: Sendable {
     private struct Watch {
         var generation = 0
         var watchers = 0
@@ -33,17 +33,17 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
     private let recentFailures = NIOLockedValueBox<(reasons: [String: String], order: [String])>(([:], []))
     private static var failureMemory: Int { 10_000 }
 
-    init(store: any StateStore, journal: Journal? = nil, clock: C) {
+    package init(store: any StateStore, journal: Journal? = nil, clock: C) {
         self.store = store
         self.journal = journal
         self.clock = clock
     }
 
-    func attach(queued: @escaping @Sendable (Set<String>) async -> Set<String>, accounts: @escaping @Sendable () async -> Set<String>) {
+    package func attach(queued: @escaping @Sendable (Set<String>) async -> Set<String>, accounts: @escaping @Sendable () async -> Set<String>) {
         self.sources.withLockedValue { $0 = (queued, accounts) }
     }
 
-    func attach(pages: @escaping @Sendable (_ source: String, _ id: String) async -> Page?) {
+    package func attach(pages: @escaping @Sendable (_ source: String, _ id: String) async -> Page?) {
         self.pages.withLockedValue { $0 = pages }
     }
 
@@ -51,7 +51,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
 
     /// Copies left their queues, delivered or `failed` (with the reason): wakes whoever
     /// waits for their messages.
-    func settled(_ deliveries: [Delivery], failed: [(Delivery, String)] = []) {
+    package func settled(_ deliveries: [Delivery], failed: [(Delivery, String)] = []) {
         if !failed.isEmpty {
             self.recentFailures.withLockedValue { memory in
                 for (delivery, reason) in failed where memory.reasons.updateValue(reason, forKey: delivery.relayID) == nil {
@@ -85,7 +85,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         return try body(self.store)
     }
 
-    func status(ofMessage id: String, from source: String) async -> MessageDeliveryStatus? {
+    package func status(ofMessage id: String, from source: String) async -> MessageDeliveryStatus? {
         let relays: [RelayRecord]
         let dead: [String: String]
         do {
@@ -143,7 +143,7 @@ final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where C.Durati
         return status
     }
 
-    func waitUntilSent(message id: String, from source: String, timeout: Duration) async -> MessageDeliveryStatus? {
+    package func waitUntilSent(message id: String, from source: String, timeout: Duration) async -> MessageDeliveryStatus? {
         let key = Self.key(source, id)
         let deadline = self.clock.now.advanced(by: timeout)
         var generation = self.watches.withLockedValue { state in

@@ -12,7 +12,7 @@ import TransportCore
 ///
 /// Every decision is the queue's; this class only carries them out. Time comes from the
 /// injected clock.
-final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Duration, C.Instant: Sendable {
+package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Duration, C.Instant: Sendable {
     private struct Waiters {
         var room: [CheckedContinuation<Void, Never>] = []
         var empty: [CheckedContinuation<Void, Never>] = []
@@ -24,7 +24,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
         var stopped = false
     }
 
-    let transport: any Transport
+    package let transport: any Transport
     private let journal: Journal
     private let clock: C
     private let logger: Logger
@@ -41,7 +41,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     /// asked before each batch, so a former owner that wakes up late sends nothing more.
     private let mayWork: @Sendable () -> Bool
 
-    init(
+    package init(
         transport: any Transport, journal: Journal, configuration: DeliveryQueue<C.Instant>.Configuration, clock: C, logger: Logger,
         deadLettered: @escaping @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void = { _ in },
         settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
@@ -63,12 +63,12 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     // MARK: Intake (called by the pipeline)
 
     /// Whether `deliveries` fit now.
-    func hasRoom(for deliveries: [Delivery]) -> Bool {
+    package func hasRoom(for deliveries: [Delivery]) -> Bool {
         self.queue.withLockedValue { $0.hasRoom(for: deliveries) }
     }
 
     /// Returns when the queue has taken some deliveries out (or the worker stopped).
-    func waitForRoom() async {
+    package func waitForRoom() async {
         await withCheckedContinuation { continuation in
             let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
                 if waiters.stopped { return true }
@@ -80,7 +80,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// Adds committed deliveries and wakes the worker.
-    func append(_ deliveries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) {
+    package func append(_ deliveries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) {
         self.queue.withLockedValue { queue in
             for entry in deliveries { queue.append(entry.delivery, enqueuedAt: entry.enqueuedAt, attempts: entry.attempts) }
         }
@@ -88,16 +88,16 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// The transport can (or cannot) deliver now.
-    func setAvailable(_ available: Bool) {
+    package func setAvailable(_ available: Bool) {
         self.queue.withLockedValue { $0.setAvailable(available) }
         if available { self.wakeup.yield() }
     }
 
-    var isAvailable: Bool { self.queue.withLockedValue { $0.isAvailable } }
+    package var isAvailable: Bool { self.queue.withLockedValue { $0.isAvailable } }
 
     /// A bounce of one of our relay ids; the journal entries it makes are returned for the
     /// pipeline to commit (a retry needs a fresh sequence). Nil when not ours.
-    func bounced(relayID: String, permanent: Bool, reason: String, sequence: Int64) -> DeliveryQueue<C.Instant>.Outcome? {
+    package func bounced(relayID: String, permanent: Bool, reason: String, sequence: Int64) -> DeliveryQueue<C.Instant>.Outcome? {
         let now = self.clock.now
         let outcome = self.queue.withLockedValue { $0.bounced(relayID: relayID, permanent: permanent, reason: reason, now: now, sequence: sequence) }
         if let outcome {
@@ -109,7 +109,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// Deliveries the target took before a restart; returns how many were still queued.
-    func acknowledged(relayIDs: [String]) -> Int {
+    package func acknowledged(relayIDs: [String]) -> Int {
         let wanted = Set(relayIDs)
         let (outcome, taken) = self.queue.withLockedValue { queue in
             let held = queue.pending.filter { wanted.contains($0.delivery.relayID) }.map { ($0.delivery, Optional($0.enqueuedAt)) }
@@ -122,18 +122,18 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// A target held back by ``DeliveryResult/waitForTarget(_:)`` can take deliveries again.
-    func targetReady(_ target: Endpoint) {
+    package func targetReady(_ target: Endpoint) {
         if self.queue.withLockedValue({ $0.targetReady(target) }) { self.wakeup.yield() }
     }
 
     /// Operator actions (`xmpp-bridge queue retry|drop`).
-    func retryNow(_ sequence: Int64) -> Bool {
+    package func retryNow(_ sequence: Int64) -> Bool {
         let found = self.queue.withLockedValue { $0.retryNow(sequence) }
         if found { self.wakeup.yield() }
         return found
     }
 
-    func drop(_ sequence: Int64) -> Bool {
+    package func drop(_ sequence: Int64) -> Bool {
         let found = self.queue.withLockedValue { $0.drop(sequence) }
         if found {
             self.journal.record([.complete(sequence: sequence)])
@@ -143,14 +143,14 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// What `status` and `queue list` show.
-    func snapshot() -> (pending: [DeliveryQueue<C.Instant>.Item], count: Int, oldest: Date?) {
+    package func snapshot() -> (pending: [DeliveryQueue<C.Instant>.Item], count: Int, oldest: Date?) {
         self.queue.withLockedValue { ($0.pending, $0.count, $0.oldest) }
     }
 
-    var count: Int { self.queue.withLockedValue { $0.count } }
+    package var count: Int { self.queue.withLockedValue { $0.count } }
 
     /// Returns once the queue is empty.
-    func waitUntilEmpty() async {
+    package func waitUntilEmpty() async {
         await withCheckedContinuation { continuation in
             let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
                 if waiters.stopped || self.count == 0 { return true }
@@ -164,7 +164,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     /// Returns once no batch is in flight: the one being delivered, if any, was answered
     /// and its outcome applied to the queue. After ``stop()``, no new batch starts, so the
     /// queue's ``snapshot()`` then holds only what was not delivered.
-    func settled() async {
+    package func settled() async {
         await withCheckedContinuation { continuation in
             let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
                 if waiters.delivering == 0 { return true }
@@ -176,7 +176,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
     }
 
     /// Ends `run()` (the transport was removed by a reload).
-    func stop() {
+    package func stop() {
         let waiting = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
             waiters.stopped = true
             waiters.timer?.cancel()
@@ -193,7 +193,7 @@ final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration == Dura
 
     // MARK: Running
 
-    func run() async throws {
+    package func run() async throws {
         // On the target's event loop where it has one: the journal's thread wakes this task
         // there (the second and last thread hop), and the batch reaches the socket from it.
         await withTaskExecutorPreference(self.transport.executor) {

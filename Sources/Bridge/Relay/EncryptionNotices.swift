@@ -5,19 +5,19 @@ import TransportCore
 /// notice per conversation (source endpoint) per `interval`, kept in memory, so a user
 /// who writes with OMEMO on learns why nothing arrives without getting a notice per message.
 /// After a restart a conversation may get one more notice.
-struct EncryptionNotices: Sendable {
-    let interval: TimeInterval
+package struct EncryptionNotices: Sendable {
+    package let interval: TimeInterval
     /// Conversations remembered at most; the oldest notices are forgotten first.
-    let capacity: Int
+    package let capacity: Int
     private var lastNotice: [Endpoint: Date] = [:]
 
-    init(interval: TimeInterval = 24 * 3600, capacity: Int = 10_000) {
+    package init(interval: TimeInterval = 24 * 3600, capacity: Int = 10_000) {
         self.interval = interval
         self.capacity = capacity
     }
 
     /// Whether `conversation` is due a notice at `now`; if so, it counts as told.
-    mutating func shouldNotify(_ conversation: Endpoint, now: Date) -> Bool {
+    package mutating func shouldNotify(_ conversation: Endpoint, now: Date) -> Bool {
         let key = Router.normalized(conversation)
         if let last = self.lastNotice[key], now.timeIntervalSince(last) < self.interval, now >= last { return false }
         if self.lastNotice.count >= self.capacity {

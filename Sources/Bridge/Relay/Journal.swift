@@ -31,9 +31,9 @@ import TransportCore
 /// The writer runs on its own thread (an `NIOThreadPool` of one), never on the Swift
 /// cooperative pool or an event loop. Sequences are assigned here, in memory, so callers
 /// never read back what they wrote.
-final class Journal: Sendable {
-    typealias Completion = @Sendable (Result<Void, any Error>) -> Void
-    typealias Position = IntakeLogFile.Position
+package final class Journal: Sendable {
+    package typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+    package typealias Position = IntakeLogFile.Position
 
     private struct Pending {
         /// Handed over, not yet applied to SQLite, in order.
@@ -75,16 +75,16 @@ final class Journal: Sendable {
     private let checkpointer: WALCheckpointer?
     /// How long entries that need no commit of their own wait for one (logged entries,
     /// completions) before they get one.
-    let lazyDelay: Duration
+    package let lazyDelay: Duration
     /// Logged entries waiting that start a commit at once.
-    static let applyBatch = 512
+    package static let applyBatch = 512
     private let sleep: @Sendable (Duration) async throws -> Void
     /// Where the timer runs (an event loop with ``EventLoopClock``: no other thread wakes).
     private let timerExecutor: (any TaskExecutor)?
 
     /// Opens the journal over `store`; with `log`, first applies what an earlier process
     /// left in it unapplied.
-    init<C: Clock>(
+    package init<C: Clock>(
         store: any StateStore, log: IntakeLogFile? = nil, checkpointer: WALCheckpointer? = nil, lazyDelay: Duration = .milliseconds(50),
         clock: C = ContinuousClock(), timerExecutor: (any TaskExecutor)? = nil, sharedQueue: (any SharedQueue)? = nil, logger: Logger
     ) throws(StateStoreError) where C.Duration == Duration {
@@ -111,7 +111,7 @@ final class Journal: Sendable {
     /// process ended before applying them), in one transaction with the new position, then
     /// empties the log. A valid record that cannot be decoded (another version) is an error
     /// that leaves the log as it is: nothing acknowledged is thrown away.
-    static func replay(_ log: IntakeLogFile, into store: any StateStore, logger: Logger) throws(StateStoreError) {
+    package static func replay(_ log: IntakeLogFile, into store: any StateStore, logger: Logger) throws(StateStoreError) {
         let records = log.records(after: try store.intakeApplied())
         var entries: [JournalEntry] = []
         for (index, record) in records.enumerated() {
@@ -132,7 +132,7 @@ final class Journal: Sendable {
     }
 
     /// Stops the writer thread after the entries already handed over are written.
-    func shutdown() async {
+    package func shutdown() async {
         await self.flushed()
         try? await self.thread.shutdownGracefully()
         await self.checkpointer?.shutdown()
@@ -142,7 +142,7 @@ final class Journal: Sendable {
     /// they come from this instance's block; a block used up is followed by a new one
     /// (reserved here, on the caller's thread: once per ``sequenceBlock`` deliveries). Nil
     /// when no new block can be had (the database out of reach).
-    func assignSequences(_ count: Int) -> ClosedRange<Int64>? {
+    package func assignSequences(_ count: Int) -> ClosedRange<Int64>? {
         guard count > 0 else { return nil }
         let exhausted = self.pending.withLockedValue { pending in pending.blockEnd.map { pending.nextSequence + Int64(count) - 1 > $0 } ?? false }
         if exhausted {
@@ -163,12 +163,12 @@ final class Journal: Sendable {
     }
 
     /// Sequences reserved at once by an instance sharing the queue.
-    static var sequenceBlock: Int64 { 1 << 20 }
+    package static var sequenceBlock: Int64 { 1 << 20 }
 
     /// Moves this instance on to a new block of sequences, past every one used so far by
     /// any instance: done as it takes a transport over, so what it queues from then on
     /// sorts after what the previous owner queued.
-    func startSequenceBlock() async throws(StateStoreError) {
+    package func startSequenceBlock() async throws(StateStoreError) {
         guard let sharedQueue = self.sharedQueue else { return }
         let first = try await self.read { _ throws(StateStoreError) in try sharedQueue.reserveSequences(Self.sequenceBlock) }
         self.pending.withLockedValue { pending in
@@ -179,7 +179,7 @@ final class Journal: Sendable {
 
     /// Makes `entries` durable and returns then: at once when they went into the intake
     /// log, else once their group commit is done.
-    func commit(_ entries: [JournalEntry]) async throws {
+    package func commit(_ entries: [JournalEntry]) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             self.append(entries) { continuation.resume(with: $0) }
         }
@@ -188,22 +188,22 @@ final class Journal: Sendable {
     /// Makes `entries` durable; `completion` runs once they are, in the order entries were
     /// appended: on the caller's thread before this returns when they went into the intake
     /// log, else on the journal's thread once their commit is done (or failed).
-    func append(_ entries: [JournalEntry], completion: @escaping Completion) {
+    package func append(_ entries: [JournalEntry], completion: @escaping Completion) {
         self.handOver(entries, lazily: false, completion: completion)
     }
 
     /// Entries handed over and not yet applied (for intake backpressure).
-    var backlog: Int { self.pending.withLockedValue { $0.entries.count } }
+    package var backlog: Int { self.pending.withLockedValue { $0.entries.count } }
 
     /// Makes `entries` durable without waiting for it.
-    func record(_ entries: [JournalEntry]) {
+    package func record(_ entries: [JournalEntry]) {
         guard !entries.isEmpty else { return }
         self.handOver(entries, lazily: false, completion: nil)
     }
 
     /// Writes `entries` with the next commit that happens anyway, or after ``lazyDelay`` at
     /// the latest, without starting one now (in the intake log at once when there is one).
-    func recordLazily(_ entries: [JournalEntry]) {
+    package func recordLazily(_ entries: [JournalEntry]) {
         guard !entries.isEmpty else { return }
         self.handOver(entries, lazily: true, completion: nil)
     }
@@ -248,7 +248,7 @@ final class Journal: Sendable {
 
     /// One commit after ``lazyDelay`` for what waits then.
     /// How long a group waits after a transient failure before it is tried again.
-    static var retryDelay: Duration { .seconds(1) }
+    package static var retryDelay: Duration { .seconds(1) }
 
     private func armTimer(after delay: Duration? = nil) {
         Task(executorPreference: self.timerExecutor) {
@@ -264,7 +264,7 @@ final class Journal: Sendable {
     /// Runs `body` on the journal's thread, after everything handed over so far is applied
     /// (the thread runs its work in order, and applies what the log holds first): lookups
     /// in the id map never run on an event loop, and see what was relayed just before.
-    func read<T: Sendable>(_ body: @escaping @Sendable (any StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, StateStoreError>, Never>) in
             self.thread.submit { state in
                 guard case .active = state else {
@@ -283,7 +283,7 @@ final class Journal: Sendable {
     }
 
     /// Returns once everything handed over so far is applied to SQLite (or failed).
-    func flushed() async {
+    package func flushed() async {
         try? await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let start = self.pending.withLockedValue { pending -> Bool in
                 pending.waiters.append { continuation.resume(with: $0) }
@@ -295,13 +295,13 @@ final class Journal: Sendable {
 
     /// Returns once everything handed over so far is durable: at once when all of it is in
     /// the intake log, else once it is committed (also what a commit under way holds).
-    func durable() async {
+    package func durable() async {
         let waits = self.pending.withLockedValue { $0.entries.count > $0.logged || $0.unloggedInFlight > 0 || !$0.waiters.isEmpty }
         if waits { await self.flushed() }
     }
 
     /// How many transactions the journal has committed (for benchmarks and tests).
-    var commitCount: Int { self.pending.withLockedValue { $0.commits } }
+    package var commitCount: Int { self.pending.withLockedValue { $0.commits } }
 
     private static func claimFlush(_ pending: inout Pending) -> Bool {
         guard !pending.flushing else { return false }

@@ -9,17 +9,21 @@ import XMPP
 /// byte; a date is its seconds since 1970 as a double's bit pattern.
 ///
 /// Decoding never traps: a short or malformed record is ``JournalEntryCodec/Malformed``.
-enum JournalEntryCodec {
+package enum JournalEntryCodec {
     /// A record the decoder could not read (torn or from another version).
-    struct Malformed: Error, Hashable, CustomStringConvertible {
-        var offset: Int
-        var description: String { "malformed journal record at byte \(self.offset)" }
+    package struct Malformed: Error, Hashable, CustomStringConvertible {
+        package var offset: Int
+        package var description: String { "malformed journal record at byte \(self.offset)" }
+
+        package init(offset: Int) {
+            self.offset = offset
+        }
     }
 
     /// The first byte of every record: bump it when the layout changes.
-    static let version: UInt8 = 1
+    package static let version: UInt8 = 1
 
-    static func encode(_ entries: [JournalEntry]) -> [UInt8] {
+    package static func encode(_ entries: [JournalEntry]) -> [UInt8] {
         var writer = Writer()
         writer.bytes.reserveCapacity(256 * entries.count)
         writer.u8(Self.version)
@@ -28,7 +32,7 @@ enum JournalEntryCodec {
         return writer.bytes
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> [JournalEntry] {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> [JournalEntry] {
         var reader = Reader(bytes: bytes)
         guard try reader.u8() == Self.version else { throw Malformed(offset: 0) }
         let count = Int(try reader.u32())

@@ -3,10 +3,10 @@ import NIOConcurrencyHelpers
 /// A signal that fires once: ``wait()`` returns once ``fire()`` was called, before or
 /// after; later calls to either do nothing more. For one waiter (the delivery worker
 /// waiting for its batch to be written).
-final class OneShotSignal: Sendable {
+package final class OneShotSignal: Sendable {
     private let state = NIOLockedValueBox<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
-    func fire() {
+    package func fire() {
         let waiter = self.state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             guard !state.fired else { return nil }
             state.fired = true
@@ -16,7 +16,7 @@ final class OneShotSignal: Sendable {
         waiter?.resume()
     }
 
-    func wait() async {
+    package func wait() async {
         await withCheckedContinuation { continuation in
             let now = self.state.withLockedValue { state -> Bool in
                 if state.fired { return true }

@@ -4,20 +4,20 @@ import TransportCore
 
 /// One queued delivery or dead letter as the pipeline describes it to operators
 /// (`xmpp-bridge queue list`).
-struct QueueItemSummary: Sendable, Equatable {
-    enum State: String, Sendable {
+package struct QueueItemSummary: Sendable, Equatable {
+    package enum State: String, Sendable {
         case queued
         case dead
     }
 
-    var delivery: Delivery
-    var state: State
-    var attempts: Int
-    var enqueuedAt: Date
+    package var delivery: Delivery
+    package var state: State
+    package var attempts: Int
+    package var enqueuedAt: Date
     /// The last error of a queued delivery, the reason of a dead one.
-    var reason: String?
+    package var reason: String?
 
-    init(delivery: Delivery, state: State, attempts: Int, enqueuedAt: Date, reason: String?) {
+    package init(delivery: Delivery, state: State, attempts: Int, enqueuedAt: Date, reason: String? = nil) {
         self.delivery = delivery
         self.state = state
         self.attempts = attempts
@@ -25,11 +25,11 @@ struct QueueItemSummary: Sendable, Equatable {
         self.reason = reason
     }
 
-    init(_ letter: DeadLetterRecord) {
+    package init(_ letter: DeadLetterRecord) {
         self.init(delivery: letter.delivery, state: .dead, attempts: letter.attempts, enqueuedAt: letter.enqueuedAt, reason: letter.reason)
     }
 
-    init(_ record: QueuedDeliveryRecord) {
+    package init(_ record: QueuedDeliveryRecord) {
         var delivery = record.delivery
         delivery.sequence = record.sequence ?? 0
         self.init(delivery: delivery, state: .queued, attempts: record.attempts, enqueuedAt: record.enqueuedAt, reason: record.lastError)

@@ -9,7 +9,7 @@ extension RelayPipeline {
     /// The archive's entries for `message`, which the router relays as `routed`: one per
     /// channel that keeps an archive; a correction or retraction changes the entries of the
     /// message it refers to instead; a receipt or marker is not a message.
-    func archiveEntries(for message: InboundMessage, routed: [Delivery], at now: Date) -> [JournalEntry] {
+    package func archiveEntries(for message: InboundMessage, routed: [Delivery], at now: Date) -> [JournalEntry] {
         let archived = self.router.archivedChannels
         guard !archived.isEmpty else { return [] }
         let content = message.content
@@ -51,7 +51,7 @@ extension RelayPipeline {
 
     /// The archive's entries for what the bridge says itself (notices, digests, paging
     /// answers): one per channel and text, with every copy of it.
-    func archiveEntries(bridgeMade deliveries: [Delivery], at now: Date) -> [JournalEntry] {
+    package func archiveEntries(bridgeMade deliveries: [Delivery], at now: Date) -> [JournalEntry] {
         let archived = self.router.archivedChannels
         guard !archived.isEmpty else { return [] }
         var messages: [ArchivedMessage] = []
@@ -80,7 +80,7 @@ extension RelayPipeline {
     /// counts, eight segments merged at once: v15) costs about 1 µs a message in batches of
     /// ten thousand, ten times that a few at a time (Python's sqlite3 on the system SQLite);
     /// searches and the hourly keeper index what is left.
-    static var archiveIndexBatch: Int { 10_000 }
+    package static var archiveIndexBatch: Int { 10_000 }
 
     /// `entries`, and every ``archiveIndexBatch`` archived messages an `.indexArchive` after them.
     private func indexedEvery(_ entries: [JournalEntry]) -> [JournalEntry] {
@@ -91,7 +91,7 @@ extension RelayPipeline {
     }
 
     /// Each archived channel's retention in days (0: for ever), for ``ArchiveKeeper``.
-    func archiveRetention() -> [String: Int] {
+    package func archiveRetention() -> [String: Int] {
         var days: [String: Int] = [:]
         for channel in self.router.channels where channel.archives { days[channel.name] = channel.archiveDays }
         return days
@@ -99,7 +99,7 @@ extension RelayPipeline {
 
     /// Whether `transport` is a member of `channel` now, in any direction: an HTTP
     /// ingress only posts (it has no output), and its token reads what it posts into.
-    func isMember(_ transport: String, of channel: String) -> Bool {
+    package func isMember(_ transport: String, of channel: String) -> Bool {
         self.router.channels.contains { $0.name == channel && $0.members.contains { $0.endpoint.transport == transport } }
     }
 }

@@ -8,7 +8,7 @@ import TransportCore
 extension RelayPipeline {
     /// Shares the queue with other instances from now on: deliveries for transports run
     /// elsewhere stay in the shared queue only, and intake stops where a lease is lost.
-    func share(queue: any SharedQueue) {
+    package func share(queue: any SharedQueue) {
         self.shared = SharedQueueState(queue: queue)
         self.parked.removeAll()
     }
@@ -19,7 +19,7 @@ extension RelayPipeline {
     /// Returns what a former owner may have sent of it (``InheritedDeliveries``); nil
     /// when the queue is not shared.
     @discardableResult
-    func adopt(_ name: String) async throws(StateStoreError) -> InheritedDeliveries? {
+    package func adopt(_ name: String) async throws(StateStoreError) -> InheritedDeliveries? {
         guard let queue = self.shared?.queue else { return nil }
         self.shared?.adopting.insert(name)
         let read: (records: [QueuedDeliveryRecord], seen: [String])
@@ -45,7 +45,7 @@ extension RelayPipeline {
 
     /// Forgets transport `name` after its worker was removed for good here (its lease given
     /// back or lost): what it held stays in the shared queue for the next owner.
-    func disown(_ name: String) {
+    package func disown(_ name: String) {
         self.parked.removeValue(forKey: name)
         self.shared?.known.removeValue(forKey: name)
         self.shared?.adopting.remove(name)
@@ -55,7 +55,7 @@ extension RelayPipeline {
     /// Another instance queued deliveries for transport `name`: rows its
     /// worker does not have yet are read back and handed to it. One read at a time per
     /// transport; a notice meanwhile reads once more after it.
-    func queueChanged(_ name: String) async {
+    package func queueChanged(_ name: String) async {
         guard self.shared != nil, self.workers[name] != nil else { return }
         guard self.shared?.reading[name] == nil else {
             self.shared?.reading[name] = true
@@ -90,7 +90,7 @@ extension RelayPipeline {
 
     /// Tells the other instances what a control command asks of them (``ControlNotice``);
     /// a failure is logged (the command's own part is done).
-    func announce(_ notice: ControlNotice) async {
+    package func announce(_ notice: ControlNotice) async {
         guard let queue = self.shared?.queue, let instance = self.leases?.instance else { return }
         do {
             try await self.journal.read { _ throws(StateStoreError) in

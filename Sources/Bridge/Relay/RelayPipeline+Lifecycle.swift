@@ -4,7 +4,7 @@ import TransportCore
 
 /// Bounced deliveries and the end of input: the pipeline's rarer paths.
 extension RelayPipeline {
-    func bounced(relayID: String, reason: String, permanent: Bool, from transport: String) {
+    package func bounced(relayID: String, reason: String, permanent: Bool, from transport: String) {
         guard let worker = self.workers[transport], let sequence = self.journal.assignSequences(1)?.lowerBound,
             let outcome = worker.bounced(relayID: relayID, permanent: permanent, reason: reason, sequence: sequence)
         else {
@@ -20,7 +20,7 @@ extension RelayPipeline {
 
     /// After an input finished: stop once every running queue is empty, or after
     /// `drainTimeout`; what is still queued then stays in the journal for the next run.
-    func finishWhenDrained(drainTimeout: Duration = .seconds(30)) async {
+    package func finishWhenDrained(drainTimeout: Duration = .seconds(30)) async {
         let workers = Array(self.workers.values)
         let clock = self.clock
         let drained = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

@@ -6,7 +6,7 @@ import TransportCore
 /// read on the journal's thread, never on the control server's event loop.
 extension RelayPipeline {
     /// Queued deliveries (from memory) and dead letters (from the database), by sequence.
-    func queueEntries(transport: String?) async throws(StateStoreError) -> [QueueItemSummary] {
+    package func queueEntries(transport: String?) async throws(StateStoreError) -> [QueueItemSummary] {
         var entries: [QueueItemSummary] = []
         for (name, worker) in self.workers where transport == nil || transport == name {
             entries += worker.snapshot().pending.map {
@@ -28,7 +28,7 @@ extension RelayPipeline {
 
     /// Dead letters queued anew (fresh sequences, attempts reset) and queued deliveries
     /// made eligible now; nil `sequences` retries every dead letter. Returns how many.
-    func retry(_ sequences: [Int64]?) async throws -> Int {
+    package func retry(_ sequences: [Int64]?) async throws -> Int {
         let count = sequences.map(self.retryQueued) ?? 0
         if let sequences, self.shared != nil { await self.announce(.retry(sequences: sequences)) }
         let wanted = sequences.map(Set.init)
@@ -53,7 +53,7 @@ extension RelayPipeline {
     }
 
     /// Queued deliveries and dead letters forgotten; nil `sequences` drops every dead letter.
-    func drop(_ sequences: [Int64]?) async throws -> Int {
+    package func drop(_ sequences: [Int64]?) async throws -> Int {
         let (count, remaining) = self.dropQueued(sequences ?? [])
         if sequences != nil, self.shared != nil, !remaining.isEmpty { await self.announce(.drop(sequences: remaining.sorted())) }
         let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { sequences == nil || remaining.contains($0.sequence) }
@@ -66,16 +66,16 @@ extension RelayPipeline {
     }
 
     /// How many rows `queue list` shows from the shared queue at most.
-    static var listedLimit: Int { 10_000 }
+    package static var listedLimit: Int { 10_000 }
 
     /// Queued deliveries this instance's workers hold, made eligible now; how many.
-    func retryQueued(_ sequences: [Int64]) -> Int {
+    package func retryQueued(_ sequences: [Int64]) -> Int {
         sequences.filter { sequence in self.workers.values.contains { $0.retryNow(sequence) } }.count
     }
 
     /// Queued deliveries this instance's workers hold, forgotten; how many, and the
     /// sequences they did not hold.
-    func dropQueued(_ sequences: [Int64]) -> (count: Int, remaining: Set<Int64>) {
+    package func dropQueued(_ sequences: [Int64]) -> (count: Int, remaining: Set<Int64>) {
         var remaining = Set(sequences)
         for sequence in sequences where self.workers.values.contains(where: { $0.drop(sequence) }) { remaining.remove(sequence) }
         return (sequences.count - remaining.count, remaining)

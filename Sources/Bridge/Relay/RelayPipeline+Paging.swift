@@ -9,7 +9,7 @@ import TransportCore
 extension RelayPipeline {
     /// Reads pages, accepted notifications and postponed deliveries of the last days back,
     /// and connects the service: once, at start.
-    func loadPaging(
+    package func loadPaging(
         policies: [String: PagingPolicy], silences: (any SilenceRequesting)?, service: PagingService<C>?, now: @escaping @Sendable () -> Date = { Date() }
     ) throws(StateStoreError) {
         self.paging.silences = silences
@@ -28,13 +28,13 @@ extension RelayPipeline {
     }
 
     /// Applies reloaded channel settings.
-    func updatePaging(policies: [String: PagingPolicy]) {
+    package func updatePaging(policies: [String: PagingPolicy]) {
         self.paging.machine.update(policies: policies)
         self.paging.wake?.wake()
     }
 
     /// The page of message `id` from `source`, for `GET /messages/{id}`.
-    func page(source: String, id: String) -> Page? {
+    package func page(source: String, id: String) -> Page? {
         self.paging.machine.page(source: source, id: id)
     }
 
@@ -42,7 +42,7 @@ extension RelayPipeline {
 
     /// For a monitoring notification: whether the same one was accepted lately, and if it
     /// is new, its key, remembered as pending until the message's commit.
-    func acceptance(of message: InboundMessage) -> (lookup: NotificationDedupe.Lookup, key: String?) {
+    package func acceptance(of message: InboundMessage) -> (lookup: NotificationDedupe.Lookup, key: String?) {
         guard let notification = message.notification, let channel = message.channel else { return (.new, nil) }
         let window = self.paging.machine.policies[channel]?.dedupeWindow ?? PagingPolicy().dedupeWindow
         let key = NotificationDedupe.key(channel: channel, notification)
@@ -54,13 +54,13 @@ extension RelayPipeline {
     }
 
     /// The journal entry that stores an accepted notification with its message.
-    func acceptedEntry(_ key: String, id: String) -> JournalEntry {
+    package func acceptedEntry(_ key: String, id: String) -> JournalEntry {
         .notificationAccepted(key: key, id: id, at: self.paging.now())
     }
 
     /// Reads a contact's message as an ack or command for a page it got; true when it was
     /// one (it is not routed then).
-    func readForPaging(_ message: InboundMessage) -> Bool {
+    package func readForPaging(_ message: InboundMessage) -> Bool {
         guard message.source.address != nil else { return false }
         let from = Router.normalized(message.source)
         // Most messages come from someone no alert went to: nothing more to look up.
@@ -76,7 +76,7 @@ extension RelayPipeline {
 
     /// A RESOLVED notification goes as a reply to the copy of its FIRING message each
     /// recipient got (XEP-0461), and ends that alert's escalation (once committed).
-    func proposeResolution(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
+    package func proposeResolution(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
         guard let notification = message.notification, notification.isResolved, let channel = message.channel,
             let (page, replies) = self.paging.machine.resolution(of: notification.threadKey, channel: channel)
         else { return }
@@ -90,7 +90,7 @@ extension RelayPipeline {
     /// The page for an alert a local input sent into a paging channel: `routed` are its
     /// deliveries before splitting (the whole text), `deliveries` after (every part's
     /// relay id is a copy a reply may name).
-    func proposePage(for message: InboundMessage, routed: [Delivery], deliveries: [Delivery], into proposal: inout PagingProposal) {
+    package func proposePage(for message: InboundMessage, routed: [Delivery], deliveries: [Delivery], into proposal: inout PagingProposal) {
         guard message.source.address == nil, message.notification?.isResolved != true,
             deliveries.contains(where: { self.paging.machine.policy($0.channel) != nil })
                 || proposal.postponements.contains(where: { self.paging.machine.policy($0.delivery.channel) != nil })
@@ -109,7 +109,7 @@ extension RelayPipeline {
     }
 
     /// Takes a committed proposal into memory and wakes the timer.
-    func takeIn(_ proposal: PagingProposal) {
+    package func takeIn(_ proposal: PagingProposal) {
         for page in proposal.pages { self.paging.machine.restore(page) }
         for postponement in proposal.postponements { self.paging.postponed.add(postponement) }
         if let key = proposal.notificationKey { self.paging.accepted.committed(key) }
@@ -117,7 +117,7 @@ extension RelayPipeline {
     }
 
     /// A displayed marker: an ack where the channel counts it.
-    func displayedForPaging(relayID: String, from: Endpoint) {
+    package func displayedForPaging(relayID: String, from: Endpoint) {
         self.runPaging(self.paging.machine.displayed(relayID: relayID, from: Router.normalized(from), at: self.paging.now(), makeID: { self.ids.next() }))
     }
 
@@ -125,7 +125,7 @@ extension RelayPipeline {
 
     /// Carries out the machine's actions: pages stored and notices queued in one group
     /// commit, local subscribers told, Alertmanager asked (by the service, off the actor).
-    func runPaging(_ actions: [PagingStateMachine.Action]) {
+    package func runPaging(_ actions: [PagingStateMachine.Action]) {
         var entries: [JournalEntry] = []
         var notices: [PagingStateMachine.Notice] = []
         for action in actions {
@@ -160,7 +160,7 @@ extension RelayPipeline {
     }
 
     /// Queues bridge-made notices (with `extra` entries in the same commit).
-    func queue(_ notices: [PagingStateMachine.Notice], with extra: [JournalEntry]) {
+    package func queue(_ notices: [PagingStateMachine.Notice], with extra: [JournalEntry]) {
         guard !notices.isEmpty || !extra.isEmpty else { return }
         let deliveries = notices.map { notice in
             Delivery(
@@ -204,16 +204,16 @@ extension RelayPipeline {
     /// When something is next due (a repeat, an escalation, a release, the hourly prune) on the
     /// timer's clock; nil when nothing is. Rounded up to the millisecond, so the timer
     /// never wakes early.
-    func pagingDeadline() -> C.Instant? {
+    package func pagingDeadline() -> C.Instant? {
         guard let due = [self.paging.machine.nextDue, self.paging.postponed.nextRelease, self.paging.nextPrune].compactMap({ $0 }).min() else { return nil }
         return self.clock.now.advanced(by: .milliseconds(Int64((max(0, due.timeIntervalSince(self.paging.now())) * 1000).rounded(.up))))
     }
 
     /// How often pages and accepted notifications past their time are forgotten.
-    static var pruneInterval: TimeInterval { 3600 }
+    package static var pruneInterval: TimeInterval { 3600 }
 
     /// Sends what is due, releases what may go, forgets pages past their time (hourly).
-    func pagingTick() {
+    package func pagingTick() {
         let now = self.paging.now()
         self.releasePostponed(at: now)
         let actions = self.paging.machine.due(at: now, makeID: { self.ids.next() })

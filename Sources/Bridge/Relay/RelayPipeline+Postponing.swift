@@ -9,7 +9,7 @@ extension RelayPipeline {
     /// Moves the deliveries of `message` that wait out of `deliveries` into `proposal`.
     /// The flood gate counts a message once per target, whatever parts it was split into:
     /// all its parts go, or all wait.
-    func proposePostponements(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
+    package func proposePostponements(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
         let policies = self.paging.machine.policies
         guard deliveries.contains(where: { policies[$0.channel].map { $0.maxPerMinute != nil || !$0.quiet.isEmpty } ?? false }) else { return }
         let now = self.paging.now()
@@ -47,7 +47,7 @@ extension RelayPipeline {
     /// Releases what is due: quiet-hour deliveries queued as they are, each target's
     /// flood as one digest (its full text uploaded as a file, by the service, where the
     /// target can).
-    func releasePostponed(at now: Date) {
+    package func releasePostponed(at now: Date) {
         let (released, floods) = self.paging.postponed.due(at: now)
         if !released.isEmpty, let entries = self.sequenced(released, at: Date()) {
             self.logger.info("quiet hours over; postponed deliveries go", metadata: ["count": "\(released.count)"])

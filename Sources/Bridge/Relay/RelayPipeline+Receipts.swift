@@ -7,7 +7,7 @@ import TransportCore
 extension RelayPipeline {
     /// Which of `relayIDs` are still queued (in memory: ahead of the journal's commits),
     /// including those of a worker being removed, until they are parked.
-    func queued(among relayIDs: Set<String>) -> Set<String> {
+    package func queued(among relayIDs: Set<String>) -> Set<String> {
         guard !relayIDs.isEmpty else { return [] }
         var found: Set<String> = []
         for worker in Array(self.workers.values) + Array(self.draining.values) {
@@ -23,7 +23,7 @@ extension RelayPipeline {
     /// told to local subscribers of its channel with the id the source knows. Receipts for
     /// copies sent into a room are ignored: any occupant could send one from the room's
     /// JID (a private message), so they prove nothing.
-    func receipt(_ receipt: DeliveryReceipt, now: Date) async {
+    package func receipt(_ receipt: DeliveryReceipt, now: Date) async {
         self.metrics.receipt(displayed: receipt.displayed)
         let record: RelayRecord?
         let id = receipt.relayID

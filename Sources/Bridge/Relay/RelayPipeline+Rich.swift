@@ -15,7 +15,7 @@ extension RelayPipeline {
     /// Only a sending member's references are looked up (a stranger costs no database
     /// read). A correction or retraction applies only to the sender's own message; in a
     /// room, one with the same nick.
-    func references(for message: InboundMessage) async -> ReferenceMap {
+    package func references(for message: InboundMessage) async -> ReferenceMap {
         let source = Router.normalized(message.source)
         guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty || self.router.relaysThroughGateway(source) else {
             return ReferenceMap()
@@ -33,7 +33,7 @@ extension RelayPipeline {
 
     /// Tells the sender of an encrypted message, once per conversation per day, that it was
     /// not relayed; strangers are not answered.
-    func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
+    package func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
         guard var notice = self.router.encryptionNotice(for: message, relayID: self.ids.next()) else { return }
         // Its own source id: a later reference to the sender's message must not find the notice.
         notice.sourceID = "notice:\(message.id)"
@@ -51,7 +51,7 @@ extension RelayPipeline {
     /// Each (kind, message) goes back once, though its copies (caption and file, split parts)
     /// and the recipient's devices may each send one; and only to a sender who is still a
     /// receiving member of the channel.
-    func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
+    package func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
         guard record.sourceAddress != nil else { return }
         let source = Router.normalized(record.source)
         if self.router.isGatewayChannel(record.channel) {
@@ -77,7 +77,7 @@ extension RelayPipeline {
 
     /// Queues deliveries the bridge makes itself (notices, receipts passed back): committed
     /// in the next group, then handed to their workers, like any relayed message.
-    func enqueueGenerated(_ generated: [Delivery]) {
+    package func enqueueGenerated(_ generated: [Delivery]) {
         let now = Date()
         guard let entries = self.sequenced(generated, at: now) else { return }
         self.appendUncommitted(entries, with: self.archiveEntries(bridgeMade: generated, at: now))

@@ -4,7 +4,7 @@ import XMPP
 ///
 /// The caller turns it into a roster set with `Roster.setItem(_:)` or
 /// `Roster.removeItem(_:)`.
-enum RosterMirrorChange: Hashable, Sendable {
+package enum RosterMirrorChange: Hashable, Sendable {
     /// Add or update the target's item: its `jid`, `name` and `groups` (subscription and
     /// `ask` belong to the server and are left out of the set).
     case set(RosterItem)
@@ -12,7 +12,7 @@ enum RosterMirrorChange: Hashable, Sendable {
     case remove(JID)
 
     /// The contact the change is about.
-    var jid: JID {
+    package var jid: JID {
         switch self {
         case .set(let item): item.jid
         case .remove(let jid): jid

@@ -10,7 +10,7 @@ import XMPP
 /// Two-way mirrors run both directions, each excluding what the other owns (no ping-pong).
 /// A refused change is retried on one ``RosterMirrorRetrySchedule`` (backoff, cap, one
 /// timer on the injected clock), never by a task per failure.
-actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
+package actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var mirrors: [RosterMirrorConfiguration]
     private let store: any StateStore
     private let capabilities: @Sendable (String) async -> TransportCapabilities
@@ -22,9 +22,9 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     private var retries: RosterMirrorRetrySchedule<C.Instant>
     private var timer: Task<Void, Never>?
     /// Roster sets and removals issued so far (reported by `status`; tests count them).
-    private(set) var changesApplied = 0
+    package private(set) var changesApplied = 0
 
-    init(
+    package init(
         mirrors: [RosterMirrorConfiguration], store: any StateStore, capabilities: @escaping @Sendable (String) async -> TransportCapabilities,
         clock: C, retry: RosterMirrorRetrySchedule<C.Instant>.Configuration = .init(), logger: Logger
     ) {
@@ -37,7 +37,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     }
 
     /// A reload: pending retries are dropped (every mirror is reconciled now anyway).
-    func update(mirrors: [RosterMirrorConfiguration]) async {
+    package func update(mirrors: [RosterMirrorConfiguration]) async {
         self.mirrors = mirrors
         self.retries.reset()
         self.armTimer()
@@ -45,12 +45,12 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     }
 
     /// Mirrors waiting for a retry (tests, `status`).
-    var pendingRetries: Int { self.retries.pendingCount }
+    package var pendingRetries: Int { self.retries.pendingCount }
 
     /// Reconciliations under way (their failure, and so their next retry, not yet recorded).
-    var reconciling: Int { self.running.count }
+    package var reconciling: Int { self.running.count }
 
-    nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
+    package nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
         await self.process(event, from: transport)
         return .accepted
     }
@@ -173,7 +173,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     }
 
     /// What `roster` looks like once `changes` are applied (pushes may not have arrived yet).
-    static func applying(_ changes: [RosterMirrorChange], to roster: [RosterItem]) -> [RosterItem] {
+    package static func applying(_ changes: [RosterMirrorChange], to roster: [RosterItem]) -> [RosterItem] {
         var items = Dictionary(roster.map { ($0.jid, $0) }, uniquingKeysWith: { first, _ in first })
         for change in changes {
             switch change {
@@ -190,7 +190,7 @@ actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration 
     }
 
     /// Whether the mirror named `id` created `contact` on its target (for `roster`).
-    func owns(_ contact: String, account: String) -> Bool {
+    package func owns(_ contact: String, account: String) -> Bool {
         for mirror in self.mirrors {
             for (id, target) in [(mirror.id, mirror.to), ("\(mirror.to)->\(mirror.from)", mirror.from)] where target == account {
                 if (try? self.store.rosterMirrorSnapshot(id: id).ownedJIDs.contains(contact.lowercased())) == true { return true }

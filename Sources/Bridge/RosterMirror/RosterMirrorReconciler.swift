@@ -40,7 +40,7 @@ import XMPP
 /// other on the updated roster: one round converges and the next yields no changes in
 /// either direction. An edit of a mirrored copy (on the side the mirror wrote to) stays
 /// on that side.
-struct RosterMirrorReconciler {
+package struct RosterMirrorReconciler {
     /// The changes to apply to the target, in bare JID order, and the snapshot to store
     /// once they are applied.
     ///
@@ -53,7 +53,7 @@ struct RosterMirrorReconciler {
     ///   - excluding: canonical bare JIDs this direction must neither mirror nor change
     ///     (the opposite direction's owned contacts); their snapshot entries, if any, are
     ///     kept as they are.
-    static func reconcile(
+    package static func reconcile(
         source: [RosterItem],
         target: [RosterItem],
         snapshot: RosterMirrorSnapshot,
@@ -132,7 +132,7 @@ struct RosterMirrorReconciler {
 
     /// Whether `item` is in the groups filter: any item when there is none, else an item
     /// in at least one of the groups.
-    static func passes(_ item: RosterItem, groups: Set<String>?) -> Bool {
+    package static func passes(_ item: RosterItem, groups: Set<String>?) -> Bool {
         guard let groups else { return true }
         return !groups.isDisjoint(with: item.groups)
     }

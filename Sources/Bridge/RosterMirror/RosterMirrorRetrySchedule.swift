@@ -6,10 +6,15 @@
 /// that retry as it is; a success forgets the mirror; a reload (``reset()``) forgets
 /// everything. The owner arms one timer
 /// for ``nextDeadline`` and calls ``due(now:)`` when it fires. No I/O, time passed in.
-struct RosterMirrorRetrySchedule<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
-    struct Configuration: Sendable, Equatable {
-        var initialDelay: Duration = .seconds(30)
-        var maximumDelay: Duration = .seconds(1_800)
+package struct RosterMirrorRetrySchedule<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
+    package struct Configuration: Sendable, Equatable {
+        package var initialDelay: Duration = .seconds(30)
+        package var maximumDelay: Duration = .seconds(1_800)
+
+        package init(initialDelay: Duration = .seconds(30), maximumDelay: Duration = .seconds(1_800)) {
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+        }
     }
 
     private struct Entry: Sendable {
@@ -18,16 +23,16 @@ struct RosterMirrorRetrySchedule<Instant: InstantProtocol & Sendable>: Sendable 
         var deadline: Instant?
     }
 
-    let configuration: Configuration
+    package let configuration: Configuration
     private var entries: [String: Entry] = [:]
 
-    init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Mirror `id` failed at `now`; returns when it will be retried.
     @discardableResult
-    mutating func failed(_ id: String, now: Instant) -> Instant {
+    package mutating func failed(_ id: String, now: Instant) -> Instant {
         if let pending = self.entries[id]?.deadline, pending > now { return pending }
         let failures = (self.entries[id]?.failures ?? 0) + 1
         var delay = self.configuration.initialDelay
@@ -42,26 +47,26 @@ struct RosterMirrorRetrySchedule<Instant: InstantProtocol & Sendable>: Sendable 
     }
 
     /// Mirror `id` went through: no retry pending, the backoff starts over next time.
-    mutating func succeeded(_ id: String) {
+    package mutating func succeeded(_ id: String) {
         self.entries.removeValue(forKey: id)
     }
 
     /// The mirrors whose retry is due at `now`, sorted; they stay counted until they
     /// succeed or fail again.
-    mutating func due(now: Instant) -> [String] {
+    package mutating func due(now: Instant) -> [String] {
         let ids = self.entries.filter { $0.value.deadline.map { $0 <= now } ?? false }.map(\.key).sorted()
         for id in ids { self.entries[id]?.deadline = nil }
         return ids
     }
 
     /// The earliest pending retry, for the one timer.
-    var nextDeadline: Instant? { self.entries.values.compactMap(\.deadline).min() }
+    package var nextDeadline: Instant? { self.entries.values.compactMap(\.deadline).min() }
 
     /// How many mirrors wait for a retry.
-    var pendingCount: Int { self.entries.count }
+    package var pendingCount: Int { self.entries.count }
 
     /// Forgets every pending retry (a reload reconciles everything anyway).
-    mutating func reset() {
+    package mutating func reset() {
         self.entries.removeAll()
     }
 }

@@ -2,7 +2,7 @@
 /// pipeline's own (a repeat, an echo, the state database). Logged at debug, never an
 /// error: strangers, chat states and echoes of our own relays are expected traffic. Its
 /// ``label`` counts it; its ``description`` is what a local source is told.
-enum DropReason: Hashable, Sendable, CustomStringConvertible {
+package enum DropReason: Hashable, Sendable, CustomStringConvertible {
     /// No body, or only whitespace: chat states (XEP-0085) and receipts (XEP-0184) are not
     /// relayed as empty text.
     case noBody
@@ -40,7 +40,7 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case notificationPending
 
     /// A fixed label for metrics (no channel or bridge names).
-    var label: String {
+    package var label: String {
         switch self {
         case .noBody: "no_body"
         case .alreadyRelayed: "already_relayed"
@@ -59,7 +59,7 @@ enum DropReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    var description: String {
+    package var description: String {
         switch self {
         case .noBody:
             "no body (chat state or receipt)"

@@ -4,9 +4,9 @@
 /// Known placeholders are `{account}`, `{channel}`, `{nick}`, `{sender}` and `{body}`;
 /// anything else in braces stays as written. Substitution is single-pass: a value that
 /// itself contains `{nick}` is copied verbatim, never expanded again.
-struct RelayFormat: Hashable, Sendable {
+package struct RelayFormat: Hashable, Sendable {
     /// A value the template can name.
-    enum Placeholder: String, Hashable, Sendable, CaseIterable {
+    package enum Placeholder: String, Hashable, Sendable, CaseIterable {
         /// The source transport's name (account or local transport).
         case account
         case channel
@@ -18,24 +18,24 @@ struct RelayFormat: Hashable, Sendable {
         case body
     }
 
-    enum Segment: Hashable, Sendable {
+    package enum Segment: Hashable, Sendable {
         case literal(String)
         case placeholder(Placeholder)
     }
 
-    let template: String
-    let segments: [Segment]
+    package let template: String
+    package let segments: [Segment]
 
-    init(_ template: String) {
+    package init(_ template: String) {
         self.template = template
         self.segments = Self.parse(template)
     }
 
     /// The template with every placeholder replaced by `value(placeholder)`.
     /// The template is `{body}` alone: it adds nothing to what the sender wrote.
-    var isBodyOnly: Bool { self.segments == [.placeholder(.body)] }
+    package var isBodyOnly: Bool { self.segments == [.placeholder(.body)] }
 
-    func render(_ value: (Placeholder) -> String) -> String {
+    package func render(_ value: (Placeholder) -> String) -> String {
         var result = ""
         for segment in self.segments {
             switch segment {
@@ -50,7 +50,7 @@ struct RelayFormat: Hashable, Sendable {
 
     /// Splits a template at its known placeholders; an unknown or unclosed `{…` is literal
     /// text, and scanning resumes right after its `{` (so `{{nick}` is `{` + nick).
-    static func parse(_ template: String) -> [Segment] {
+    package static func parse(_ template: String) -> [Segment] {
         var segments: [Segment] = []
         var literal = ""
         var rest = template[...]

@@ -21,20 +21,20 @@ import XMPP
 ///
 /// Local targets get one line per message: the text (or a short description) and the
 /// fields, with the ids they were given.
-struct RichRelay {
+package struct RichRelay {
     /// One delivery's content.
-    struct Piece: Hashable, Sendable {
-        var body: String
-        var originalBody: String
-        var content = MessageContent()
+    package struct Piece: Hashable, Sendable {
+        package var body: String
+        package var originalBody: String
+        package var content = MessageContent()
         /// The message's subject goes with this piece.
-        var carriesSubject = false
+        package var carriesSubject = false
     }
 
     /// The message's text (nil when it has none), its extras, and the referenced message's ids.
-    let text: String?
-    let content: MessageContent
-    let references: ReferenceMap
+    package let text: String?
+    package let content: MessageContent
+    package let references: ReferenceMap
 
     /// The pieces for `target`, in order; none when it gets nothing.
     /// - Parameters:
@@ -42,7 +42,7 @@ struct RichRelay {
     ///   - plainFormat: the format is `{body}` alone (adds no attribution).
     ///   - room: the target is a room (references use the room's stanza-ids).
     ///   - reuploadMaxBytes: the channel re-uploads files for XMPP targets, up to this size.
-    func pieces(for target: Endpoint, room: Bool = false, render: (String) -> String, plainFormat: Bool, reuploadMaxBytes: Int? = nil) -> [Piece] {
+    package func pieces(for target: Endpoint, room: Bool = false, render: (String) -> String, plainFormat: Bool, reuploadMaxBytes: Int? = nil) -> [Piece] {
         let local = target.address == nil
         let mapped = self.references.id(for: target, room: room, correction: self.content.replaceID != nil)
         if let encryption = self.content.encryption {
@@ -116,5 +116,11 @@ struct RichRelay {
         }
         pieces.append(Piece(body: url, originalBody: url, content: file))
         return pieces
+    }
+
+    package init(text: String? = nil, content: MessageContent, references: ReferenceMap) {
+        self.text = text
+        self.content = content
+        self.references = references
     }
 }

@@ -5,7 +5,7 @@ import TransportCore
 /// contact (not from a room) goes to the account's users, from the contact's puppet. The
 /// text goes as written: the puppet itself says who wrote it.
 extension Router {
-    func routeFromGatewayUser(_ message: InboundMessage, link: GatewayLink, relay: RichRelay, makeID: () -> String) -> RoutingDecision {
+    package func routeFromGatewayUser(_ message: InboundMessage, link: GatewayLink, relay: RichRelay, makeID: () -> String) -> RoutingDecision {
         guard let contact = message.addressee?.lowercased() else { return .drop(reason: .noAddressee) }
         guard !self.ownJIDs.contains(contact) else { return .drop(reason: .noReceivers) }
         let target = Endpoint(transport: link.account, address: contact)
@@ -19,7 +19,7 @@ extension Router {
 
     /// Deliveries to the users of every gateway linked to the message's account; none for
     /// rooms, the bridge's own accounts and accounts no gateway links.
-    func routeToGatewayUsers(_ message: InboundMessage, relay: RichRelay, makeID: () -> String) -> [Delivery] {
+    package func routeToGatewayUsers(_ message: InboundMessage, relay: RichRelay, makeID: () -> String) -> [Delivery] {
         let source = Self.normalized(message.source)
         guard let links = self.gatewayAccounts[source.transport], let address = source.address, !self.ownJIDs.contains(address), !self.isRoom(source) else {
             return []
@@ -40,20 +40,20 @@ extension Router {
 
     /// Whether `endpoint` (normalized) sends through a gateway link: a gateway user, or a
     /// contact of a linked account.
-    func relaysThroughGateway(_ endpoint: Endpoint) -> Bool {
+    package func relaysThroughGateway(_ endpoint: Endpoint) -> Bool {
         if self.gatewayUsers[endpoint] != nil { return true }
         guard self.gatewayAccounts[endpoint.transport] != nil, let address = endpoint.address else { return false }
         return !self.ownJIDs.contains(address) && !self.isRoom(endpoint)
     }
 
     /// Whether `channel` is the name gateway deliveries go under.
-    func isGatewayChannel(_ channel: String) -> Bool {
+    package func isGatewayChannel(_ channel: String) -> Bool {
         self.gatewayChannels.contains(channel)
     }
 
     /// The gateway notice for an encrypted message from a gateway user or a linked
     /// account's contact: back to the sender, from the puppet when the sender is a user.
-    func gatewayEncryptionNotice(for message: InboundMessage, text: String, relayID: String) -> Delivery? {
+    package func gatewayEncryptionNotice(for message: InboundMessage, text: String, relayID: String) -> Delivery? {
         let source = Self.normalized(message.source)
         if let link = self.gatewayUsers[source], let contact = message.addressee?.lowercased() {
             return Delivery(

@@ -21,35 +21,40 @@ import TransportCore
 ///    through another account must not get its own message back).
 ///
 /// Addresses compare lower-cased, as bare JIDs do.
-struct Router: Sendable {
+package struct Router: Sendable {
     /// One place an endpoint appears in the routing table.
-    struct Membership: Hashable, Sendable {
+    package struct Membership: Hashable, Sendable {
         /// Index into `channels`.
-        var channel: Int
-        var direction: ChannelMember.Direction
+        package var channel: Int
+        package var direction: ChannelMember.Direction
+
+        package init(channel: Int, direction: ChannelMember.Direction) {
+            self.channel = channel
+            self.direction = direction
+        }
     }
 
     /// The channels in configuration order, member addresses lower-cased.
-    let channels: [RelayChannel]
+    package let channels: [RelayChannel]
     /// Each channel's parsed `format`, by the same index.
-    let formats: [RelayFormat]
+    package let formats: [RelayFormat]
     /// Lower-cased bare JIDs of this bridge's own XMPP accounts.
-    let ownJIDs: Set<String>
+    package let ownJIDs: Set<String>
     /// (transport, lower-cased address) → every membership of that endpoint, in channel order.
-    let memberships: [Endpoint: [Membership]]
+    package let memberships: [Endpoint: [Membership]]
     /// Gateway users and their linked accounts (issue 23), by the user's endpoint and by account.
-    let gatewayUsers: [Endpoint: GatewayLink]
-    let gatewayAccounts: [String: [GatewayLink]]
+    package let gatewayUsers: [Endpoint: GatewayLink]
+    package let gatewayAccounts: [String: [GatewayLink]]
     /// The names gateway deliveries go under (``GatewayLink/channel``).
-    let gatewayChannels: Set<String>
+    package let gatewayChannels: Set<String>
     /// Channels' filters (issue 25), by channel name.
-    let filters: [String: ChannelFilter]
+    package let filters: [String: ChannelFilter]
     /// The channels that keep an archive (`archive`, on by default; issue 25).
-    let archivedChannels: Set<String>
+    package let archivedChannels: Set<String>
     /// Every room (XEP-0045) some channel has as a member, normalized.
-    let rooms: Set<Endpoint>
+    package let rooms: Set<Endpoint>
 
-    init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = [], filters: [String: ChannelFilter] = [:]) {
+    package init(channels: [RelayChannel], ownJIDs: Set<String>, gatewayLinks: [GatewayLink] = [], filters: [String: ChannelFilter] = [:]) {
         self.filters = filters
         self.archivedChannels = Set(channels.filter(\.archives).map(\.name))
         let channels = channels.map { channel in
@@ -74,14 +79,14 @@ struct Router: Sendable {
     }
 
     /// `text` without NUL characters (a byte scan; copied only when it holds one).
-    static func withoutNUL(_ text: String) -> String {
+    package static func withoutNUL(_ text: String) -> String {
         text.utf8.contains(0) ? text.replacingOccurrences(of: "\u{0}", with: "") : text
     }
 
     /// Decides where `message` goes; `makeID` supplies one relay stanza id per delivery.
     /// - Parameter references: the ids each target knows the message referred to by (a
     ///   correction, reply, reaction or retraction; issue 12), from the id map.
-    func route(_ message: InboundMessage, references: ReferenceMap = ReferenceMap(), makeID: () -> String) -> RoutingDecision {
+    package func route(_ message: InboundMessage, references: ReferenceMap = ReferenceMap(), makeID: () -> String) -> RoutingDecision {
         // A message with no text but a subject is a subject change (a room's, XEP-0045 §8.1):
         // relayed as text, only into channels that ask for it (`subject = true`).
         let content = message.content
@@ -186,7 +191,7 @@ struct Router: Sendable {
     /// The notice telling the sender of an encrypted message (issue 12) that the bridge cannot
     /// relay it, as a delivery back to the conversation it came from; nil when the sender is
     /// no sending member (strangers get no answer) or the source is local.
-    func encryptionNotice(for message: InboundMessage, relayID: String) -> Delivery? {
+    package func encryptionNotice(for message: InboundMessage, relayID: String) -> Delivery? {
         // A room's sender has no address of its own here: a notice would go to every occupant.
         let source = Self.normalized(message.source)
         guard let encryption = message.content.encryption, source.address != nil, !self.isRoom(source) else { return nil }
@@ -200,12 +205,12 @@ struct Router: Sendable {
     }
 
     /// Whether `endpoint` (normalized) is a room (XEP-0045) in some channel.
-    func isRoom(_ endpoint: Endpoint) -> Bool {
+    package func isRoom(_ endpoint: Endpoint) -> Bool {
         self.rooms.contains(endpoint)
     }
 
     /// Indices of the channels `source` may send into, ascending, each once.
-    func sendingChannels(of source: Endpoint) -> [Int] {
+    package func sendingChannels(of source: Endpoint) -> [Int] {
         var indices: [Int] = []
         for membership in self.memberships[source, default: []] where membership.direction.sends {
             if indices.last != membership.channel {
@@ -216,7 +221,7 @@ struct Router: Sendable {
     }
 
     /// The endpoint as the routing table keys it: the address lower-cased.
-    static func normalized(_ endpoint: Endpoint) -> Endpoint {
+    package static func normalized(_ endpoint: Endpoint) -> Endpoint {
         endpoint.normalized
     }
 }

@@ -6,9 +6,13 @@ import Glibc
 
 /// The datagram socket to systemd's `$NOTIFY_SOCKET` (sd_notify(3)): owns its file
 /// descriptor and closes it. A path starting with `@` is in the abstract namespace.
-final class NotifySocket: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+package final class NotifySocket: @unchecked Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     private let descriptor: Int32
@@ -16,7 +20,7 @@ final class NotifySocket: @unchecked Sendable {
     private let length: socklen_t
     private let lock = NSLock()
 
-    init(path: String) throws(Failure) {
+    package init(path: String) throws(Failure) {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
@@ -40,7 +44,7 @@ final class NotifySocket: @unchecked Sendable {
     }
 
     /// Sends one notification (`READY=1`, `WATCHDOG=1`, …).
-    func send(_ message: String) throws(Failure) {
+    package func send(_ message: String) throws(Failure) {
         let bytes = Array(message.utf8)
         let sent = self.lock.withLock {
             withUnsafePointer(to: &self.address) { pointer in

@@ -6,16 +6,16 @@ import ServiceLifecycle
 /// the services run, `WATCHDOG=1` every half `WATCHDOG_USEC` while the relay answers
 /// (`WatchdogSec=`), `STOPPING=1` when shutdown begins. Without `$NOTIFY_SOCKET` (not
 /// started by systemd) it does nothing.
-struct SystemdNotifier<C: Clock>: Service where C.Duration == Duration {
+package struct SystemdNotifier<C: Clock>: Service where C.Duration == Duration {
     /// What the environment asks for.
-    struct Settings: Equatable {
-        var socketPath: String
+    package struct Settings: Equatable {
+        package var socketPath: String
         /// Nil: no watchdog.
-        var watchdogInterval: Duration?
+        package var watchdogInterval: Duration?
 
         /// From `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` (which, when set, must
         /// be this process: the watchdog is not ours otherwise).
-        init?(environment: [String: String], pid: Int32) {
+        package init?(environment: [String: String], pid: Int32) {
             guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty else { return nil }
             self.socketPath = path
             self.watchdogInterval = nil
@@ -28,13 +28,13 @@ struct SystemdNotifier<C: Clock>: Service where C.Duration == Duration {
         }
     }
 
-    let settings: Settings
-    let clock: C
+    package let settings: Settings
+    package let clock: C
     /// Returns when the relay is responsive (an actor hop through the pipeline).
-    let alive: @Sendable () async -> Void
-    let logger: Logger
+    package let alive: @Sendable () async -> Void
+    package let logger: Logger
 
-    func run() async throws {
+    package func run() async throws {
         let socket: NotifySocket
         do {
             socket = try NotifySocket(path: self.settings.socketPath)
@@ -63,5 +63,12 @@ struct SystemdNotifier<C: Clock>: Service where C.Duration == Duration {
         } onGracefulShutdown: {
             try? socket.send("STOPPING=1\nSTATUS=stopping")
         }
+    }
+
+    package init(settings: Settings, clock: C, alive: @escaping @Sendable () async -> Void, logger: Logger) {
+        self.settings = settings
+        self.clock = clock
+        self.alive = alive
+        self.logger = logger
     }
 }
