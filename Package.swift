@@ -152,11 +152,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Routing (issue 3 and later): the pure Router that maps a source to its channels'
+        // members, rich-content relaying, filters and formats. Above the state (it reads a
+        // relay record), below the relay pipeline.
+        .target(
+            name: "BridgeRouting",
+            dependencies: ["BridgeState", "TransportCore", "XMPP"]
+        ),
         // The bridge below its command line: routing, the relay pipeline, paging, several
         // instances, roster mirrors and presence, the runtime, configuration and control.
         .target(
             name: "Bridge",
             dependencies: [
+                "BridgeRouting",
                 "BridgeState",
                 "XMPP",
                 "AccountTransport",
@@ -256,6 +264,7 @@ let package = Package(
             name: "BridgeTests",
             dependencies: [
                 "Bridge",
+                "BridgeRouting",
                 "BridgeState",
                 "BridgeCommand",
                 "TestSupport",

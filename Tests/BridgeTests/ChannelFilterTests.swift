@@ -2,6 +2,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeCommand
 
 /// Channel filters (issue 25): `ignore`, `replace` and `only_from` through the pure

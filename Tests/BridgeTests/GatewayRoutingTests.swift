@@ -2,6 +2,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRouting
 
 /// Gateway routing (issue 23): a user's message to a puppet goes to the contact it stands
 /// for through the linked account; a linked account's contacts reach the user from their

@@ -5,6 +5,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// A relay pipeline with paging for tests (issue 24): one channel from the local `web` to

@@ -10,6 +10,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// The README's hop list (issue 21): a message from one account to another goes from the

@@ -8,6 +8,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// A transport that records deliveries and answers as told; each batch is announced on

@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// Receipts (XEP-0184) and displayed markers (XEP-0333) through the pipeline: recorded

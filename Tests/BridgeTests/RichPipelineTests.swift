@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// Rich messages through the relay pipeline and the state database (issue 12): a

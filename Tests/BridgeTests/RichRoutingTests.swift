@@ -4,6 +4,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRouting
 @testable import BridgeState
 
 /// Rich messages through the pure router (issue 12): files with captions, operations mapped

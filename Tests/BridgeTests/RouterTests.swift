@@ -2,6 +2,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRouting
 
 /// The pure router of issue 4 ("Routing"): fan-out, directions, no open relay, no empty
 /// bodies, and no loops — between two accounts of one bridge, through other bridges and

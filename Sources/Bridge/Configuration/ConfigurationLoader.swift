@@ -1,3 +1,4 @@
+import BridgeRouting
 import Foundation
 import TOMLKit
 import TransportCore

@@ -1,3 +1,4 @@
+import BridgeRouting
 import BridgeState
 import GatewayComponent
 import HTTPIngress

@@ -1,3 +1,4 @@
+import BridgeRouting
 import AccountTransport
 import GatewayComponent
 import Logging
