@@ -159,12 +159,32 @@ let package = Package(
             name: "BridgeRouting",
             dependencies: ["BridgeState", "TransportCore", "XMPP"]
         ),
-        // The bridge below its command line: routing, the relay pipeline, paging, several
-        // instances, roster mirrors and presence, the runtime, configuration and control.
+        // The relay (issue 4 and later): the journal and intake, the pipeline, delivery
+        // queues and workers, and what the pipeline does itself today (paging, several
+        // instances' leases and hand-overs, the local archive's writer). Above routing.
+        .target(
+            name: "BridgeRelay",
+            dependencies: [
+                "BridgeState",
+                "BridgeRouting",
+                "TransportCore",
+                "XMPP",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The bridge's application below its command line: the runtime, configuration,
+        // control, metrics and health, and the coordinators of presence, roster mirrors and
+        // gateways.
         .target(
             name: "Bridge",
             dependencies: [
                 "BridgeRouting",
+                "BridgeRelay",
                 "BridgeState",
                 "XMPP",
                 "AccountTransport",
@@ -191,6 +211,7 @@ let package = Package(
             name: "BridgeCommand",
             dependencies: [
                 "Bridge",
+                "BridgeRelay",
                 "BridgeState",
                 "XMPP",
                 "TransportCore",
@@ -265,6 +286,7 @@ let package = Package(
             dependencies: [
                 "Bridge",
                 "BridgeRouting",
+                "BridgeRelay",
                 "BridgeState",
                 "BridgeCommand",
                 "TestSupport",
@@ -330,6 +352,7 @@ let package = Package(
             name: "StateIntegrationTests",
             dependencies: [
                 "Bridge",
+                "BridgeRelay",
                 "BridgeState",
                 "XMPP",
                 "TransportCore",

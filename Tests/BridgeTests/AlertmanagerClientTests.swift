@@ -5,6 +5,7 @@ import TestServers
 import Testing
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// The silences client (issue 24): the request body Alertmanager's API v2 takes, and bad
 /// input ending in clear errors before or instead of a request.

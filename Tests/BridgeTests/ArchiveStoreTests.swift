@@ -6,6 +6,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// The local archive in SQLite (issue 25): its columns, history times, the FTS5 index's

@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// Batches in flight (issue 21): a worker writes the next batch while earlier ones wait

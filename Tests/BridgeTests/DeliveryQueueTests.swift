@@ -4,6 +4,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// The in-memory delivery queue as a pure machine (issue 8): per-target order, one batch in
 /// flight, attempts with backoff, dead letters, bounces, capacity — time from a manual clock.

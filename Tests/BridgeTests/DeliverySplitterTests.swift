@@ -2,6 +2,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// Poison messages (issue 8): a delivery whose escaped stanza exceeds the target's limit is
 /// split into parts that each fit, in order, losing nothing.

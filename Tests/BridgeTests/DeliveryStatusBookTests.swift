@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// `GET /messages/{id}` and `?wait=sent` without sockets: the id map in a real (in-memory)

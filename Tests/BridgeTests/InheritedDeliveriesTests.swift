@@ -3,6 +3,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 
 @Suite("What a former owner may have sent")
 struct InheritedDeliveriesTests {

@@ -5,6 +5,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// The intake log's byte form of journal entries (issue 21): every kind reads back as

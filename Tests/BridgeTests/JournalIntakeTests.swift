@@ -6,6 +6,7 @@ import TestSupport
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// The journal over an intake log (issue 21): a commit is durable once copied into the

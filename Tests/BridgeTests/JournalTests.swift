@@ -7,6 +7,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// The journal's lazy entries and reads on its thread (issue 21): completions ride commits

@@ -2,6 +2,7 @@ import Testing
 import TestSupport
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// Leases with self-fencing (issue 26) as a pure machine: when an instance may work on a
 /// resource, when it renews, and that it stops before the database could give the lease to

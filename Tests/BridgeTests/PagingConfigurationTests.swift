@@ -3,6 +3,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// The paging keys of `[channels.NAME]` and the member key `quiet` (issue 24): each read,
 /// each problem reported by its TOML path.

@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// Paging through the relay pipeline (issue 24), with the manual clock: the page is stored
 /// with the alert's commit, its escalation timer survives a restart, an "ack" stops it,

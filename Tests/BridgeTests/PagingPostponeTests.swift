@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 
 /// Floods and quiet hours (issue 24): the pure parts, then through the pipeline with the
 /// manual clock: 500 lines to one phone with `max_per_minute = 20` give 20 messages and one

@@ -3,6 +3,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// The paging machine (issue 24) without I/O: acknowledgements by reply, reaction, marker

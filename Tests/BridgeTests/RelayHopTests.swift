@@ -10,6 +10,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeRouting
 @testable import BridgeState
 

@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeRouting
 @testable import BridgeState
 

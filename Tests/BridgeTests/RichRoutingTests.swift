@@ -4,6 +4,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeRouting
 @testable import BridgeState
 

@@ -4,6 +4,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeRouting
 
 /// Rooms in the routing table and the delivery queue (issue 10): subject changes only where

@@ -5,6 +5,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 /// WAL checkpoints off the commit path (issue 8: a checkpoint inside a commit stalled

@@ -7,6 +7,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeRelay
 @testable import BridgeState
 
 extension StateIntegration {

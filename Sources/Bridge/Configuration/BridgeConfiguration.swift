@@ -1,3 +1,4 @@
+import BridgeRelay
 import BridgeRouting
 import Foundation
 import HTTPIngress

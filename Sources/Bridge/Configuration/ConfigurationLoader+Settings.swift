@@ -1,3 +1,4 @@
+import BridgeRelay
 import Foundation
 import TOMLKit
 

@@ -1,3 +1,4 @@
+import BridgeRelay
 import BridgeState
 import AccountTransport
 import CoreMetrics

@@ -1,3 +1,4 @@
+import BridgeRelay
 import Bridge
 import Logging
 import NIOCore

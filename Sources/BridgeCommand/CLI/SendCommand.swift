@@ -1,3 +1,4 @@
+import BridgeRelay
 import Bridge
 import ArgumentParser
 import Foundation

@@ -29,6 +29,8 @@ package struct PagingPolicy: Hashable, Sendable {
 
     /// Any paging key set: the channel's alerts are tracked, and its recipients' replies,
     /// reactions and words are read as acks and commands, not relayed.
+    package init() {}
+
     package var isPaging = false
     /// Alertmanager's base URL, for `silence` and `unsilence` (API v2).
     package var alertmanagerURL: String?
