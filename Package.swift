@@ -177,14 +177,30 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Features beside the relay, given what they need (TransportCapabilities by
+        // transport name): presence relaying and mirrors, roster mirrors, and the gateways'
+        // coordination of puppets and linked accounts.
+        .target(
+            name: "BridgeFeatures",
+            dependencies: [
+                "BridgeState",
+                "BridgeRouting",
+                "TransportCore",
+                "XMPP",
+                "AccountTransport",
+                "GatewayComponent",
+                "LocalTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The bridge's application below its command line: the runtime, configuration,
-        // control, metrics and health, and the coordinators of presence, roster mirrors and
-        // gateways.
+        // control, metrics and health.
         .target(
             name: "Bridge",
             dependencies: [
                 "BridgeRouting",
                 "BridgeRelay",
+                "BridgeFeatures",
                 "BridgeState",
                 "XMPP",
                 "AccountTransport",
@@ -287,6 +303,7 @@ let package = Package(
                 "Bridge",
                 "BridgeRouting",
                 "BridgeRelay",
+                "BridgeFeatures",
                 "BridgeState",
                 "BridgeCommand",
                 "TestSupport",

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bridge
+@testable import BridgeFeatures
 
 /// Presence and roster-mirror settings in `bridge.toml`.
 @Suite("Configuration: presence and mirrors")

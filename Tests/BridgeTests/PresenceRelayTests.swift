@@ -3,6 +3,7 @@ import Testing
 import TransportCore
 
 @testable import Bridge
+@testable import BridgeFeatures
 
 /// The pure presence relay of issue 5 (deliverables 1 and 2): aggregation order and status
 /// text, which account a contact feeds, coalescing on a manual clock, own-presence mirrors,

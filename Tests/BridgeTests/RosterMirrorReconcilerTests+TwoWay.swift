@@ -6,6 +6,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeFeatures
 @testable import BridgeState
 
 extension RosterMirrorReconcilerTests {

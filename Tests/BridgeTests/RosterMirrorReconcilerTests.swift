@@ -5,6 +5,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeFeatures
 @testable import BridgeState
 
 /// Roster mirroring: the three-way reconciliation of source, target and snapshot (add,

@@ -8,6 +8,7 @@ import TransportCore
 import XMPP
 
 @testable import Bridge
+@testable import BridgeFeatures
 @testable import BridgeState
 
 /// Roster mirror retries (issue 13, defect 3): one schedule with backoff and a cap, one

@@ -1,3 +1,4 @@
+import BridgeFeatures
 import TOMLKit
 
 extension ConfigurationLoader {

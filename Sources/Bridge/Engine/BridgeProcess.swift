@@ -1,3 +1,4 @@
+import BridgeFeatures
 import BridgeRelay
 import BridgeState
 import Foundation
@@ -141,7 +142,7 @@ package struct BridgeProcess {
         statusBook.attach(pages: { source, id in await pipeline.page(source: source, id: id) })
         let lookup: @Sendable (String) async -> TransportCapabilities = { name in await runtime.capabilities(of: name) }
         let presence = PresenceCoordinator(
-            configuration: configuration, channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
+            settings: PresenceSettings(configuration), channels: (try? store.applyRoutes(to: configuration.channels)) ?? configuration.channels,
             capabilities: lookup, clock: ContinuousClock(), logger: logger
         )
         let mirrors = RosterMirrorCoordinator(mirrors: configuration.rosterMirrors, store: store, capabilities: lookup, clock: ContinuousClock(), logger: logger)

@@ -1,3 +1,4 @@
+import BridgeFeatures
 import BridgeRelay
 import BridgeRouting
 import BridgeState
@@ -245,7 +246,7 @@ package actor BridgeRuntime {
             await self.pipeline.updatePaging(policies: self.configuration.paging)
             self.directory.names = names
             self.directory.templates = self.configuration.webhookTemplates.compactMapValues { try? WebhookTemplate($0) }
-            await self.presence?.update(configuration: self.configuration, channels: channels)
+            await self.presence?.update(settings: PresenceSettings(self.configuration), channels: channels)
             await self.applyRooms(channels: channels)
         } catch {
             self.logger.error("cannot read routes", metadata: ["error": "\(error)"])

@@ -1,3 +1,4 @@
+import BridgeFeatures
 import BridgeRelay
 import BridgeState
 import AccountTransport

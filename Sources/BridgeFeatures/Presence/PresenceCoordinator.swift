@@ -22,17 +22,15 @@ package actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Durat
     private var channelLocals: [String: [String]]
 
     package init(
-        configuration: BridgeConfiguration, channels: [RelayChannel], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, clock: C,
+        settings: PresenceSettings, channels: [RelayChannel], capabilities: @escaping @Sendable (String) async -> TransportCapabilities, clock: C,
         logger: Logger
     ) {
         self.clock = clock
-        let accounts = Set(configuration.accounts.keys)
+        let accounts = settings.accounts
         self.accounts = accounts
         self.relay = PresenceRelay(
-            channels: channels, presenceChannels: configuration.presenceChannels, accounts: accounts,
-            mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) },
-            interval: .milliseconds(configuration.settings.presenceIntervalMilliseconds),
-            ownJIDs: Self.ownJIDs(configuration)
+            channels: channels, presenceChannels: settings.presenceChannels, accounts: accounts,
+            mirrors: settings.mirrors.map { (from: $0.from, to: $0.to) }, interval: settings.interval, ownJIDs: settings.ownJIDs
         )
         self.capabilities = capabilities
         self.logger = logger
@@ -58,10 +56,6 @@ package actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Durat
             }
         }
         return targets
-    }
-
-    package static func ownJIDs(_ configuration: BridgeConfiguration) -> Set<String> {
-        Set(configuration.accounts.values.map { $0.client.jid.bare.description.lowercased() })
     }
 
     package nonisolated func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome {
@@ -102,13 +96,13 @@ package actor PresenceCoordinator<C: Clock>: TransportEventHandler where C.Durat
     }
 
     /// Applies a reloaded configuration or changed routes.
-    package func update(configuration: BridgeConfiguration, channels: [RelayChannel]) async {
-        self.accounts = Set(configuration.accounts.keys)
+    package func update(settings: PresenceSettings, channels: [RelayChannel]) async {
+        self.accounts = settings.accounts
         self.occupantTargets = Self.occupantTargets(channels, accounts: self.accounts)
         self.channelLocals = Self.channelLocals(channels, accounts: self.accounts)
         let actions = self.relay.update(
-            channels: channels, presenceChannels: configuration.presenceChannels, accounts: self.accounts,
-            mirrors: configuration.presenceMirrors.map { (from: $0.from, to: $0.to) }, ownJIDs: Self.ownJIDs(configuration),
+            channels: channels, presenceChannels: settings.presenceChannels, accounts: self.accounts,
+            mirrors: settings.mirrors.map { (from: $0.from, to: $0.to) }, ownJIDs: settings.ownJIDs,
             now: self.clock.now
         )
         await self.run(actions)
