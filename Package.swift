@@ -138,12 +138,11 @@ let package = Package(
         ),
         // The bridge's state (issue 26 and before): the store protocol, its records and
         // their codecs, the SQLite and PostgreSQL backends, the intake log and stream
-        // ledgers. Below the relay: it knows deliveries, not how they are routed.
+        // ledgers. Below the relay: it knows deliveries, not how they are routed, and no XMPP.
         .target(
             name: "BridgeState",
             dependencies: [
                 "TransportCore",
-                "XMPP",
                 "CLibPQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import XMPP
 
 /// The bridge's persisted state behind one interface (issue 26, "State behind one
 /// interface"): runtime routes, the relay id map, the durable queue and its dead letters,
@@ -60,7 +59,7 @@ package protocol StateStore: AnyObject, Sendable {
     // MARK: Sources and sessions
 
     /// Every account's stored stream management session (XEP-0198), by account name.
-    func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession]
+    func streamSessions() throws(StateStoreError) -> [String: StoredStreamSession]
     /// Every stored resume point's position (``ResumePoint``), by storage key.
     func resumePoints() throws(StateStoreError) -> [String: String]
     /// The newest `limit` unique ids each transport handled, oldest first.

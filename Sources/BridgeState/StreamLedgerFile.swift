@@ -5,10 +5,10 @@ import Darwin
 #endif
 import NIOConcurrencyHelpers
 import Synchronization
-import XMPP
 
 /// One account's stream management positions (XEP-0198 §4, §5) in a memory-mapped file:
-/// the ``StreamPositionLedger`` the session writes right before each write to the socket.
+/// the stream position ledger (the XMPP library's `StreamPositionLedger`, by the conformance in
+/// the application) the session writes right before each write to the socket.
 ///
 /// Writes are stores to a shared file mapping: no system call, no commit, no thread hop.
 /// The kernel keeps the pages when the process dies, so a bridge killed at any instant
@@ -25,7 +25,7 @@ import XMPP
 /// - slot: session tag, stanza number, id length (255: none or too long), id bytes.
 ///
 /// This file owns the mapping; no pointer leaves it.
-package final class StreamLedgerFile: StreamPositionLedger, @unchecked Sendable {
+package final class StreamLedgerFile: @unchecked Sendable {
     /// Stanzas whose ids are kept per session: the unacknowledged window and recently
     /// acknowledged ones (whose completions may not be committed yet).
     package static let defaultCapacity = 1024

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import NIOConcurrencyHelpers
-import XMPP
 
 /// The folder of ``StreamLedgerFile``s beside the state database, one per account, each
 /// opened once per process and shared by the account's successive sessions.
@@ -39,8 +38,8 @@ package final class StreamLedgers: Sendable {
     /// session (another boot, a window larger than it holds, a session begun but not yet
     /// stored): it is then not resumed, and what was unacknowledged is sent again.
     package static func resumable(
-        _ stored: StreamManagementStateMachine.StoredSession?, ledger: StreamLedgerSnapshot
-    ) -> StreamManagementStateMachine.StoredSession? {
+        _ stored: StoredStreamSession?, ledger: StreamLedgerSnapshot
+    ) -> StoredStreamSession? {
         guard var stored, ledger.resumes(sessionID: stored.id), let current = ledger.current else { return nil }
         stored.acknowledged = current.acknowledged
         stored.unacknowledgedIDs = ledger.unacknowledgedIDs

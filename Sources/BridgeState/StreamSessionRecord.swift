@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import XMPP
 
 /// A row of `stream_sessions`: one account's resumable stream management session
 /// (XEP-0198 §5), written by the ``Journal`` in its group commits.
@@ -30,7 +29,7 @@ package struct StreamSessionRecord: Codable, Hashable, Sendable, FetchableRecord
     }
 
     /// Writes (or, for nil, deletes) the account's session.
-    package static func save(_ session: StreamManagementStateMachine.StoredSession?, transport: String, in db: Database) throws {
+    package static func save(_ session: StoredStreamSession?, transport: String, in db: Database) throws {
         guard let session else {
             try db.cachedStatement(sql: "DELETE FROM stream_sessions WHERE transport = ?").execute(arguments: [transport])
             return
@@ -50,11 +49,11 @@ package struct StreamSessionRecord: Codable, Hashable, Sendable, FetchableRecord
     }
 
     /// The stored session, if it reads back sound.
-    package var session: StreamManagementStateMachine.StoredSession? {
+    package var session: StoredStreamSession? {
         guard let ids = try? JSONDecoder().decode([String].self, from: Data(self.unacknowledgedIDs.utf8)),
             let handled = UInt32(exactly: self.handled), let acknowledged = UInt32(exactly: self.acknowledged)
         else { return nil }
-        return StreamManagementStateMachine.StoredSession(
+        return StoredStreamSession(
             id: self.sessionID, location: self.location, handled: handled, acknowledged: acknowledged, unacknowledgedIDs: ids, jid: self.jid
         )
     }

@@ -24,7 +24,7 @@ struct JournalEntryCodecTests {
         plain.sequence = 42
         plain.target = Self.local
         plain.type = .headline
-        var session = StreamManagementStateMachine.StoredSession(
+        var session = StoredStreamSession(
             id: "sm-1", location: nil, handled: 7, acknowledged: 3, unacknowledgedIDs: ["a", ""], jid: "bridge@b.example/r"
         )
         session.acknowledgedIDs = ["z"]

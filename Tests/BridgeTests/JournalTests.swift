@@ -148,7 +148,7 @@ extension JournalTests {
         }
         try await journal.commit(entries)
         // A resumption's acknowledged ids leave the queue with the session state, in one statement.
-        var session = StreamManagementStateMachine.StoredSession(id: "s", location: nil, handled: 0, acknowledged: 2, unacknowledgedIDs: [])
+        var session = StoredStreamSession(id: "s", location: nil, handled: 0, acknowledged: 2, unacknowledgedIDs: [])
         session.acknowledgedIDs = ["r1", "r3", "r9"]
         try await journal.commit([.streamSession(transport: "home", session)])
         await journal.shutdown()

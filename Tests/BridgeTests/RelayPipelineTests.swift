@@ -348,7 +348,7 @@ struct RelayPipelineTests {
         }
         let queued = try running.store.pending(transport: "home", limit: 10)
         #expect(queued.count == 3)
-        var state = StreamManagementStateMachine.StoredSession(
+        var state = StoredStreamSession(
             id: "sm-1", location: nil, handled: 0, acknowledged: 2, unacknowledgedIDs: [queued[2].relayID]
         )
         state.acknowledgedIDs = [queued[0].relayID, queued[1].relayID]

@@ -133,7 +133,7 @@ struct StreamLedgerFileTests {
 
     @Test("the stored session resumes only with its own ledger; the handled count is the larger of the two")
     func resumable() throws {
-        let stored = StreamManagementStateMachine.StoredSession(id: "s1", location: nil, handled: 10, acknowledged: 0, unacknowledgedIDs: [], jid: "a@b/c")
+        let stored = StoredStreamSession(id: "s1", location: nil, handled: 10, acknowledged: 0, unacknowledgedIDs: [], jid: "a@b/c")
         var snapshot = StreamLedgerSnapshot()
         #expect(StreamLedgers.resumable(stored, ledger: snapshot) == nil)
         snapshot.current = .init(tag: StreamLedgerFile.tag("s1"), acknowledged: 4, sent: 6, reported: 12, overflowed: false)

@@ -54,7 +54,7 @@ extension StateIntegration {
         func sessionsAndSources(_ backend: StateBackend) async throws {
             let store = try await StateFixture(backend).open()
             let queued = try store.enqueue([delivery(1), delivery(2), delivery(3)])
-            var session = StreamManagementStateMachine.StoredSession(id: "s-1", location: "127.0.0.1:5222", handled: 7, acknowledged: 2, unacknowledgedIDs: ["r-3"], jid: "home@b.example/x")
+            var session = StoredStreamSession(id: "s-1", location: "127.0.0.1:5222", handled: 7, acknowledged: 2, unacknowledgedIDs: ["r-3"], jid: "home@b.example/x")
             session.acknowledgedIDs = ["r-1", "r-2"]
             var older = session
             older.handled = 1

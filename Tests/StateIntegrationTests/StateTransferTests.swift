@@ -23,7 +23,7 @@ extension StateIntegration {
             try store.addRoute(channel: "ops", member: ChannelMember(endpoint: bob, direction: .out))
             try store.removeRoute(channel: "ops", endpoint: Endpoint(transport: "stdin"))
             let deliveries = (1...4).map { withSequence(delivery($0), Int64($0)) }
-            let session = StreamManagementStateMachine.StoredSession(id: "s-1", location: "127.0.0.1:5222", handled: 7, acknowledged: 2, unacknowledgedIDs: ["r-3"], jid: "home@b.example/x")
+            let session = StoredStreamSession(id: "s-1", location: "127.0.0.1:5222", handled: 7, acknowledged: 2, unacknowledgedIDs: ["r-3"], jid: "home@b.example/x")
             try store.apply([
                 .enqueue(deliveries[0], enqueuedAt: Self.at, attempts: 0),
                 .enqueue(deliveries[1], enqueuedAt: Self.at, attempts: 2),

@@ -21,7 +21,7 @@ package struct TransportFactory: Sendable {
     package var eventBuffer: Int = 256
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     package var journal: Journal?
-    package var storedSessions: @Sendable () throws -> [String: StreamManagementStateMachine.StoredSession] = { [:] }
+    package var storedSessions: @Sendable () throws -> [String: StoredStreamSession] = { [:] }
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
     package var ledgers: StreamLedgers?
@@ -60,9 +60,9 @@ package struct TransportFactory: Sendable {
         var stored: StreamManagementStateMachine.StoredSession?
         // The session in the state: this host's to restore (its ledger agrees), or, taken
         // over, the former owner's to resume (``InheritedDeliveries``).
-        var lastSession: StreamManagementStateMachine.StoredSession?
+        var lastSession: StoredStreamSession?
         if let journal = self.journal, let ledgers = self.ledgers {
-            stateChanged = { session in journal.record([.streamSession(transport: name, session)]) }
+            stateChanged = { session in journal.record([.streamSession(transport: name, session.map(StoredStreamSession.init))]) }
             let file = try ledgers.ledger(for: name)
             // Several instances: what the server was told is shared, for the next owner.
             ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
@@ -70,7 +70,7 @@ package struct TransportFactory: Sendable {
             // Taken over, the session in the state is another owner's, even when this host's
             // ledger names it (a session resumed elsewhere keeps its id): inherited, never
             // restored with this ledger's positions, which may be out of date.
-            if inherited == nil { stored = StreamLedgers.resumable(lastSession, ledger: file.snapshot()) }
+            if inherited == nil { stored = StreamLedgers.resumable(lastSession, ledger: file.snapshot())?.streamManagement }
         }
         var mayConnect: (@Sendable () -> Bool)?
         if let leases = self.leases { mayConnect = { leases.mayWork(name) } }

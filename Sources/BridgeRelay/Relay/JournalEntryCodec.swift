@@ -316,7 +316,7 @@ package enum JournalEntryCodec {
             case .streamSession:
                 let transport = try self.string()
                 guard try self.bool() else { return .streamSession(transport: transport, nil) }
-                var session = StreamManagementStateMachine.StoredSession(
+                var session = StoredStreamSession(
                     id: try self.string(), location: try self.optional(), handled: try self.u32(), acknowledged: try self.u32(),
                     unacknowledgedIDs: try self.strings(), jid: try self.optional()
                 )

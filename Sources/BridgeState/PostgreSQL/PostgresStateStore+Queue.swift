@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import XMPP
 
 /// The durable queue, dead letters and sources in PostgreSQL (the same as
 /// `SQLiteStateStore+Queue.swift` and `+DeadLetters.swift`).
@@ -70,12 +69,12 @@ extension PostgresStateStore {
         return rows.first?.first.flatMap { $0 }.flatMap(StorageTimestamp.date)
     }
 
-    package func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession] {
+    package func streamSessions() throws(StateStoreError) -> [String: StoredStreamSession] {
         let records = try self.fetch(
             StreamSessionRecord.self, .readQueue,
             "SELECT transport, session_id, location, jid, handled, acknowledged, unacknowledged_ids FROM stream_sessions"
         )
-        var sessions: [String: StreamManagementStateMachine.StoredSession] = [:]
+        var sessions: [String: StoredStreamSession] = [:]
         for record in records { sessions[record.transport] = record.session }
         return sessions
     }

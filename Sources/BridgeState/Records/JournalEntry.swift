@@ -1,6 +1,5 @@
 import Foundation
 import TransportCore
-import XMPP
 
 /// One change to the relay's durable state, written by the ``Journal`` in a group commit.
 package enum JournalEntry: Sendable {
@@ -15,7 +14,7 @@ package enum JournalEntry: Sendable {
     /// A dead letter is forgotten (dropped, or queued anew by a retry).
     case removeDeadLetter(sequence: Int64)
     /// An account's resumable stream management session as it is now; nil: none.
-    case streamSession(transport: String, StreamManagementStateMachine.StoredSession?)
+    case streamSession(transport: String, StoredStreamSession?)
     /// The account's inbound count went this far with the messages of this commit.
     case sourcePosition(transport: String, sequence: UInt32)
     /// A message with this unique id was handled (relayed or deliberately not): never again.

@@ -1,5 +1,3 @@
-import XMPP
-
 /// What one mirror direction (source account → target account) knew after its last
 /// reconciliation: the third side of the three-way comparison in `RosterMirrorReconciler`.
 ///
@@ -42,17 +40,6 @@ package struct RosterMirrorSnapshot: Hashable, Codable, Sendable {
             self.groups = groups
             self.ownership = ownership
         }
-
-        /// An entry recording `item` as the source has it now.
-        package init(_ item: RosterItem, ownership: Ownership) {
-            self.init(name: item.name, groups: item.groups, ownership: ownership)
-        }
-
-        /// Whether `item` has the name and groups recorded here (groups compared as a set,
-        /// since their order carries no meaning, RFC 6121 §2.1.2.6).
-        package func matches(_ item: RosterItem) -> Bool {
-            self.name == item.name && Set(self.groups) == Set(item.groups)
-        }
     }
 
     /// The mirrored contacts, keyed by canonical bare JID.
@@ -60,11 +47,6 @@ package struct RosterMirrorSnapshot: Hashable, Codable, Sendable {
 
     package init(entries: [String: Entry] = [:]) {
         self.entries = entries
-    }
-
-    /// The key of `jid` in `entries`.
-    package static func key(_ jid: JID) -> String {
-        jid.bare.description
     }
 
     /// The contacts whose target item this direction created (suppressed ones included).

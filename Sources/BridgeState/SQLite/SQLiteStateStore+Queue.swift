@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import TransportCore
-import XMPP
 
 /// The durable outbound queue: a delivery is written before it is attempted and removed
 /// only when its target transport has taken it, so a restart resumes where it stopped.
@@ -128,9 +127,9 @@ extension SQLiteStateStore {
 
 extension SQLiteStateStore {
     /// Every account's stored stream management session, by account name.
-    package func streamSessions() throws(StateStoreError) -> [String: StreamManagementStateMachine.StoredSession] {
+    package func streamSessions() throws(StateStoreError) -> [String: StoredStreamSession] {
         try self.read(.readQueue) { db in
-            var sessions: [String: StreamManagementStateMachine.StoredSession] = [:]
+            var sessions: [String: StoredStreamSession] = [:]
             for record in try StreamSessionRecord.fetchAll(db) { sessions[record.transport] = record.session }
             return sessions
         }
