@@ -72,6 +72,13 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The local archive's contract (issue 25): what the bridge keeps of relayed messages
+        // and how it is read (ArchiveQuery, ArchivePage, ArchiveReading), for the HTTP
+        // ingress and the command line above it and the state and relay that keep it.
+        .target(
+            name: "LocalArchive",
+            dependencies: ["TransportCore"]
+        ),
         // One target per transport, each above the core (and the XMPP library where it
         // speaks XMPP), none importing another but through XMPPMapping.
         // The bridge's terms as stanzas, shared by the XMPP account and the gateway.
@@ -109,6 +116,7 @@ let package = Package(
         .target(
             name: "HTTPIngress",
             dependencies: [
+                "LocalArchive",
                 "TransportCore",
                 "XMPP",
                 "LocalTransport",
@@ -142,6 +150,7 @@ let package = Package(
         .target(
             name: "BridgeState",
             dependencies: [
+                "LocalArchive",
                 "TransportCore",
                 "CLibPQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -164,6 +173,7 @@ let package = Package(
         .target(
             name: "BridgeRelay",
             dependencies: [
+                "LocalArchive",
                 "BridgeState",
                 "BridgeRouting",
                 "TransportCore",
@@ -197,6 +207,7 @@ let package = Package(
         .target(
             name: "Bridge",
             dependencies: [
+                "LocalArchive",
                 "BridgeRouting",
                 "BridgeRelay",
                 "BridgeFeatures",
@@ -225,6 +236,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeCommand",
             dependencies: [
+                "LocalArchive",
                 "Bridge",
                 "BridgeRelay",
                 "BridgeState",
@@ -299,6 +311,7 @@ let package = Package(
         .testTarget(
             name: "BridgeTests",
             dependencies: [
+                "LocalArchive",
                 "Bridge",
                 "BridgeRouting",
                 "BridgeRelay",
@@ -367,6 +380,7 @@ let package = Package(
         .testTarget(
             name: "StateIntegrationTests",
             dependencies: [
+                "LocalArchive",
                 "Bridge",
                 "BridgeRelay",
                 "BridgeState",
@@ -383,6 +397,7 @@ let package = Package(
         .testTarget(
             name: "BridgeDaemonTests",
             dependencies: [
+                "LocalArchive",
                 "XMPP",
                 "HTTPIngress",
                 "XMPPMapping",

@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// One archived message (issue 25) as the archive's INSERT binds it, built once on the

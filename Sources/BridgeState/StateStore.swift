@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// The bridge's persisted state behind one interface (issue 26, "State behind one

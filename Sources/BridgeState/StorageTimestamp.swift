@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LocalArchive
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import LocalArchive
 import LocalTransport
 import Logging
 import Metrics

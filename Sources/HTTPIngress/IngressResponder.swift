@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import Logging
 import TransportCore
 

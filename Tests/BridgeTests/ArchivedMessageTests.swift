@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import Testing
 import TransportCore
 

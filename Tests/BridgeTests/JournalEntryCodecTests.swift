@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import LocalArchive
 import TestSupport
+import Testing
 import TransportCore
 import XMPP
 

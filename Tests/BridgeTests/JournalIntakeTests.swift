@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
+import LocalArchive
 import Logging
-import Testing
 import TestSupport
+import Testing
 import TransportCore
 
 @testable import Bridge

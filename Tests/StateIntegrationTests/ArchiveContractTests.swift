@@ -1,5 +1,6 @@
 import Foundation
 import IntegrationSupport
+import LocalArchive
 import Logging
 import TestSupport
 import Testing

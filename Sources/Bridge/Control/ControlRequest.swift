@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// One request on the control socket (JSON line) or from `xmpp-bridge route` offline:

@@ -1,5 +1,6 @@
 import BridgeRelay
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// The answer to a ``ControlRequest``.

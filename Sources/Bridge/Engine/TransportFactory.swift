@@ -1,10 +1,11 @@
+import AccountTransport
 import BridgeFeatures
 import BridgeRelay
 import BridgeState
-import AccountTransport
 import CoreMetrics
 import GatewayComponent
 import HTTPIngress
+import LocalArchive
 import LocalTransport
 import Logging
 import NIOCore

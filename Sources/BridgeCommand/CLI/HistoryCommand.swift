@@ -1,7 +1,8 @@
+import ArgumentParser
 import Bridge
 import BridgeState
-import ArgumentParser
 import Foundation
+import LocalArchive
 import TransportCore
 import XMPP
 

@@ -1,4 +1,5 @@
 import BridgeState
+import LocalArchive
 import TransportCore
 
 /// The archive as the HTTP ingress reads it (issue 25): a channel's page, only for a

@@ -1,5 +1,6 @@
 import BridgeState
 import Foundation
+import LocalArchive
 import TransportCore
 import XMPP
 

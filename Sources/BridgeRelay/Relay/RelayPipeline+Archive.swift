@@ -1,6 +1,7 @@
 import BridgeRouting
 import BridgeState
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// The local archive on the relay path (issue 25): what a channel relays goes into the

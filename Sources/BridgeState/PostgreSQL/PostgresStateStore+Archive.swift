@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// The local archive in PostgreSQL (issue 25 on issue 26's store): written by the journal

@@ -1,3 +1,4 @@
+import LocalArchive
 import TransportCore
 
 /// How an archived message's copies are stored in the archive's `copies` column

@@ -1,4 +1,5 @@
 import Foundation
+import LocalArchive
 import TransportCore
 
 /// One change to the relay's durable state, written by the ``Journal`` in a group commit.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LocalArchive
 import TransportCore
 
 /// The local archive (issue 25): written only through the journal (``Journal/apply(_:in:)``

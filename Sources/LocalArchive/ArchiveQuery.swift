@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// What to read from the local archive (issue 25): `xmpp-bridge history` and
 /// `GET /channels/{channel}/messages`. Every condition narrows; none reads everything.

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// One message as the local archive keeps it (issue 25): what a channel relayed, or what
 /// the bridge itself said into it (notices, digests, paging answers), with the ids it had

@@ -1,4 +1,5 @@
 import Foundation
+import TransportCore
 
 /// The times `history --since/--until` and `?since=` take (issue 25), pure: an age
 /// (`90s`, `30m`, `2h`, `7d`, `2w`: that long before `now`), a date (`2026-11-26`, UTC
