@@ -210,7 +210,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 results[index] = .waitForTarget(reason)
                 continue
             }
-            switch await self.session.checkRoomDelivery(to: jid, id: delivery.relayID) {
+            switch await self.session.checkRoomSend(to: jid, id: delivery.relayID) {
             case .notARoom:
                 break
             case .removed:

@@ -78,14 +78,14 @@ struct ArchiveCatchUpStateMachineTests {
     @Test("only a catch-up with a cursor relays (and so holds live messages); a live id seen before it starts never becomes its cursor")
     func relaysOnlyWithACursorAndForgetsEarlierLiveIDs() throws {
         let first = Machine(ownJID: Self.own, cursor: nil)
-        #expect(first.needsCatchUp && !first.relaysOnCatchUp)
+        #expect(first.needsCatchUp && !first.emitsOnCatchUp)
         var machine = Machine(ownJID: Self.own, cursor: .after("A0"))
-        #expect(machine.relaysOnCatchUp)
+        #expect(machine.emitsOnCatchUp)
         // Seen while the gap was open on a connection that then ended.
         #expect(machine.liveMessage(archiveID: "Z9") == nil)
         machine.streamStarted(continuesLast: false)
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
-        #expect(!machine.relaysOnCatchUp)
+        #expect(!machine.emitsOnCatchUp)
         _ = machine.received(Self.result(queryID: id, id: "A1"))
         #expect(machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A1"), relayed: 1, pages: 1))
     }
@@ -99,7 +99,7 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
         machine.reopenGap()
         machine.streamStarted(continuesLast: true)
-        #expect(machine.relaysOnCatchUp)
+        #expect(machine.emitsOnCatchUp)
         let (_, query) = try #require(Self.query(machine.start(now: Self.now, queryID: "q3")))
         #expect(Self.rsm(query, "after")?.text == "B1")
     }

@@ -105,7 +105,7 @@ package struct TransportFactory: Sendable {
                 catchUp: account.catchUp ? ArchiveCatchUpStateMachine.Configuration(maximumAge: account.catchUpMaxAge) : nil,
                 archiveCursor: cursor,
                 acknowledgementTimeout: account.acknowledgementTimeout,
-                inherited: inherited.map { $0.handed(with: lastSession) },
+                priorSession: inherited.map { $0.handed(with: lastSession) },
                 mayConnect: mayConnect,
                 roomTimings: Self.roomTimings(account.roomTimings, deliveryTimeout: self.deliveryTimeout)
             ),

@@ -35,7 +35,7 @@ package struct InheritedDeliveries: Equatable, Sendable {
     /// What the account's first session is given: these, and the former owner's stream
     /// management session from the shared state (`session`), to resume if the server
     /// still holds it.
-    package func handed(with session: StoredStreamSession?, now: Date = Date()) -> InheritedSession {
-        InheritedSession(session: session?.streamManagement, messageIDs: self.relayIDs, since: self.since, lostFor: .seconds(now.timeIntervalSince(self.lostSince)))
+    package func handed(with session: StoredStreamSession?, now: Date = Date()) -> PriorSession {
+        PriorSession(session: session?.streamManagement, messageIDs: self.relayIDs, since: self.since, lostFor: .seconds(now.timeIntervalSince(self.lostSince)))
     }
 }

@@ -109,7 +109,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
 
     /// Whether the catch-up that is due will relay archived messages (there is a cursor to
     /// read after); without one it only learns where the archive ends.
-    public var relaysOnCatchUp: Bool { self.needsCatchUp && self.cursor != nil }
+    public var emitsOnCatchUp: Bool { self.needsCatchUp && self.cursor != nil }
 
     /// The query under way (its IQ id); answers to any other are stale.
     public var currentQueryID: String? {

@@ -46,7 +46,7 @@ extension XMPPSession {
     /// in-doubt messages, and the latest its stream can have been lost (so a server
     /// restart since is never missed); nil when there is nothing, or no archive check.
     static func inheritedDoubt(_ configuration: Configuration, now: C.Instant) -> (InDoubtMessages, C.Instant)? {
-        guard let inherited = configuration.inherited, !inherited.messageIDs.isEmpty, configuration.archiveCheck != nil else { return nil }
+        guard let inherited = configuration.priorSession, !inherited.messageIDs.isEmpty, configuration.archiveCheck != nil else { return nil }
         var doubt = InDoubtMessages()
         doubt.restoredIDs = inherited.messageIDs
         doubt.sentSince = inherited.since

@@ -91,9 +91,9 @@ extension XMPPSession {
         /// account's archive before sending them again (``ArchiveCheckStateMachine``); nil:
         /// send them again unchecked (at least once).
         public var archiveCheck: ArchiveCheckStateMachine.Configuration?
-        /// What an earlier owner of the account, another process, left (``InheritedSession``);
+        /// What an earlier owner of the account, another process, left (``PriorSession``);
         /// ignored with a ``storedSession`` of this process's own.
-        public var inherited: InheritedSession?
+        public var priorSession: PriorSession?
         /// Asked before each connection attempt; false: none is made now (a backoff, as
         /// for a failed attempt). Another process may be working on the account (its
         /// owner by lease; a paused former owner must not resume its stream and resend).
@@ -134,7 +134,7 @@ extension XMPPSession {
             stopAcknowledgementTimeout: Duration = .seconds(2),
             acknowledgementTimeout: Duration = .seconds(5),
             archiveCheck: ArchiveCheckStateMachine.Configuration? = .init(),
-            inherited: InheritedSession? = nil,
+            priorSession: PriorSession? = nil,
             mayConnect: (@Sendable () -> Bool)? = nil,
             rooms: [RoomConfiguration] = [],
             roomTimings: RoomTimings = RoomTimings(),
@@ -169,7 +169,7 @@ extension XMPPSession {
             self.stopAcknowledgementTimeout = stopAcknowledgementTimeout
             self.acknowledgementTimeout = acknowledgementTimeout
             self.archiveCheck = archiveCheck
-            self.inherited = inherited
+            self.priorSession = priorSession
             self.mayConnect = mayConnect
             self.rooms = rooms
             self.roomTimings = roomTimings

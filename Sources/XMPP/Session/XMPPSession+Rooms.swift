@@ -5,7 +5,7 @@ import Foundation
 /// each room's archive (XEP-0313) after every join.
 extension XMPPSession {
     /// What a delivery to `jid` meets.
-    public enum RoomDeliveryCheck: Hashable, Sendable {
+    public enum RoomSendCheck: Hashable, Sendable {
         /// `jid` is no room of this session: a contact.
         case notARoom
         /// We are in the room; the message's id is remembered to recognise its reflection.
@@ -62,7 +62,7 @@ extension XMPPSession {
 
     /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
     /// reflection is recognised as ours (never by nick).
-    public func checkRoomDelivery(to jid: JID, id: String) -> RoomDeliveryCheck {
+    public func checkRoomSend(to jid: JID, id: String) -> RoomSendCheck {
         // No copy of the entry is kept while it changes: the remembered ids would be copied
         // for every message.
         let room = jid.bare

@@ -112,7 +112,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
         let own = configuration.storedSession.map { ($0, StreamManagementStateMachine(restoring: $0)) }
-        if let (stored, restoring) = own ?? configuration.inherited?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) }), configuration.streamManagement {
+        if let (stored, restoring) = own ?? configuration.priorSession?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) }), configuration.streamManagement {
             self.streamManagement = restoring
             self.restoredSession = true
             if let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == configuration.client.jid.bare, jid.resourcepart != nil {
@@ -269,7 +269,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.archive?.streamStarted(continuesLast: resumed && !restored)
-        if self.archive?.relaysOnCatchUp == true { self.liveHold.begin() }
+        if self.archive?.emitsOnCatchUp == true { self.liveHold.begin() }
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
