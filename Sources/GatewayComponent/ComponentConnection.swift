@@ -284,12 +284,7 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
     /// ``pingAddress``).
     func ping() async throws -> XMLElement {
         guard let connection = self.connection else { throw LinkError.notConnected }
-        let ping = self.pingRequest()
-        let slot = self.expectAnswer(to: ping)
-        let timer = self.expire([slot])
-        defer { timer.cancel() }
-        connection.write(ping)
-        return try await slot.answer()
+        return try await self.request(self.pingRequest(), on: connection, errorRefuses: false)
     }
 
     /// Sends the request `iq` (its id set here) and waits for its answer, at most `timeout`
@@ -301,13 +296,15 @@ actor ComponentConnection<C: Clock> where C.Duration == Swift.Duration, C.Instan
         return try await self.request(iq, on: connection, timeout: timeout)
     }
 
-    private func request(_ iq: XMLElement, on connection: XMPPConnection, timeout: Duration? = nil) async throws -> XMLElement {
+    /// `errorRefuses`: an error answer throws ``LinkError/refused(_:)``; otherwise it is an
+    /// answer like a result (a ping's, which only shows the link).
+    private func request(_ iq: XMLElement, on connection: XMPPConnection, timeout: Duration? = nil, errorRefuses: Bool = true) async throws -> XMLElement {
         let slot = self.expectAnswer(to: iq)
         let timer = self.expire([slot], after: timeout)
         defer { timer.cancel() }
         connection.write(iq)
         let answer = try await slot.answer()
-        if answer[attribute: "type"] == "error" {
+        if errorRefuses, answer[attribute: "type"] == "error" {
             throw LinkError.refused(StanzaError(stanza: answer) ?? StanzaError(.undefinedCondition))
         }
         return answer
