@@ -83,4 +83,47 @@ struct UnreflectedMessagesTests {
         #expect(left.count == 1, "taken out of a room the session left")
         #expect(waits.isEmpty)
     }
+
+    @Test func leavingARoomTakesItsWaitsOutAsInDoubtWithTheirOldestSendTimeAndLeavesOtherRoomsWaiting() {
+        var waits = UnreflectedMessages<Instant>()
+        let early = Date(timeIntervalSince1970: 100)
+        _ = waits.acknowledged(Self.batch(["a"], in: Self.other), sentAt: Date(timeIntervalSince1970: 50), settled: { _ in false }, deadline: Instant())
+        _ = waits.acknowledged(Self.batch(["b", "c"]), sentAt: Date(timeIntervalSince1970: 200), settled: { _ in false }, deadline: Instant())
+        _ = waits.acknowledged(Self.batch(["d"]), sentAt: early, settled: { _ in false }, deadline: Instant())
+        let doubt = waits.takeDoubt(in: Self.room)
+        #expect(doubt.batches.map { $0.messages.compactMap { $0[attribute: "id"] } } == [["b", "c"], ["d"]], "oldest first")
+        #expect(doubt.sentSince == early, "the window starts at the oldest of this room's, not another room's")
+        #expect(doubt.idsByArchive == [Self.room: ["b", "c", "d"]], "looked up in this room's archive")
+        #expect(!waits.isEmpty, "the other room still waits for its reflection")
+        let nothing = waits.takeDoubt(in: Self.room)
+        #expect(nothing.isEmpty)
+        #expect(waits.arrived("a", in: Self.other) != nil)
+        #expect(waits.isEmpty)
+    }
+
+    @Test func aRoomsDoubtIsTakenWithTheSessionsAndFailedWhenTheSessionStops() async throws {
+        var table = RoomTable<Instant>()
+        for room in [Self.room, Self.other] {
+            table.entries[room] = RoomTable<Instant>.entry(
+                for: RoomConfiguration(jid: room, nick: "bridge"), timings: RoomTimings(), catchUp: nil, cursor: nil)
+        }
+        var doubt = InDoubtMessages()
+        doubt.batches = [Self.batch(["a"])]
+        doubt.sentSince = Date(timeIntervalSince1970: 300)
+        table.entries[Self.room]?.doubt = doubt
+        var older = InDoubtMessages()
+        older.batches = [Self.batch(["z"], in: Self.other)]
+        older.sentSince = Date(timeIntervalSince1970: 100)
+        table.entries[Self.other]?.doubt = older
+        let taken = table.takeDoubts()
+        #expect(taken.idsByArchive == [Self.room: ["a"], Self.other: ["z"]])
+        #expect(taken.sentSince == Date(timeIntervalSince1970: 100))
+        #expect(table.entries.values.allSatisfy { $0.doubt.isEmpty })
+
+        let kept = Self.batch(["b"])
+        table.entries[Self.room]?.doubt.batches = [kept]
+        table.failResends(XMPPSessionError.stopped)
+        #expect(table.entries.values.allSatisfy { $0.doubt.isEmpty })
+        await #expect(throws: XMPPSessionError.self, "its sender sends it again") { try await kept.waiter.value() }
+    }
 }

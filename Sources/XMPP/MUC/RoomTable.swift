@@ -16,6 +16,13 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         /// Messages in doubt after a lost session and not found in the room (nor reflected):
         /// said again first thing after the next join (``XMPPSession/resendAfterJoin(_:)``).
         var resend: [InDoubtMessages.Batch] = []
+        /// Messages said here whose reflection our leaving the room cut off while the
+        /// session lived (kicked, the room shut down with its server): they may be in the
+        /// room or not, so they are looked up in its archive after the rejoin (or on the
+        /// next stream, if the session goes first) before anything is said there.
+        var doubt = InDoubtMessages()
+        /// ``doubt`` is being looked up after a join: deliveries into the room wait.
+        var checkingDoubt = false
     }
 
     var entries: [JID: Entry] = [:]
@@ -37,13 +44,27 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     /// is not delivered as if they were contacts.
     var removed: Set<JID> = []
 
-    /// Fails the senders of everything waiting to be said again in any room
-    /// (``Entry/resend``): nobody will say it on this session.
+    /// Fails the senders of everything waiting to be said again in any room, or to be
+    /// looked up in its archive (``Entry/resend``, ``Entry/doubt``): nobody will on this
+    /// session.
     mutating func failResends(_ error: any Error) {
-        for room in self.entries.keys where !(self.entries[room]?.resend.isEmpty ?? true) {
-            for batch in self.entries[room]?.resend ?? [] { batch.waiter.complete(.failure(error)) }
+        for room in self.entries.keys {
+            for batch in (self.entries[room]?.resend ?? []) + (self.entries[room]?.doubt.batches ?? []) { batch.waiter.complete(.failure(error)) }
             self.entries[room]?.resend = []
+            self.entries[room]?.doubt = InDoubtMessages()
         }
+    }
+
+    /// Every room's ``Entry/doubt``, taken out (the session is lost: the next stream looks
+    /// them up with the rest).
+    mutating func takeDoubts() -> InDoubtMessages {
+        var doubt = InDoubtMessages()
+        for room in self.entries.keys.sorted(by: { $0.description < $1.description }) {
+            guard let taken = self.entries[room]?.doubt, !taken.isEmpty else { continue }
+            doubt.merge(taken)
+            self.entries[room]?.doubt = InDoubtMessages()
+        }
+        return doubt
     }
 
     func contains(_ jid: JID?) -> Bool {

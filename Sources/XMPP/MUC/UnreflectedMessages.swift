@@ -75,8 +75,19 @@ struct UnreflectedMessages<Instant: InstantProtocol & Sendable>: Sendable where 
 
     /// What waits in `room`, taken out.
     mutating func take(in room: JID) -> [InDoubtMessages.Batch] {
-        defer { self.entries[room] = nil }
-        return (self.entries[room] ?? []).map(\.batch)
+        self.takeDoubt(in: room).batches
+    }
+
+    /// What waits in `room`, taken out as in-doubt messages (we left the room before
+    /// their reflections), oldest first.
+    mutating func takeDoubt(in room: JID) -> InDoubtMessages {
+        var doubt = InDoubtMessages()
+        for entry in self.entries[room] ?? [] {
+            doubt.batches.append(entry.batch)
+            if let sentAt = entry.sentAt { doubt.sentSince = doubt.sentSince.map { min($0, sentAt) } ?? sentAt }
+        }
+        self.entries[room] = nil
+        return doubt
     }
 
     /// The connection is back (resumed): no reflection could come while it was down, so

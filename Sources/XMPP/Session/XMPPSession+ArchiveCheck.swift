@@ -20,8 +20,10 @@ extension XMPPSession {
                 pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgementWaiters
             )
             // Said in a room and acknowledged, but not reflected yet: in doubt as well (the
-            // server may have acknowledged them before the room took them), and older.
-            doubt = self.rooms.unreflected.takeAll()
+            // server may have acknowledged them before the room took them), and older; older
+            // still what we left a room with unreflected.
+            doubt = self.rooms.takeDoubts()
+            doubt.merge(self.rooms.unreflected.takeAll())
             doubt.merge(split)
             doubt.serverEndedStream = self.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
@@ -63,9 +65,23 @@ extension XMPPSession {
     /// session the doubt was written on (an earlier owner's, inherited), the server kept it
     /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
-        guard !self.inDoubt.isEmpty, let limits = self.configuration.archiveCheck else { return }
+        guard !self.inDoubt.isEmpty, self.configuration.archiveCheck != nil else { return }
         let doubt = self.inDoubt
         self.inDoubt = InDoubtMessages()
+        await self.check(doubt, on: connection, resumed: resumed)
+    }
+
+    /// Looks up what we left `room` with unreflected (``RoomTable/Entry/doubt``), now that
+    /// we are back in it: what is not there is said again first (``resendAfterJoin(_:)``).
+    func checkDoubt(in room: JID) async {
+        guard let doubt = self.rooms.entries[room]?.doubt, !doubt.isEmpty, let connection = self.connection else { return }
+        self.rooms.entries[room]?.doubt = InDoubtMessages()
+        await self.check(doubt, on: connection, resumed: false)
+    }
+
+    /// The check itself (``checkInDoubt(on:resumed:)``).
+    private func check(_ doubt: InDoubtMessages, on connection: XMPPConnection, resumed: Bool) async {
+        guard let limits = self.configuration.archiveCheck else { return }
         let started = self.clock.now
         // What a room reflected reached it (XEP-0045 §7.2.2): no need to look.
         var archived = Set(doubt.batches.flatMap { batch -> [String] in
@@ -109,7 +125,7 @@ extension XMPPSession {
             restarted = "no (it ended the stream)"
         } else if resumed, let written = doubt.sessionID, written == self.streamManagement.resumption?.id {
             restarted = "no (the session was resumed)"
-        } else if found > 0 {
+        } else if found > 0, checks.contains(where: { !$0.isRoom && !$0.archived.isEmpty }) {
             let answer = await self.serverRestartedSinceLoss(timeout: timeout)
             restarted = answer.map { "\($0)" } ?? "unknown"
             if answer != false {

@@ -18,7 +18,7 @@ extension XMPPSession {
 
     /// The server acknowledged `batch` (said in a room, sent at `sentAt`): its sender is told
     /// once the room has reflected every message of it (or answered it with an error), at
-    /// once if it already has. Out of the room meanwhile, it is sent again (at least once).
+    /// once if it already has. Out of the room meanwhile, it is in doubt until the rejoin.
     func parkUntilReflected(_ batch: InDoubtMessages.Batch, sentAt: Date?) {
         guard let room = batch.room, let machine = self.rooms.entries[room]?.machine else {
             // The room was taken out of the configuration: nothing will be said there again.
@@ -26,7 +26,10 @@ extension XMPPSession {
             return
         }
         guard machine.isJoined else {
-            batch.waiter.complete(.failure(XMPPSessionError.disconnected))
+            var doubt = InDoubtMessages()
+            doubt.batches = [batch]
+            doubt.sentSince = sentAt
+            self.keepInDoubt(doubt, in: room)
             return
         }
         let deadline = self.clock.now.advanced(by: self.configuration.roomTimings.reflectionTimeout)
@@ -41,6 +44,29 @@ extension XMPPSession {
     func reflectionArrived(_ id: String, in room: JID) {
         guard !self.rooms.unreflected.isEmpty else { return }
         self.rooms.unreflected.arrived(id, in: room)?.waiter.complete(.success(()))
+    }
+
+    /// We are out of `room` with the session alive (kicked, the room shut down): what waits
+    /// for its reflection there will not get it, and may or may not be in the room. It is
+    /// looked up in the room's archive after the rejoin (``checkDoubt(in:)``); without an
+    /// archive check its senders send it again (at least once).
+    func leftWithUnreflected(_ room: JID) {
+        guard !self.rooms.unreflected.isEmpty else { return }
+        self.keepInDoubt(self.rooms.unreflected.takeDoubt(in: room), in: room)
+    }
+
+    /// Keeps `doubt`, said in `room`, for the archive check after the rejoin.
+    private func keepInDoubt(_ doubt: InDoubtMessages, in room: JID) {
+        guard !doubt.isEmpty else { return }
+        guard self.configuration.archiveCheck != nil, self.rooms.entries[room] != nil else {
+            for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+            return
+        }
+        self.rooms.entries[room]?.doubt.merge(doubt)
+        self.logger.info(
+            "out of the room before it reflected messages we said; looked up in its archive after the rejoin",
+            metadata: ["room": "\(room)", "messages": "\(doubt.batches.reduce(0) { $0 + $1.messages.count })"]
+        )
     }
 
     /// Fails the senders of what waits for a reflection in `room` (every room when nil):

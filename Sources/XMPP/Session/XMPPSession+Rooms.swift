@@ -32,7 +32,7 @@ extension XMPPSession {
             if let leave = entry.machine.leave() { leaves.append(leave) }
             entry.afterJoin?.cancel()
             // What waited to be said again there, or for its reflection: its senders decide anew.
-            for batch in entry.resend + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+            for batch in entry.resend + entry.doubt.batches + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             self.rooms.entries.removeValue(forKey: jid)
             if wanted[jid] == nil {
                 self.rooms.removed.insert(jid)
@@ -68,6 +68,7 @@ extension XMPPSession {
         let room = jid.bare
         guard let joined = self.rooms.entries[room]?.machine.isJoined else { return self.rooms.removed.contains(room) ? .removed : .notARoom }
         guard joined else { return .notJoined(self.rooms.entries[room]?.reason ?? "not in the room yet") }
+        guard self.rooms.entries[room]?.checkingDoubt != true else { return .notJoined("looking up in the room's archive what we left it with") }
         self.rooms.entries[room]?.machine.sending(id: id)
         return .joined
     }
@@ -155,11 +156,18 @@ extension XMPPSession {
                 guard let connection = self.connection else { continue }
                 try? await self.transmit([element], on: connection)
             case .joined(let nick):
-                // What was in doubt here goes first, before any delivery waiting for the join.
-                await self.resendAfterJoin(room)
                 self.rooms.entries[room]?.reason = nil
                 self.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
-                await self.emitRoomStatus(room)
+                // What was in doubt here goes first, before any delivery waiting for the join.
+                // What we left the room with unreflected is looked up in its archive first,
+                // after the join (by the after-join work: this runs in the read loop, which
+                // the archive's answers come through); deliveries wait for that.
+                if self.rooms.entries[room]?.doubt.isEmpty == false {
+                    self.rooms.entries[room]?.checkingDoubt = true
+                } else {
+                    await self.resendAfterJoin(room)
+                    await self.emitRoomStatus(room)
+                }
                 // Whatever was said while we were out is a gap, from this moment.
                 self.rooms.entries[room]?.archive?.streamStarted(continuesLast: false)
                 self.startAfterJoin(room)
@@ -216,8 +224,8 @@ extension XMPPSession {
     private func emitRoomStatus(_ room: JID) async {
         guard let status = self.rooms.status(of: room) else { return }
         // Out of the room with the session alive (kicked, the room gone): what waits for its
-        // reflection there will not get it; its senders try again (at least once).
-        if status.state != .joined { self.failUnreflected(XMPPSessionError.disconnected, in: room) }
+        // reflection there will not get it; it is looked up after the rejoin.
+        if status.state != .joined { self.leftWithUnreflected(room) }
         await self.emit(.roomChanged(status))
     }
 
@@ -264,6 +272,12 @@ extension XMPPSession {
     /// Asks the room what it supports (XEP-0030): `stanza-id`s are trusted only from a room
     /// that says it gives them (XEP-0359 §6), and its archive is read only if it has one.
     private func afterJoin(_ room: JID) async {
+        if self.rooms.entries[room]?.checkingDoubt == true {
+            await self.checkDoubt(in: room)
+            await self.resendAfterJoin(room)
+            self.rooms.entries[room]?.checkingDoubt = false
+            await self.emitRoomStatus(room)
+        }
         var features: Set<String>?
         let disco = IQ(type: .get, id: self.nextID(), to: room, payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
         if let info = try? await self.request(disco) {

@@ -12,7 +12,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     public nonisolated let events: SessionEventStream
     let configuration: Configuration
     private let password: String
-    private let client: XMPPClient
+    private let client: any XMPPConnector
     let clock: C
     /// Where the session's own tasks (timers, IQ requests in flight) start: the account's event
     /// loop in the bridge, so a timer armed and fired there wakes no other thread (nil: the pool).
@@ -78,7 +78,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     public init(
         configuration: Configuration,
         password: String,
-        client: XMPPClient,
+        client: any XMPPConnector,
         clock: C,
         executor: (any TaskExecutor)? = nil,
         connectionGate: ConnectionGate? = nil,
