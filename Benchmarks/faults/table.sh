@@ -8,16 +8,23 @@
 #
 # usage: Benchmarks/faults/table.sh [RUNS] [FILTER]   (defaults: 3, every cell)
 #   FILTER narrows the test filter, e.g. 'prosody13' or 'ejabberd\('.
-# The lines of each run are kept in bench-results/faults-N.log.
+# The lines of each run are kept in bench-results/faults-N.log (earlier runs' are removed).
+# TEST_BINARY=path/to/xmpp-bridgePackageTests.xctest runs a copy of a built test bundle
+# (with the xmpp-bridge binary beside it) instead of building: the tree can change meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-3}
 filter="FaultMatrixIntegrationTests${2:+/$2}"
 mkdir -p bench-results
-swift build --build-tests >&2
+rm -f bench-results/faults-*.log
+[ -n "${TEST_BINARY:-}" ] || swift build --build-tests >&2
 for run in $(seq 1 "$runs"); do
   echo "run $run of $runs" >&2
-  swift test --skip-build --filter "$filter" 2>&1 | grep '^\[fault-matrix\]' > "bench-results/faults-$run.log" || true
+  if [ -n "${TEST_BINARY:-}" ]; then
+    "$TEST_BINARY" --testing-library swift-testing --filter "$filter" 2>&1 | grep '^\[fault-matrix\] server=' > "bench-results/faults-$run.log" || true
+  else
+    swift test --skip-build --filter "$filter" 2>&1 | grep '^\[fault-matrix\] server=' > "bench-results/faults-$run.log" || true
+  fi
 done
 cat bench-results/faults-*.log | python3 -c '
 import re, sys

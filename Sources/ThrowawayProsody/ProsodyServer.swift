@@ -229,9 +229,14 @@ public final class ProsodyServer: @unchecked Sendable {
         try self.launch(pickPorts: false)
     }
 
-    /// Stops Prosody and deletes its directory.
+    /// Stops Prosody and deletes its directory (kept, and its path printed, when
+    /// `XMPP_BRIDGE_TEST_KEEP_DIRECTORIES` is set: to read a failed run's logs and archive).
     public func shutdown() {
         self.stop()
+        if ProcessInfo.processInfo.environment["XMPP_BRIDGE_TEST_KEEP_DIRECTORIES"] != nil {
+            print("[kept] \(self.directory)")
+            return
+        }
         try? FileManager.default.removeItem(atPath: self.directory)
     }
 

@@ -94,24 +94,7 @@ struct FaultMatrixIntegrationTests {
         let started = try server.start(serverInfo: serverInfo)
         defer { started.shutdown() }
         let scene = FaultScene(path: path, server: started, label: "\(server) info=\(serverInfo ? "on" : "off")")
-        guard let finding = Self.openFinding(server, path, fault) else {
-            Self.check(try await scene.run(fault), server: server, fault: fault, path: path)
-            return
-        }
-        try await withKnownIssue(Comment(rawValue: finding), isIntermittent: true) {
-            Self.check(try await scene.run(fault), server: server, fault: fault, path: path)
-        }
-    }
-
-    /// Cells whose goal is not met yet (issue 39 stays open for them): they run, print their
-    /// line and report a known issue instead of failing.
-    static func openFinding(_ server: Server, _ path: FaultScene.Path, _ fault: ServerFault) -> String? {
-        switch (server, fault, path) {
-        case (.prosody012, .restarted, .rooms):
-            "Prosody 0.12 stopped and started, two linked rooms: in 6 of 70 runs 1 to 63 messages arrived twice; the room archive check found none of the in-doubt messages (found=0, the window read to its end), yet the earliest of them had reached the room; not yet explained (issue 39)"
-        default:
-            nil
-        }
+        Self.check(try await scene.run(fault), server: server, fault: fault, path: path)
     }
 
     @Test("Prosody 0.12", .enabled(if: Server.prosody012.enabled), arguments: FaultScene.Path.allCases, ServerFault.allCases)

@@ -174,7 +174,7 @@ struct FaultScene {
             twice += bodies.filter { (copies[$0]?.count ?? 0) > 1 }
         }
         let sessionLog = bridge.logLines.filter {
-            ["in-doubt", "resumption failed", "stream resumed", "resumed stream was not read", "no acknowledgement", "caught up"].contains(where: $0.contains)
+            ["in-doubt", "resumption failed", "stream resumed", "resumed stream was not read", "no acknowledgement", "caught up", "before it reflected"].contains(where: $0.contains)
         }.map { $0.components(separatedBy: "xmpp-bridge: ").last ?? String($0) }
         let count = { (key: String) in
             sessionLog.filter { $0.contains("in-doubt messages checked") }.compactMap { line in
