@@ -304,6 +304,20 @@ struct RoomStateMachineTests {
         #expect(muted.received(try Self.refusal("forbidden"), now: Self.t0) == .ignored("error"))
     }
 
+    @Test("a message the room refused and that is sent again waits for its reflection anew: its old refusal does not settle the new attempt")
+    func refusedThenSentAgain() throws {
+        var machine = try Self.joined()
+        machine.sending(id: "relay-3")
+        #expect(!machine.settled("relay-3"), "sent: waits for its reflection")
+        _ = machine.received(try Self.refusal("not-acceptable"), now: Self.t0)
+        #expect(machine.settled("relay-3"), "refused: the bounce decides")
+        _ = machine.received(try Self.presence("bridge", codes: [110]), now: Self.t0)
+        machine.sending(id: "relay-3")
+        #expect(!machine.settled("relay-3"), "sent again: waits for its reflection again")
+        _ = machine.received(try Message(element: Self.stanza("<message from='\(Self.room)/bridge' type='groupchat' id='relay-3'><body>x</body></message>")), now: Self.t0)
+        #expect(machine.reflected("relay-3"))
+    }
+
     @Test("leaving on purpose: an unavailable presence to our occupant JID, then the room is out")
     func leave() throws {
         var machine = try Self.joined()

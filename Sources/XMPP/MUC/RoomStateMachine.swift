@@ -226,9 +226,14 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         return .relay(nick: nick)
     }
 
-    /// We are about to send a message with this id (and origin-id) into the room.
+    /// We are about to send a message with this id (and origin-id) into the room. One the
+    /// room refused before is sent again: it waits for its reflection anew (its last
+    /// refusal does not settle this attempt).
     public mutating func sending(id: String) {
-        guard self.sentIDs[id] == nil else { return }
+        if let state = self.sentIDs[id] {
+            if state == .refused { self.sentIDs[id] = .sent }
+            return
+        }
         self.sentIDs[id] = .sent
         self.sentOrder.append(id)
         if self.sentOrder.count - self.sentStart > Self.rememberedSentIDs {
