@@ -13,37 +13,29 @@ import Testing
 /// test, in order, to answer as the scenario needs.
 final class SessionTestServer: XMPPConnector {
     let jid: JID
-    private let links: LinkQueue
+    private let links: AsyncQueue<Link>
     private let newLink: AsyncStream<Link>.Continuation
     /// What the next connects answer a resumption with (`<resumed/>` or `<failed/>`), first
     /// first; none left: `<failed/>` (the server forgot the session).
     private let resumeAnswers = NIOLockedValueBox<[String]>([])
     private let connects = NIOLockedValueBox(0)
+    private let uptimeSeconds = NIOLockedValueBox(86_400)
+
+    /// What the server answers when asked its uptime (XEP-0012), in seconds.
+    var uptime: Int {
+        get { self.uptimeSeconds.withLockedValue { $0 } }
+        set { self.uptimeSeconds.withLockedValue { $0 = newValue } }
+    }
 
     init(jid: JID) {
         self.jid = jid
         let (links, newLink) = AsyncStream.makeStream(of: Link.self)
-        (self.links, self.newLink) = (LinkQueue(links), newLink)
+        (self.links, self.newLink) = (AsyncQueue(links), newLink)
     }
 
     /// The next connection the session opens.
     func nextLink() async throws -> Link {
         try #require(await self.links.next(), "the session opened no connection")
-    }
-
-    /// The session's connections as they come (one reader: the test).
-    private actor LinkQueue {
-        var iterator: AsyncStream<Link>.AsyncIterator
-
-        init(_ links: AsyncStream<Link>) {
-            self.iterator = links.makeAsyncIterator()
-        }
-
-        func next() async -> Link? {
-            var iterator = self.iterator
-            defer { self.iterator = iterator }
-            return await iterator.next(isolation: self)
-        }
     }
 
     /// The answers the next resumptions get, in order (XML of `<resumed/>` or `<failed/>`).
@@ -64,7 +56,9 @@ final class SessionTestServer: XMPPConnector {
             answer = try? Self.element(xml.replacingOccurrences(of: "PREVID", with: resume.previousID))
         }
         let channel = NIOAsyncTestingChannel()
-        let terminated = channel.eventLoop.makePromise(of: XMPPClientError?.self)
+        let terminated = Termination(channel.eventLoop.makePromise(of: XMPPClientError?.self))
+        // The session dropping the connection (abort) ends it as a lost one.
+        channel.closeFuture.whenComplete { _ in terminated.end(.closedByServer) }
         let (producer, handler) = ElementStreamHandler.make(for: channel)
         do {
             try await channel.pipeline.addHandler(StreamCloser(terminated: terminated))
@@ -76,11 +70,13 @@ final class SessionTestServer: XMPPConnector {
         let features = (try? Self.element("<stream:features xmlns:stream='http://etherx.jabber.org/streams'><sm xmlns='urn:xmpp:sm:3'/></stream:features>"))
             .map(StreamFeatures.init) ?? StreamFeatures(XMLElement(name: "features", namespace: "http://etherx.jabber.org/streams"))
         let jid = (try? self.jid.withResource("bridge")) ?? self.jid
-        let link = Link(channel: channel, terminated: terminated, number: number, resumedFrom: answer?.name == "resumed" ? resume?.handled : nil)
+        // A resumed stream goes on counting from the `h` the server said.
+        let resumedAt = answer?.name == "resumed" ? answer?[attribute: "h"].flatMap(UInt32.init) : nil
+        let link = Link(channel: channel, terminated: terminated, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds)
         self.newLink.yield(link)
         return XMPPConnection(
             jid: jid, features: features, mechanism: nil, elements: XMPPElementSequence(producer: producer),
-            target: ConnectionTarget(host: "127.0.0.1", port: 5222, tlsMode: .startTLS), channel: channel, terminated: terminated.futureResult,
+            target: ConnectionTarget(host: "127.0.0.1", port: 5222, tlsMode: .startTLS), channel: channel, terminated: terminated.promise.futureResult,
             resumeAnswer: answer
         )
     }
@@ -92,70 +88,100 @@ final class SessionTestServer: XMPPConnector {
         return try #require(result.events.compactMap(\.element).last)
     }
 
+    /// How a connection ended, said once (``XMPPConnection/closed()``): nil for a closed
+    /// stream, else why it was lost.
+    final class Termination: Sendable {
+        let promise: EventLoopPromise<XMPPClientError?>
+        private let ended = NIOLockedValueBox(false)
+
+        init(_ promise: EventLoopPromise<XMPPClientError?>) {
+            self.promise = promise
+        }
+
+        func end(_ reason: XMPPClientError?) {
+            guard self.ended.withLockedValue({ ended in defer { ended = true }; return !ended }) else { return }
+            self.promise.succeed(reason)
+        }
+    }
+
     /// Our close of the stream (``XMPPConnection/close(timeout:)``) answered as a server
     /// does: it closes too.
-    private final class StreamCloser: ChannelOutboundHandler, @unchecked Sendable {
+    private final class StreamCloser: ChannelOutboundHandler, Sendable {
         typealias OutboundIn = XMLElement
-        let terminated: EventLoopPromise<XMPPClientError?>
+        let terminated: Termination
 
-        init(terminated: EventLoopPromise<XMPPClientError?>) {
+        init(terminated: Termination) {
             self.terminated = terminated
         }
 
         func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
             guard event is XMPPClientChannelHandler.CloseStream else { return context.triggerUserOutboundEvent(event, promise: promise) }
             promise?.succeed()
-            self.terminated.succeed(nil)
+            self.terminated.end(nil)
             context.close(promise: nil)
         }
     }
 
-    /// One connection, seen from the server.
+    /// One connection, seen from the server. A task of its own reads what the session writes,
+    /// as a server reads a stream: it counts stanzas (`h`), answers `<enable/>` and the IQs
+    /// nobody scripts (``routineAnswer(_:)``), and queues the rest for the test.
     final class Link: Sendable {
         let channel: NIOAsyncTestingChannel
-        let terminated: EventLoopPromise<XMPPClientError?>
+        let terminated: Termination
         /// Which connect of the session this is (1 for the first).
         let number: Int
-        /// The client's count of our stanzas it handled, when this stream resumed one.
-        let resumedFrom: UInt32?
-        /// Stanzas the client sent since it enabled (or resumed) stream management: `h`.
-        private let state = NIOLockedValueBox((counting: false, received: UInt32(0), acknowledges: true))
+        /// Stanzas the client sent since it enabled (or resumed) stream management (`h`),
+        /// and `h` as it was at the last element the test took.
+        private let state: NIOLockedValueBox<(counting: Bool, received: UInt32, atLastTaken: UInt32)>
+        private let written: AsyncQueue<(element: XMLElement, received: UInt32)>
+        private let reading: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
 
-        init(channel: NIOAsyncTestingChannel, terminated: EventLoopPromise<XMPPClientError?>, number: Int, resumedFrom: UInt32?) {
+        /// `countingFrom`: the stream resumed a session whose count was this.
+        init(channel: NIOAsyncTestingChannel, terminated: Termination, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>) {
             self.channel = channel
             self.terminated = terminated
             self.number = number
-            self.resumedFrom = resumedFrom
+            self.state = NIOLockedValueBox((counting: countingFrom != nil, received: countingFrom ?? 0, atLastTaken: countingFrom ?? 0))
+            let (stream, queue) = AsyncStream.makeStream(of: (element: XMLElement, received: UInt32).self)
+            self.written = AsyncQueue(stream)
+            let task = Task { [state] in
+                while !Task.isCancelled, let element = try? await channel.waitForOutboundWrite(as: XMLElement.self) {
+                    if element.namespace == StreamManagementStateMachine.namespace, element.name == "enable" {
+                        state.withLockedValue { $0.counting = true }
+                        try? await channel.writeInbound(SessionTestServer.element("<enabled xmlns='urn:xmpp:sm:3' id='sm-\(number)' resume='true' max='600'/>"))
+                        continue
+                    }
+                    let received = state.withLockedValue { count -> UInt32 in
+                        if count.counting, ["message", "presence", "iq"].contains(element.name) { count.received &+= 1 }
+                        return count.received
+                    }
+                    if let answer = Link.routineAnswer(element, uptime: uptime.withLockedValue { $0 }) {
+                        try? await channel.writeInbound(SessionTestServer.element(answer))
+                        continue
+                    }
+                    queue.yield((element, received))
+                }
+                queue.finish()
+            }
+            self.reading.withLockedValue { $0 = task }
         }
 
-        /// Whether `<r/>` is answered (false: the server takes stanzas without saying so).
-        func acknowledges(_ on: Bool) {
-            self.state.withLockedValue { $0.acknowledges = on }
-        }
+        /// `h`: the stanzas counted up to the last element the test took.
+        var received: UInt32 { self.state.withLockedValue { $0.atLastTaken } }
 
-        /// The stanzas counted so far (`h`).
-        var received: UInt32 { self.state.withLockedValue { $0.received } }
-
-        /// The next element the session wrote that is not routine (answered here: stream
-        /// management, unless `streamManagement`, and IQs of `routine`: disco#info, pings), in
-        /// order.
-        func next(streamManagement: Bool = false, routine: (XMLElement) -> String? = Link.routineAnswer) async throws -> XMLElement {
-            while true {
-                let element = try await self.channel.waitForOutboundWrite(as: XMLElement.self)
-                if element.namespace == StreamManagementStateMachine.namespace {
-                    if streamManagement, element.name != "enable" { return element }
-                    try await self.streamManagement(element)
-                    continue
-                }
-                if ["message", "presence", "iq"].contains(element.name) {
-                    self.state.withLockedValue { if $0.counting { $0.received &+= 1 } }
-                }
-                if let answer = routine(element) {
-                    try await self.send(answer)
+        /// The next element the session wrote that is not routine, in order; a `<r/>` on the
+        /// way is answered with the count at its place, unless `streamManagement`, which
+        /// returns it.
+        func next(streamManagement: Bool = false) async throws -> XMLElement {
+            while let (element, received) = await self.written.next() {
+                self.state.withLockedValue { $0.atLastTaken = received }
+                if element.namespace == StreamManagementStateMachine.namespace, !streamManagement {
+                    if element.name == "r" { try await self.send("<a xmlns='urn:xmpp:sm:3' h='\(received)'/>") }
                     continue
                 }
                 return element
             }
+            throw ChannelError.ioOnClosedChannel
         }
 
         /// The next non-routine element, which must match `predicate`.
@@ -172,30 +198,40 @@ final class SessionTestServer: XMPPConnector {
 
         /// The server loses the connection (no stream close: resumable).
         func drop() async {
-            self.terminated.succeed(XMPPClientError.closedByServer)
+            self.terminated.end(.closedByServer)
             try? await self.channel.close()
+            self.reading.withLockedValue { $0?.cancel() }
         }
 
-        private func streamManagement(_ element: XMLElement) async throws {
-            switch element.name {
-            case "enable":
-                self.state.withLockedValue { $0.counting = true }
-                try await self.send("<enabled xmlns='urn:xmpp:sm:3' id='sm-\(self.number)' resume='true' max='600'/>")
-            case "r":
-                let (acknowledges, h) = self.state.withLockedValue { ($0.acknowledges, $0.received) }
-                if acknowledges { try await self.send("<a xmlns='urn:xmpp:sm:3' h='\(h)'/>") }
-            default:
-                break
-            }
-        }
-
-        /// The answer to an IQ nobody scripted: an empty result to disco#info and pings.
-        static func routineAnswer(_ element: XMLElement) -> String? {
-            guard element.name == "iq", let id = element[attribute: "id"], let query = element.elements.first,
-                query.namespace == "http://jabber.org/protocol/disco#info" || query.namespace == "urn:xmpp:ping"
-            else { return nil }
+        /// The answer to an IQ nobody scripted: an empty result to disco#info and pings; the
+        /// server's `uptime` (XEP-0012); `service-unavailable` (RFC 6120 §8.4) to any other
+        /// query of the server itself (its version).
+        static func routineAnswer(_ element: XMLElement, uptime: Int) -> String? {
+            guard element.name == "iq", let id = element[attribute: "id"], let query = element.elements.first else { return nil }
             let from = element[attribute: "to"].map { " from='\($0)'" } ?? ""
-            return "<iq type='result' id='\(id)'\(from)/>"
+            if query.namespace == "http://jabber.org/protocol/disco#info" || query.namespace == "urn:xmpp:ping" {
+                return "<iq type='result' id='\(id)'\(from)/>"
+            }
+            guard element[attribute: "type"] == "get", element[attribute: "to"] == SessionScene.account.domainpart else { return nil }
+            if query.namespace == "jabber:iq:last" {
+                return "<iq type='result' id='\(id)'\(from)><query xmlns='jabber:iq:last' seconds='\(uptime)'/></iq>"
+            }
+            return "<iq type='error' id='\(id)'\(from)><error type='cancel'><service-unavailable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>"
         }
+    }
+}
+
+/// What another task produces, taken in order by one reader (the test) across calls.
+actor AsyncQueue<Element: Sendable> {
+    private var iterator: AsyncStream<Element>.AsyncIterator
+
+    init(_ stream: AsyncStream<Element>) {
+        self.iterator = stream.makeAsyncIterator()
+    }
+
+    func next() async -> Element? {
+        var iterator = self.iterator
+        defer { self.iterator = iterator }
+        return await iterator.next(isolation: self)
     }
 }

@@ -1,0 +1,100 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import XMPP
+
+/// Stream management in the session (XEP-0198), without a server (``SessionScene``): what a
+/// lost connection leaves unacknowledged is sent again on a resumed stream, settled by the
+/// `h` of a `<failed/>`, or looked up in the account's archive; a server that stops
+/// acknowledging is dropped and resumed.
+@Suite("XMPPSession: stream management over a lost connection", .timeLimit(.minutes(1)))
+struct XMPPSessionStreamManagementTests {
+    static let bob = try! JID("bob@example.test")
+
+    static func message(_ id: String) -> Message {
+        Message(type: .chat, to: Self.bob, id: id, body: "said \(id)")
+    }
+
+    /// A session online, stream management enabled.
+    static func online() async throws -> SessionScene {
+        var scene = try await SessionScene.start()
+        await scene.event("online") {
+            if case .online = $0 { return true }
+            return false
+        }
+        return scene
+    }
+
+    /// Nothing more was sent again: the next message is the next thing the server reads.
+    static func nothingElse(_ scene: SessionScene) async throws {
+        let next = scene.send([Self.message("after")])
+        try await scene.expectSent("after")
+        try await next.value
+    }
+
+    @Test("resumed (XEP-0198 §5): the unacknowledged message is sent again on the resumed stream, once, and its sender told at that acknowledgement")
+    func resumption() async throws {
+        var scene = try await Self.online()
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        // The server had read everything before m1.
+        let before = scene.link.received - 1
+        scene.server.answerResumptions(["<resumed xmlns='urn:xmpp:sm:3' previd='PREVID' h='\(before)'/>"])
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        try await scene.expectSent("m1")
+        try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
+
+    @Test("<failed h/> counting the message: it reached the server; its sender is told so, nothing is sent again and no archive is asked")
+    func failedWithItsCount() async throws {
+        var scene = try await Self.online()
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        let handled = scene.link.received
+        scene.server.answerResumptions(["<failed xmlns='urn:xmpp:sm:3' h='\(handled)'><item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></failed>"])
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
+
+    @Test("<failed/> without h: the message is looked up in the account's archive; sent again only when it is not there, or when the server restarted since (it may have archived it and died before routing it)", arguments: [(true, false), (false, false), (true, true)])
+    func failedAndLookedUp(archived: Bool, restarted: Bool) async throws {
+        var scene = try await Self.online()
+        // XEP-0012: a server up for a day has not restarted since the loss; one up 0 s has.
+        scene.server.uptime = restarted ? 0 : 86_400
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        try await scene.answerArchiveQuery(of: nil, holding: archived ? ["m1"] : [])
+        if !archived || restarted {
+            // Not there, or not vouched for: sent again, once, before anything new.
+            try await scene.expectSent("m1")
+        }
+        try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
+
+    @Test("the server stops acknowledging: after ack_timeout the connection is dropped and resumed, and what was unacknowledged goes again there")
+    func watchdog() async throws {
+        var scene = try await Self.online()
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        // The server had read everything before m1.
+        let before = scene.link.received - 1
+        scene.server.answerResumptions(["<resumed xmlns='urn:xmpp:sm:3' previd='PREVID' h='\(before)'/>"])
+        scene.clock.advance(by: XMPPSession<ManualClock>.Configuration(client: XMPPClientConfiguration(jid: SessionScene.account)).acknowledgementTimeout)
+        scene.link = try await scene.server.nextLink()
+        try await scene.expectSent("m1")
+        try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
+}
