@@ -65,9 +65,18 @@ struct SessionScene {
     /// and answers it with our messages `archived` (their ids, also their origin-ids), in
     /// one complete page.
     func answerArchiveQuery(of room: JID?, holding archived: [String]) async throws {
-        let query = try await self.link.expect("a query of \(room.map { "\($0)'s" } ?? "the account's") archive") {
+        try await self.answer(try await self.expectArchiveQuery(of: room), of: room, holding: archived)
+    }
+
+    /// Expects a query of an archive (the room's, or the account's own when nil).
+    func expectArchiveQuery(of room: JID?) async throws -> XMLElement {
+        try await self.link.expect("a query of \(room.map { "\($0)'s" } ?? "the account's") archive") {
             $0.name == "iq" && $0[attribute: "to"] == room?.description && $0.elements.first?.namespace == "urn:xmpp:mam:2"
         }
+    }
+
+    /// Answers `query` (``expectArchiveQuery(of:)``) with our messages `archived`.
+    func answer(_ query: XMLElement, of room: JID?, holding archived: [String]) async throws {
         let iqID = try #require(query[attribute: "id"])
         let queryID = try #require(query.elements.first?[attribute: "queryid"])
         let archive = room ?? Self.account

@@ -187,7 +187,7 @@ final class SessionTestServer: XMPPConnector {
         /// The next non-routine element, which must match `predicate`.
         func expect(_ what: String, streamManagement: Bool = false, _ predicate: (XMLElement) -> Bool) async throws -> XMLElement {
             let element = try await self.next(streamManagement: streamManagement)
-            #expect(predicate(element), "expected \(what), the session wrote \(element)")
+            try #require(predicate(element), "expected \(what), the session wrote \(element)")
             return element
         }
 
@@ -218,20 +218,5 @@ final class SessionTestServer: XMPPConnector {
             }
             return "<iq type='error' id='\(id)'\(from)><error type='cancel'><service-unavailable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>"
         }
-    }
-}
-
-/// What another task produces, taken in order by one reader (the test) across calls.
-actor AsyncQueue<Element: Sendable> {
-    private var iterator: AsyncStream<Element>.AsyncIterator
-
-    init(_ stream: AsyncStream<Element>) {
-        self.iterator = stream.makeAsyncIterator()
-    }
-
-    func next() async -> Element? {
-        var iterator = self.iterator
-        defer { self.iterator = iterator }
-        return await iterator.next(isolation: self)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// A message said in a room is delivered once the room reflects it (issue 39: ejabberd
 /// acknowledges before its room takes a message, and a crash lost 500 of them).
-@Suite("UnreflectedMessages")
+@Suite("UnreflectedMessages", .timeLimit(.minutes(1)))
 struct UnreflectedMessagesTests {
     typealias Instant = ManualClock.Instant
     static let room = try! JID("dev@muc.example.test")
@@ -110,20 +110,20 @@ struct UnreflectedMessagesTests {
         var doubt = InDoubtMessages()
         doubt.batches = [Self.batch(["a"])]
         doubt.sentSince = Date(timeIntervalSince1970: 300)
-        table.entries[Self.room]?.doubt = doubt
+        table.entries[Self.room]?.leftUnreflected = doubt
         var older = InDoubtMessages()
         older.batches = [Self.batch(["z"], in: Self.other)]
         older.sentSince = Date(timeIntervalSince1970: 100)
-        table.entries[Self.other]?.doubt = older
-        let taken = table.takeDoubts()
+        table.entries[Self.other]?.leftUnreflected = older
+        let taken = table.takeLeftUnreflected()
         #expect(taken.idsByArchive == [Self.room: ["a"], Self.other: ["z"]])
         #expect(taken.sentSince == Date(timeIntervalSince1970: 100))
-        #expect(table.entries.values.allSatisfy { $0.doubt.isEmpty })
+        #expect(table.entries.values.allSatisfy { $0.leftUnreflected.isEmpty })
 
         let kept = Self.batch(["b"])
-        table.entries[Self.room]?.doubt.batches = [kept]
-        table.failResends(XMPPSessionError.stopped)
-        #expect(table.entries.values.allSatisfy { $0.doubt.isEmpty })
+        table.entries[Self.room]?.leftUnreflected.batches = [kept]
+        table.failWaiting(XMPPSessionError.stopped)
+        #expect(table.entries.values.allSatisfy { $0.leftUnreflected.isEmpty })
         await #expect(throws: XMPPSessionError.self, "its sender sends it again") { try await kept.waiter.value() }
     }
 }

@@ -29,7 +29,11 @@ struct XMPPSessionRoomDoubtTests {
         try await scene.kick()
         scene.clock.advance(by: RoomTimings().retryDelay)
         try await scene.answerJoin(reported: false)
-        try await scene.answerArchiveQuery(of: Self.room, holding: archived ? ["m1"] : [])
+        let query = try await scene.expectArchiveQuery(of: Self.room)
+        // While the room's archive is asked, nothing new is said there.
+        let meanwhile = await scene.session.checkRoomSend(to: Self.room, id: "m2")
+        #expect(meanwhile != .joined, "a delivery went ahead of the lookup")
+        try await scene.answer(query, of: Self.room, holding: archived ? ["m1"] : [])
         if !archived {
             try await scene.expectSent("m1")
             try await scene.link.send("<message type='groupchat' from='\(Self.room)/bridge' id='m1'><body>said m1</body><origin-id xmlns='urn:xmpp:sid:0' id='m1'/></message>")
@@ -60,41 +64,82 @@ struct XMPPSessionRoomDoubtTests {
         next.cancel()
         await scene.stop()
     }
+
+    @Test("two rooms take us out at once (a server shutting down): their archive checks run side by side, each reads its own results")
+    func twoRooms() async throws {
+        let other = try JID("ops@muc.example.test")
+        var scene = try await SessionScene.start(rooms: [RoomConfiguration(jid: Self.room, nick: "bridge"), RoomConfiguration(jid: other, nick: "bridge")])
+        for _ in 0..<2 {
+            let join = try await scene.link.expect("a join") { $0.name == "presence" }
+            try await scene.letIn(try JID(try #require(join[attribute: "to"])).bare)
+        }
+        try await scene.roomState(.joined, Self.room)
+        try await scene.roomState(.joined, other)
+        let first = await scene.say("m1")
+        try await scene.expectSent("m1")
+        let second = await scene.say("m2", in: other)
+        try await scene.expectSent("m2")
+        try await scene.kick()
+        try await scene.kick(from: other)
+        scene.clock.advance(by: RoomTimings().retryDelay)
+        for _ in 0..<2 {
+            let join = try await scene.link.expect("a rejoin") { $0.name == "presence" }
+            try await scene.letIn(try JID(try #require(join[attribute: "to"])).bare)
+        }
+        // Both rooms' queries under way at once; answered in the other order.
+        var queries: [JID: XMLElement] = [:]
+        for _ in 0..<2 {
+            let query = try await scene.link.expect("a room's archive query") { $0.name == "iq" && $0.elements.first?.namespace == "urn:xmpp:mam:2" }
+            queries[try JID(try #require(query[attribute: "to"]))] = query
+        }
+        try await scene.answer(try #require(queries[other]), of: other, holding: ["m2"])
+        try await scene.answer(try #require(queries[Self.room]), of: Self.room, holding: ["m1"])
+        try await first.value
+        try await second.value
+        try await scene.roomState(.joined, Self.room)
+        let next = await scene.say("m3")
+        try await scene.expectSent("m3")
+        next.cancel()
+        await scene.stop()
+    }
 }
 
 extension SessionScene {
-    /// Expects our join of the test's room and lets us in (self-presence, XEP-0045 §7.2.3);
-    /// with `reported`, waits until the session says it is in (after a check of its doubts).
-    mutating func answerJoin(reported: Bool = true) async throws {
-        let room = XMPPSessionRoomDoubtTests.room
-        _ = try await self.link.expect("the join of the room") { $0.name == "presence" && $0[attribute: "to"] == "\(room)/bridge" }
+    /// Expects our join of `room` and lets us in (self-presence, XEP-0045 §7.2.3); with
+    /// `reported`, waits until the session says it is in (after a check of its doubts).
+    mutating func answerJoin(_ room: JID = XMPPSessionRoomDoubtTests.room, reported: Bool = true) async throws {
+        _ = try await self.link.expect("the join of \(room)") { $0.name == "presence" && $0[attribute: "to"] == "\(room)/bridge" }
+        try await self.letIn(room)
+        if reported { try await self.roomState(.joined, room) }
+    }
+
+    /// The self-presence that lets us into `room`.
+    func letIn(_ room: JID) async throws {
         try await self.link.send(
             "<presence from='\(room)/bridge'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='participant'/><status code='110'/></x></presence>"
         )
-        if reported { try await self.roomState(.joined) }
     }
 
-    /// Waits for the session to report the room in `state`.
-    mutating func roomState(_ state: RoomStatus.State) async throws {
-        await self.event("the room \(state)") {
-            if case .roomChanged(let status) = $0 { return status.state == state }
+    /// Waits for the session to report `room` in `state`.
+    mutating func roomState(_ state: RoomStatus.State, _ room: JID = XMPPSessionRoomDoubtTests.room) async throws {
+        await self.event("\(room) \(state)") {
+            if case .roomChanged(let status) = $0 { return status.state == state && status.jid == room.description }
             return false
         }
     }
 
-    /// Says `id` in the room; the sender waits in the returned task.
-    func say(_ id: String) async -> Task<Void, any Error> {
-        let room = XMPPSessionRoomDoubtTests.room
+    /// Says `id` in `room`; the sender waits in the returned task.
+    func say(_ id: String, in room: JID = XMPPSessionRoomDoubtTests.room) async -> Task<Void, any Error> {
         let check = await self.session.checkRoomSend(to: room, id: id)
         #expect(check == .joined)
         return self.send([Message(type: .groupchat, to: room, id: id, body: "said \(id)")])
     }
 
-    /// The room takes us out, as Prosody 0.12 does when it is stopped (status 332).
-    mutating func kick() async throws {
+    /// `room` takes us out, as Prosody 0.12 does when it is stopped (status 332).
+    mutating func kick(from room: JID = XMPPSessionRoomDoubtTests.room) async throws {
         try await self.link.send(
-            "<presence type='unavailable' from='\(XMPPSessionRoomDoubtTests.room)/bridge'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='none'/><status code='110'/><status code='332'/></x></presence>"
+            "<presence type='unavailable' from='\(room)/bridge'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='none'/><status code='110'/><status code='332'/></x></presence>"
         )
-        try await self.roomState(.waiting)
+        try await self.roomState(.waiting, room)
     }
 }

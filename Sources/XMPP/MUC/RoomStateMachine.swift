@@ -230,9 +230,14 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// room refused before is sent again: it waits for its reflection anew (its last
     /// refusal does not settle this attempt).
     public mutating func sending(id: String) {
-        if let state = self.sentIDs[id] {
-            if state == .refused { self.sentIDs[id] = .sent }
+        switch self.sentIDs[id] {
+        case .sent, .reflected:
             return
+        case .refused:
+            // The newest again: remembered as long as any message sent now.
+            if let index = self.sentOrder[self.sentStart...].firstIndex(of: id) { self.sentOrder.remove(at: index) }
+        case nil:
+            break
         }
         self.sentIDs[id] = .sent
         self.sentOrder.append(id)

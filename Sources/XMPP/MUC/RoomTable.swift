@@ -16,13 +16,14 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         /// Messages in doubt after a lost session and not found in the room (nor reflected):
         /// said again first thing after the next join (``XMPPSession/resendAfterJoin(_:)``).
         var resend: [InDoubtMessages.Batch] = []
-        /// Messages said here whose reflection our leaving the room cut off while the
-        /// session lived (kicked, the room shut down with its server): they may be in the
-        /// room or not, so they are looked up in its archive after the rejoin (or on the
-        /// next stream, if the session goes first) before anything is said there.
-        var doubt = InDoubtMessages()
-        /// ``doubt`` is being looked up after a join: deliveries into the room wait.
-        var checkingDoubt = false
+        /// Messages said here whose reflection (XEP-0045 §7.2.2) our leaving the room cut off
+        /// while the session lived (kicked, §9.1; the room's service shutting down, status
+        /// 332): they may be in the room or not, so they are looked up in its archive
+        /// (XEP-0313) after the rejoin, or by the next stream if the session goes first,
+        /// before anything is said there.
+        var leftUnreflected = InDoubtMessages()
+        /// ``leftUnreflected`` is being looked up after a join: deliveries into the room wait.
+        var checkingLeftUnreflected = false
     }
 
     var entries: [JID: Entry] = [:]
@@ -45,24 +46,24 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
     var removed: Set<JID> = []
 
     /// Fails the senders of everything waiting to be said again in any room, or to be
-    /// looked up in its archive (``Entry/resend``, ``Entry/doubt``): nobody will on this
-    /// session.
-    mutating func failResends(_ error: any Error) {
+    /// looked up in its archive (``Entry/resend``, ``Entry/leftUnreflected``): nobody will
+    /// on this session.
+    mutating func failWaiting(_ error: any Error) {
         for room in self.entries.keys {
-            for batch in (self.entries[room]?.resend ?? []) + (self.entries[room]?.doubt.batches ?? []) { batch.waiter.complete(.failure(error)) }
+            for batch in (self.entries[room]?.resend ?? []) + (self.entries[room]?.leftUnreflected.batches ?? []) { batch.waiter.complete(.failure(error)) }
             self.entries[room]?.resend = []
-            self.entries[room]?.doubt = InDoubtMessages()
+            self.entries[room]?.leftUnreflected = InDoubtMessages()
         }
     }
 
-    /// Every room's ``Entry/doubt``, taken out (the session is lost: the next stream looks
-    /// them up with the rest).
-    mutating func takeDoubts() -> InDoubtMessages {
+    /// Every room's ``Entry/leftUnreflected``, taken out (the session is lost: the next
+    /// stream looks them up with the rest).
+    mutating func takeLeftUnreflected() -> InDoubtMessages {
         var doubt = InDoubtMessages()
         for room in self.entries.keys.sorted(by: { $0.description < $1.description }) {
-            guard let taken = self.entries[room]?.doubt, !taken.isEmpty else { continue }
+            guard let taken = self.entries[room]?.leftUnreflected, !taken.isEmpty else { continue }
             doubt.merge(taken)
-            self.entries[room]?.doubt = InDoubtMessages()
+            self.entries[room]?.leftUnreflected = InDoubtMessages()
         }
         return doubt
     }

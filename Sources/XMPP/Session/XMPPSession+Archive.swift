@@ -7,7 +7,7 @@ extension XMPPSession {
     /// everything else by the session machine; live messages get their archive id
     /// (XEP-0359 `stanza-id` by our own account) and, when it moves, the archive cursor.
     func actions(for element: XMLElement) -> [SessionStateMachine<C.Instant>.Action] {
-        if element.name == "message", self.runningArchiveCheck?.received(element) == true { return [] }
+        if element.name == "message", self.archiveCheckTook(element) { return [] }
         if element.name == "message", self.archive != nil {
             switch self.archive?.received(element) {
             case .archived(var message, let cursor):

@@ -22,7 +22,7 @@ extension XMPPSession {
             // Said in a room and acknowledged, but not reflected yet: in doubt as well (the
             // server may have acknowledged them before the room took them), and older; older
             // still what we left a room with unreflected.
-            doubt = self.rooms.takeDoubts()
+            doubt = self.rooms.takeLeftUnreflected()
             doubt.merge(self.rooms.unreflected.takeAll())
             doubt.merge(split)
             doubt.serverEndedStream = self.lastLossEndedByServer
@@ -71,15 +71,17 @@ extension XMPPSession {
         await self.check(doubt, on: connection, resumed: resumed)
     }
 
-    /// Looks up what we left `room` with unreflected (``RoomTable/Entry/doubt``), now that
-    /// we are back in it: what is not there is said again first (``resendAfterJoin(_:)``).
-    func checkDoubt(in room: JID) async {
-        guard let doubt = self.rooms.entries[room]?.doubt, !doubt.isEmpty, let connection = self.connection else { return }
-        self.rooms.entries[room]?.doubt = InDoubtMessages()
+    /// Looks up in the room's archive (XEP-0313 on the room's JID) what we left `room` with
+    /// unreflected (``RoomTable/Entry/leftUnreflected``, XEP-0045 §7.2.2), now that we are
+    /// back in it: what is not there is said again first (``resendAfterJoin(_:)``).
+    func checkLeftUnreflected(in room: JID) async {
+        guard let doubt = self.rooms.entries[room]?.leftUnreflected, !doubt.isEmpty, let connection = self.connection else { return }
+        self.rooms.entries[room]?.leftUnreflected = InDoubtMessages()
         await self.check(doubt, on: connection, resumed: false)
     }
 
-    /// The check itself (``checkInDoubt(on:resumed:)``).
+    /// The check itself (``checkInDoubt(on:resumed:)``): each archive asked in turn
+    /// (XEP-0313 §4), the senders settled, the rest sent again.
     private func check(_ doubt: InDoubtMessages, on connection: XMPPConnection, resumed: Bool) async {
         guard let limits = self.configuration.archiveCheck else { return }
         let started = self.clock.now
@@ -101,7 +103,12 @@ extension XMPPSession {
                 archive: room ?? self.machine.ownJID, room: room != nil, inDoubt: ids.subtracting(archived), sentSince: doubt.sentSince, configuration: limits
             )
             guard let (finished, action) = await self.run(check, on: connection) else {
-                // The connection went while asking: the next stream asks again (these first).
+                // The connection went while asking: the next stream asks again (these first);
+                // a stopping session has no next stream, so their senders decide.
+                guard !self.isStopping else {
+                    for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+                    return
+                }
                 var older = doubt
                 older.merge(self.inDoubt)
                 self.inDoubt = older
@@ -177,26 +184,33 @@ extension XMPPSession {
     /// last action; nil when the connection went meanwhile.
     private func run(_ check: ArchiveCheckStateMachine, on connection: XMPPConnection) async -> (ArchiveCheckStateMachine, ArchiveCheckStateMachine.Action)? {
         var check = check
-        var action = check.start(queryID: self.nextID())
-        self.runningArchiveCheck = check
+        let key = self.nextID()
+        var action = check.start(queryID: key)
+        self.runningArchiveChecks[key] = check
         let timeout = self.configuration.requestTimeout
         while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
             do {
                 let answer = try await self.request(query, timeout: timeout)
-                next = self.runningArchiveCheck?.answered(answer, nextQueryID: self.nextID())
+                next = self.runningArchiveChecks[key]?.answered(answer, nextQueryID: self.nextID())
             } catch XMPPSessionError.stanzaError(let stanzaError) {
-                next = self.runningArchiveCheck?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
+                next = self.runningArchiveChecks[key]?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
             } catch {
-                next = self.runningArchiveCheck?.failed("\(error)", error: nil, nextQueryID: self.nextID())
+                next = self.runningArchiveChecks[key]?.failed("\(error)", error: nil, nextQueryID: self.nextID())
             }
             guard let next else { break }
             action = next
         }
-        let finished = self.runningArchiveCheck
-        self.runningArchiveCheck = nil
+        let finished = self.runningArchiveChecks.removeValue(forKey: key)
         guard let finished, case .finished = action, self.connection === connection else { return nil }
         return (finished, action)
+    }
+
+    /// Whether `element` is a result of an archive check under way (the check reads it).
+    func archiveCheckTook(_ element: XMLElement) -> Bool {
+        guard !self.runningArchiveChecks.isEmpty else { return false }
+        for key in Array(self.runningArchiveChecks.keys) where self.runningArchiveChecks[key]?.received(element) == true { return true }
+        return false
     }
 
     /// Says again, first thing after `room` is joined, what was in doubt there and not found

@@ -29,7 +29,7 @@ extension XMPPSession {
             var doubt = InDoubtMessages()
             doubt.batches = [batch]
             doubt.sentSince = sentAt
-            self.keepInDoubt(doubt, in: room)
+            self.keepLeftUnreflected(doubt, in: room)
             return
         }
         let deadline = self.clock.now.advanced(by: self.configuration.roomTimings.reflectionTimeout)
@@ -46,23 +46,24 @@ extension XMPPSession {
         self.rooms.unreflected.arrived(id, in: room)?.waiter.complete(.success(()))
     }
 
-    /// We are out of `room` with the session alive (kicked, the room shut down): what waits
-    /// for its reflection there will not get it, and may or may not be in the room. It is
-    /// looked up in the room's archive after the rejoin (``checkDoubt(in:)``); without an
-    /// archive check its senders send it again (at least once).
+    /// We are out of `room` with the session alive (kicked, XEP-0045 §9.1; the room's service
+    /// shutting down, status 332): what waits for its reflection there (§7.2.2) will not get
+    /// it, and may or may not be in the room. It is looked up in the room's archive
+    /// (XEP-0313) after the rejoin (``checkLeftUnreflected(in:)``); without an archive check
+    /// its senders send it again (at least once).
     func leftWithUnreflected(_ room: JID) {
         guard !self.rooms.unreflected.isEmpty else { return }
-        self.keepInDoubt(self.rooms.unreflected.takeDoubt(in: room), in: room)
+        self.keepLeftUnreflected(self.rooms.unreflected.takeDoubt(in: room), in: room)
     }
 
     /// Keeps `doubt`, said in `room`, for the archive check after the rejoin.
-    private func keepInDoubt(_ doubt: InDoubtMessages, in room: JID) {
+    private func keepLeftUnreflected(_ doubt: InDoubtMessages, in room: JID) {
         guard !doubt.isEmpty else { return }
         guard self.configuration.archiveCheck != nil, self.rooms.entries[room] != nil else {
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             return
         }
-        self.rooms.entries[room]?.doubt.merge(doubt)
+        self.rooms.entries[room]?.leftUnreflected.merge(doubt)
         self.logger.info(
             "out of the room before it reflected messages we said; looked up in its archive after the rejoin",
             metadata: ["room": "\(room)", "messages": "\(doubt.batches.reduce(0) { $0 + $1.messages.count })"]

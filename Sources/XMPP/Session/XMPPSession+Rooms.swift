@@ -32,7 +32,7 @@ extension XMPPSession {
             if let leave = entry.machine.leave() { leaves.append(leave) }
             entry.afterJoin?.cancel()
             // What waited to be said again there, or for its reflection: its senders decide anew.
-            for batch in entry.resend + entry.doubt.batches + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
+            for batch in entry.resend + entry.leftUnreflected.batches + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             self.rooms.entries.removeValue(forKey: jid)
             if wanted[jid] == nil {
                 self.rooms.removed.insert(jid)
@@ -68,7 +68,7 @@ extension XMPPSession {
         let room = jid.bare
         guard let joined = self.rooms.entries[room]?.machine.isJoined else { return self.rooms.removed.contains(room) ? .removed : .notARoom }
         guard joined else { return .notJoined(self.rooms.entries[room]?.reason ?? "not in the room yet") }
-        guard self.rooms.entries[room]?.checkingDoubt != true else { return .notJoined("looking up in the room's archive what we left it with") }
+        guard self.rooms.entries[room]?.checkingLeftUnreflected != true else { return .notJoined("looking up in the room's archive what we left it with") }
         self.rooms.entries[room]?.machine.sending(id: id)
         return .joined
     }
@@ -85,8 +85,10 @@ extension XMPPSession {
         for jid in self.rooms.entries.keys.sorted(by: { $0.description < $1.description }) {
             guard var entry = self.rooms.entries[jid] else { continue }
             if resumed, entry.machine.isJoined {
-                // Still in the room; a catch-up the lost connection cut short runs again.
+                // Still in the room; a catch-up the lost connection cut short runs again, and
+                // what a check of this stream found missing there is said again now.
                 if entry.archive?.needsCatchUp == true { self.startAfterJoin(jid) }
+                if !entry.resend.isEmpty { await self.resendAfterJoin(jid) }
                 continue
             }
             _ = entry.machine.disconnected()
@@ -114,7 +116,7 @@ extension XMPPSession {
     /// room's machine; everything else by ``actions(for:)``.
     func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
         // A result of an archive check under way, a room's archive's too, is the check's.
-        if element.name == "message", self.runningArchiveCheck?.received(element) == true { return [] }
+        if element.name == "message", self.archiveCheckTook(element) { return [] }
         guard element.name == "presence" || element.name == "message", !self.rooms.entries.isEmpty,
             let from = element[attribute: "from"].flatMap({ try? JID($0) }), self.rooms.entries[from.bare] != nil
         else {
@@ -162,8 +164,8 @@ extension XMPPSession {
                 // What we left the room with unreflected is looked up in its archive first,
                 // after the join (by the after-join work: this runs in the read loop, which
                 // the archive's answers come through); deliveries wait for that.
-                if self.rooms.entries[room]?.doubt.isEmpty == false {
-                    self.rooms.entries[room]?.checkingDoubt = true
+                if self.rooms.entries[room]?.leftUnreflected.isEmpty == false {
+                    self.rooms.entries[room]?.checkingLeftUnreflected = true
                 } else {
                     await self.resendAfterJoin(room)
                     await self.emitRoomStatus(room)
@@ -272,10 +274,12 @@ extension XMPPSession {
     /// Asks the room what it supports (XEP-0030): `stanza-id`s are trusted only from a room
     /// that says it gives them (XEP-0359 §6), and its archive is read only if it has one.
     private func afterJoin(_ room: JID) async {
-        if self.rooms.entries[room]?.checkingDoubt == true {
-            await self.checkDoubt(in: room)
-            await self.resendAfterJoin(room)
-            self.rooms.entries[room]?.checkingDoubt = false
+        if self.rooms.entries[room]?.checkingLeftUnreflected == true {
+            await self.checkLeftUnreflected(in: room)
+            // Said again only into the room we are in (a second kick meanwhile keeps them for
+            // the next join); the gate opens either way, so it never stays shut.
+            if self.rooms.entries[room]?.machine.isJoined == true { await self.resendAfterJoin(room) }
+            self.rooms.entries[room]?.checkingLeftUnreflected = false
             await self.emitRoomStatus(room)
         }
         var features: Set<String>?

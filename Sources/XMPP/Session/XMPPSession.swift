@@ -32,7 +32,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Messages the server may or may not have taken when it lost the session, and the
     /// archive check looking them up (``InDoubtMessages``).
     var inDoubt = InDoubtMessages()
-    var runningArchiveCheck: ArchiveCheckStateMachine?
+    /// The archive checks under way, by their first query id: a room's after its rejoin may
+    /// run beside another room's.
+    var runningArchiveChecks: [String: ArchiveCheckStateMachine] = [:]
     /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
     var watchdog: AcknowledgementWatchdog<C.Instant>
     var watchdogTimer: Task<Void, Never>?
@@ -222,7 +224,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.roomTimer?.task.cancel()
-        self.rooms.failResends(XMPPSessionError.stopped)
+        self.rooms.failWaiting(XMPPSessionError.stopped)
         self.failUnreflected(XMPPSessionError.stopped)
         self.rooms = RoomTable()
         defer {
@@ -248,7 +250,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Nobody will check them now: their senders keep them for whoever comes next.
         for batch in self.inDoubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
         self.inDoubt = InDoubtMessages()
-        self.rooms.failResends(XMPPSessionError.stopped)
+        self.rooms.failWaiting(XMPPSessionError.stopped)
         await self.emit(.stopped(error))
         self.events.finish()
     }
