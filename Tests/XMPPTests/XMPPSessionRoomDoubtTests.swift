@@ -69,10 +69,7 @@ struct XMPPSessionRoomDoubtTests {
     func twoRooms() async throws {
         let other = try JID("ops@muc.example.test")
         var scene = try await SessionScene.start(rooms: [RoomConfiguration(jid: Self.room, nick: "bridge"), RoomConfiguration(jid: other, nick: "bridge")])
-        for _ in 0..<2 {
-            let join = try await scene.link.expect("a join") { $0.name == "presence" }
-            try await scene.letIn(try JID(try #require(join[attribute: "to"])).bare)
-        }
+        try await scene.letInEachJoin(2)
         try await scene.roomState(.joined, Self.room)
         try await scene.roomState(.joined, other)
         let first = await scene.say("m1")
@@ -82,10 +79,7 @@ struct XMPPSessionRoomDoubtTests {
         try await scene.kick()
         try await scene.kick(from: other)
         scene.clock.advance(by: RoomTimings().retryDelay)
-        for _ in 0..<2 {
-            let join = try await scene.link.expect("a rejoin") { $0.name == "presence" }
-            try await scene.letIn(try JID(try #require(join[attribute: "to"])).bare)
-        }
+        try await scene.letInEachJoin(2)
         // Both rooms' queries under way at once; answered in the other order.
         var queries: [JID: XMLElement] = [:]
         for _ in 0..<2 {
@@ -111,6 +105,14 @@ extension SessionScene {
         _ = try await self.link.expect("the join of \(room)") { $0.name == "presence" && $0[attribute: "to"] == "\(room)/bridge" }
         try await self.letIn(room)
         if reported { try await self.roomState(.joined, room) }
+    }
+
+    /// Lets us into the rooms of the next `count` joins, whichever rooms and order.
+    func letInEachJoin(_ count: Int) async throws {
+        for _ in 0..<count {
+            let join = try await self.link.expect("a join") { $0.name == "presence" }
+            try await self.letIn(try JID(try #require(join[attribute: "to"])).bare)
+        }
     }
 
     /// The self-presence that lets us into `room`.
