@@ -40,10 +40,7 @@ struct XMPPSessionRoomDoubtTests {
         }
         try await scene.roomState(.joined)
         try await sender.value
-        // Nothing else said again: the next thing said in the room is the next message.
-        let next = await scene.say("m2")
-        try await scene.expectSent("m2")
-        next.cancel()
+        try await scene.nothingSaidAgain()
         await scene.stop()
     }
 
@@ -59,9 +56,7 @@ struct XMPPSessionRoomDoubtTests {
         try await scene.answerArchiveQuery(of: Self.room, holding: ["m1"])
         try await scene.answerJoin()
         try await sender.value
-        let next = await scene.say("m2")
-        try await scene.expectSent("m2")
-        next.cancel()
+        try await scene.nothingSaidAgain()
         await scene.stop()
     }
 
@@ -91,9 +86,7 @@ struct XMPPSessionRoomDoubtTests {
         try await first.value
         try await second.value
         try await scene.roomState(.joined, Self.room)
-        let next = await scene.say("m3")
-        try await scene.expectSent("m3")
-        next.cancel()
+        try await scene.nothingSaidAgain()
         await scene.stop()
     }
 }
@@ -135,6 +128,13 @@ extension SessionScene {
         let check = await self.session.checkRoomSend(to: room, id: id)
         #expect(check == .joined)
         return self.send([Message(type: .groupchat, to: room, id: id, body: "said \(id)")])
+    }
+
+    /// Nothing was said again: the next thing said in the room is a new message.
+    func nothingSaidAgain() async throws {
+        let next = await self.say("next")
+        try await self.expectSent("next")
+        next.cancel()
     }
 
     /// `room` takes us out, as Prosody 0.12 does when it is stopped (status 332).
