@@ -60,6 +60,35 @@ struct XMPPSessionRoomDoubtTests {
         await scene.stop()
     }
 
+    @Test("a batch of two said in the room, the first acknowledged (Prosody 0.12, stopping, counts a message its room refuses), then out of the room and the session lost: both looked up, both said again")
+    func acknowledgedInPart() async throws {
+        var scene = try await Self.joined()
+        let check = await scene.session.checkRoomSend(to: Self.room, id: "m1")
+        #expect(check == .joined)
+        let sender = scene.send(["m1", "m2"].map { (id: String) in Message(type: .groupchat, to: Self.room, id: id, body: "said \(id)") })
+        _ = try await scene.link.expect("message m1") { $0.name == "message" && $0[attribute: "id"] == "m1" }
+        _ = try await scene.link.expect("message m2") { $0.name == "message" && $0[attribute: "id"] == "m2" }
+        _ = try await scene.link.expect("a request for an acknowledgement", streamManagement: true) { $0.name == "r" }
+        let first = scene.link.received - 1
+        try await scene.link.send("<a xmlns='urn:xmpp:sm:3' h='\(first)'/>")
+        try await scene.kick()
+        scene.server.answerResumptions(["<failed xmlns='urn:xmpp:sm:3' h='\(first)'><item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></failed>"])
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        // Neither reached the room: m1 too is looked up, and said again.
+        try await scene.answerArchiveQuery(of: Self.room, holding: [])
+        try await scene.answerJoin(reported: false)
+        _ = try await scene.link.expect("m1 said again") { $0.name == "message" && $0[attribute: "id"] == "m1" }
+        try await scene.expectSent("m2")
+        for id in ["m1", "m2"] {
+            try await scene.link.send("<message type='groupchat' from='\(Self.room)/bridge' id='\(id)'><body>said \(id)</body><origin-id xmlns='urn:xmpp:sid:0' id='\(id)'/></message>")
+        }
+        try await sender.value
+        try await scene.roomState(.joined)
+        try await scene.nothingSaidAgain()
+        await scene.stop()
+    }
+
     @Test("two rooms take us out at once (a server shutting down): their archive checks run side by side, each reads its own results")
     func twoRooms() async throws {
         let other = try JID("ops@muc.example.test")

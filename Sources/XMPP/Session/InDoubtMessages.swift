@@ -86,9 +86,9 @@ struct InDoubtMessages: Sendable {
     /// waiter's number, so messages sent by others in between (receipts, chat states) are
     /// not its. A waiter without a send time waits for "everything so far" and has no batch
     /// of its own. Returns the batches and the waiters that cannot be settled by the
-    /// archive (rooms, whose copies are not in the account's archive; plain waits; numbers
-    /// outside what is pending): these fail, and their senders try again. A batch said in
-    /// a room is looked up in that room's archive.
+    /// archive (plain waits; numbers outside what is pending; batches that mix targets):
+    /// these fail, and their senders try again. A batch said in a room is looked up in that
+    /// room's archive, whole.
     static func split(
         pending: [XMLElement], acknowledged: UInt32, waiters: [AcknowledgementWaiter]
     ) -> (InDoubtMessages, unsettled: [OneShotWaiter<Void>]) {
@@ -103,7 +103,11 @@ struct InDoubtMessages: Sendable {
                 unsettled.append(entry.waiter)
                 continue
             }
-            let messages = pending[start..<end].filter { $0.name == "message" && $0.namespace == XMPPNamespace.client }
+            // Into a room, the whole batch: what the server acknowledged of it is not said
+            // in the room until reflected (XEP-0045 §7.2.2; Prosody 0.12, stopping, counts
+            // a message its room then refuses), so it is looked up there too.
+            let numbered = entry.room != nil && !entry.messages.isEmpty ? entry.messages[...] : pending[start..<end]
+            let messages = numbered.filter { $0.name == "message" && $0.namespace == XMPPNamespace.client }
             // A batch goes to one target: all into one room, or none into any.
             let said = messages.filter { $0[attribute: "type"] == "groupchat" }
             let rooms = Set(said.map { $0[attribute: "to"].flatMap { try? JID($0).bare } })
