@@ -29,17 +29,11 @@ extension XMPPSession {
     /// Keeps one timer, for the earliest request deadline the machine knows.
     func armExpiry() {
         guard let next = self.machine.nextRequestDeadline else { return }
-        if let armed = self.expiry, armed.deadline <= next { return }
-        self.expiry?.timer.cancel()
-        let clock = self.clock
-        self.expiry = (next, Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            await self.expireRequests()
-        })
+        if let armed = self.timers.deadline(of: .requestExpiry), armed <= next { return }
+        self.armTimer(.requestExpiry, at: next)
     }
 
     func expireRequests() {
-        self.expiry = nil
         for id in self.machine.expireRequests(now: self.clock.now) {
             self.fail(id, XMPPSessionError.timedOut(id: id))
         }

@@ -102,8 +102,7 @@ extension XMPPSession {
     /// The connection is gone; with a resumable stream the rooms are kept for a resumption.
     func roomsConnectionLost(resumable: Bool) {
         self.rooms.online = false
-        self.roomTimer?.task.cancel()
-        self.roomTimer = nil
+        self.timers.cancel(.rooms)
         guard !resumable else { return }
         for jid in self.rooms.entries.keys {
             _ = self.rooms.entries[jid]?.machine.disconnected()
@@ -236,21 +235,14 @@ extension XMPPSession {
     /// Keeps one timer, for the earliest deadline of any room.
     func armRoomTimer() {
         guard self.rooms.online, let next = self.rooms.nextDeadline else {
-            self.roomTimer?.task.cancel()
-            self.roomTimer = nil
+            self.timers.cancel(.rooms)
             return
         }
-        if let armed = self.roomTimer, armed.deadline == next { return }
-        self.roomTimer?.task.cancel()
-        let clock = self.clock
-        self.roomTimer = (next, Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            await self.roomTimerFired()
-        })
+        if self.timers.deadline(of: .rooms) == next { return }
+        self.armTimer(.rooms, at: next)
     }
 
-    private func roomTimerFired() async {
-        self.roomTimer = nil
+    func roomTimerFired() async {
         let now = self.clock.now
         self.expireUnreflected(now: now)
         for jid in self.rooms.entries.keys {

@@ -155,19 +155,13 @@ extension XMPPSession {
             try? await connection.send([ack])
         }
         if !self.streamManagement.acknowledgementOwed {
-            self.acknowledgementTimer?.cancel()
-            self.acknowledgementTimer = nil
-        } else if self.acknowledgementTimer == nil {
-            let clock = self.clock
-            self.acknowledgementTimer = Task(executorPreference: self.executor) {
-                guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
-                await self.acknowledgementTimerFired()
-            }
+            self.timers.cancel(.acknowledgement)
+        } else if self.timers.deadline(of: .acknowledgement) == nil {
+            self.armTimer(.acknowledgement, at: self.clock.now.advanced(by: delay))
         }
     }
 
-    private func acknowledgementTimerFired() async {
-        self.acknowledgementTimer = nil
+    func acknowledgementTimerFired() async {
         guard let connection = self.connection else { return }
         await self.sendAcknowledgement(on: connection, now: true)
     }
@@ -240,8 +234,7 @@ extension XMPPSession {
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
         let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count)
         if request {
-            self.acknowledgementRequest?.cancel()
-            self.acknowledgementRequest = nil
+            self.timers.cancel(.acknowledgementRequest)
             self.lastCarriedRequest = self.clock.now
         }
         return request
@@ -249,17 +242,13 @@ extension XMPPSession {
 
     /// One `<r/>` after the delay, for everything written until then (one timer).
     private func armAcknowledgementRequest() {
-        guard self.acknowledgementRequest == nil else { return }
-        let clock = self.clock
-        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.lastCarriedRequest.map { $0.duration(to: clock.now) })
-        self.acknowledgementRequest = Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)) != nil else { return }
-            await self.acknowledgementRequestDue()
-        }
+        guard self.timers.deadline(of: .acknowledgementRequest) == nil else { return }
+        let now = self.clock.now
+        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.lastCarriedRequest.map { $0.duration(to: now) })
+        self.armTimer(.acknowledgementRequest, at: now.advanced(by: delay))
     }
 
-    private func acknowledgementRequestDue() async {
-        self.acknowledgementRequest = nil
+    func acknowledgementRequestDue() async {
         guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
         try? await self.transmit([self.streamManagement.requestAck()], on: connection)
     }

@@ -31,25 +31,17 @@ extension XMPPSession {
 
     func watchdogConnectionEnded() {
         self.watchdog.connectionEnded()
-        self.watchdogTimer?.cancel()
-        self.watchdogTimer = nil
+        self.timers.cancel(.watchdog)
     }
 
     /// One timer, for the current deadline; it re-arms itself while the deadline moves on
     /// (one wake-up per timeout at most, however many acknowledgements came meanwhile).
     private func armWatchdog() {
-        guard self.watchdogTimer == nil, let deadline = self.watchdog.deadline else { return }
-        let clock = self.clock
-        self.watchdogTimer = Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
-            await self.watchdogFired()
-        }
+        guard self.timers.deadline(of: .watchdog) == nil, let deadline = self.watchdog.deadline else { return }
+        self.armTimer(.watchdog, at: deadline)
     }
 
-    private func watchdogFired() async {
-        // Cancelled after its sleep ended: the connection it watched is gone.
-        guard !Task.isCancelled else { return }
-        self.watchdogTimer = nil
+    func watchdogFired() async {
         guard let connection = self.connection else { return }
         switch self.watchdog.check(now: self.clock.now) {
         case .idle:

@@ -37,7 +37,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var runningArchiveChecks: [String: ArchiveCheckStateMachine] = [:]
     /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
     var watchdog: AcknowledgementWatchdog<C.Instant>
-    var watchdogTimer: Task<Void, Never>?
     /// When the last connection was lost, and when the one that left messages in doubt
     /// was (kept until they are settled; ``serverRestartedSinceLoss(timeout:)``).
     var connectionLostAt: C.Instant?
@@ -52,16 +51,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var archive: ArchiveCatchUpStateMachine?
     /// Live messages held while that catch-up is due or runs (``LiveMessageHold``).
     var liveHold: LiveMessageHold<Message>
-    /// An answer to the server's `<r/>` held back to report more at once (XEP-0198 §4).
-    var acknowledgementTimer: Task<Void, Never>?
-    /// Our own `<r/>` held back to ask for several batches at once, and when a batch last
-    /// carried one (``AcknowledgementRequestPacer``).
-    var acknowledgementRequest: Task<Void, Never>?
+    /// When a batch last carried our `<r/>` (``AcknowledgementRequestPacer``).
     var lastCarriedRequest: C.Instant?
+    /// The connection's timers (acknowledgements, watchdog, request expiry, rooms), run by
+    /// one task of its group.
+    var timers = SessionTimers<C.Instant>()
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
-    var expiry: (deadline: C.Instant, timer: Task<Void, Never>)?
     private var keepalive: KeepaliveStateMachine<C.Instant>
     var isStopping = false
     /// The backoff sleep under way, so ``stop()`` can cut it short.
@@ -73,9 +70,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
     var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
-    /// The rooms we sit in (XEP-0045), and the one timer for their self-pings and rejoins.
+    /// The rooms we sit in (XEP-0045).
     var rooms = RoomTable<C.Instant>()
-    var roomTimer: (deadline: C.Instant, task: Task<Void, Never>)?
 
     public init(
         configuration: Configuration,
@@ -223,7 +219,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.backoff?.cancel()
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
-        self.roomTimer?.task.cancel()
+        self.timers.cancel(.rooms)
         self.rooms.failWaiting(XMPPSessionError.stopped)
         self.failUnreflected(XMPPSessionError.stopped)
         self.rooms = RoomTable()
@@ -276,6 +272,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
+            group.addTask { await self.runTimers() }
             // In a task of its own, which ends when it is done: a task keeps its largest
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
@@ -299,6 +296,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func connectionEnded() {
         self.connectionLostAt = self.clock.now
         self.watchdogConnectionEnded()
+        self.timers.removeAll()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
         self.liveHoldConnectionLost()

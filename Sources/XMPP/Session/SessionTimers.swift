@@ -1,0 +1,72 @@
+/// The session's timers while a connection is up: one deadline per ``Timer``, run by one
+/// task of the connection's task group that sleeps until the earliest
+/// (``XMPPSession/runTimers()``), instead of a task per timer.
+///
+/// It does no I/O and reads no clock: the owner arms and cancels deadlines, asks
+/// ``takeDue(now:)`` what fired when its sleep ends, and learns from ``arm(_:at:)`` when the
+/// sleeping task must wake because an earlier deadline came in.
+struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
+    enum Timer: Hashable, Sendable, CaseIterable {
+        /// Our `<a/>` held back to answer a burst at once (XEP-0198 §4).
+        case acknowledgement
+        /// One `<r/>` for everything written since the last (XEP-0198 §4).
+        case acknowledgementRequest
+        /// The server owes an `<a/>` (``AcknowledgementWatchdog``).
+        case watchdog
+        /// The earliest IQ request deadline (RFC 6120 §8.2.3).
+        case requestExpiry
+        /// The earliest deadline of any room (XEP-0045 joins, self-pings, reflections).
+        case rooms
+    }
+
+    private var deadlines: [Timer: Instant] = [:]
+    /// The deadline the running task sleeps until (nil: it waits for one to be armed).
+    private(set) var sleepingUntil: Instant?
+    /// Completed to wake the running task (an earlier deadline, or the end).
+    var wake: OneShotWaiter<Void>?
+
+    var isEmpty: Bool { self.deadlines.isEmpty }
+
+    /// The earliest armed deadline.
+    var earliest: Instant? { self.deadlines.values.min() }
+
+    func deadline(of timer: Timer) -> Instant? { self.deadlines[timer] }
+
+    /// Arms `timer` for `deadline` (replacing its earlier one); true when the running task
+    /// must wake to sleep until an earlier deadline than it does now.
+    mutating func arm(_ timer: Timer, at deadline: Instant) -> Bool {
+        self.deadlines[timer] = deadline
+        guard let sleeping = self.sleepingUntil else { return true }
+        return deadline < sleeping
+    }
+
+    /// Disarms `timer`. The running task needs no wake: it finds nothing due and sleeps
+    /// again, until the next earliest.
+    mutating func cancel(_ timer: Timer) {
+        self.deadlines[timer] = nil
+    }
+
+    /// The running task sleeps until `deadline` now (nil: until a timer is armed).
+    mutating func sleeping(until deadline: Instant?) {
+        self.sleepingUntil = deadline
+    }
+
+    /// The timers due at `now`, earliest first (equal deadlines in ``Timer``'s order); they
+    /// are disarmed.
+    mutating func takeDue(now: Instant) -> [Timer] {
+        var due: [(timer: Timer, deadline: Instant)] = []
+        for timer in Timer.allCases {
+            if let deadline = self.deadlines[timer], deadline <= now { due.append((timer, deadline)) }
+        }
+        for entry in due { self.deadlines[entry.timer] = nil }
+        // Stable: equal deadlines keep the cases' order.
+        return due.enumerated().sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }.map(\.element.timer)
+    }
+
+    /// The connection ended: no timer runs without one.
+    mutating func removeAll() {
+        self.deadlines.removeAll()
+        self.sleepingUntil = nil
+        self.wake = nil
+    }
+}

@@ -1,0 +1,47 @@
+/// The session's timers (``SessionTimers``): one task of each connection's task group sleeps
+/// until the earliest deadline and runs what is due; arming an earlier one wakes it.
+extension XMPPSession {
+    /// Arms `timer` for `deadline`, waking the timer task when it sleeps until a later one.
+    func armTimer(_ timer: SessionTimers<C.Instant>.Timer, at deadline: C.Instant) {
+        if self.timers.arm(timer, at: deadline) { self.timers.wake?.complete(.success(())) }
+    }
+
+    /// Runs the timers while the connection lasts (a task of its group: cancelled with it).
+    func runTimers() async {
+        let clock = self.clock
+        while !Task.isCancelled {
+            let wake = OneShotWaiter<Void>()
+            let next = self.timers.earliest
+            self.timers.wake = wake
+            self.timers.sleeping(until: next)
+            await withTaskGroup(of: Void.self) { group in
+                if let next {
+                    group.addTask(executorPreference: self.executor) {
+                        _ = try? await clock.sleep(until: next, tolerance: nil)
+                        wake.complete(.success(()))
+                    }
+                }
+                await withTaskCancellationHandler {
+                    _ = try? await wake.value()
+                } onCancel: {
+                    wake.complete(.success(()))
+                }
+                group.cancelAll()
+            }
+            self.timers.wake = nil
+            self.timers.sleeping(until: nil)
+            guard !Task.isCancelled else { return }
+            for timer in self.timers.takeDue(now: clock.now) { await self.timerFired(timer) }
+        }
+    }
+
+    private func timerFired(_ timer: SessionTimers<C.Instant>.Timer) async {
+        switch timer {
+        case .acknowledgement: await self.acknowledgementTimerFired()
+        case .acknowledgementRequest: await self.acknowledgementRequestDue()
+        case .watchdog: await self.watchdogFired()
+        case .requestExpiry: self.expireRequests()
+        case .rooms: await self.roomTimerFired()
+        }
+    }
+}
