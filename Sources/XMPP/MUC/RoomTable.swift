@@ -8,8 +8,9 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         var archive: ArchiveCatchUpStateMachine?
         /// Why the room is out (waiting or stopped), for status.
         var reason: String?
-        /// The work after a join (features, archive catch-up); one per room at a time.
-        var afterJoin: Task<Void, Never>?
+        /// The work after a join (features, archive catch-up) under way, by its id: one per
+        /// room at a time; one a later join replaced stops at its next step.
+        var afterJoin: String?
         /// The room says it gives `stanza-id`s (XEP-0359 §6, disco#info `urn:xmpp:sid:0`);
         /// until its features are known, assumed.
         var trustsStanzaIDs = true

@@ -50,3 +50,25 @@ final class OneShotWaiter<Value: Sendable>: Sendable {
         }
     }
 }
+
+extension OneShotWaiter {
+    /// The answer, or `fallback` at `deadline` on `clock` (never, when nil) or when the task
+    /// is cancelled, whichever comes first; the sleep is a child task, ended with the wait.
+    func value<C: Clock>(until deadline: C.Instant?, on clock: C, orElse fallback: Value, executor: (any TaskExecutor)?) async -> Value {
+        await withTaskGroup(of: Void.self) { group in
+            if let deadline {
+                group.addTask(executorPreference: executor) {
+                    _ = try? await clock.sleep(until: deadline, tolerance: nil)
+                    self.complete(.success(fallback))
+                }
+            }
+            let value = await withTaskCancellationHandler {
+                try? await self.value()
+            } onCancel: {
+                self.complete(.success(fallback))
+            }
+            group.cancelAll()
+            return value ?? fallback
+        }
+    }
+}

@@ -202,7 +202,8 @@ extension XMPPSession {
             action = next
         }
         let finished = self.runningArchiveChecks.removeValue(forKey: key)
-        guard let finished, case .finished = action, self.connection === connection else { return nil }
+        // Cancelled: the connection's task group is ending, so the connection is going.
+        guard let finished, case .finished = action, self.connection === connection, !Task.isCancelled else { return nil }
         return (finished, action)
     }
 

@@ -30,7 +30,6 @@ extension XMPPSession {
             guard wanted[jid] != entry.machine.configuration || stopped else { continue }
             var entry = entry
             if let leave = entry.machine.leave() { leaves.append(leave) }
-            entry.afterJoin?.cancel()
             // What waited to be said again there, or for its reflection: its senders decide anew.
             for batch in entry.resend + entry.leftUnreflected.batches + self.rooms.unreflected.take(in: jid) { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             self.rooms.entries.removeValue(forKey: jid)
@@ -185,7 +184,7 @@ extension XMPPSession {
             case .selfPing(let to):
                 let ping = IQ(type: .get, id: self.nextID(), to: to, payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
                 let timeout = self.configuration.roomTimings.pingTimeout
-                Task(executorPreference: self.executor) {
+                self.spawn {
                     let outcome: RoomStateMachine<C.Instant>.SelfPingOutcome
                     do {
                         _ = try await self.request(ping, timeout: timeout)
@@ -201,7 +200,7 @@ extension XMPPSession {
                 var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#owner")
                 query.append(XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")]))
                 let iq = IQ(type: .set, id: self.nextID(), to: room, payload: query)
-                Task(executorPreference: self.executor) {
+                self.spawn {
                     do {
                         _ = try await self.request(iq)
                         self.logger.info("created the room with its default configuration", metadata: ["room": "\(room)"])
@@ -256,16 +255,17 @@ extension XMPPSession {
 
     // MARK: - After a join
 
-    /// Starts the work after a join (the room's features, then the archive catch-up),
-    /// replacing any still running for this room.
+    /// Starts the work after a join (the room's features, then the archive catch-up) beside
+    /// the read loop, replacing any still running for this room.
     func startAfterJoin(_ room: JID) {
-        self.rooms.entries[room]?.afterJoin?.cancel()
-        self.rooms.entries[room]?.afterJoin = Task(executorPreference: self.executor) { await self.afterJoin(room) }
+        let job = self.nextID()
+        self.rooms.entries[room]?.afterJoin = job
+        self.spawn { await self.afterJoin(room, job: job) }
     }
 
     /// Asks the room what it supports (XEP-0030): `stanza-id`s are trusted only from a room
     /// that says it gives them (XEP-0359 §6), and its archive is read only if it has one.
-    private func afterJoin(_ room: JID) async {
+    private func afterJoin(_ room: JID, job: String) async {
         if self.rooms.entries[room]?.checkingLeftUnreflected == true {
             await self.checkLeftUnreflected(in: room)
             // Said again only into the room we are in (a second kick meanwhile keeps them for
@@ -279,7 +279,7 @@ extension XMPPSession {
         if let info = try? await self.request(disco) {
             features = Set(info.payload?.elements.filter { $0.name == "feature" }.compactMap { $0[attribute: "var"] } ?? [])
         }
-        guard !Task.isCancelled, self.rooms.entries[room] != nil else { return }
+        guard !Task.isCancelled, self.rooms.entries[room]?.afterJoin == job else { return }
         if let features {
             self.rooms.entries[room]?.trustsStanzaIDs = features.contains(ArchiveCatchUpStateMachine.stanzaIDNamespace)
             if !features.contains(ArchiveCatchUpStateMachine.namespace), self.rooms.entries[room]?.archive != nil {

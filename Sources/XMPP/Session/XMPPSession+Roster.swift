@@ -13,17 +13,8 @@ extension XMPPSession {
         if condition(self.machine.roster) { return true }
         let waiter = OneShotWaiter<Bool>()
         self.rosterWaiters.append((condition, waiter))
-        let clock = self.clock
-        let deadline = clock.now.advanced(by: timeout)
-        let timer = Task(executorPreference: self.executor) {
-            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
-            waiter.complete(.success(false))
-        }
-        defer {
-            timer.cancel()
-            self.rosterWaiters.removeAll { $0.waiter === waiter }
-        }
-        return (try? await waiter.value()) ?? false
+        defer { self.rosterWaiters.removeAll { $0.waiter === waiter } }
+        return await waiter.value(until: self.clock.now.advanced(by: timeout), on: self.clock, orElse: false, executor: self.executor)
     }
 
     /// Completes the roster waiters whose condition holds now.

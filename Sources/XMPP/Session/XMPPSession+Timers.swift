@@ -14,20 +14,7 @@ extension XMPPSession {
             let next = self.timers.earliest
             self.timers.wake = wake
             self.timers.sleeping(until: next)
-            await withTaskGroup(of: Void.self) { group in
-                if let next {
-                    group.addTask(executorPreference: self.executor) {
-                        _ = try? await clock.sleep(until: next, tolerance: nil)
-                        wake.complete(.success(()))
-                    }
-                }
-                await withTaskCancellationHandler {
-                    _ = try? await wake.value()
-                } onCancel: {
-                    wake.complete(.success(()))
-                }
-                group.cancelAll()
-            }
+            await wake.value(until: next, on: clock, orElse: (), executor: self.executor)
             self.timers.wake = nil
             self.timers.sleeping(until: nil)
             guard !Task.isCancelled else { return }

@@ -56,13 +56,16 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The connection's timers (acknowledgements, watchdog, request expiry, rooms), run by
     /// one task of its group.
     var timers = SessionTimers<C.Instant>()
+    /// Requests the connection makes beside its read loop, which their answers come through
+    /// (a keepalive ping, a room's self-ping), run in its task group (``spawn(_:)``).
+    private var work: AsyncStream<@Sendable () async -> Void>.Continuation?
     /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
     /// answer, until when), and one timer expires them.
     var pending: [String: OneShotWaiter<IQ>] = [:]
     private var keepalive: KeepaliveStateMachine<C.Instant>
     var isStopping = false
-    /// The backoff sleep under way, so ``stop()`` can cut it short.
-    private var backoff: Task<Void, Never>?
+    /// Wakes the backoff sleep under way, so ``stop()`` can cut it short.
+    private var backoff: OneShotWaiter<Void>?
     var presence: Presence?
     /// Added to every available presence we broadcast (a vCard photo hash, XEP-0153).
     var presenceExtensions: [XMLElement] = []
@@ -191,14 +194,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 var metadata: Logger.Metadata = ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
                 if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
                 self.logger.warning("connection failed; retrying", metadata: metadata)
-                let clock = self.clock
-                let sleep = Task<Void, Never>(executorPreference: self.executor) { _ = try? await clock.sleep(until: until, tolerance: nil) }
-                self.backoff = sleep
-                await withTaskCancellationHandler {
-                    await sleep.value
-                } onCancel: {
-                    sleep.cancel()
-                }
+                let wake = OneShotWaiter<Void>()
+                self.backoff = wake
+                await wake.value(until: until, on: self.clock, orElse: (), executor: self.executor)
                 self.backoff = nil
                 action = reconnect.timerFired(now: self.clock.now)
             case .giveUp(let error):
@@ -216,7 +214,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     public func stop() async {
         guard !self.isStopping else { return }
         self.isStopping = true
-        self.backoff?.cancel()
+        self.backoff?.complete(.success(()))
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.timers.cancel(.rooms)
@@ -269,10 +267,18 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.archive?.streamStarted(continuesLast: resumed && !restored)
         if self.archive?.emitsOnCatchUp == true { self.liveHold.begin() }
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
+        let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
+        self.work = work
+        let executor = self.executor
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
             group.addTask { await self.runTimers() }
+            group.addTask {
+                await withDiscardingTaskGroup { running in
+                    for await job in jobs { running.addTask(executorPreference: executor) { await job() } }
+                }
+            }
             // In a task of its own, which ends when it is done: a task keeps its largest
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
@@ -283,6 +289,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             await group.next()
             group.cancelAll()
         }
+        work.finish()
+        self.work = nil
         let reason = await connection.closed()
         self.connection = nil
         self.lastLossEndedByServer = reason?.serverEndedStream ?? false
@@ -418,13 +426,20 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             case .sendPing:
                 // The answer, like any other traffic, resets the machine.
                 let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-                Task(executorPreference: self.executor) { _ = try? await self.request(ping, timeout: self.configuration.pingTimeout) }
+                let timeout = self.configuration.pingTimeout
+                self.spawn { _ = try? await self.request(ping, timeout: timeout) }
             case .connectionDead:
                 self.logger.warning("server did not answer a ping; treating the connection as dead")
                 await connection.abort()
                 return
             }
         }
+    }
+
+    /// Runs `job` beside the read loop, in the connection's task group (ended with it);
+    /// nothing runs without a connection.
+    func spawn(_ job: @escaping @Sendable () async -> Void) {
+        self.work?.yield(job)
     }
 
     // MARK: - Requests and stanzas
