@@ -54,7 +54,7 @@ struct ReuploadIntegrationTests {
         )
 
         let bytes = UploadServer.randomBytes(300_000)
-        let source = try await alice.session.upload(bytes, filename: "photo.jpg", contentType: "image/jpeg", using: http)
+        let source = try await HTTPFileUpload(through: alice.session, using: http, logger: IntegrationEnvironment.logger("reupload-test")).upload(bytes, filename: "photo.jpg", contentType: "image/jpeg")
         #expect(source.hasPrefix("https://localhost:\(a.httpsPort)/"))
         let (body, elements) = RichContent(url: source).outgoing(text: nil)
         var message = Message(type: .chat, to: try JID("work@a.test"), id: "a-photo", body: body)

@@ -12,6 +12,11 @@ import XMPP
 struct UploadIntegrationTests {
     /// A client for `server`'s HTTPS: the upload domain connects to 127.0.0.1, and the
     /// certificate is checked against the upload domain, trusting `trustFile` only.
+    /// Uploads through `session`'s account, PUT with `http`.
+    static func uploads(_ session: TestSession, _ http: HTTPSClient) -> HTTPFileUpload {
+        HTTPFileUpload(through: session.session, using: http, logger: IntegrationEnvironment.logger("upload-test"))
+    }
+
     static func http(_ server: ProsodyServer, trustFile: String?) -> HTTPSClient {
         HTTPSClient(
             configuration: .init(
@@ -37,11 +42,11 @@ struct UploadIntegrationTests {
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
 
-        let service = try #require(try await alice.session.discoverUploadService())
+        let service = try #require(try await Self.uploads(alice, http).discoverService())
         #expect(service == UploadService(jid: try JID(server.uploadDomain), maxFileSize: UploadServer.limit))
 
         let bytes = UploadServer.randomBytes(1 << 20)
-        let url = try await alice.session.upload(bytes, filename: "build.log", contentType: "text/plain", using: http, service: service)
+        let url = try await Self.uploads(alice, http).upload(bytes, filename: "build.log", contentType: "text/plain", service: service)
         let parsed = try HTTPURL(url)
         #expect(parsed.scheme == .https)
         #expect(parsed.host == server.uploadDomain)
@@ -56,7 +61,7 @@ struct UploadIntegrationTests {
         let path = "\(server.directory)/report ü.bin"
         let other = UploadServer.randomBytes(300_000)
         try Data(other).write(to: URL(fileURLWithPath: path))
-        let fileURL = try await alice.session.upload(fileAt: path, contentType: nil, using: http)
+        let fileURL = try await Self.uploads(alice, http).upload(fileAt: path, contentType: nil)
         #expect(try HTTPURL(fileURL).target.lowercased().hasSuffix("/report%20%c3%bc.bin"))
         #expect(try await http.get(url: fileURL, maxBytes: 1 << 20).bodyBytes == other)
         // What the refusal test relies on: each slot leaves its line in the log.
@@ -78,23 +83,23 @@ struct UploadIntegrationTests {
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
-        let service = try #require(try await alice.session.discoverUploadService())
+        let service = try #require(try await Self.uploads(alice, http).discoverService())
 
         let issued = Self.slotsIssued(server)
         await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
-            try await alice.session.upload(UploadServer.randomBytes(UploadServer.limit + 1), filename: "big.bin", contentType: nil, using: http, service: service)
+            try await Self.uploads(alice, http).upload(UploadServer.randomBytes(UploadServer.limit + 1), filename: "big.bin", contentType: nil, service: service)
         }
         let path = "\(server.directory)/big.bin"
         try Data(count: UploadServer.limit + 1).write(to: URL(fileURLWithPath: path))
         await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
-            try await alice.session.upload(fileAt: path, contentType: nil, using: http, service: service)
+            try await Self.uploads(alice, http).upload(fileAt: path, contentType: nil, service: service)
         }
         #expect(Self.slotsIssued(server) == issued)
 
         // Asked anyway, Prosody refuses with <file-too-large><max-file-size/>.
         let unknownLimit = UploadService(jid: service.jid, maxFileSize: nil)
         await #expect(throws: UploadError.fileTooLarge(size: UploadServer.limit + 1, maxFileSize: UploadServer.limit)) {
-            try await alice.session.requestUploadSlot(service: unknownLimit, filename: "big.bin", size: UploadServer.limit + 1, contentType: nil)
+            try await Self.uploads(alice, http).requestSlot(service: unknownLimit, filename: "big.bin", size: UploadServer.limit + 1, contentType: nil)
         }
         #expect(Self.slotsIssued(server) == issued)
         await alice.stop()
@@ -105,11 +110,11 @@ struct UploadIntegrationTests {
         let server = try UploadServer.start()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
-        let service = try #require(try await alice.session.discoverUploadService())
-
         let untrusting = Self.http(server, trustFile: nil)
+        let service = try #require(try await Self.uploads(alice, untrusting).discoverService())
+
         do {
-            _ = try await alice.session.upload(UploadServer.randomBytes(1000), filename: "a.bin", contentType: nil, using: untrusting, service: service)
+            _ = try await Self.uploads(alice, untrusting).upload(UploadServer.randomBytes(1000), filename: "a.bin", contentType: nil, service: service)
             Issue.record("the upload went through an untrusted certificate")
         } catch {
             guard case .transfer(.tls(let tls)) = error else {

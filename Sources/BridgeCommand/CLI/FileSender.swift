@@ -11,24 +11,25 @@ import XMPP
 /// (XEP-0066), which is what makes Conversations and Monal show it inline.
 struct FileSender {
     let session: XMPPSession<ContinuousClock>
-    let http: HTTPSClient
+    let uploads: HTTPFileUpload
     let logger: Logger
 
     init(session: XMPPSession<ContinuousClock>, tls: TLSConfiguration, logger: Logger) {
         self.session = session
-        self.http = HTTPSClient(configuration: HTTPSClient.Configuration(tls: tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let http = HTTPSClient(configuration: HTTPSClient.Configuration(tls: tls), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        self.uploads = HTTPFileUpload(through: session, using: http, logger: logger)
         self.logger = logger
     }
 
     /// Uploads `text` as a UTF-8 text file named `filename` (a flood's digest); its URL.
     func upload(text: String, filename: String) async throws(UploadError) -> String {
-        try await self.session.upload(ByteBuffer(string: text), filename: filename, contentType: "text/plain; charset=utf-8", using: self.http)
+        try await self.uploads.upload(ByteBuffer(string: text), filename: filename, contentType: "text/plain; charset=utf-8")
     }
 
     /// Uploads the file at `path`; the URL to share.
     func upload(_ path: String) async throws(UploadError) -> String {
         // Named by its last path component (the session's default); typed by its extension.
-        let url = try await self.session.upload(fileAt: path, contentType: Self.mediaType(of: path), using: self.http)
+        let url = try await self.uploads.upload(fileAt: path, contentType: Self.mediaType(of: path))
         self.logger.info("uploaded", metadata: ["file": "\(path)", "url": "\(url)"])
         return url
     }
