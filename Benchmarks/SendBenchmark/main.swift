@@ -97,7 +97,8 @@ for archive in [false, true] {
                 tls: TLSConfiguration(additionalTrustRootsFile: server.certificate?.certificateFile),
                 host: "127.0.0.1", port: server.c2sPort
             ),
-            fetchRoster: false, enableCarbons: false, reconnects: false
+            fetchRoster: false, enableCarbons: false,
+            session: .init(softwareName: "send-benchmark", softwareVersion: "1.0", capabilitiesNode: "https://example.org/send-benchmark"), reconnects: false
         ),
         password: "pw", client: XMPPClient(logger: logger), clock: ContinuousClock(), ids: StanzaIDGenerator(prefix: "bench"), logger: logger
     )

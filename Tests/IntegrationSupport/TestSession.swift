@@ -27,7 +27,7 @@ public struct TestSession {
         let session = XMPPSession(
             configuration: .init(
                 client: configuration, initialPresence: presence,
-                session: .init(subscriptionPolicy: policy), reconnect: reconnect, catchUp: catchUp,
+                session: .init(softwareName: "session-test", softwareVersion: "1.0", capabilitiesNode: "https://example.org/session-test", subscriptionPolicy: policy), reconnect: reconnect, catchUp: catchUp,
                 acknowledgementTimeout: acknowledgementTimeout, rooms: rooms
             ),
             password: "pw",

@@ -23,6 +23,7 @@ struct KeepaliveIntegrationTests {
                 // Carbons are enabled after "online": their requests' timers would sleep on
                 // the manual clock beside the keepalive's.
                 enableCarbons: false,
+                session: .init(softwareName: "keepalive-test", softwareVersion: "1.0", capabilitiesNode: "https://example.org/keepalive-test"),
                 reconnect: .init(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0)
             ),
             password: "pw",

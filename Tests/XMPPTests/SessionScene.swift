@@ -10,6 +10,10 @@ import Testing
 /// session's unit tests.
 struct SessionScene {
     static let account = try! JID("bridge@example.test")
+    /// Who the session under test says it is (XEP-0092, XEP-0115).
+    static let software = SessionStateMachine<ManualClock.Instant>.Configuration(
+        softwareName: "session-test", softwareVersion: "1.0", capabilitiesNode: "https://example.org/session-test"
+    )
 
     let clock: ManualClock
     let server: SessionTestServer
@@ -28,6 +32,7 @@ struct SessionScene {
         let server = SessionTestServer(jid: Self.account)
         var configuration = XMPPSession<ManualClock>.Configuration(
             client: XMPPClientConfiguration(jid: Self.account), initialPresence: nil, fetchRoster: false, enableCarbons: false,
+            session: Self.software,
             reconnect: .init(initialDelay: .zero), rooms: rooms
         )
         configure(&configuration)

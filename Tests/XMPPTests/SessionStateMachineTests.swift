@@ -13,6 +13,7 @@ struct SessionStateMachineTests {
     // MARK: - Fixtures
 
     static let own = "bot@example.org/bridge"
+    static let node = "https://example.org/session-test"
     static let ownBare = "bot@example.org"
     static let juliet = "juliet@capulet.example/balcony"
     static let t0 = ManualClock.Instant()
@@ -20,7 +21,7 @@ struct SessionStateMachineTests {
     static func at(_ seconds: Int) -> ManualClock.Instant { t0.advanced(by: .seconds(seconds)) }
 
     static func machine(policy: Machine.SubscriptionPolicy = .acceptKnown) throws -> Machine {
-        Machine(ownJID: try JID(own), configuration: .init(subscriptionPolicy: policy))
+        Machine(ownJID: try JID(own), configuration: .init(softwareName: "session-test", softwareVersion: "1.0", capabilitiesNode: Self.node, subscriptionPolicy: policy))
     }
 
     /// The last first-level element of `xml`, parsed inside a `jabber:client` stream.
@@ -114,7 +115,7 @@ struct SessionStateMachineTests {
         #expect(actions == [.sending("<iq type='result' id='s-ping'/>")])
     }
 
-    @Test("disco#info get → client/bot identity and exactly the features of EntityCapabilities.bridge (XEP-0030 §3.1)")
+    @Test("disco#info get → client/bot identity and exactly the session's features, named after the software (XEP-0030 §3.1)")
     func discoInfo() throws {
         var machine = try Self.machine()
         let actions = machine.received(
@@ -138,11 +139,11 @@ struct SessionStateMachineTests {
         #expect(identities.count == 1)
         #expect(identities.first?[attribute: "category"] == "client")
         #expect(identities.first?[attribute: "type"] == "bot")
-        #expect(identities.first?[attribute: "name"] == "xmpp-bridge")
+        #expect(identities.first?[attribute: "name"] == "session-test")
 
         let features = query.elements.filter { $0.name == "feature" }.compactMap { $0[attribute: "var"] }
-        #expect(features.count == EntityCapabilities.bridge.features.count)
-        #expect(Set(features) == Set(EntityCapabilities.bridge.features))
+        #expect(features.count == EntityCapabilities.session(named: "session-test").features.count)
+        #expect(Set(features) == Set(EntityCapabilities.session(named: "session-test").features))
         #expect(
             Set(features) == [
                 "http://jabber.org/protocol/caps", "http://jabber.org/protocol/disco#info", "jabber:iq:version", "urn:xmpp:ping",
@@ -155,13 +156,13 @@ struct SessionStateMachineTests {
     @Test("disco#info for our caps node#ver → the same answer with the node echoed (XEP-0115 §6.2)")
     func discoInfoCapsNode() throws {
         var machine = try Self.machine()
-        let node = "https://github.com/xmpp-bridge/xmpp-bridge#\(EntityCapabilities.bridge.ver)"
+        let node = "\(Self.node)#\(EntityCapabilities.session(named: "session-test").ver)"
         let actions = try Self.receive(
             "<iq from='\(Self.juliet)' type='get' id='disco-2'><query xmlns='http://jabber.org/protocol/disco#info' node='\(node)'/></iq>",
             &machine
         )
         let expected = IQ(
-            type: .result, id: "disco-2", to: try JID(Self.juliet), payload: EntityCapabilities.bridge.discoInfoResult(node: node)
+            type: .result, id: "disco-2", to: try JID(Self.juliet), payload: EntityCapabilities.session(named: "session-test").discoInfoResult(node: node)
         )
         #expect(actions == [.send(normalized(expected.element))])
     }
@@ -194,7 +195,7 @@ struct SessionStateMachineTests {
         #expect(
             actions == [
                 .sending(
-                    "<iq to='\(Self.juliet)' type='result' id='v-1'><query xmlns='jabber:iq:version'><name>xmpp-bridge</name><version>0.1.0</version></query></iq>"
+                    "<iq to='\(Self.juliet)' type='result' id='v-1'><query xmlns='jabber:iq:version'><name>session-test</name><version>1.0</version></query></iq>"
                 )
             ]
         )
@@ -202,7 +203,7 @@ struct SessionStateMachineTests {
 
     @Test("version get answers with the configured name and version")
     func versionConfigured() throws {
-        var machine = Machine(ownJID: try JID(Self.own), configuration: .init(softwareName: "relay <&>", softwareVersion: "2.0-β"))
+        var machine = Machine(ownJID: try JID(Self.own), configuration: .init(softwareName: "relay <&>", softwareVersion: "2.0-β", capabilitiesNode: Self.node))
         let actions = try Self.receive("<iq from='\(Self.juliet)' type='get' id='v-2'><query xmlns='jabber:iq:version'/></iq>", &machine)
         #expect(
             actions == [

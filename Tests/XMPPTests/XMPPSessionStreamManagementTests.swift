@@ -42,7 +42,7 @@ struct XMPPSessionStreamManagementTests {
         let before = scene.link.received - 1
         scene.server.answerResumptions(["<resumed xmlns='urn:xmpp:sm:3' previd='PREVID' h='\(before)'/>"])
         if serverFellSilent {
-            scene.clock.advance(by: XMPPSession<ManualClock>.Configuration(client: XMPPClientConfiguration(jid: SessionScene.account)).acknowledgementTimeout)
+            scene.clock.advance(by: XMPPSession<ManualClock>.Configuration(client: XMPPClientConfiguration(jid: SessionScene.account), session: SessionScene.software).acknowledgementTimeout)
         } else {
             await scene.link.drop()
         }

@@ -82,7 +82,7 @@ package struct TransportFactory: Sendable {
             configuration: .init(
                 client: account.client,
                 initialPresence: Presence(),
-                session: .init(subscriptionPolicy: account.subscriptionPolicy),
+                session: BridgeIdentity.session(subscriptionPolicy: account.subscriptionPolicy),
                 // The bridge reads every event: a slow journal pauses the socket, never drops.
                 maximumBufferedEvents: self.eventBuffer,
                 waitsForEventConsumer: true,

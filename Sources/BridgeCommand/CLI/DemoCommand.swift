@@ -103,6 +103,7 @@ struct DemoCommand: AsyncParsableCommand {
                     tls: TLSConfiguration(additionalTrustRootsFile: server.certificate?.certificateFile),
                     host: "127.0.0.1", port: server.c2sPort
                 ),
+                session: .init(softwareName: "\(BridgeIdentity.name) demo contact", softwareVersion: BridgeIdentity.version, capabilitiesNode: BridgeIdentity.node),
                 reconnects: false
             ),
             password: "\(user)-demo-pw", client: XMPPClient(logger: logger), clock: ContinuousClock(),

@@ -55,7 +55,7 @@ struct SessionRunner {
                 initialPresence: presence,
                 fetchRoster: fetchRoster,
                 enableCarbons: false,
-                session: .init(subscriptionPolicy: policy),
+                session: BridgeIdentity.session(subscriptionPolicy: policy),
                 reconnects: reconnects
             ),
             password: password,

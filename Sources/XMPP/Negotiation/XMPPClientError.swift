@@ -56,7 +56,7 @@ public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible 
     public var hint: String? {
         guard case .streamError(let condition, _) = self else { return nil }
         switch condition {
-        case .conflict: return "another client uses the same resource; give the bridge its own `resource`"
+        case .conflict: return "another client uses the same resource; give this client its own `resource`"
         case .policyViolation: return "the server refused something we sent (size or rate limit); check `max_stanza_bytes` and the server's limits"
         default: return nil
         }

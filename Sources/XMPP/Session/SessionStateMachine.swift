@@ -24,14 +24,17 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         public var softwareVersion: String
         public var subscriptionPolicy: SubscriptionPolicy
 
+        /// Who the application is: its name and version (XEP-0092), its caps node (a URL of
+        /// the project, XEP-0115 §4), its identity and features (``EntityCapabilities/session(named:category:type:)``
+        /// named after it unless given).
         public init(
-            capabilities: EntityCapabilities = .bridge,
-            capabilitiesNode: String = "https://github.com/xmpp-bridge/xmpp-bridge",
-            softwareName: String = "xmpp-bridge",
-            softwareVersion: String = "0.1.0",
+            softwareName: String,
+            softwareVersion: String,
+            capabilitiesNode: String,
+            capabilities: EntityCapabilities? = nil,
             subscriptionPolicy: SubscriptionPolicy = .acceptKnown
         ) {
-            self.capabilities = capabilities
+            self.capabilities = capabilities ?? .session(named: softwareName)
             self.capabilitiesNode = capabilitiesNode
             self.softwareName = softwareName
             self.softwareVersion = softwareVersion
@@ -73,7 +76,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
     /// Presences tracked at most (contacts × resources), so strangers cannot grow memory.
     public static var maximumTrackedPresences: Int { 10_000 }
 
-    public init(ownJID: JID, configuration: Configuration = Configuration()) {
+    public init(ownJID: JID, configuration: Configuration) {
         self.ownJID = ownJID
         self.configuration = configuration
         self.tracker = IQTracker(ownJID: ownJID)

@@ -109,7 +109,7 @@ extension XMPPSession {
             initialPresence: Presence? = Presence(),
             fetchRoster: Bool = true,
             enableCarbons: Bool = true,
-            session: SessionStateMachine<C.Instant>.Configuration = .init(),
+            session: SessionStateMachine<C.Instant>.Configuration,
             reconnect: ReconnectStateMachine<C>.Configuration = .init(),
             reconnects: Bool = true,
             requestTimeout: Duration = .seconds(30),

@@ -1,0 +1,15 @@
+import XMPP
+
+/// Who xmpp-bridge says it is to XMPP peers: its name and version (XEP-0092), its caps node
+/// (XEP-0115 §4) and, named after it, the session's identity and features (XEP-0030 §3.1);
+/// the command line's `--version` too.
+public enum BridgeIdentity {
+    public static let name = "xmpp-bridge"
+    public static let version = "0.1.0"
+    public static let node = "https://github.com/xmpp-bridge/xmpp-bridge"
+
+    /// The session's configuration of who it is, with `policy` for subscription requests.
+    public static func session<Instant: InstantProtocol & Sendable>(subscriptionPolicy policy: SessionStateMachine<Instant>.SubscriptionPolicy) -> SessionStateMachine<Instant>.Configuration {
+        SessionStateMachine<Instant>.Configuration(softwareName: Self.name, softwareVersion: Self.version, capabilitiesNode: Self.node, subscriptionPolicy: policy)
+    }
+}
