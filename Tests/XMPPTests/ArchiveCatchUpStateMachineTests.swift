@@ -69,7 +69,7 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(Self.rsm(query, "max")?.text == "1" && Self.rsm(query, "before") != nil && Self.rsm(query, "after") == nil)
         #expect(Self.field(query, "FORM_TYPE") == Machine.namespace && Self.field(query, "start") == nil)
         #expect(machine.received(Self.result(queryID: "q1", id: "A9")) == .skipped)
-        #expect(machine.answered(Self.fin("q1", complete: false, last: "A9"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A9"), relayed: 0, pages: 1))
+        #expect(machine.answered(Self.fin("q1", complete: false, last: "A9"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A9"), emitted: 0, pages: 1))
         #expect(!machine.needsCatchUp)
         // From now on live messages move the cursor.
         #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
@@ -87,7 +87,7 @@ struct ArchiveCatchUpStateMachineTests {
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
         #expect(!machine.emitsOnCatchUp)
         _ = machine.received(Self.result(queryID: id, id: "A1"))
-        #expect(machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A1"), relayed: 1, pages: 1))
+        #expect(machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A1"), emitted: 1, pages: 1))
     }
 
     @Test("a gap opened again after the catch-up (held messages dropped with the connection) survives a resumed stream: the next catch-up reads after the cursor")
@@ -108,7 +108,7 @@ struct ArchiveCatchUpStateMachineTests {
     func anchorEmpty() throws {
         var machine = Machine(ownJID: Self.own, cursor: nil)
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
-        #expect(machine.answered(Self.fin(id, complete: true, last: nil), now: Self.now, nextQueryID: "q2") == .caughtUp(.since(Self.now), relayed: 0, pages: 1))
+        #expect(machine.answered(Self.fin(id, complete: true, last: nil), now: Self.now, nextQueryID: "q2") == .caughtUp(.since(Self.now), emitted: 0, pages: 1))
     }
 
     @Test("after a cursor: pages after it, not before the maximum age; others' chat and normal messages are relayed, ours and groupchat skipped")
@@ -133,7 +133,7 @@ struct ArchiveCatchUpStateMachineTests {
         } else {
             Issue.record("normal message not archived")
         }
-        #expect(machine.answered(Self.fin(second, complete: true, last: "A5"), now: Self.now, nextQueryID: "q3") == .caughtUp(.after("A5"), relayed: 2, pages: 2))
+        #expect(machine.answered(Self.fin(second, complete: true, last: "A5"), now: Self.now, nextQueryID: "q3") == .caughtUp(.after("A5"), emitted: 2, pages: 2))
     }
 
     @Test("results not from our own archive, for no query, or without an id are forged; ordinary messages are not results")
@@ -158,7 +158,7 @@ struct ArchiveCatchUpStateMachineTests {
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
         #expect(machine.liveMessage(archiveID: "L2") == nil)
         _ = machine.received(Self.result(queryID: id, id: "A2"))
-        #expect(machine.answered(Self.fin(id, complete: true, last: "A2"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("L2"), relayed: 1, pages: 1))
+        #expect(machine.answered(Self.fin(id, complete: true, last: "A2"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("L2"), emitted: 1, pages: 1))
         #expect(machine.liveMessage(archiveID: "L3") == .after("L3"))
         #expect(machine.liveMessage(archiveID: nil) == nil)
     }

@@ -96,7 +96,7 @@ struct RoomInboundTests {
         }
         #expect(reason.contains("no query of ours"))
         let history = try Self.read("<message from='\(Self.room)/alice' type='chat' id='p1'><body>psst</body></message>", &entry)
-        guard case .notRelayed = history.first, history.count == 1 else {
+        guard case .notEmitted = history.first, history.count == 1 else {
             Issue.record("\(history)")
             return
         }

@@ -84,7 +84,7 @@ struct RoomStateMachineTests {
         #expect(machine.received(try Self.presence("bridge", codes: [110, 201]), now: Self.t0) == [.joined(nick: "bridge"), .configureInstantRoom])
     }
 
-    @Test("the subject sent on joining is no change; a later subject is; history with a delay is not relayed")
+    @Test("the subject sent on joining is no change; a later subject is; history with a delay is not passed on")
     func subjectOnJoin() throws {
         var machine = try Self.machine()
         _ = machine.connected(now: Self.t0)
@@ -94,8 +94,8 @@ struct RoomStateMachineTests {
         )
         #expect(machine.received(delayed, now: Self.t0) == .ignored("room history (gaps are filled from the room's archive)"))
         #expect(machine.received(try Self.message("alice", body: nil, subject: "old topic"), now: Self.t0) == .ignored("the subject sent on joining"))
-        #expect(machine.received(try Self.message("alice", body: nil, subject: "new topic"), now: Self.t0) == .relay(nick: "alice"))
-        #expect(machine.received(try Self.message("alice"), now: Self.t0) == .relay(nick: "alice"))
+        #expect(machine.received(try Self.message("alice", body: nil, subject: "new topic"), now: Self.t0) == .occupant(nick: "alice"))
+        #expect(machine.received(try Self.message("alice"), now: Self.t0) == .occupant(nick: "alice"))
     }
 
     @Test("our reflections are echoes by origin-id or id, whatever the nick; others' messages relay even under our nick")
@@ -106,7 +106,7 @@ struct RoomStateMachineTests {
         #expect(machine.received(try Self.message("bridge", id: "server-changed", originID: "relay-1"), now: Self.t0) == .echo)
         #expect(machine.received(try Self.message("someone-else", id: "relay-2"), now: Self.t0) == .echo)
         // A message from "our" nick that we never sent (a nick taken over) is relayed.
-        #expect(machine.received(try Self.message("bridge", id: "x9", originID: "x9"), now: Self.t0) == .relay(nick: "bridge"))
+        #expect(machine.received(try Self.message("bridge", id: "x9", originID: "x9"), now: Self.t0) == .occupant(nick: "bridge"))
     }
 
     @Test("a message counts as reflected once the room echoed it back, and not before (XEP-0045 §7.2.2)")
@@ -129,7 +129,7 @@ struct RoomStateMachineTests {
     func sentIDsBounded() throws {
         var machine = try Self.joined()
         for index in 0..<(Machine.rememberedSentIDs * 3) { machine.sending(id: "r\(index)") }
-        #expect(machine.received(try Self.message("bridge", id: "r0"), now: Self.t0) == .relay(nick: "bridge"))
+        #expect(machine.received(try Self.message("bridge", id: "r0"), now: Self.t0) == .occupant(nick: "bridge"))
         #expect(machine.received(try Self.message("bridge", id: "r\(Machine.rememberedSentIDs * 3 - 1)"), now: Self.t0) == .echo)
     }
 

@@ -12,7 +12,7 @@ import Foundation
 ///   `maximumAge`); each archived message carries the cursor its handling reaches. Our own
 ///   outgoing messages in the archive are skipped.
 /// - Without one (first start), only the archive's last item is asked for, to learn where
-///   it ends; nothing old is relayed. An empty archive gives a cursor in time.
+///   it ends; nothing old is emitted. An empty archive gives a cursor in time.
 /// - Results count only from our own archive (no `from`, or our bare JID) and for the query
 ///   under way (`queryid`); anything else is forged.
 public struct ArchiveCatchUpStateMachine: Sendable {
@@ -25,7 +25,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     public struct Configuration: Hashable, Sendable {
         /// Results asked for per page (servers may send fewer; Prosody's cap is 50).
         public var pageSize: Int
-        /// Archived messages older than this are never relayed; nil: no limit.
+        /// Archived messages older than this are never emitted; nil: no limit.
         public var maximumAge: Duration?
         /// A catch-up stops after this many pages (the next gap starts where it stopped).
         public var maximumPages: Int
@@ -59,7 +59,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         /// Send this request; answer with ``answered(_:now:nextQueryID:)`` or ``failed(_:now:nextQueryID:)``.
         case query(IQ)
         /// Done: the cursor now stands here (persist it after the messages handed over before).
-        case caughtUp(ArchiveCursor?, relayed: Int, pages: Int)
+        case caughtUp(ArchiveCursor?, emitted: Int, pages: Int)
         /// Stopped; the gap stays open and the next fresh stream tries again.
         case gaveUp(String)
         /// The server has no archive for this account.
@@ -70,9 +70,9 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     public enum Result: Hashable, Sendable {
         /// Not an archive result: an ordinary message.
         case notAResult
-        /// An archived message to relay; once it is handled the cursor stands at `cursor`.
+        /// An archived message to emit; once it is handled the cursor stands at `cursor`.
         case archived(Message, cursor: ArchiveCursor)
-        /// A result with nothing to relay (our own message, the anchor, an unreadable one).
+        /// A result with nothing to emit (our own message, the anchor, an unreadable one).
         case skipped
         /// Looks like a result, but not from our archive or not for our query.
         case forged(String)
@@ -94,7 +94,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     private var newestLive: String?
     /// The last result of the query under way.
     private(set) var lastResult: String?
-    private var relayed = 0
+    private var emitted = 0
 
     /// - Parameter cursor: the cursor stored by an earlier run (nil on the first).
     public init(ownJID: JID, cursor: ArchiveCursor?, configuration: Configuration = Configuration(), owner: Owner = .account) {
@@ -107,7 +107,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// Whether a catch-up is due (a gap is open and none runs).
     public var needsCatchUp: Bool { self.state == .gap }
 
-    /// Whether the catch-up that is due will relay archived messages (there is a cursor to
+    /// Whether the catch-up that is due will emit archived messages (there is a cursor to
     /// read after); without one it only learns where the archive ends.
     public var emitsOnCatchUp: Bool { self.needsCatchUp && self.cursor != nil }
 
@@ -143,7 +143,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         guard self.state == .gap else { return nil }
         self.lastResult = nil
         self.newestLive = nil
-        self.relayed = 0
+        self.emitted = 0
         switch self.cursor {
         case nil:
             self.state = .anchoring(queryID: queryID, startedAt: now)
@@ -205,7 +205,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         case (.account, _), (.room, _):
             return .skipped
         }
-        self.relayed += 1
+        self.emitted += 1
         return .archived(message, cursor: .after(id))
     }
 
@@ -249,7 +249,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
             self.state = .unavailable
             return .unavailable("the server keeps no message archive for this account (\(condition?.rawValue ?? "-"))")
         case .itemNotFound where usedStoredCursor:
-            // Our last archive id is gone (expired): read from the oldest age we relay, or
+            // Our last archive id is gone (expired): read from the oldest age we take, or
             // else learn where the archive ends.
             self.state = .gap
             self.cursor = self.oldest(now: now).map(ArchiveCursor.since)
@@ -265,7 +265,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         self.state = .continuous
         self.newestLive = nil
         self.lastResult = nil
-        return .caughtUp(cursor, relayed: self.relayed, pages: pages)
+        return .caughtUp(cursor, emitted: self.emitted, pages: pages)
     }
 
     private func oldest(now: Date) -> Date? {

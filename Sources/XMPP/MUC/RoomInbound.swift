@@ -10,14 +10,14 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         case room([RoomStateMachine<Instant>.Action])
         /// Our message `id` came back, reflected or bounced (XEP-0045 §7.2.2): it is settled.
         case settled(id: String)
-        /// A message for the session's consumer (relayed, or an error bouncing ours).
+        /// A message for the session's consumer (an occupant's, or an error bouncing ours).
         case emit(Message)
         /// The room's stanza-id of our copy `id` (XEP-0359), for the reference map.
         case copyStanzaID(id: String, stanzaID: String)
         /// Dropped, with why: logged as ignored.
         case ignored(String)
-        /// Read and not relayed (a history copy, our own echo without an id), with why.
-        case notRelayed(String)
+        /// Read and not given to the application (a history copy, our own echo without an id), with why.
+        case notEmitted(String)
     }
 
     /// Reads `element`, a presence or message from `room`, against the room's `entry`.
@@ -28,7 +28,7 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         }
         switch entry.archive?.received(element) {
         case .archived(var message, let cursor):
-            guard case .relay = entry.machine.received(message, now: now) else { return [] }
+            guard case .occupant = entry.machine.received(message, now: now) else { return [] }
             if case .after(let id) = cursor { message.archiveID = id }
             message.archiveCursor = cursor
             return [.emit(message)]
@@ -41,7 +41,7 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         }
         guard var message = try? Message(element: element) else { return [.ignored("unreadable message from room \(room)")] }
         switch entry.machine.received(message, now: now) {
-        case .relay:
+        case .occupant:
             message.archiveID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
             message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
             return [.emit(message)]
@@ -51,7 +51,7 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
             return [.settled(id: id), .copyStanzaID(id: id, stanzaID: stanzaID)]
         case .ignored(let reason):
             // Errors still go to the owner: they are bounces of our deliveries.
-            guard message.type == .error else { return [.notRelayed(reason)] }
+            guard message.type == .error else { return [.notEmitted(reason)] }
             return (message.id.map { [Action.settled(id: $0)] } ?? []) + [.emit(message)]
         case .refusedForNow(let actions):
             // Refused for now (out of the room, its service away): sent again once we are back in.

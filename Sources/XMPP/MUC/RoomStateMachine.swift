@@ -55,10 +55,10 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
     /// What a message from the room is.
     public enum MessageVerdict: Hashable, Sendable {
         /// An occupant's message, by `nick`.
-        case relay(nick: String)
+        case occupant(nick: String)
         /// Our own message, reflected.
         case echo
-        /// Nothing to relay, for this reason (a private message, the subject sent on join…).
+        /// Nothing for the application, for this reason (a private message, the subject sent on join…).
         case ignored(String)
         /// The room refused one of our messages for a passing reason (we are not in it, its
         /// service is unavailable): these actions rejoin, and the message is worth sending
@@ -223,7 +223,7 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         if self.awaitingJoinSubject, message.extensions.contains(where: { $0.name == "delay" && $0.namespace == "urn:xmpp:delay" }) {
             return .ignored("room history (gaps are filled from the room's archive)")
         }
-        return .relay(nick: nick)
+        return .occupant(nick: nick)
     }
 
     /// We are about to send a message with this id (and origin-id) into the room. One the

@@ -98,7 +98,7 @@ public struct SessionRestoreStateMachine: Sendable {
             return self.advance(steps)
         }
         if self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
-        // The roster before "online": presence relaying reads it then. Before the in-doubt
+        // The roster before "online": the application's presence handling reads it then. Before the in-doubt
         // check too: its answer would otherwise wait behind everything sent again.
         if self.configuration.roster { steps.append(.fetchRoster) }
         if inDoubt { steps.append(.checkInDoubt) }

@@ -19,7 +19,7 @@ extension XMPPSession {
                 message.archiveCursor = cursor
                 return [.emitMessage(message, carbon: nil)]
             case .skipped:
-                // Not relayed from the archive (our own, or no chat): nor is a held copy,
+                // Not emitted from the archive (our own, or no chat): nor is a held copy,
                 // which would move the cursor back to it.
                 if let id = self.archive?.lastResult { self.liveHold.archived(key: id) }
                 return []
@@ -133,10 +133,10 @@ extension XMPPSession {
                 }
                 guard let next else { return nil }
                 action = next
-            case .caughtUp(let cursor, let relayed, let pages):
+            case .caughtUp(let cursor, let emitted, let pages):
                 self.logger.info(
                     "caught up from the message archive",
-                    metadata: ["archived messages": "\(relayed)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.heldCount)", "held and archived": "\(self.liveHold.archivedCount)"]
+                    metadata: ["archived messages": "\(emitted)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.heldCount)", "held and archived": "\(self.liveHold.archivedCount)"]
                 )
                 return cursor
             case .gaveUp(let reason):

@@ -140,8 +140,8 @@ extension XMPPSession {
                 actions.append(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
             case .ignored(let reason):
                 actions.append(.ignored(reason))
-            case .notRelayed(let reason):
-                self.logger.debug("room message not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
+            case .notEmitted(let reason):
+                self.logger.debug("room message not passed on", metadata: ["room": "\(room)", "reason": "\(reason)"])
             }
         }
         return actions
@@ -283,7 +283,7 @@ extension XMPPSession {
         if let features {
             self.rooms.entries[room]?.trustsStanzaIDs = features.contains(ArchiveCatchUpStateMachine.stanzaIDNamespace)
             if !features.contains(ArchiveCatchUpStateMachine.namespace), self.rooms.entries[room]?.archive != nil {
-                self.logger.notice("the room keeps no archive: messages missed while out of it are not relayed", metadata: ["room": "\(room)"])
+                self.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)"])
                 return
             }
         }
@@ -317,15 +317,15 @@ extension XMPPSession {
                 }
                 guard let next else { return }
                 action = next
-            case .caughtUp(let cursor, let relayed, let pages):
-                self.logger.info("caught up from the room's archive", metadata: ["room": "\(room)", "archived messages": "\(relayed)", "pages": "\(pages)"])
+            case .caughtUp(let cursor, let emitted, let pages):
+                self.logger.info("caught up from the room's archive", metadata: ["room": "\(room)", "archived messages": "\(emitted)", "pages": "\(pages)"])
                 if let cursor { await self.emit(.roomCursorMoved(room: room, cursor)) }
                 return
             case .gaveUp(let reason):
                 self.logger.warning("room archive catch-up stopped; tried again after the next join", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 return
             case .unavailable(let reason):
-                self.logger.notice("the room keeps no archive: messages missed while out of it are not relayed", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 return
             }
         }
