@@ -35,14 +35,9 @@ struct BridgeIntegrationTests {
 
     @Test("(i) alice writes to account work, bob receives it from account home, and his reply reaches alice")
     func linkTwoAccounts() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], contacts: ["alice", "bob"], rest: Self.link)
+        defer { scenario.shutdown() }
+        let (bridge, alice, bob) = (scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
 
         try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "hello bob <&> 😀"))
         let relayed = await Received.message(bob.log, body: "[work] alice: hello bob <&> 😀")
@@ -97,28 +92,12 @@ struct BridgeIntegrationTests {
 
     @Test("(iii) three concurrent writers × 200 lines into the FIFO: all 600 reach bob, none broken, each writer's in order")
     func fifoConcurrentWriters() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let bob = try await TestSession.start("bob", on: server)
-        let fifo = "\(server.directory)/alerts.fifo"
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["home"],
-            rest: """
-                [local.alerts]
-                kind = "fifo"
-                path = "alerts.fifo"
-                nick = "cron"
-
-                [channels.alerts]
-                format = "{body}"
-                members = [
-                  { local = "alerts", direction = "in" },
-                  { account = "home", jid = "bob@example.test", direction = "out" },
-                ]
-                """
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], contacts: ["bob"], rest: DaemonScenario.localChannel("alerts", kind: "fifo", path: "alerts.fifo", options: [#"nick = "cron""#])
         )
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
+        defer { scenario.shutdown() }
+        let (server, bridge, bob) = (scenario.server, scenario.bridge, try scenario.contact("bob"))
+        let fifo = scenario.path("alerts.fifo")
         let created = await eventually {
             var status = stat()
             return lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO
@@ -154,29 +133,13 @@ struct BridgeIntegrationTests {
 
     @Test("(iv) socket: a subscribed client gets another client's message; oversize, bad JSON and unknown channel get errors; the connection stays usable")
     func socketClients() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let bob = try await TestSession.start("bob", on: server)
-        let path = "\(server.directory)/ops.sock"
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["home"],
-            rest: """
-                [local.ops]
-                kind = "socket"
-                path = "ops.sock"
-                max_line_bytes = 1024
-
-                [channels.ops]
-                format = "{body}"
-                members = [
-                  { local = "ops", direction = "inout" },
-                  { account = "home", jid = "bob@example.test", direction = "out" },
-                ]
-                """
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], contacts: ["bob"],
+            rest: DaemonScenario.localChannel("ops", kind: "socket", path: "ops.sock", options: ["max_line_bytes = 1024"], direction: "inout"), sockets: ["ops.sock"]
         )
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitForSocket(path)
+        defer { scenario.shutdown() }
+        let (bridge, bob) = (scenario.bridge, try scenario.contact("bob"))
+        let path = scenario.path("ops.sock")
         var status = stat()
         lstat(path, &status)
         #expect(status.st_mode & 0o777 == 0o600)
@@ -224,16 +187,9 @@ struct BridgeIntegrationTests {
 
     @Test("(v) a stranger messages the bridge's account: nothing is relayed")
     func strangerNotRelayed() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "eve", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        let bob = try await TestSession.start("bob", on: server)
-        let eve = try await TestSession.start("eve", on: server)
-
-        let alice = try await TestSession.start("alice", on: server)
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], contacts: ["alice", "bob", "eve"], rest: Self.link)
+        defer { scenario.shutdown() }
+        let (bridge, alice, bob, eve) = (scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"), try scenario.contact("eve"))
         try await eve.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "open relay?"))
         try await eve.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "open relay? (2)"))
         // Members' markers through each account, after the stranger's messages: once each has
@@ -253,28 +209,12 @@ struct BridgeIntegrationTests {
 
     @Test("(vi) Prosody stopped while 100 messages are sent: after the restart all 100 reach bob in order, once")
     func outageQueuesDurably() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let path = "\(server.directory)/ops.sock"
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["home"],
-            rest: """
-                [local.ops]
-                kind = "socket"
-                path = "ops.sock"
-
-                [channels.ops]
-                format = "{body}"
-                members = [
-                  { local = "ops", direction = "inout" },
-                  { account = "home", jid = "bob@example.test", direction = "out" },
-                ]
-                """
+        // bob logs in only after the outage.
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], others: ["bob"], rest: DaemonScenario.localChannel("ops", kind: "socket", path: "ops.sock", direction: "inout"), sockets: ["ops.sock"]
         )
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket(path)
+        defer { scenario.shutdown() }
+        let (server, bridge, path) = (scenario.server, scenario.bridge, scenario.path("ops.sock"))
 
         server.stop()
         #expect(await bridge.waitOffline("home"), "stderr: \(bridge.run.errors)")
@@ -307,16 +247,10 @@ struct BridgeIntegrationTests {
 
     @Test("route add/remove against the running bridge take effect at once, and route list shows them online and offline")
     func runtimeRoutes() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "carol", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        try await bridge.waitForSocket("\(server.directory)/bridge.control")
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
-        let carol = try await TestSession.start("carol", on: server)
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], contacts: ["alice", "bob", "carol"], rest: Self.link, sockets: ["bridge.control"])
+        defer { scenario.shutdown() }
+        let (server, config, bridge) = (scenario.server, scenario.config, scenario.bridge)
+        let (alice, bob, carol) = (try scenario.contact("alice"), try scenario.contact("bob"), try scenario.contact("carol"))
 
         let add = try CommandLineTests.start(["route", "add", "link", "home:carol@example.test", "--config", config], in: server.directory)
         #expect(add.finish() == 0, "stderr: \(add.errors)")

@@ -33,15 +33,9 @@ struct RelayCoreIntegrationTests {
 
     @Test("kill -9 during socket intake: every message acknowledged to the client reaches bob after the restart")
     func killDuringSocketIntake() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let bob = try await TestSession.start("bob", on: server)
-        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: Self.socketToBob)
-        let path = "\(server.directory)/ops.sock"
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { first.terminate() }
-        try await first.waitOnline(["home"])
-        try await first.waitForSocket(path)
+        let scenario = try await DaemonScenario.start(accounts: ["home"], contacts: ["bob"], rest: Self.socketToBob, sockets: ["ops.sock"])
+        defer { scenario.shutdown() }
+        let (first, bob, path) = (scenario.bridge, try scenario.contact("bob"), scenario.path("ops.sock"))
 
         let client = try UnixLineClient(path: path)
         let sent = (1...300).map { String(format: "burst %03d", $0) }
@@ -62,10 +56,8 @@ struct RelayCoreIntegrationTests {
         #expect(first.run.finish(timeout: 10) != 0)
         #expect(acknowledged >= 100)
 
-        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        let second = try await scenario.startAgain(accounts: ["home"], sockets: ["ops.sock"])
         defer { second.terminate() }
-        try await second.waitOnline(["home"])
-        try await second.waitForSocket(path)
         // A marker sent after the restart: once bob has it, the queue before it is through.
         let marker = try UnixLineClient(path: path)
         try marker.send(#"{"channel":"ops","body":"marker","ack":true}"#)
@@ -87,15 +79,9 @@ struct RelayCoreIntegrationTests {
 
     @Test("a 60,000-'&' message (300 kB escaped) reaches bob in parts; the account stays online and relays on")
     func poisonMessageSplit() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let bob = try await TestSession.start("bob", on: server)
-        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], rest: Self.socketToBob)
-        let path = "\(server.directory)/ops.sock"
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket(path)
+        let scenario = try await DaemonScenario.start(accounts: ["home"], contacts: ["bob"], rest: Self.socketToBob, sockets: ["ops.sock"])
+        defer { scenario.shutdown() }
+        let (bridge, bob, path) = (scenario.bridge, try scenario.contact("bob"), scenario.path("ops.sock"))
 
         let body = String(repeating: "&", count: 60_000)
         let client = try UnixLineClient(path: path)
@@ -220,29 +206,11 @@ struct RelayCoreIntegrationTests {
 
     @Test("a message to a JID that does not exist bounces into the dead letters; queue list, retry and drop act on it, with and without the daemon")
     func bounceToDeadLetters() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["home"],
-            rest: """
-                [local.ops]
-                kind = "socket"
-                path = "ops.sock"
-
-                [channels.ops]
-                format = "{body}"
-                members = [
-                  { local = "ops", direction = "in" },
-                  { account = "home", jid = "ghost@example.test", direction = "out" },
-                ]
-                """
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], rest: DaemonScenario.localChannel("ops", kind: "socket", path: "ops.sock", to: "ghost@example.test"), sockets: ["ops.sock", "bridge.control"]
         )
-        let path = "\(server.directory)/ops.sock"
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket(path)
-        try await bridge.waitForSocket("\(server.directory)/bridge.control")
+        defer { scenario.shutdown() }
+        let (server, config, bridge, path) = (scenario.server, scenario.config, scenario.bridge, scenario.path("ops.sock"))
         let client = try UnixLineClient(path: path)
         try client.send(#"{"channel":"ops","body":"to nobody"}"#)
         #expect(await bridge.waitForLog { $0.contains("delivery moved to dead letters") }, "stderr: \(bridge.run.errors)")
@@ -279,28 +247,12 @@ struct RelayCoreIntegrationTests {
 
     @Test("kill -9 with 200 FIFO lines queued while the server is down: after both restart, bob gets all 200 once, in order")
     func killWithFIFOLinesQueued() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
-        defer { server.shutdown() }
-        let fifo = "\(server.directory)/alerts.fifo"
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["home"],
-            rest: """
-                [local.alerts]
-                kind = "fifo"
-                path = "alerts.fifo"
-
-                [channels.alerts]
-                format = "{body}"
-                members = [
-                  { local = "alerts", direction = "in" },
-                  { account = "home", jid = "bob@example.test", direction = "out" },
-                ]
-                """
+        // bob logs in only after the outage.
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], others: ["bob"], rest: DaemonScenario.localChannel("alerts", kind: "fifo", path: "alerts.fifo"), sockets: ["bridge.control"]
         )
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { first.terminate() }
-        try await first.waitOnline(["home"])
-        try await first.waitForSocket("\(server.directory)/bridge.control")
+        defer { scenario.shutdown() }
+        let (server, config, first, fifo) = (scenario.server, scenario.config, scenario.bridge, scenario.path("alerts.fifo"))
         server.stop()
         #expect(await first.waitOffline("home"), "stderr: \(first.run.errors)")
 
@@ -320,7 +272,7 @@ struct RelayCoreIntegrationTests {
 
         try server.restart()
         let bob = try await TestSession.start("bob", on: server)
-        let second = try BridgeDaemon.start(config: config, in: server.directory)
+        let second = try await scenario.startAgain()
         defer { second.terminate() }
         let expected = (1...200).map { String(format: "alert %03d", $0) }
         let bodies = await Received.bodies(bob.log, count: 200, timeout: .seconds(60))
