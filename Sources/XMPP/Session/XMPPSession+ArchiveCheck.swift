@@ -25,13 +25,10 @@ extension XMPPSession {
             doubt = self.rooms.takeLeftUnreflected()
             doubt.merge(self.rooms.unreflected.takeAll())
             doubt.merge(split)
-            doubt.serverEndedStream = self.lastLossEndedByServer
+            doubt.serverEndedStream = self.doubt.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
         self.acknowledgementWaiters.removeAll()
-        // The loss that put them in doubt: a later loss (say, during their check) must not
-        // make a server restart since then look older than it is.
-        if self.inDoubtSince == nil { self.inDoubtSince = self.connectionLostAt }
         // The server's session held our room memberships: they went with it, so deliveries
         // into rooms wait for the rejoin (and what is in doubt there goes first).
         self.roomsConnectionLost(resumable: false)
@@ -39,7 +36,7 @@ extension XMPPSession {
             // No archive to ask: the senders try again (at least once).
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
         } else {
-            self.inDoubt.merge(doubt)
+            self.doubt.add(doubt)
         }
         self.abandonResumption()
     }
@@ -65,10 +62,8 @@ extension XMPPSession {
     /// session the doubt was written on (an earlier owner's, inherited), the server kept it
     /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
-        guard !self.inDoubt.isEmpty, self.configuration.archiveCheck != nil else { return }
-        let doubt = self.inDoubt
-        self.inDoubt = InDoubtMessages()
-        await self.check(doubt, on: connection, resumed: resumed)
+        guard !self.doubt.messages.isEmpty, self.configuration.archiveCheck != nil else { return }
+        await self.check(self.doubt.take(), on: connection, resumed: resumed)
     }
 
     /// Looks up in the room's archive (XEP-0313 on the room's JID) what we left `room` with
@@ -109,9 +104,7 @@ extension XMPPSession {
                     for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
                     return
                 }
-                var older = doubt
-                older.merge(self.inDoubt)
-                self.inDoubt = older
+                self.doubt.putBack(doubt)
                 return
             }
             guard case .finished(let inThisArchive, let queries, let ending) = action else { continue }
@@ -163,7 +156,7 @@ extension XMPPSession {
             }
         }
         let resent = await self.sendAgain(toContacts, on: connection)
-        if self.inDoubt.isEmpty { self.inDoubtSince = nil }
+        self.doubt.settledAll()
         let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
@@ -186,22 +179,25 @@ extension XMPPSession {
         var check = check
         let key = self.nextID()
         var action = check.start(queryID: key)
-        self.runningArchiveChecks[key] = check
+        self.doubt.started(check, key: key)
         let timeout = self.configuration.requestTimeout
         while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
             do {
                 let answer = try await self.request(query, timeout: timeout)
-                next = self.runningArchiveChecks[key]?.answered(answer, nextQueryID: self.nextID())
+                let nextQueryID = self.nextID()
+                next = self.doubt.update(key) { $0.answered(answer, nextQueryID: nextQueryID) } ?? nil
             } catch XMPPSessionError.stanzaError(let stanzaError) {
-                next = self.runningArchiveChecks[key]?.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: self.nextID())
+                let nextQueryID = self.nextID()
+                next = self.doubt.update(key) { $0.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: nextQueryID) } ?? nil
             } catch {
-                next = self.runningArchiveChecks[key]?.failed("\(error)", error: nil, nextQueryID: self.nextID())
+                let nextQueryID = self.nextID()
+                next = self.doubt.update(key) { $0.failed("\(error)", error: nil, nextQueryID: nextQueryID) } ?? nil
             }
             guard let next else { break }
             action = next
         }
-        let finished = self.runningArchiveChecks.removeValue(forKey: key)
+        let finished = self.doubt.finished(key)
         // Cancelled: the connection's task group is ending, so the connection is going.
         guard let finished, case .finished = action, self.connection === connection, !Task.isCancelled else { return nil }
         return (finished, action)
@@ -209,9 +205,7 @@ extension XMPPSession {
 
     /// Whether `element` is a result of an archive check under way (the check reads it).
     func archiveCheckTook(_ element: XMLElement) -> Bool {
-        guard !self.runningArchiveChecks.isEmpty else { return false }
-        for key in Array(self.runningArchiveChecks.keys) where self.runningArchiveChecks[key]?.received(element) == true { return true }
-        return false
+        self.doubt.checkTook(element)
     }
 
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
@@ -296,7 +290,7 @@ extension XMPPSession {
     /// have" (never a missed restart; a server younger than two seconds more than the
     /// outage looks restarted). Nil when unknown (no loss in this process, or no answer).
     func serverRestartedSinceLoss(timeout: Duration) async -> Bool? {
-        guard let lost = self.inDoubtSince ?? self.connectionLostAt,
+        guard let lost = self.doubt.lossToCompare,
             let seconds = await self.queryServer("jabber:iq:last", timeout: timeout)?[attribute: "seconds"].flatMap({ Int64($0) })
         else { return nil }
         return Duration.seconds(seconds) < lost.duration(to: self.clock.now) + .seconds(1)

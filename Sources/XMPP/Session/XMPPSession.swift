@@ -29,21 +29,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Callers waiting for the server to acknowledge an outbound stanza number, with the
     /// batch each sent (``AcknowledgementWaiter``).
     var acknowledgementWaiters: [AcknowledgementWaiter] = []
-    /// Messages the server may or may not have taken when it lost the session, and the
-    /// archive check looking them up (``InDoubtMessages``).
-    var inDoubt = InDoubtMessages()
-    /// The archive checks under way, by their first query id: a room's after its rejoin may
-    /// run beside another room's.
-    var runningArchiveChecks: [String: ArchiveCheckStateMachine] = [:]
+    /// Lost streams: the messages in doubt after them, when, and their archive checks.
+    var doubt = InDoubtState<C.Instant>()
     /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
     var watchdog: AcknowledgementWatchdog<C.Instant>
-    /// When the last connection was lost, and when the one that left messages in doubt
-    /// was (kept until they are settled; ``serverRestartedSinceLoss(timeout:)``).
-    var connectionLostAt: C.Instant?
-    var inDoubtSince: C.Instant?
-    /// Whether the server ended the last connection's stream itself
-    /// (``XMPPClientError/serverEndedStream``).
-    var lastLossEndedByServer = false
     /// The SM session came from storage (an earlier process): its unacknowledged stanzas
     /// are ids only, never sent again by the session.
     var restoredSession = false
@@ -124,8 +113,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             }
         }
         if let (doubt, lost) = Self.inheritedDoubt(configuration, now: clock.now) {
-            self.inDoubt.merge(doubt)
-            self.inDoubtSince = lost
+            self.doubt.messages.merge(doubt)
+            self.doubt.since = lost
         }
     }
 
@@ -242,8 +231,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func finish(_ error: XMPPClientError?) async {
         self.failPending(XMPPSessionError.stopped)
         // Nobody will check them now: their senders keep them for whoever comes next.
-        for batch in self.inDoubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
-        self.inDoubt = InDoubtMessages()
+        for batch in self.doubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
         self.rooms.failWaiting(XMPPSessionError.stopped)
         await self.emit(.stopped(error))
         self.events.finish()
@@ -261,7 +249,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let restored = self.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
-        self.lastLossEndedByServer = false
+        self.doubt.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.archive?.streamStarted(continuesLast: resumed && !restored)
@@ -293,7 +281,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.work = nil
         let reason = await connection.closed()
         self.connection = nil
-        self.lastLossEndedByServer = reason?.serverEndedStream ?? false
+        self.doubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
         self.connectionEnded()
         return reason
     }
@@ -302,7 +290,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// session the numbered stanzas and their waiters are kept for the next connection to
     /// resume; otherwise they fail too (their senders try again).
     private func connectionEnded() {
-        self.connectionLostAt = self.clock.now
+        self.doubt.connectionLostAt = self.clock.now
         self.watchdogConnectionEnded()
         self.timers.removeAll()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
@@ -359,7 +347,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let offersStreamManagement = connection.features.elements.contains {
             $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace
         }
-        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.inDoubt.isEmpty)
+        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.doubt.messages.isEmpty)
         while case .run(let step) = action {
             let outcome = await self.run(step, on: connection, resumed: resumed)
             action = self.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
