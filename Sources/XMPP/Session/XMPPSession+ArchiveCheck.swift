@@ -17,7 +17,7 @@ extension XMPPSession {
             doubt.restoredIDs = pending.compactMap { $0[attribute: "id"] }.filter { !$0.isEmpty }
         } else {
             let (split, unsettled) = InDoubtMessages.split(
-                pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgementWaiters
+                pending: pending, acknowledged: acknowledged ?? self.streamManagement.acknowledged, waiters: self.acknowledgements.waiters
             )
             // Said in a room and acknowledged, but not reflected yet: in doubt as well (the
             // server may have acknowledged them before the room took them), and older; older
@@ -28,7 +28,7 @@ extension XMPPSession {
             doubt.serverEndedStream = self.doubt.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
-        self.acknowledgementWaiters.removeAll()
+        _ = self.acknowledgements.takeAll()
         // The server's session held our room memberships: they went with it, so deliveries
         // into rooms wait for the rejoin (and what is in doubt there goes first).
         self.roomsConnectionLost(resumable: false)
@@ -231,7 +231,7 @@ extension XMPPSession {
         for batch in batches {
             elements += batch.messages
             if self.streamManagement.isCounting {
-                self.acknowledgementWaiters.append(
+                self.acknowledgements.wait(
                     AcknowledgementWaiter(
                         number: self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count), waiter: batch.waiter, sentAt: Date(),
                         count: batch.messages.count, room: batch.room, messages: batch.messages

@@ -51,8 +51,7 @@ extension XMPPSession {
             waiter.complete(.failure(error))
         }
         guard !keepAcknowledgements else { return }
-        let acknowledgements = self.acknowledgementWaiters
-        self.acknowledgementWaiters.removeAll()
+        let acknowledgements = self.acknowledgements.takeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(error)) }
         self.failUnreflected(error)
     }

@@ -53,8 +53,8 @@ extension XMPPSession {
     /// Feeds the server's answer to `<resume/>` to the SM machine; true when the stream
     /// continues the old session (its unacknowledged stanzas are sent again, in order).
     func applyResumeAnswer(on connection: XMPPConnection) async -> Bool {
-        let restored = self.restoredSession
-        self.restoredSession = false
+        let restored = self.acknowledgements.restoredSession
+        self.acknowledgements.restoredSession = false
         let pendingIDs = self.streamManagement.pending.map { $0[attribute: "id"] ?? "" }
         var released: [String] = []
         // What the server counted before it lost the session (`<failed h>`) moves this on.
@@ -106,8 +106,7 @@ extension XMPPSession {
         self.streamManagement = StreamManagementStateMachine()
         self.configuration.ledger?.end()
         self.publishSessionState()
-        let acknowledgements = self.acknowledgementWaiters
-        self.acknowledgementWaiters.removeAll()
+        let acknowledgements = self.acknowledgements.takeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
         self.failUnreflected(XMPPSessionError.disconnected)
     }
@@ -204,7 +203,7 @@ extension XMPPSession {
         }
         let last = self.streamManagement.sent &+ UInt32(truncatingIfNeeded: elements.count)
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append(
+        self.acknowledgements.wait(
             AcknowledgementWaiter(number: last, waiter: waiter, sentAt: Date(), count: messages.count, room: self.roomSaidIn(elements), messages: elements)
         )
         // Whether a failed write leaves the batch to the resumption (read before the write:
@@ -232,10 +231,10 @@ extension XMPPSession {
     /// Whether a batch's `<r/>` goes with it (``AcknowledgementRequestPacer``); when it
     /// does, the timer for a later one is not needed.
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
-        let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgementWaiters.count)
+        let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgements.count)
         if request {
             self.timers.cancel(.acknowledgementRequest)
-            self.lastCarriedRequest = self.clock.now
+            self.acknowledgements.lastCarriedRequest = self.clock.now
         }
         return request
     }
@@ -244,7 +243,7 @@ extension XMPPSession {
     private func armAcknowledgementRequest() {
         guard self.timers.deadline(of: .acknowledgementRequest) == nil else { return }
         let now = self.clock.now
-        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.lastCarriedRequest.map { $0.duration(to: now) })
+        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.acknowledgements.lastCarriedRequest.map { $0.duration(to: now) })
         self.armTimer(.acknowledgementRequest, at: now.advanced(by: delay))
     }
 
@@ -261,7 +260,7 @@ extension XMPPSession {
             return
         }
         let waiter = OneShotWaiter<Void>()
-        self.acknowledgementWaiters.append(AcknowledgementWaiter(number: self.streamManagement.sent, waiter: waiter, sentAt: nil, count: 0))
+        self.acknowledgements.wait(AcknowledgementWaiter(number: self.streamManagement.sent, waiter: waiter, sentAt: nil, count: 0))
         do {
             try await self.transmit([self.streamManagement.requestAck()], on: connection)
         } catch {
@@ -278,7 +277,7 @@ extension XMPPSession {
     /// acknowledge what is still unacknowledged, so a batch in flight ends delivered instead of
     /// being sent again by whoever takes over the queue (a reload's new session).
     func settleAcknowledgements() async {
-        guard self.streamManagement.isCounting, !self.acknowledgementWaiters.isEmpty else { return }
+        guard self.streamManagement.isCounting, !self.acknowledgements.isEmpty else { return }
         let clock = self.clock
         let deadline = clock.now.advanced(by: self.configuration.stopAcknowledgementTimeout)
         await withTaskGroup(of: Void.self) { group in
@@ -291,20 +290,13 @@ extension XMPPSession {
 
     /// Completes the waiters whose stanza number is covered by `through` (modulo 2³²).
     func releaseAcknowledgementWaiters(through: UInt32) {
-        var remaining: [AcknowledgementWaiter] = []
-        for entry in self.acknowledgementWaiters {
-            // Covered when the number is no further ahead of the last acknowledged than 0.
-            if through &- entry.number < UInt32(1) << 31 {
-                if let room = entry.room {
-                    // Into a room: done once the room has reflected it too.
-                    self.parkUntilReflected(InDoubtMessages.Batch(messages: entry.messages, waiter: entry.waiter, room: room), sentAt: entry.sentAt)
-                } else {
-                    entry.waiter.complete(.success(()))
-                }
+        for entry in self.acknowledgements.covered(through: through) {
+            if let room = entry.room {
+                // Into a room: done once the room has reflected it too.
+                self.parkUntilReflected(InDoubtMessages.Batch(messages: entry.messages, waiter: entry.waiter, room: room), sentAt: entry.sentAt)
             } else {
-                remaining.append(entry)
+                entry.waiter.complete(.success(()))
             }
         }
-        self.acknowledgementWaiters = remaining
     }
 }

@@ -15,35 +15,35 @@ extension XMPPSession {
     /// only then: this is on every batch's path).
     func watchdogRequested() {
         guard self.configuration.acknowledgementTimeout > .zero else { return }
-        if self.watchdog.requested(now: self.clock.now) { self.armWatchdog() }
+        if self.acknowledgements.watchdog.requested(now: self.clock.now) { self.armWatchdog() }
     }
 
     /// An `<a/>` arrived.
     func watchdogAcknowledged() {
-        guard self.watchdog.unanswered > 0 else { return }
-        self.watchdog.acknowledged(now: self.clock.now)
+        guard self.acknowledgements.watchdog.unanswered > 0 else { return }
+        self.acknowledgements.watchdog.acknowledged(now: self.clock.now)
     }
 
     /// The stream was resumed: the `<r/>` sent next must be answered within the timeout.
     func watchdogResumed() {
-        self.watchdog.resumed()
+        self.acknowledgements.watchdog.resumed()
     }
 
     func watchdogConnectionEnded() {
-        self.watchdog.connectionEnded()
+        self.acknowledgements.watchdog.connectionEnded()
         self.timers.cancel(.watchdog)
     }
 
     /// One timer, for the current deadline; it re-arms itself while the deadline moves on
     /// (one wake-up per timeout at most, however many acknowledgements came meanwhile).
     private func armWatchdog() {
-        guard self.timers.deadline(of: .watchdog) == nil, let deadline = self.watchdog.deadline else { return }
+        guard self.timers.deadline(of: .watchdog) == nil, let deadline = self.acknowledgements.watchdog.deadline else { return }
         self.armTimer(.watchdog, at: deadline)
     }
 
     func watchdogFired() async {
         guard let connection = self.connection else { return }
-        switch self.watchdog.check(now: self.clock.now) {
+        switch self.acknowledgements.watchdog.check(now: self.clock.now) {
         case .idle:
             return
         case .wait:
@@ -64,7 +64,7 @@ extension XMPPSession {
             } else {
                 self.logger.warning("no acknowledgement from the server in time; dropping the connection to resume", metadata: metadata)
             }
-            self.watchdog.connectionEnded()
+            self.acknowledgements.watchdog.connectionEnded()
             await connection.abort()
         }
     }

@@ -26,22 +26,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var connection: XMPPConnection?
     /// XEP-0198 counting and acknowledgements for the current connection.
     var streamManagement = StreamManagementStateMachine()
-    /// Callers waiting for the server to acknowledge an outbound stanza number, with the
-    /// batch each sent (``AcknowledgementWaiter``).
-    var acknowledgementWaiters: [AcknowledgementWaiter] = []
+    /// The senders waiting for the server's acknowledgements, and the watchdog on them.
+    var acknowledgements: Acknowledgements<C.Instant>
     /// Lost streams: the messages in doubt after them, when, and their archive checks.
     var doubt = InDoubtState<C.Instant>()
-    /// Finds a connection that stopped acknowledging (``AcknowledgementWatchdog``).
-    var watchdog: AcknowledgementWatchdog<C.Instant>
-    /// The SM session came from storage (an earlier process): its unacknowledged stanzas
-    /// are ids only, never sent again by the session.
-    var restoredSession = false
     /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
     var archive: ArchiveCatchUpStateMachine?
     /// Live messages held while that catch-up is due or runs (``LiveMessageHold``).
     var liveHold: LiveMessageHold<Message>
-    /// When a batch last carried our `<r/>` (``AcknowledgementRequestPacer``).
-    var lastCarriedRequest: C.Instant?
     /// The connection's timers (acknowledgements, watchdog, request expiry, rooms), run by
     /// one task of its group.
     var timers = SessionTimers<C.Instant>()
@@ -90,7 +82,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.keepalive = KeepaliveStateMachine(
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
-        self.watchdog = AcknowledgementWatchdog(timeout: configuration.acknowledgementTimeout)
+        self.acknowledgements = Acknowledgements(timeout: configuration.acknowledgementTimeout)
         self.liveHold = LiveMessageHold(limit: configuration.catchUp?.maximumHeldLiveMessages ?? 1)
         self.archive = configuration.catchUp.map {
             ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
@@ -104,12 +96,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let own = configuration.storedSession.map { ($0, StreamManagementStateMachine(restoring: $0)) }
         if let (stored, restoring) = own ?? configuration.priorSession?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) }), configuration.streamManagement {
             self.streamManagement = restoring
-            self.restoredSession = true
+            self.acknowledgements.restoredSession = true
             if let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == configuration.client.jid.bare, jid.resourcepart != nil {
                 self.machine.bound(as: jid)
             } else {
                 self.streamManagement = StreamManagementStateMachine()
-                self.restoredSession = false
+                self.acknowledgements.restoredSession = false
             }
         }
         if let (doubt, lost) = Self.inheritedDoubt(configuration, now: clock.now) {
@@ -246,7 +238,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
         self.connection = connection
-        let restored = self.restoredSession
+        let restored = self.acknowledgements.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
         self.doubt.lastLossEndedByServer = false
@@ -296,7 +288,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
         self.liveHoldConnectionLost()
-        self.lastCarriedRequest = nil
+        self.acknowledgements.lastCarriedRequest = nil
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
             self.streamManagement = StreamManagementStateMachine()
