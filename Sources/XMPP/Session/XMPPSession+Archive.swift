@@ -8,35 +8,16 @@ extension XMPPSession {
     /// (XEP-0359 `stanza-id` by our own account) and, when it moves, the archive cursor.
     func actions(for element: XMLElement) -> [SessionStateMachine<C.Instant>.Action] {
         if element.name == "message", self.archiveCheckTook(element) { return [] }
-        if element.name == "message", self.archive != nil {
-            switch self.archive?.received(element) {
-            case .archived(var message, let cursor):
-                if case .after(let id) = cursor {
-                    message.archiveID = id
-                    // The catch-up brought it in order: a copy held live is not needed.
-                    self.liveHold.archived(key: id)
-                }
-                message.archiveCursor = cursor
-                return [.emitMessage(message, carbon: nil)]
-            case .skipped:
-                // Not emitted from the archive (our own, or no chat): nor is a held copy,
-                // which would move the cursor back to it.
-                if let id = self.archive?.lastResult { self.liveHold.archived(key: id) }
-                return []
-            case .forged(let reason):
-                return [.ignored(reason)]
-            case .notAResult, nil:
-                break
-            }
+        switch self.catchUp.read(element) {
+        case .emit(let message): return [.emitMessage(message, carbon: nil)]
+        case .skipped: return []
+        case .forged(let reason): return [.ignored(reason)]
+        case nil: break
         }
         var actions = self.machine.received(element)
         for index in actions.indices {
             guard case .emitMessage(var message, nil) = actions[index] else { continue }
-            message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: self.machine.ownJID)
-            // One held for the catch-up gets its cursor when handed over (``handOver(_:on:)``).
-            if !(self.liveHold.isHolding && Self.waitsForCatchUp(message, carbon: nil)) {
-                message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
-            }
+            self.catchUp.tag(&message, ownJID: self.machine.ownJID)
             actions[index] = .emitMessage(message, carbon: nil)
         }
         return actions
@@ -51,13 +32,13 @@ extension XMPPSession {
     /// unhandled would hold the server's count back for the whole catch-up, whose results
     /// fill the server's resumption queue meanwhile.)
     func emitLive(_ message: Message, carbon: CarbonDirection?, on connection: XMPPConnection) async -> Bool {
-        guard Self.waitsForCatchUp(message, carbon: carbon), let key = message.archiveID else {
+        guard AccountCatchUp.waitsForCatchUp(message, carbon: carbon), let key = message.archiveID else {
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return message.streamNumber != nil
         }
         var waiting = message
         waiting.streamNumber = nil
-        switch self.liveHold.offer(waiting, key: key) {
+        switch self.catchUp.liveHold.offer(waiting, key: key) {
         case .held:
             return false
         case .passing:
@@ -71,20 +52,11 @@ extension XMPPSession {
         }
     }
 
-    /// The connection ended: what was held is dropped. Its numbers were handled, so the
-    /// server will not resend them even on a resumed stream: when the catch-up had already
-    /// ended (they were being handed over), a gap is opened again for the next catch-up.
+    /// The connection ended: what was held is dropped (``AccountCatchUp/connectionLost()``).
     func liveHoldConnectionLost() {
-        let dropped = self.liveHold.connectionLost()
+        let dropped = self.catchUp.connectionLost()
         guard dropped > 0 else { return }
-        self.archive?.reopenGap()
         self.logger.info("connection lost with live messages held for the archive catch-up; the next catch-up reads them", metadata: ["held": "\(dropped)"])
-    }
-
-    /// Whether `message` waits while a catch-up is due: a live 1:1 message in our archive
-    /// (archived results carry their cursor; room messages have a catch-up of their own).
-    static func waitsForCatchUp(_ message: Message, carbon: CarbonDirection?) -> Bool {
-        carbon == nil && message.archiveCursor == nil && message.archiveID != nil && message.type != .groupchat
     }
 
     /// Hands held messages over in order, each with the cursor it now reaches (every one
@@ -92,7 +64,7 @@ extension XMPPSession {
     /// last result and the cursor only moves on).
     private func handOver(_ held: some Collection<Message>, on connection: XMPPConnection) async {
         for var message in held {
-            message.archiveCursor = self.archive?.liveMessage(archiveID: message.archiveID)
+            message.archiveCursor = self.catchUp.machine?.liveMessage(archiveID: message.archiveID)
             await self.perform(.emitMessage(message, carbon: nil), on: connection)
         }
     }
@@ -109,7 +81,7 @@ extension XMPPSession {
         // ends the hold: one read meanwhile waits behind the batch being handed over. A
         // connection lost meanwhile dropped them (its successor's hold is its own).
         while let current = connection, self.connection === current {
-            let batch = self.liveHold.takeForHandOver()
+            let batch = self.catchUp.liveHold.takeForHandOver()
             if batch.isEmpty { return }
             await self.handOver(batch, on: current)
         }
@@ -118,25 +90,25 @@ extension XMPPSession {
     /// Queries the archive page by page; the cursor to report, when the catch-up got to
     /// the end.
     private func readArchive() async -> ArchiveCursor? {
-        guard var action = self.archive?.start(now: Date(), queryID: self.nextID()) else { return nil }
+        guard var action = self.catchUp.machine?.start(now: Date(), queryID: self.nextID()) else { return nil }
         while true {
             switch action {
             case .query(let query):
                 let next: ArchiveCatchUpStateMachine.Action?
                 do {
                     let answer = try await self.request(query)
-                    next = self.archive?.answered(answer, now: Date(), nextQueryID: self.nextID())
+                    next = self.catchUp.machine?.answered(answer, now: Date(), nextQueryID: self.nextID())
                 } catch XMPPSessionError.stanzaError(let error) {
-                    next = self.archive?.failed(error.condition, now: Date(), nextQueryID: self.nextID())
+                    next = self.catchUp.machine?.failed(error.condition, now: Date(), nextQueryID: self.nextID())
                 } catch {
-                    next = self.archive?.failed(nil, now: Date(), nextQueryID: self.nextID())
+                    next = self.catchUp.machine?.failed(nil, now: Date(), nextQueryID: self.nextID())
                 }
                 guard let next else { return nil }
                 action = next
             case .caughtUp(let cursor, let emitted, let pages):
                 self.logger.info(
                     "caught up from the message archive",
-                    metadata: ["archived messages": "\(emitted)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.liveHold.heldCount)", "held and archived": "\(self.liveHold.archivedCount)"]
+                    metadata: ["archived messages": "\(emitted)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.catchUp.liveHold.heldCount)", "held and archived": "\(self.catchUp.liveHold.archivedCount)"]
                 )
                 return cursor
             case .gaveUp(let reason):

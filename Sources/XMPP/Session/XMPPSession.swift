@@ -30,10 +30,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var acknowledgements: Acknowledgements<C.Instant>
     /// Lost streams: the messages in doubt after them, when, and their archive checks.
     var doubt = InDoubtState<C.Instant>()
-    /// Catching up from the account's archive after gaps (XEP-0313); nil when off.
-    var archive: ArchiveCatchUpStateMachine?
-    /// Live messages held while that catch-up is due or runs (``LiveMessageHold``).
-    var liveHold: LiveMessageHold<Message>
+    /// Catching up from the account's archive after gaps (XEP-0313), and the live messages
+    /// held meanwhile.
+    var catchUp: AccountCatchUp
     /// The connection's timers (acknowledgements, watchdog, request expiry, rooms), run by
     /// one task of its group.
     var timers = SessionTimers<C.Instant>()
@@ -83,10 +82,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
         )
         self.acknowledgements = Acknowledgements(timeout: configuration.acknowledgementTimeout)
-        self.liveHold = LiveMessageHold(limit: configuration.catchUp?.maximumHeldLiveMessages ?? 1)
-        self.archive = configuration.catchUp.map {
-            ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
-        }
+        self.catchUp = AccountCatchUp(
+            machine: configuration.catchUp.map {
+                ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
+            },
+            holdLimit: configuration.catchUp?.maximumHeldLiveMessages ?? 1
+        )
         for room in configuration.rooms {
             self.rooms.entries[room.jid] = RoomTable.entry(
                 for: room, timings: configuration.roomTimings, catchUp: configuration.catchUp, cursor: configuration.roomCursors[room.jid]
@@ -244,8 +245,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.doubt.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
-        self.archive?.streamStarted(continuesLast: resumed && !restored)
-        if self.archive?.emitsOnCatchUp == true { self.liveHold.begin() }
+        self.catchUp.streamStarted(continuesLast: resumed && !restored)
         self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.work = work
