@@ -30,7 +30,7 @@ struct ResumptionIntegrationTests {
         #expect(await bob.log.waitFor { if case .message(let message, nil) = $0 { message.body == "before" } else { false } } != nil)
 
         // Half a stanza reaches the server, then the connection is gone.
-        let connection = try #require(await session.connection)
+        let connection = try #require(await session.current.connection)
         let channel = connection.channel
         try await channel.eventLoop.submit {
             let context = try channel.pipeline.syncOperations.context(handlerType: XMPPClientChannelHandler.self)

@@ -8,7 +8,7 @@ extension XMPPSession {
         case .send(let element):
             try? await self.transmit([element], on: connection)
         case .completeRequest(let id, let iq):
-            guard let waiter = self.pending.removeValue(forKey: id) else { return }
+            guard let waiter = self.current.requests.removeValue(forKey: id) else { return }
             if iq.type == .error {
                 waiter.complete(.failure(XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition))))
             } else {

@@ -73,14 +73,14 @@ extension XMPPSession {
     /// messages through the read loop, in order), hands over what arrived live meanwhile,
     /// then reports where the cursor stands.
     func catchUpFromArchive() async {
-        let connection = self.connection
+        let connection = self.current.connection
         let cursor = await self.readArchive()
         if let cursor { await self.emit(.archiveCursorMoved(cursor)) }
         // Held live messages are newer than every archived one: after them, each moving the
         // cursor on as it is handed over. Batch by batch, until a take finds none and so
         // ends the hold: one read meanwhile waits behind the batch being handed over. A
         // connection lost meanwhile dropped them (its successor's hold is its own).
-        while let current = connection, self.connection === current {
+        while let current = connection, self.current.connection === current {
             let batch = self.catchUp.liveHold.takeForHandOver()
             if batch.isEmpty { return }
             await self.handOver(batch, on: current)

@@ -70,7 +70,7 @@ extension XMPPSession {
     /// unreflected (``RoomTable/Entry/leftUnreflected``, XEP-0045 §7.2.2), now that we are
     /// back in it: what is not there is said again first (``resendAfterJoin(_:)``).
     func checkLeftUnreflected(in room: JID) async {
-        guard let doubt = self.rooms.entries[room]?.leftUnreflected, !doubt.isEmpty, let connection = self.connection else { return }
+        guard let doubt = self.rooms.entries[room]?.leftUnreflected, !doubt.isEmpty, let connection = self.current.connection else { return }
         self.rooms.entries[room]?.leftUnreflected = InDoubtMessages()
         await self.check(doubt, on: connection, resumed: false)
     }
@@ -199,7 +199,7 @@ extension XMPPSession {
         }
         let finished = self.doubt.finished(key)
         // Cancelled: the connection's task group is ending, so the connection is going.
-        guard let finished, case .finished = action, self.connection === connection, !Task.isCancelled else { return nil }
+        guard let finished, case .finished = action, self.current.connection === connection, !Task.isCancelled else { return nil }
         return (finished, action)
     }
 
@@ -211,7 +211,7 @@ extension XMPPSession {
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
     /// (``checkInDoubt(on:resumed:)``), each batch acknowledged as any delivery is.
     func resendAfterJoin(_ room: JID) async {
-        guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.connection else { return }
+        guard let batches = self.rooms.entries[room]?.resend, !batches.isEmpty, let connection = self.current.connection else { return }
         self.rooms.entries[room]?.resend = []
         for message in batches.flatMap(\.messages) {
             if let id = message[attribute: "id"] { self.rooms.entries[room]?.machine.sending(id: id) }
@@ -255,11 +255,11 @@ extension XMPPSession {
         case .query(let query):
             return query
         case .retry(let query, let delay, let reason):
-            guard self.connection === connection else { return nil }
+            guard self.current.connection === connection else { return nil }
             self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason)"])
             // Not cut short by a lost connection (at most a few seconds): looked at after.
             try? await self.clock.sleep(until: self.clock.now.advanced(by: delay), tolerance: nil)
-            return self.connection === connection && !Task.isCancelled ? query : nil
+            return self.current.connection === connection && !Task.isCancelled ? query : nil
         case .finished:
             return nil
         }

@@ -5,13 +5,13 @@ extension XMPPSession {
     /// throws ``XMPPSessionError/stanzaError(_:)``. The reply must come from where the
     /// request went.
     public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
-        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let id = iq.id
-        guard self.pending[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
+        guard self.current.requests[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
         let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
         // Registered before the write: the answer may come back before we wait for it.
         let waiter = OneShotWaiter<IQ>()
-        self.pending[id] = waiter
+        self.current.requests[id] = waiter
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
         self.armExpiry()
         do {
@@ -29,7 +29,7 @@ extension XMPPSession {
     /// Keeps one timer, for the earliest request deadline the machine knows.
     func armExpiry() {
         guard let next = self.machine.nextRequestDeadline else { return }
-        if let armed = self.timers.deadline(of: .requestExpiry), armed <= next { return }
+        if let armed = self.current.timers.deadline(of: .requestExpiry), armed <= next { return }
         self.armTimer(.requestExpiry, at: next)
     }
 
@@ -41,15 +41,11 @@ extension XMPPSession {
     }
 
     func fail(_ id: String, _ error: XMPPSessionError) {
-        self.pending.removeValue(forKey: id)?.complete(.failure(error))
+        self.current.requests.removeValue(forKey: id)?.complete(.failure(error))
     }
 
     func failPending(_ error: XMPPSessionError, keepAcknowledgements: Bool = false) {
-        let waiting = self.pending
-        self.pending.removeAll()
-        for waiter in waiting.values {
-            waiter.complete(.failure(error))
-        }
+        for waiter in self.current.takeRequests() { waiter.complete(.failure(error)) }
         guard !keepAcknowledgements else { return }
         let acknowledgements = self.acknowledgements.takeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(error)) }

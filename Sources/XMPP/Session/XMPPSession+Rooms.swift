@@ -49,7 +49,7 @@ extension XMPPSession {
             joins.append((jid, self.rooms.online ? entry.machine.connected(now: now) : []))
             self.rooms.entries[jid] = entry
         }
-        if !leaves.isEmpty, let connection = self.connection { try? await self.transmit(leaves, on: connection) }
+        if !leaves.isEmpty, let connection = self.current.connection { try? await self.transmit(leaves, on: connection) }
         for join in joins { await self.performRoom(join.actions, room: join.room) }
         self.armRoomTimer()
     }
@@ -101,7 +101,7 @@ extension XMPPSession {
     /// The connection is gone; with a resumable stream the rooms are kept for a resumption.
     func roomsConnectionLost(resumable: Bool) {
         self.rooms.online = false
-        self.timers.cancel(.rooms)
+        self.current.timers.cancel(.rooms)
         guard !resumable else { return }
         for jid in self.rooms.entries.keys {
             _ = self.rooms.entries[jid]?.machine.disconnected()
@@ -153,7 +153,7 @@ extension XMPPSession {
         for action in actions {
             switch action {
             case .send(let element):
-                guard let connection = self.connection else { continue }
+                guard let connection = self.current.connection else { continue }
                 try? await self.transmit([element], on: connection)
             case .joined(let nick):
                 self.rooms.entries[room]?.reason = nil
@@ -234,10 +234,10 @@ extension XMPPSession {
     /// Keeps one timer, for the earliest deadline of any room.
     func armRoomTimer() {
         guard self.rooms.online, let next = self.rooms.nextDeadline else {
-            self.timers.cancel(.rooms)
+            self.current.timers.cancel(.rooms)
             return
         }
-        if self.timers.deadline(of: .rooms) == next { return }
+        if self.current.timers.deadline(of: .rooms) == next { return }
         self.armTimer(.rooms, at: next)
     }
 

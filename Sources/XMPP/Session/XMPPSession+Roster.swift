@@ -26,7 +26,7 @@ extension XMPPSession {
     }
 
     /// The full JID bound now, if connected.
-    public var boundJID: JID? { self.connection?.jid }
+    public var boundJID: JID? { self.current.connection?.jid }
 
     /// Every available resource of `contact` (best first), e.g. our own other clients.
     public func resources(of contact: JID) -> [Presence] {
@@ -83,7 +83,7 @@ extension XMPPSession {
     public func setPresenceExtensions(_ elements: [XMLElement]) async {
         guard elements != self.presenceExtensions else { return }
         self.presenceExtensions = elements
-        if let presence = self.presence, self.connection != nil { try? await self.announce(presence) }
+        if let presence = self.presence, self.current.connection != nil { try? await self.announce(presence) }
     }
 
     /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.

@@ -154,14 +154,14 @@ extension XMPPSession {
             try? await connection.send([ack])
         }
         if !self.streamManagement.acknowledgementOwed {
-            self.timers.cancel(.acknowledgement)
-        } else if self.timers.deadline(of: .acknowledgement) == nil {
+            self.current.timers.cancel(.acknowledgement)
+        } else if self.current.timers.deadline(of: .acknowledgement) == nil {
             self.armTimer(.acknowledgement, at: self.clock.now.advanced(by: delay))
         }
     }
 
     func acknowledgementTimerFired() async {
-        guard let connection = self.connection else { return }
+        guard let connection = self.current.connection else { return }
         await self.sendAcknowledgement(on: connection, now: true)
     }
 
@@ -170,7 +170,7 @@ extension XMPPSession {
     /// told, once for all of them.
     public func handled(_ numbers: [UInt32]) async {
         for number in numbers { self.streamManagement.handled(number) }
-        guard let connection = self.connection else { return }
+        guard let connection = self.current.connection else { return }
         await self.sendAcknowledgement(on: connection)
     }
 
@@ -189,7 +189,7 @@ extension XMPPSession {
         defer { signal() }
         // A stopping session takes nothing new: it could not be acknowledged before the close.
         guard !self.isStopping else { throw XMPPSessionError.stopped }
-        guard self.streamManagement.isCounting, let connection = self.connection else {
+        guard self.streamManagement.isCounting, let connection = self.current.connection else {
             try await self.send(messages)
             signal()
             try await self.pingServer()
@@ -233,7 +233,7 @@ extension XMPPSession {
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
         let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgements.count)
         if request {
-            self.timers.cancel(.acknowledgementRequest)
+            self.current.timers.cancel(.acknowledgementRequest)
             self.acknowledgements.lastCarriedRequest = self.clock.now
         }
         return request
@@ -241,21 +241,21 @@ extension XMPPSession {
 
     /// One `<r/>` after the delay, for everything written until then (one timer).
     private func armAcknowledgementRequest() {
-        guard self.timers.deadline(of: .acknowledgementRequest) == nil else { return }
+        guard self.current.timers.deadline(of: .acknowledgementRequest) == nil else { return }
         let now = self.clock.now
         let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.acknowledgements.lastCarriedRequest.map { $0.duration(to: now) })
         self.armTimer(.acknowledgementRequest, at: now.advanced(by: delay))
     }
 
     func acknowledgementRequestDue() async {
-        guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.connection else { return }
+        guard self.streamManagement.isCounting, !self.streamManagement.pending.isEmpty, let connection = self.current.connection else { return }
         try? await self.transmit([self.streamManagement.requestAck()], on: connection)
     }
 
     /// Returns once the server has taken everything sent so far: by a stream management
     /// acknowledgement when enabled, else by a ping round trip.
     public func waitForAcknowledgement() async throws {
-        guard self.streamManagement.isCounting, let connection = self.connection else {
+        guard self.streamManagement.isCounting, let connection = self.current.connection else {
             try await self.pingServer()
             return
         }

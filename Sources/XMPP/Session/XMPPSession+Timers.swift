@@ -3,7 +3,7 @@
 extension XMPPSession {
     /// Arms `timer` for `deadline`, waking the timer task when it sleeps until a later one.
     func armTimer(_ timer: SessionTimers<C.Instant>.Timer, at deadline: C.Instant) {
-        if self.timers.arm(timer, at: deadline) { self.timers.wake?.complete(.success(())) }
+        if self.current.timers.arm(timer, at: deadline) { self.current.timers.wake?.complete(.success(())) }
     }
 
     /// Runs the timers while the connection lasts (a task of its group: cancelled with it).
@@ -11,14 +11,14 @@ extension XMPPSession {
         let clock = self.clock
         while !Task.isCancelled {
             let wake = OneShotWaiter<Void>()
-            let next = self.timers.earliest
-            self.timers.wake = wake
-            self.timers.sleeping(until: next)
+            let next = self.current.timers.earliest
+            self.current.timers.wake = wake
+            self.current.timers.sleeping(until: next)
             await wake.value(until: next, on: clock, orElse: (), executor: self.executor)
-            self.timers.wake = nil
-            self.timers.sleeping(until: nil)
+            self.current.timers.wake = nil
+            self.current.timers.sleeping(until: nil)
             guard !Task.isCancelled else { return }
-            for timer in self.timers.takeDue(now: clock.now) { await self.timerFired(timer) }
+            for timer in self.current.timers.takeDue(now: clock.now) { await self.timerFired(timer) }
         }
     }
 

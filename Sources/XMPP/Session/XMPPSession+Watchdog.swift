@@ -8,7 +8,7 @@ extension XMPPSession {
     /// Closes the connection at once (no stream close handshake); the session treats it as
     /// a lost connection and reconnects. For a server that stopped reading.
     public func dropConnection() async {
-        await self.connection?.abort()
+        await self.current.connection?.abort()
     }
 
     /// An `<r/>` went out: an answer is owed from now if none was (the clock is read
@@ -31,18 +31,18 @@ extension XMPPSession {
 
     func watchdogConnectionEnded() {
         self.acknowledgements.watchdog.connectionEnded()
-        self.timers.cancel(.watchdog)
+        self.current.timers.cancel(.watchdog)
     }
 
     /// One timer, for the current deadline; it re-arms itself while the deadline moves on
     /// (one wake-up per timeout at most, however many acknowledgements came meanwhile).
     private func armWatchdog() {
-        guard self.timers.deadline(of: .watchdog) == nil, let deadline = self.acknowledgements.watchdog.deadline else { return }
+        guard self.current.timers.deadline(of: .watchdog) == nil, let deadline = self.acknowledgements.watchdog.deadline else { return }
         self.armTimer(.watchdog, at: deadline)
     }
 
     func watchdogFired() async {
-        guard let connection = self.connection else { return }
+        guard let connection = self.current.connection else { return }
         switch self.acknowledgements.watchdog.check(now: self.clock.now) {
         case .idle:
             return

@@ -23,7 +23,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
-    var connection: XMPPConnection?
+    /// The current connection and what lives as long as it does (timers, requests,
+    /// keepalive, work beside the read loop).
+    var current: ConnectionScope<C.Instant>
     /// XEP-0198 counting and acknowledgements for the current connection.
     var streamManagement = StreamManagementStateMachine()
     /// The senders waiting for the server's acknowledgements, and the watchdog on them.
@@ -33,16 +35,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Catching up from the account's archive after gaps (XEP-0313), and the live messages
     /// held meanwhile.
     var catchUp: AccountCatchUp
-    /// The connection's timers (acknowledgements, watchdog, request expiry, rooms), run by
-    /// one task of its group.
-    var timers = SessionTimers<C.Instant>()
-    /// Requests the connection makes beside its read loop, which their answers come through
-    /// (a keepalive ping, a room's self-ping), run in its task group (``spawn(_:)``).
-    private var work: AsyncStream<@Sendable () async -> Void>.Continuation?
-    /// Callers waiting for IQ answers; the machine tracks the requests themselves (who may
-    /// answer, until when), and one timer expires them.
-    var pending: [String: OneShotWaiter<IQ>] = [:]
-    private var keepalive: KeepaliveStateMachine<C.Instant>
     var isStopping = false
     /// Wakes the backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: OneShotWaiter<Void>?
@@ -78,8 +70,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.logger = logger
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.presence = configuration.initialPresence
-        self.keepalive = KeepaliveStateMachine(
-            configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now
+        self.current = ConnectionScope(
+            keepalive: KeepaliveStateMachine(configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now)
         )
         self.acknowledgements = Acknowledgements(timeout: configuration.acknowledgementTimeout)
         self.catchUp = AccountCatchUp(
@@ -199,7 +191,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.backoff?.complete(.success(()))
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
-        self.timers.cancel(.rooms)
+        self.current.timers.cancel(.rooms)
         self.rooms.failWaiting(XMPPSessionError.stopped)
         self.failUnreflected(XMPPSessionError.stopped)
         self.rooms = RoomTable()
@@ -209,7 +201,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             self.configuration.ledger?.end()
             self.publishSessionState()
         }
-        if let connection = self.connection {
+        if let connection = self.current.connection {
             // What was handled is reported before the close: the server must not keep it
             // as unacknowledged (it would store it offline, to come again).
             await self.sendAcknowledgement(on: connection, now: true)
@@ -238,7 +230,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
-        self.connection = connection
+        self.current.connection = connection
         let restored = self.acknowledgements.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
@@ -246,9 +238,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.catchUp.streamStarted(continuesLast: resumed && !restored)
-        self.keepalive = KeepaliveStateMachine(configuration: self.keepalive.configuration, now: self.clock.now)
+        self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.clock.now)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
-        self.work = work
+        self.current.work = work
         let executor = self.executor
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
@@ -270,9 +262,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             group.cancelAll()
         }
         work.finish()
-        self.work = nil
+        self.current.work = nil
         let reason = await connection.closed()
-        self.connection = nil
+        self.current.connection = nil
         self.doubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
         self.connectionEnded()
         return reason
@@ -284,7 +276,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func connectionEnded() {
         self.doubt.connectionLostAt = self.clock.now
         self.watchdogConnectionEnded()
-        self.timers.removeAll()
+        self.current.timers.removeAll()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
         _ = self.machine.connectionLost()
         self.liveHoldConnectionLost()
@@ -299,7 +291,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
-            self.keepalive.trafficReceived(now: self.clock.now)
+            self.current.keepalive.trafficReceived(now: self.clock.now)
             if let actions = self.streamManagement.received(element) {
                 await self.perform(actions, on: connection)
                 continue
@@ -322,7 +314,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             if self.streamManagement.handled == self.streamManagement.received { await self.sendAcknowledgement(on: connection) }
         }
         // The connection is gone: nothing outstanding can be answered any more.
-        self.connection = nil
+        self.current.connection = nil
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
     }
 
@@ -342,7 +334,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.doubt.messages.isEmpty)
         while case .run(let step) = action {
             let outcome = await self.run(step, on: connection, resumed: resumed)
-            action = self.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
+            action = self.current.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
         }
     }
 
@@ -394,13 +386,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// nothing back within `pingTimeout` closes the connection, which the run loop treats as
     /// a loss. One sleep per interval while the link is quiet.
     private func keepAlive(_ connection: XMPPConnection) async {
-        while !Task.isCancelled, let deadline = self.keepalive.nextDeadline {
+        while !Task.isCancelled, let deadline = self.current.keepalive.nextDeadline {
             do {
                 try await self.clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return
             }
-            switch self.keepalive.timerFired(now: self.clock.now) {
+            switch self.current.keepalive.timerFired(now: self.clock.now) {
             case .wait:
                 continue
             case .sendPing:
@@ -419,7 +411,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Runs `job` beside the read loop, in the connection's task group (ended with it);
     /// nothing runs without a connection.
     func spawn(_ job: @escaping @Sendable () async -> Void) {
-        self.work?.yield(job)
+        self.current.work?.yield(job)
     }
 
     // MARK: - Requests and stanzas
@@ -439,7 +431,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Sends messages in order with one flush (ids are added where missing); returns once
     /// all are written. For bursts such as many input lines.
     public func send(_ messages: [Message]) async throws {
-        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         var elements: [XMLElement] = []
         elements.reserveCapacity(messages.count)
         for var message in messages {
@@ -461,7 +453,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Round trip to the server (XEP-0199): when it returns, the server has processed
     /// everything sent before it, in order.
     public func pingServer() async throws {
-        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let ping = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
         do {
             _ = try await self.request(ping)
@@ -471,7 +463,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     }
 
     private func write(_ element: XMLElement) async throws {
-        guard let connection = self.connection else { throw XMPPSessionError.notConnected }
+        guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         var element = element
         // Every outgoing stanza gets an id (RFC 6120 §8.1.3), from the injected generator.
         if element[attribute: "id"] == nil, element.name == "message" || element.name == "presence" {
