@@ -11,15 +11,12 @@ import Logging
 public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     let configuration: Configuration
-    private let password: String
-    private let client: any XMPPConnector
+    /// Connecting and logging in: the connector, the password, the server's login queue.
+    private let login: SessionLogin
     let clock: C
     /// Where the session's own tasks (timers, IQ requests in flight) start: the account's event
     /// loop in the bridge, so a timer armed and fired there wakes no other thread (nil: the pool).
     let executor: (any TaskExecutor)?
-    /// The login queue of this account's server (nil: none): held while connecting and
-    /// logging in.
-    let connectionGate: ConnectionGate?
     let logger: Logger
     var machine: SessionStateMachine<C.Instant>
     private var ids: StanzaIDGenerator
@@ -59,11 +56,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         logger: Logger
     ) {
         self.configuration = configuration
-        self.password = password
-        self.client = client
+        self.login = SessionLogin(connector: client, password: password, gate: connectionGate)
         self.clock = clock
         self.executor = executor
-        self.connectionGate = connectionGate
         self.ids = ids
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
@@ -122,27 +117,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     continue
                 }
                 // One place in the process's login queue while connecting and logging in.
-                if let gate = self.connectionGate {
-                    do {
-                        try await gate.acquire()
-                    } catch {
-                        break  // cancelled while waiting: the loop ends
-                    }
+                guard let connected = await self.login.connect(self.configuration.client, resume: self.resumeRequest()) else {
+                    break  // cancelled while waiting: the loop ends
                 }
-                // Connecting and negotiating (TLS, SASL, bind) in a task of its own, for the
-                // same reason as restoring: its deep frames go when it ends.
-                let (client, configuration, password, resume) = (self.client, self.configuration.client, self.password, self.resumeRequest())
-                let connected = await withTaskGroup(of: Result<XMPPConnection, XMPPClientError>.self) { group in
-                    group.addTask {
-                        do throws(XMPPClientError) {
-                            return .success(try await client.connect(configuration: configuration, password: password, resume: resume))
-                        } catch {
-                            return .failure(error)
-                        }
-                    }
-                    return await group.next() ?? .failure(XMPPClientError.connectFailed(attempts: ["cancelled"]))
-                }
-                self.connectionGate?.release()
                 do throws(XMPPClientError) {
                     let connection = try connected.get()
                     if self.isStopping || Task.isCancelled {
