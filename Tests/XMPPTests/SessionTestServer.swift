@@ -34,6 +34,9 @@ final class SessionTestServer: XMPPConnector {
     }
 
     /// The next connection the session opens.
+    /// How many connections the session opened.
+    var connectionCount: Int { self.connects.withLockedValue { $0 } }
+
     func nextLink() async throws -> Link {
         try #require(await self.links.next(), "the session opened no connection")
     }
