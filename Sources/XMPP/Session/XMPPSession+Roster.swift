@@ -36,7 +36,7 @@ extension XMPPSession {
     /// Sends unavailable presence but stays connected; ``setPresence(show:status:priority:)``
     /// makes the account available again. After a reconnect no presence is sent until then.
     public func setUnavailable(status: String? = nil) async throws {
-        self.presence = nil
+        self.own.presence = nil
         var unavailable = Presence(type: .unavailable)
         unavailable.status = status
         try await self.send(unavailable.element)
@@ -81,15 +81,14 @@ extension XMPPSession {
     /// Elements every available presence we broadcast carries from now on (XEP-0153's photo
     /// hash); broadcast again at once when online.
     public func setPresenceExtensions(_ elements: [XMLElement]) async {
-        guard elements != self.presenceExtensions else { return }
-        self.presenceExtensions = elements
-        if let presence = self.presence, self.current.connection != nil { try? await self.announce(presence) }
+        guard self.own.setExtensions(elements) else { return }
+        if let presence = self.own.presence, self.current.connection != nil { try? await self.announce(presence) }
     }
 
     /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.
     public func setPresence(show: Presence.Show? = nil, status: String? = nil, priority: Int8 = 0) async throws {
         let presence = Presence(type: .available, show: show, status: status, priority: priority)
-        self.presence = presence
+        self.own.presence = presence
         try await self.announce(presence)
     }
 }

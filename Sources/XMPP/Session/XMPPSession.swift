@@ -35,9 +35,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     var isStopping = false
     /// Wakes the backoff sleep under way, so ``stop()`` can cut it short.
     private var backoff: OneShotWaiter<Void>?
-    var presence: Presence?
-    /// Added to every available presence we broadcast (a vCard photo hash, XEP-0153).
-    var presenceExtensions: [XMLElement] = []
+    /// The presence we broadcast, and what it carries.
+    var own: OwnPresence
     /// Callers waiting for the roster to reach some state (``waitForRoster(timeout:_:)``).
     var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
@@ -64,7 +63,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
         self.logger = logger
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
-        self.presence = configuration.initialPresence
+        self.own = OwnPresence(configuration.initialPresence)
         self.current = ConnectionScope(
             keepalive: KeepaliveStateMachine(configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now)
         )
@@ -183,7 +182,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             // as unacknowledged (it would store it offline, to come again).
             await self.sendAcknowledgement(on: connection, now: true)
             await self.settleAcknowledgements()
-            if self.presence != nil {
+            if self.own.presence != nil {
                 try? await self.transmit([Presence(type: .unavailable).element], on: connection)
             }
             await connection.close()
@@ -302,7 +301,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         var restore = SessionRestoreStateMachine(
             configuration: .init(
                 streamManagement: self.configuration.streamManagement, carbons: self.configuration.enableCarbons,
-                roster: self.configuration.fetchRoster, presence: self.presence != nil
+                roster: self.configuration.fetchRoster, presence: self.own.presence != nil
             )
         )
         let offersStreamManagement = connection.features.elements.contains {
@@ -344,7 +343,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 return .failed
             }
         case .announcePresence:
-            guard let presence = self.presence else { return .done }
+            guard let presence = self.own.presence else { return .done }
             return (try? await self.announce(presence)) == nil ? .failed : .done
         case .reportOnline:
             await self.emit(.online(connection.jid))
@@ -455,9 +454,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// Sends our presence with the caps element (XEP-0115 §4).
     func announce(_ presence: Presence) async throws {
-        var announced = presence
-        announced.extensions.append(self.configuration.session.capabilities.capsElement(node: self.configuration.session.capabilitiesNode))
-        if announced.type == .available { announced.extensions += self.presenceExtensions }
+        let announced = self.own.announcement(of: presence, capabilities: self.configuration.session.capabilities, node: self.configuration.session.capabilitiesNode)
         try await self.send(announced.element)
     }
 }
