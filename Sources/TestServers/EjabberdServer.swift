@@ -132,9 +132,14 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
         try self.launch(pickPorts: false)
     }
 
-    /// Stops ejabberd and deletes its directory.
+    /// Stops ejabberd and deletes its directory (kept, and its path printed, when
+    /// `XMPP_BRIDGE_TEST_KEEP_DIRECTORIES` is set, as Prosody's is).
     public func shutdown() {
         self.stop()
+        if ProcessInfo.processInfo.environment["XMPP_BRIDGE_TEST_KEEP_DIRECTORIES"] != nil {
+            print("[kept] \(self.directory)")
+            return
+        }
         try? FileManager.default.removeItem(atPath: self.directory)
     }
 
