@@ -75,6 +75,17 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
     }
 
+    @Test("a query cut off by the connection's end leaves the gap open: the next stream, even a resumed one, catches up again")
+    func queryCutOff() throws {
+        var machine = Machine(ownJID: Self.own, cursor: .after("A1"))
+        _ = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
+        #expect(!machine.needsCatchUp, "querying")
+        machine.connectionLost()
+        machine.streamStarted(continuesLast: true)
+        #expect(machine.needsCatchUp)
+        _ = try #require(Self.query(machine.start(now: Self.now, queryID: "q2")), "the catch-up starts again")
+    }
+
     @Test("only a catch-up with a cursor relays (and so holds live messages); a live id seen before it starts never becomes its cursor")
     func relaysOnlyWithACursorAndForgetsEarlierLiveIDs() throws {
         let first = Machine(ownJID: Self.own, cursor: nil)

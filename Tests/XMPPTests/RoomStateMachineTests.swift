@@ -261,6 +261,16 @@ struct RoomStateMachineTests {
         guard case .unreachable = Machine.selfPingOutcome(answered: true, condition: .remoteServerNotFound) else { Issue.record("unreachable misread"); return }
     }
 
+    @Test("a self-ping cut off by a lost connection that may be resumed is no longer awaited: the next one comes due")
+    func selfPingCutOff() throws {
+        var machine = try Self.joined()
+        #expect(machine.timerFired(now: Self.at(300)) == [.selfPing(to: try JID("\(Self.room)/bridge"))])
+        #expect(machine.nextDeadline == nil, "waiting for the answer")
+        machine.connectionInterrupted()
+        #expect(machine.isJoined, "a resumed stream keeps us in the room")
+        #expect(machine.nextDeadline != nil, "a self-ping is due again")
+    }
+
     @Test("a join left unanswered is tried again; a lost connection leaves every room, and connecting joins again")
     func joinTimeoutAndReconnect() throws {
         var machine = try Self.machine()

@@ -131,6 +131,15 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         }
     }
 
+    /// The connection ended while a query was under way (its answer can no longer come): the
+    /// gap stays open, so the next stream, resumed or not, catches up again.
+    public mutating func connectionLost() {
+        switch self.state {
+        case .anchoring, .querying: self.state = .gap
+        case .continuous, .gap, .unavailable: break
+        }
+    }
+
     /// Messages the archive holds after the cursor were dropped before they were handled
     /// (live ones held for a catch-up that had ended, when the connection went): a gap is
     /// open again, whatever the next stream, so the next catch-up reads them.

@@ -130,6 +130,12 @@ public struct RoomStateMachine<Instant: InstantProtocol & Sendable>: Sendable wh
         return self.join(nick: self.configuration.nick, now: now)
     }
 
+    /// The connection is gone but the stream may be resumed (XEP-0198 §5), which keeps us in
+    /// the room: a self-ping under way can no longer be answered; the next is due as usual.
+    public mutating func connectionInterrupted() {
+        self.pinging = false
+    }
+
     /// The connection is gone: every room is left with it. Returns whether we were in the room.
     public mutating func disconnected() -> Bool {
         let wasJoined = self.isJoined

@@ -2,7 +2,7 @@
 /// timers (``SessionTimers``), the IQ requests waiting for their answers (RFC 6120 §8.2.3,
 /// by id; the session machine tracks who may answer), the keepalive
 /// (``KeepaliveStateMachine``, XEP-0199), and the queue of work run beside its read loop.
-/// A new connection starts a new scope; the requests of the last one fail with it.
+/// The scope is reset for each connection: its timers and requests end with the last one.
 struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Duration == Duration {
     var connection: XMPPConnection?
     var timers = SessionTimers<Instant>()

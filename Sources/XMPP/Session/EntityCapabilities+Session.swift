@@ -1,5 +1,6 @@
 extension EntityCapabilities {
-    /// What an ``XMPPSession`` answers and uses, for disco#info and caps (XEP-0030, XEP-0115):
+    /// What an ``XMPPSession`` answers and uses, for disco#info and caps (XEP-0030 §3.1,
+    /// XEP-0115 §4):
     /// one identity (category `client`, type `bot` unless given) named `name`, and exactly
     /// the features it implements: caps, disco#info, software version (XEP-0092), ping
     /// (XEP-0199) and carbons (XEP-0280).

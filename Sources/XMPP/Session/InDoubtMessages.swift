@@ -121,28 +121,3 @@ struct InDoubtMessages: Sendable {
         return (doubt, unsettled)
     }
 }
-
-/// A sender waiting for the server to acknowledge stanza `number` (XEP-0198 §4): its batch
-/// is the `count` stanzas ending there, written at `sentAt` (nil, count 0: a wait for
-/// everything written so far).
-struct AcknowledgementWaiter: Sendable {
-    var number: UInt32
-    var waiter: OneShotWaiter<Void>
-    var sentAt: Date?
-    var count: Int
-    /// The room every message of the batch was said in, if so (with the messages): its
-    /// sender then also waits for the room to reflect them
-    /// (``XMPPSession/parkUntilReflected(_:sentAt:)``). A batch that mixes targets counts
-    /// at the acknowledgement.
-    var room: JID?
-    var messages: [XMLElement] = []
-
-    init(number: UInt32, waiter: OneShotWaiter<Void>, sentAt: Date?, count: Int, room: JID? = nil, messages: [XMLElement] = []) {
-        self.number = number
-        self.waiter = waiter
-        self.sentAt = sentAt
-        self.count = count
-        self.room = room
-        self.messages = room == nil ? [] : messages
-    }
-}

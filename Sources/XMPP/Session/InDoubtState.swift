@@ -24,6 +24,7 @@ struct InDoubtState<Instant: InstantProtocol & Sendable>: Sendable {
     /// Keeps what was just put in doubt, with the loss it came from unless an older one
     /// is already kept.
     mutating func add(_ doubt: InDoubtMessages) {
+        guard !doubt.isEmpty else { return }
         if self.since == nil { self.since = self.connectionLostAt }
         self.messages.merge(doubt)
     }
@@ -49,6 +50,7 @@ struct InDoubtState<Instant: InstantProtocol & Sendable>: Sendable {
 
     // MARK: - Checks under way
 
+    /// A check started; `key` is its first query id.
     mutating func started(_ check: ArchiveCheckStateMachine, key: String) {
         self.running[key] = check
     }
@@ -59,6 +61,7 @@ struct InDoubtState<Instant: InstantProtocol & Sendable>: Sendable {
         return update(&self.running[key]!)
     }
 
+    /// The check `key` ended: it is taken out, as it finished (nil when not running).
     mutating func finished(_ key: String) -> ArchiveCheckStateMachine? {
         self.running.removeValue(forKey: key)
     }

@@ -1,6 +1,7 @@
 /// Connecting and logging in for the session (RFC 6120 §5–§7: TLS, SASL, bind; XEP-0198 §5
 /// resumption): the connector, the account's password, and its place in the process's
-/// login queue for the server (``ConnectionGate``), held only while connecting.
+/// login queue for the server (``ConnectionGate``), held only while connecting. A service
+/// the session calls (it does the I/O of connecting), not a state of it.
 struct SessionLogin: Sendable {
     let connector: any XMPPConnector
     let password: String

@@ -1,4 +1,4 @@
-/// The session's timers while a connection is up: one deadline per ``Timer``, run by one
+/// The session's timers while a connection is up: one deadline per ``Kind``, run by one
 /// task of the connection's task group that sleeps until the earliest
 /// (``XMPPSession/runTimers()``), instead of a task per timer.
 ///
@@ -6,7 +6,7 @@
 /// ``takeDue(now:)`` what fired when its sleep ends, and learns from ``arm(_:at:)`` when the
 /// sleeping task must wake because an earlier deadline came in.
 struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
-    enum Timer: Hashable, Sendable, CaseIterable {
+    enum Kind: Hashable, Sendable, CaseIterable {
         /// Our `<a/>` held back to answer a burst at once (XEP-0198 §4).
         case acknowledgement
         /// One `<r/>` for everything written since the last (XEP-0198 §4).
@@ -19,10 +19,11 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
         case rooms
     }
 
-    private var deadlines: [Timer: Instant] = [:]
+    private var deadlines: [Kind: Instant] = [:]
     /// The deadline the running task sleeps until (nil: it waits for one to be armed).
     private(set) var sleepingUntil: Instant?
-    /// Completed to wake the running task (an earlier deadline, or the end).
+    /// The waiter the running task sleeps on, completed to wake it (an earlier deadline):
+    /// held here so that arming can reach it; completing it is the owner's.
     var wake: OneShotWaiter<Void>?
 
     var isEmpty: Bool { self.deadlines.isEmpty }
@@ -30,11 +31,11 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     /// The earliest armed deadline.
     var earliest: Instant? { self.deadlines.values.min() }
 
-    func deadline(of timer: Timer) -> Instant? { self.deadlines[timer] }
+    func deadline(of timer: Kind) -> Instant? { self.deadlines[timer] }
 
     /// Arms `timer` for `deadline` (replacing its earlier one); true when the running task
     /// must wake to sleep until an earlier deadline than it does now.
-    mutating func arm(_ timer: Timer, at deadline: Instant) -> Bool {
+    mutating func arm(_ timer: Kind, at deadline: Instant) -> Bool {
         self.deadlines[timer] = deadline
         guard let sleeping = self.sleepingUntil else { return true }
         return deadline < sleeping
@@ -42,7 +43,7 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
 
     /// Disarms `timer`. The running task needs no wake: it finds nothing due and sleeps
     /// again, until the next earliest.
-    mutating func cancel(_ timer: Timer) {
+    mutating func cancel(_ timer: Kind) {
         self.deadlines[timer] = nil
     }
 
@@ -51,11 +52,11 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
         self.sleepingUntil = deadline
     }
 
-    /// The timers due at `now`, earliest first (equal deadlines in ``Timer``'s order); they
+    /// The timers due at `now`, earliest first (equal deadlines in ``Kind``'s order); they
     /// are disarmed.
-    mutating func takeDue(now: Instant) -> [Timer] {
-        var due: [(timer: Timer, deadline: Instant)] = []
-        for timer in Timer.allCases {
+    mutating func takeDue(now: Instant) -> [Kind] {
+        var due: [(timer: Kind, deadline: Instant)] = []
+        for timer in Kind.allCases {
             if let deadline = self.deadlines[timer], deadline <= now { due.append((timer, deadline)) }
         }
         for entry in due { self.deadlines[entry.timer] = nil }

@@ -25,7 +25,7 @@ extension XMPPSession {
             doubt = self.rooms.takeLeftUnreflected()
             doubt.merge(self.rooms.unreflected.takeAll())
             doubt.merge(split)
-            doubt.serverEndedStream = self.doubt.lastLossEndedByServer
+            doubt.serverEndedStream = self.inDoubt.lastLossEndedByServer
             for waiter in unsettled { waiter.complete(.failure(XMPPSessionError.disconnected)) }
         }
         _ = self.acknowledgements.takeAll()
@@ -36,7 +36,7 @@ extension XMPPSession {
             // No archive to ask: the senders try again (at least once).
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
         } else {
-            self.doubt.add(doubt)
+            self.inDoubt.add(doubt)
         }
         self.abandonResumption()
     }
@@ -62,8 +62,8 @@ extension XMPPSession {
     /// session the doubt was written on (an earlier owner's, inherited), the server kept it
     /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
-        guard !self.doubt.messages.isEmpty, self.configuration.archiveCheck != nil else { return }
-        await self.check(self.doubt.take(), on: connection, resumed: resumed)
+        guard !self.inDoubt.messages.isEmpty, self.configuration.archiveCheck != nil else { return }
+        await self.check(self.inDoubt.take(), on: connection, resumed: resumed)
     }
 
     /// Looks up in the room's archive (XEP-0313 on the room's JID) what we left `room` with
@@ -104,7 +104,7 @@ extension XMPPSession {
                     for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
                     return
                 }
-                self.doubt.putBack(doubt)
+                self.inDoubt.putBack(doubt)
                 return
             }
             guard case .finished(let inThisArchive, let queries, let ending) = action else { continue }
@@ -156,7 +156,7 @@ extension XMPPSession {
             }
         }
         let resent = await self.sendAgain(toContacts, on: connection)
-        self.doubt.settledAll()
+        self.inDoubt.settledAll()
         let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
         let elapsed = started.duration(to: self.clock.now)
@@ -179,25 +179,25 @@ extension XMPPSession {
         var check = check
         let key = self.nextID()
         var action = check.start(queryID: key)
-        self.doubt.started(check, key: key)
+        self.inDoubt.started(check, key: key)
         let timeout = self.configuration.requestTimeout
         while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
             do {
                 let answer = try await self.request(query, timeout: timeout)
                 let nextQueryID = self.nextID()
-                next = self.doubt.update(key) { $0.answered(answer, nextQueryID: nextQueryID) } ?? nil
+                next = self.inDoubt.update(key) { $0.answered(answer, nextQueryID: nextQueryID) } ?? nil
             } catch XMPPSessionError.stanzaError(let stanzaError) {
                 let nextQueryID = self.nextID()
-                next = self.doubt.update(key) { $0.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: nextQueryID) } ?? nil
+                next = self.inDoubt.update(key) { $0.failed("stanza error \(stanzaError)", error: stanzaError, nextQueryID: nextQueryID) } ?? nil
             } catch {
                 let nextQueryID = self.nextID()
-                next = self.doubt.update(key) { $0.failed("\(error)", error: nil, nextQueryID: nextQueryID) } ?? nil
+                next = self.inDoubt.update(key) { $0.failed("\(error)", error: nil, nextQueryID: nextQueryID) } ?? nil
             }
             guard let next else { break }
             action = next
         }
-        let finished = self.doubt.finished(key)
+        let finished = self.inDoubt.finished(key)
         // Cancelled: the connection's task group is ending, so the connection is going.
         guard let finished, case .finished = action, self.current.connection === connection, !Task.isCancelled else { return nil }
         return (finished, action)
@@ -205,7 +205,7 @@ extension XMPPSession {
 
     /// Whether `element` is a result of an archive check under way (the check reads it).
     func archiveCheckTook(_ element: XMLElement) -> Bool {
-        self.doubt.checkTook(element)
+        self.inDoubt.checkTook(element)
     }
 
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
@@ -290,7 +290,7 @@ extension XMPPSession {
     /// have" (never a missed restart; a server younger than two seconds more than the
     /// outage looks restarted). Nil when unknown (no loss in this process, or no answer).
     func serverRestartedSinceLoss(timeout: Duration) async -> Bool? {
-        guard let lost = self.doubt.lossToCompare,
+        guard let lost = self.inDoubt.lossToCompare,
             let seconds = await self.queryServer("jabber:iq:last", timeout: timeout)?[attribute: "seconds"].flatMap({ Int64($0) })
         else { return nil }
         return Duration.seconds(seconds) < lost.duration(to: self.clock.now) + .seconds(1)

@@ -99,12 +99,28 @@ extension XMPPSession {
     }
 
     /// The connection is gone; with a resumable stream the rooms are kept for a resumption.
+    /// The work after a join ended with the connection (its task group), done or not: a
+    /// catch-up it cut short is due again, a self-ping it waited for is no longer awaited,
+    /// and a lookup of what we left a room with unreflected that never ran (or was cut
+    /// short, ``checkLeftUnreflected(in:)`` keeps that part itself) goes to the next
+    /// stream's doubt, so the room's gate does not stay shut.
     func roomsConnectionLost(resumable: Bool) {
         self.rooms.online = false
         self.current.timers.cancel(.rooms)
-        guard !resumable else { return }
         for jid in self.rooms.entries.keys {
-            _ = self.rooms.entries[jid]?.machine.disconnected()
+            guard var entry = self.rooms.entries[jid] else { continue }
+            entry.archive?.connectionLost()
+            entry.machine.connectionInterrupted()
+            entry.afterJoin = nil
+            if entry.checkingLeftUnreflected {
+                entry.checkingLeftUnreflected = false
+                if !entry.leftUnreflected.isEmpty, self.configuration.archiveCheck != nil {
+                    self.inDoubt.add(entry.leftUnreflected)
+                    entry.leftUnreflected = InDoubtMessages()
+                }
+            }
+            if !resumable { _ = entry.machine.disconnected() }
+            self.rooms.entries[jid] = entry
         }
     }
 
@@ -268,6 +284,8 @@ extension XMPPSession {
     private func afterJoin(_ room: JID, job: String) async {
         if self.rooms.entries[room]?.checkingLeftUnreflected == true {
             await self.checkLeftUnreflected(in: room)
+            // Replaced by a later join's (or ended with the connection): that one decides.
+            guard self.rooms.entries[room]?.afterJoin == job else { return }
             // Said again only into the room we are in (a second kick meanwhile keeps them for
             // the next join); the gate opens either way, so it never stays shut.
             if self.rooms.entries[room]?.machine.isJoined == true { await self.resendAfterJoin(room) }

@@ -2,7 +2,7 @@
 /// until the earliest deadline and runs what is due; arming an earlier one wakes it.
 extension XMPPSession {
     /// Arms `timer` for `deadline`, waking the timer task when it sleeps until a later one.
-    func armTimer(_ timer: SessionTimers<C.Instant>.Timer, at deadline: C.Instant) {
+    func armTimer(_ timer: SessionTimers<C.Instant>.Kind, at deadline: C.Instant) {
         if self.current.timers.arm(timer, at: deadline) { self.current.timers.wake?.complete(.success(())) }
     }
 
@@ -18,11 +18,16 @@ extension XMPPSession {
             self.current.timers.wake = nil
             self.current.timers.sleeping(until: nil)
             guard !Task.isCancelled else { return }
-            for timer in self.current.timers.takeDue(now: clock.now) { await self.timerFired(timer) }
+            // Each as a job beside the read loop, never awaited here: a handler's write can
+            // wait for a server that stopped reading, which the watchdog (a timer too) must
+            // still find.
+            for timer in self.current.timers.takeDue(now: clock.now) {
+                self.spawn { await self.timerFired(timer) }
+            }
         }
     }
 
-    private func timerFired(_ timer: SessionTimers<C.Instant>.Timer) async {
+    private func timerFired(_ timer: SessionTimers<C.Instant>.Kind) async {
         switch timer {
         case .acknowledgement: await self.acknowledgementTimerFired()
         case .acknowledgementRequest: await self.acknowledgementRequestDue()

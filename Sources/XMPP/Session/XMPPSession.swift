@@ -28,7 +28,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The senders waiting for the server's acknowledgements, and the watchdog on them.
     var acknowledgements: Acknowledgements<C.Instant>
     /// Lost streams: the messages in doubt after them, when, and their archive checks.
-    var doubt = InDoubtState<C.Instant>()
+    var inDoubt = InDoubtState<C.Instant>()
     /// Catching up from the account's archive after gaps (XEP-0313), and the live messages
     /// held meanwhile.
     var catchUp: AccountCatchUp
@@ -92,8 +92,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             }
         }
         if let (doubt, lost) = Self.inheritedDoubt(configuration, now: clock.now) {
-            self.doubt.messages.merge(doubt)
-            self.doubt.since = lost
+            self.inDoubt.messages.merge(doubt)
+            self.inDoubt.since = lost
         }
     }
 
@@ -192,7 +192,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func finish(_ error: XMPPClientError?) async {
         self.failPending(XMPPSessionError.stopped)
         // Nobody will check them now: their senders keep them for whoever comes next.
-        for batch in self.doubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+        for batch in self.inDoubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
         self.rooms.failWaiting(XMPPSessionError.stopped)
         await self.emit(.stopped(error))
         self.events.finish()
@@ -210,7 +210,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let restored = self.acknowledgements.restoredSession
         let resumed = await self.applyResumeAnswer(on: connection)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
-        self.doubt.lastLossEndedByServer = false
+        self.inDoubt.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.catchUp.streamStarted(continuesLast: resumed && !restored)
@@ -241,7 +241,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.current.work = nil
         let reason = await connection.closed()
         self.current.connection = nil
-        self.doubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
+        self.inDoubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
         self.connectionEnded()
         return reason
     }
@@ -250,7 +250,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// session the numbered stanzas and their waiters are kept for the next connection to
     /// resume; otherwise they fail too (their senders try again).
     private func connectionEnded() {
-        self.doubt.connectionLostAt = self.clock.now
+        self.inDoubt.connectionLostAt = self.clock.now
         self.watchdogConnectionEnded()
         self.current.timers.removeAll()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
@@ -307,7 +307,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         let offersStreamManagement = connection.features.elements.contains {
             $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace
         }
-        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.doubt.messages.isEmpty)
+        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.inDoubt.messages.isEmpty)
         while case .run(let step) = action {
             let outcome = await self.run(step, on: connection, resumed: resumed)
             action = self.current.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)

@@ -10,6 +10,7 @@ public struct HTTPFileUpload: Sendable {
     let http: HTTPSClient
     let logger: Logger
 
+    /// Uploads through `session`'s requests (the account's), PUT with `http`.
     public init(through session: any IQRequester, using http: HTTPSClient, logger: Logger) {
         self.session = session
         self.http = http

@@ -9,5 +9,3 @@ public protocol IQRequester: Sendable {
     /// The full JID bound now; nil while not connected.
     var boundJID: JID? { get async }
 }
-
-extension XMPPSession: IQRequester {}
