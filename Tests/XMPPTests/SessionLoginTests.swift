@@ -9,6 +9,17 @@ import TestSupport
 struct SessionLoginTests {
     static let configuration = XMPPClientConfiguration(jid: SessionScene.account)
 
+    /// A login queued behind the test's own place in a queue of one.
+    static func queued() async throws -> (gate: ConnectionGate, server: SessionTestServer, connecting: Task<Result<XMPPConnection, XMPPClientError>?, Never>) {
+        let gate = ConnectionGate(limit: 1)
+        let server = SessionTestServer(jid: SessionScene.account)
+        let login = SessionLogin(connector: server, password: "pw", gate: gate)
+        try await gate.acquire()
+        let connecting = Task { await login.connect(Self.configuration, resume: nil) }
+        #expect(await untilTrue { gate.usage.waiting == 1 }, "the login did not queue")
+        return (gate, server, connecting)
+    }
+
     @Test func aPlaceInTheQueueIsHeldOnlyWhileConnecting() async throws {
         let gate = ConnectionGate(limit: 1)
         let server = SessionTestServer(jid: SessionScene.account)
