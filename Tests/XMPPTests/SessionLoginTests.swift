@@ -21,12 +21,7 @@ struct SessionLoginTests {
     }
 
     @Test func aPlaceInTheQueueIsHeldOnlyWhileConnecting() async throws {
-        let gate = ConnectionGate(limit: 1)
-        let server = SessionTestServer(jid: SessionScene.account)
-        let login = SessionLogin(connector: server, password: "pw", gate: gate)
-        try await gate.acquire()
-        let connecting = Task { await login.connect(Self.configuration, resume: nil) }
-        #expect(await untilTrue { gate.usage.waiting == 1 }, "the login did not queue")
+        let (gate, _, connecting) = try await Self.queued()
         gate.release()
         let connected = try #require(await connecting.value)
         #expect((try? connected.get()) != nil)
@@ -34,12 +29,7 @@ struct SessionLoginTests {
     }
 
     @Test func aLoginCancelledInTheQueueDoesNotConnect() async throws {
-        let gate = ConnectionGate(limit: 1)
-        let server = SessionTestServer(jid: SessionScene.account)
-        let login = SessionLogin(connector: server, password: "pw", gate: gate)
-        try await gate.acquire()
-        let connecting = Task { await login.connect(Self.configuration, resume: nil) }
-        #expect(await untilTrue { gate.usage.waiting == 1 })
+        let (gate, server, connecting) = try await Self.queued()
         connecting.cancel()
         let outcome = await connecting.value
         #expect(outcome == nil)
