@@ -22,9 +22,14 @@ public struct FileReuploader: Sendable {
         self.logger = logger
     }
 
+    /// Uploads through `session`'s account (XEP-0363), PUT with this reuploader's client.
+    private func uploads(_ session: XMPPSession<EventLoopClock>) -> HTTPFileUpload {
+        HTTPFileUpload(through: session, using: self.http, logger: self.logger)
+    }
+
     private func service(_ session: XMPPSession<EventLoopClock>) async throws -> UploadService {
         if let service = self.found.withLockedValue({ $0 }) { return service }
-        guard let service = try await HTTPFileUpload(through: session, using: self.http, logger: self.logger).discoverService() else { throw UploadError.noUploadService }
+        guard let service = try await self.uploads(session).discoverService() else { throw UploadError.noUploadService }
         self.found.withLockedValue { $0 = service }
         return service
     }
@@ -49,7 +54,7 @@ public struct FileReuploader: Sendable {
             let response = try await self.http.get(url: url, maxBytes: limit)
             let name = RichContent.fileName(of: url) ?? "file"
             let contentType = response.headers["Content-Type"].first.flatMap(Self.mediaType)
-            let copy = try await HTTPFileUpload(through: session, using: self.http, logger: self.logger).upload(response.body, filename: name, contentType: contentType, service: service)
+            let copy = try await self.uploads(session).upload(response.body, filename: name, contentType: contentType, service: service)
             // The URLs are capabilities (whoever has one can fetch the file): debug only.
             self.logger.info("file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
             self.logger.debug("file uploaded again", metadata: ["from": "\(url)", "to": "\(copy)"])
@@ -66,7 +71,7 @@ public struct FileReuploader: Sendable {
         do {
             let service = try await self.service(session)
             let body = ByteBuffer(string: text)
-            let url = try await HTTPFileUpload(through: session, using: self.http, logger: self.logger).upload(body, filename: filename, contentType: "text/plain; charset=utf-8", service: service)
+            let url = try await self.uploads(session).upload(body, filename: filename, contentType: "text/plain; charset=utf-8", service: service)
             self.logger.info("text shared as a file", metadata: ["bytes": "\(body.readableBytes)"])
             return url
         } catch {
