@@ -50,9 +50,13 @@ let package = Package(
             dependencies: ["COpenSSL"],
             linkerSettings: [.linkedLibrary("resolv")]
         ),
+        // The id an archive or a room gives a message (XEP-0359): the one type the XMPP
+        // library, the core and the state share for it, below them all.
+        .target(name: "StanzaIdentity"),
         .target(
             name: "XMPP",
             dependencies: [
+                "StanzaIdentity",
                 "CLibXML2",
                 "COpenSSL",
                 "CXMPPShims",
@@ -68,6 +72,7 @@ let package = Package(
         .target(
             name: "TransportCore",
             dependencies: [
+                "StanzaIdentity",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
@@ -90,6 +95,7 @@ let package = Package(
         .target(
             name: "AccountTransport",
             dependencies: [
+                "StanzaIdentity",
                 "TransportCore",
                 "XMPP",
                 "XMPPMapping",
@@ -150,6 +156,7 @@ let package = Package(
         .target(
             name: "BridgeState",
             dependencies: [
+                "StanzaIdentity",
                 "LocalArchive",
                 "TransportCore",
                 "CLibPQ",
@@ -173,6 +180,7 @@ let package = Package(
         .target(
             name: "BridgeRelay",
             dependencies: [
+                "StanzaIdentity",
                 "LocalArchive",
                 "BridgeState",
                 "BridgeRouting",
@@ -298,6 +306,7 @@ let package = Package(
         .testTarget(
             name: "XMPPTests",
             dependencies: [
+                "StanzaIdentity",
                 "XMPP",
                 "TestSupport",
                 "TestServers",
@@ -311,6 +320,7 @@ let package = Package(
         .testTarget(
             name: "BridgeTests",
             dependencies: [
+                "StanzaIdentity",
                 "LocalArchive",
                 "Bridge",
                 "BridgeRouting",
@@ -337,6 +347,7 @@ let package = Package(
         .testTarget(
             name: "TransportsTests",
             dependencies: [
+                "StanzaIdentity",
                 "XMPPMapping",
                 "AccountTransport",
                 "LocalTransport",
@@ -380,6 +391,7 @@ let package = Package(
         .testTarget(
             name: "StateIntegrationTests",
             dependencies: [
+                "StanzaIdentity",
                 "LocalArchive",
                 "Bridge",
                 "BridgeRelay",
@@ -397,6 +409,7 @@ let package = Package(
         .testTarget(
             name: "BridgeDaemonTests",
             dependencies: [
+                "StanzaIdentity",
                 "LocalArchive",
                 "XMPP",
                 "HTTPIngress",

@@ -437,12 +437,12 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // of the burst: read on while it is committed.
             awaitsCommit: false,
             sourceSequence: message.streamNumber,
-            uniqueID: room.map { room in message.archiveID.map { "\(room) \($0)" } } ?? message.archiveID,
+            deduplicationKey: room.map { room in message.stanzaID.map { "\(room) \($0)" } } ?? message.stanzaID?.rawValue,
             resumePoint: message.archiveCursor.map { ResumePoint($0.description, key: room.map(self.resumeKey(room:))) }
         )
         inbound.content = content
         inbound.sourceType = StanzaMapping.deliveryType(message.type)
-        if room != nil { inbound.roomStanzaID = message.archiveID }
+        if room != nil { inbound.stanzaID = message.stanzaID }
         return inbound
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StanzaIdentity
 import TransportCore
 
 /// A row of `relays`, the id map: a source stanza id and one id it was relayed as.
@@ -22,9 +23,10 @@ package struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, Persis
     package var receivedAt: Date?
     package var displayedAt: Date?
     /// The stanza-id the source room gave the message, and the one the target room gave
-    /// this copy (XEP-0359; v8), for references in rooms.
-    package var sourceStanzaID: String?
-    package var copyStanzaID: String?
+    /// this copy (XEP-0359; v8; the copy's column named `copy_stanza_id` since v16), for
+    /// references in rooms.
+    package var sourceStanzaID: StanzaID?
+    package var copyStanzaID: StanzaID?
     /// The sender's display name (a room occupant's nick) (v8).
     package var sourceNick: String?
 
@@ -40,7 +42,7 @@ package struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, Persis
         case receivedAt = "received_at"
         case displayedAt = "displayed_at"
         case sourceStanzaID = "source_stanza_id"
-        case copyStanzaID = "target_stanza_id"
+        case copyStanzaID = "copy_stanza_id"
         case sourceNick = "source_nick"
     }
 

@@ -64,7 +64,7 @@ package protocol StateStore: AnyObject, Sendable {
     /// Every stored resume point's position (``ResumePoint``), by storage key.
     func resumePoints() throws(StateStoreError) -> [String: String]
     /// The newest `limit` unique ids each transport handled, oldest first.
-    func seenUniqueIDs(limit: Int) throws(StateStoreError) -> [String: [String]]
+    func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]]
 
     // MARK: Dead letters
 

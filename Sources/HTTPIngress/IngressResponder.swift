@@ -131,7 +131,7 @@ public struct IngressResponder: Sendable {
         var message = InboundMessage(
             source: Endpoint(transport: self.name), sender: self.nick, nick: self.nick, id: id, body: submission.body.isEmpty ? nil : submission.body,
             subject: submission.subject, channel: channel, requestedType: submission.type, awaitsCommit: true,
-            uniqueID: submission.idempotencyKey.map { "idempotency-key:\($0)" }
+            deduplicationKey: submission.idempotencyKey.map { "idempotency-key:\($0)" }
         )
         message.content = submission.content
         message.priority = submission.priority

@@ -1,3 +1,4 @@
+import StanzaIdentity
 
 /// A message a transport received, as the router sees it.
 public struct InboundMessage: Hashable, Sendable, Codable {
@@ -28,10 +29,11 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// The source's own count for this message (XMPP stream management's inbound `h`),
     /// stored in the same commit as the message so a resumed source does not send it again.
     public var sourceSequence: UInt32?
-    /// An id the source guarantees unique and stable for this message (XMPP: our server's
-    /// archive id, XEP-0359 `stanza-id`); the bridge relays a message with the same one once,
-    /// however often the source hands it over (live, then again from the archive).
-    public var uniqueID: String?
+    /// The key the bridge relays this message once by, however often the source hands it
+    /// over (live, then again from an archive): unique and stable at the source (XMPP: the
+    /// message's stanza-id, with its room's address for a room; HTTP: the client's
+    /// `Idempotency-Key`). Not a stanza-id itself: see ``stanzaID``.
+    public var deduplicationKey: String?
     /// The source's resume point once this message is committed (``TransportEvent/resumePointMoved(_:)``).
     public var resumePoint: ResumePoint?
     /// A notice made by the bridge that someone entered or left a room, not a message
@@ -42,8 +44,9 @@ public struct InboundMessage: Hashable, Sendable, Codable {
     /// (a reply's quoted fallback is in `content`).
     public var content = MessageContent()
     /// The stanza-id the room gave a room message (XEP-0359 §6), which replies, reactions
-    /// and retractions in the room refer to.
-    public var roomStanzaID: String?
+    /// and retractions in the room refer to; nil outside rooms (a 1:1 reply refers to the
+    /// message's own id).
+    public var stanzaID: StanzaID?
     /// The address on the linked side the sender wrote to, when the source transport stands
     /// in for many (a gateway's puppets: `bob@home.example` for a message to its puppet);
     /// nil for a transport with one conversation per endpoint.
@@ -61,7 +64,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         source: Endpoint, sender: String, nick: String, id: String, body: String?, subject: String? = nil,
         relayedBy: String? = nil, channel: String? = nil, requestedType: RelayChannel.DeliveryType? = nil,
         deliverToSourceTransport: Bool = false, awaitsCommit: Bool = true, sourceSequence: UInt32? = nil,
-        uniqueID: String? = nil, resumePoint: ResumePoint? = nil
+        deduplicationKey: String? = nil, resumePoint: ResumePoint? = nil
     ) {
         self.source = source
         self.sender = sender
@@ -75,7 +78,7 @@ public struct InboundMessage: Hashable, Sendable, Codable {
         self.deliverToSourceTransport = deliverToSourceTransport
         self.awaitsCommit = awaitsCommit
         self.sourceSequence = sourceSequence
-        self.uniqueID = uniqueID
+        self.deduplicationKey = deduplicationKey
         self.resumePoint = resumePoint
     }
 }

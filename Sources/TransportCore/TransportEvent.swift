@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// What a transport reports to the bridge.
 public indirect enum TransportEvent: Sendable {
     /// A message for the router.
@@ -49,7 +51,7 @@ public indirect enum TransportEvent: Sendable {
     case receipt(DeliveryReceipt)
     /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
     /// reflection; replies, reactions and retractions in the room refer to it.
-    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
+    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: StanzaID)
     /// An alert from `source` (its id `id` there) relayed in `channel` was acknowledged
     /// (issue 24): told to the channel's local subscribers.
     case alertAcked(AlertAck, channel: String, source: Endpoint, id: String)

@@ -161,7 +161,7 @@ struct FaultScene {
             var copies: [String: Set<String>] = [:]
             for message in await session.log.messages {
                 guard let body = message.body, bodies.contains(body) else { continue }
-                copies[body, default: []].insert(message.archiveID ?? message.id ?? UUID().uuidString)
+                copies[body, default: []].insert(message.stanzaID?.rawValue ?? message.id ?? UUID().uuidString)
             }
             let missing = bodies.filter { copies[$0] == nil }
             if !missing.isEmpty, let own = try self.server.archivedBodies(of: self.path == .rooms ? "" : session.jid.localpart ?? "") {

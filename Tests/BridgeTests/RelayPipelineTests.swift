@@ -299,16 +299,16 @@ struct RelayPipelineTests {
         #expect(try running.store.pendingCount(transport: "home") == 1)
     }
 
-    @Test("a message handed over twice with the same unique id (live, then from the archive) is relayed once, also after a restart; resume points persist")
-    func uniqueIDs() async throws {
+    @Test("a message handed over twice with the same deduplication key (live, then from the archive) is relayed once, also after a restart; resume points persist")
+    func deduplicationKeys() async throws {
         do {
             let running = try await self.start()
             var live = Self.message("once", id: "m1")
-            live.uniqueID = "archive-1"
+            live.deduplicationKey = "archive-1"
             live.resumePoint = ResumePoint("id:archive-1")
             #expect(await running.pipeline.handle(.message(live), from: "work") == .accepted)
             var again = Self.message("once", id: "m1-copy")
-            again.uniqueID = "archive-1"
+            again.deduplicationKey = "archive-1"
             guard case .dropped(let reason) = await running.pipeline.handle(.message(again), from: "work") else {
                 Issue.record("a repeat was relayed")
                 return
@@ -316,25 +316,25 @@ struct RelayPipelineTests {
             #expect(reason == "already handled")
             // A stranger's message moves the resume point too, though it is not relayed.
             var stranger = Self.message("spam", from: "eve@evil.example", id: "e1")
-            stranger.uniqueID = "archive-2"
+            stranger.deduplicationKey = "archive-2"
             stranger.resumePoint = ResumePoint("id:archive-2")
             guard case .dropped = await running.pipeline.handle(.message(stranger), from: "work") else { return }
             _ = await running.pipeline.handle(.resumePointMoved(ResumePoint("id:archive-3")), from: "work")
             await running.journal.flushed()
             #expect(try running.store.resumePoints() == ["work": "id:archive-3"])
-            #expect(try running.store.seenUniqueIDs(limit: 10) == ["work": ["archive-1", "archive-2"]])
+            #expect(try running.store.seenDeduplicationKeys(limit: 10) == ["work": ["archive-1", "archive-2"]])
             running.cancel()
         }
         let running = try await self.start()
         defer { running.cancel() }
         var late = Self.message("once", id: "m1-late")
-        late.uniqueID = "archive-1"
+        late.deduplicationKey = "archive-1"
         guard case .dropped = await running.pipeline.handle(.message(late), from: "work") else {
             Issue.record("a repeat after the restart was relayed")
             return
         }
         var fresh = Self.message("new", id: "m2")
-        fresh.uniqueID = "archive-4"
+        fresh.deduplicationKey = "archive-4"
         #expect(await running.pipeline.handle(.message(fresh), from: "work") == .accepted)
         #expect(try running.store.pending(transport: "home", limit: 10).map(\.originalBody) == ["once", "new"])
     }

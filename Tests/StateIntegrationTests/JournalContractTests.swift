@@ -67,15 +67,15 @@ extension StateIntegration {
                 .resumePoint(key: "home", position: "archive-1"),
                 .resumePoint(key: "home", position: "archive-2"),
                 .resumePoint(key: "room:ops@muc", position: "room-1"),
-            ] + (1...6).map { .seen(transport: "home", uniqueID: "u\($0)") } + [.seen(transport: "home", uniqueID: "u2"), .trimSeen(transport: "home", keep: 4)], intakeThrough: nil)
+            ] + (1...6).map { .seen(transport: "home", key: "u\($0)") } + [.seen(transport: "home", key: "u2"), .trimSeen(transport: "home", keep: 4)], intakeThrough: nil)
             #expect(try store.pending(transport: "home", limit: 10) == [queued[2]])
             var stored = session
             stored.acknowledgedIDs = []
             stored.handled = 9
             #expect(try store.streamSessions() == ["home": stored])
             #expect(try store.resumePoints() == ["home": "archive-2", "room:ops@muc": "room-1"])
-            #expect(try store.seenUniqueIDs(limit: 10) == ["home": ["u3", "u4", "u5", "u6"]])
-            #expect(try store.seenUniqueIDs(limit: 2) == ["home": ["u5", "u6"]])
+            #expect(try store.seenDeduplicationKeys(limit: 10) == ["home": ["u3", "u4", "u5", "u6"]])
+            #expect(try store.seenDeduplicationKeys(limit: 2) == ["home": ["u5", "u6"]])
             try store.apply([.streamSession(transport: "home", nil)], intakeThrough: nil)
             #expect(try store.streamSessions().isEmpty)
         }
@@ -104,6 +104,33 @@ extension StateIntegration {
             #expect(fromRoom.id(for: stored[0].source) == "m-1", "the room refers to our copy by the id it gave it; the source knows its own id")
             let fromSource = try store.references(to: "source-archive-id", from: stored[0].source)
             #expect(fromSource.id(for: room, room: true) == "room-copy-id", "the source refers to its message by its archive id")
+        }
+
+        @Test("v16 renames a copy's stanza-id column (target_stanza_id → copy_stanza_id) and keeps what it held", arguments: StateBackend.available)
+        func copyStanzaIDColumnRenamed(_ backend: StateBackend) async throws {
+            let fixture = try await StateFixture(backend)
+            let room = Endpoint(transport: "work", address: "ops@muc.example")
+            var toRoom = delivery(1)
+            toRoom.target = room
+            do {
+                let store = try await fixture.open()
+                _ = try store.enqueue([toRoom])
+                try store.apply([.copyStanzaID(relayID: "r-1", target: room, stanzaID: "room-copy-id")], intakeThrough: nil)
+            }
+            // The database as v15 left it: the old column and index names, v16 not applied.
+            let index = backend == .sqlite
+                ? "DROP INDEX relays_copy_stanza; CREATE INDEX relays_target_stanza ON relays (target_stanza_id, target_transport, target_address) WHERE target_stanza_id IS NOT NULL;"
+                : "ALTER INDEX relays_copy_stanza RENAME TO relays_target_stanza;"
+            try await fixture.execute("""
+                ALTER TABLE relays RENAME COLUMN copy_stanza_id TO target_stanza_id;
+                \(index)
+                DELETE FROM \(fixture.migrationsTable) WHERE identifier = 'v16-copy-stanza-id';
+                """)
+            let store = try await fixture.open()
+            #expect(try #require(try store.relay("r-1")).copyStanzaID == "room-copy-id")
+            #expect(try store.references(to: "room-copy-id", from: room).id(for: toRoom.source) == "m-1", "found by its stanza-id through the renamed column")
+            try store.apply([.copyStanzaID(relayID: "r-1", target: room, stanzaID: "room-copy-id-2")], intakeThrough: nil)
+            #expect(try #require(try store.relay("r-1")).copyStanzaID == "room-copy-id-2")
         }
 
         @Test("pages, accepted notifications and postponed deliveries are written, replaced, released and pruned", arguments: StateBackend.available)

@@ -45,11 +45,11 @@ extension StateIntegration.SequenceBlockTests {
             var fromWeb = withSequence(delivery(2), 2)
             fromWeb.source = Endpoint(transport: "web")
             try store.apply([
-                .seen(transport: "work", uniqueID: "u-1"),
+                .seen(transport: "work", key: "u-1"),
                 .enqueue(withSequence(delivery(1), 1), enqueuedAt: Date(), attempts: 0),
                 .enqueue(fromWeb, enqueuedAt: Date(), attempts: 0),
             ], intakeThrough: nil)
-            return (try store.loadQueue().map(\.sourceTransport), try store.seenUniqueIDs(limit: 10))
+            return (try store.loadQueue().map(\.sourceTransport), try store.seenDeduplicationKeys(limit: 10))
         }
         #expect(queued == ["web"], "work's message's delivery left out; the HTTP ingress's in")
         #expect(seen["work"] == nil)

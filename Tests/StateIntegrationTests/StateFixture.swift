@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import IntegrationSupport
 import TestServers
 import TestSupport
@@ -49,6 +50,27 @@ struct StateFixture: Sendable {
             case .sqlite: try SQLiteStateStore(path: path!, now: now)
             case .postgresql: try PostgresStateStore(url: database!.url, password: database!.password, now: now)
             }
+        }
+    }
+
+    /// Runs `sql` on this test's database directly, outside any store (taking a database
+    /// back to an older schema), on a thread of its own.
+    func execute(_ sql: String) async throws {
+        let path = self.path, database = self.database
+        try await Subprocess.offThread { () throws in
+            if let path {
+                try DatabaseQueue(path: path).write { try $0.execute(sql: sql) }
+            } else if let database {
+                try PostgresConnection(url: database.url, password: database.password).run(script: sql)
+            }
+        }
+    }
+
+    /// The table each store records its applied migrations in.
+    var migrationsTable: String {
+        switch self.backend {
+        case .sqlite: "grdb_migrations"
+        case .postgresql: "schema_migrations"
         }
     }
 

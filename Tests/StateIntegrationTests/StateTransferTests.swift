@@ -33,8 +33,8 @@ extension StateIntegration {
                 .deadLetter(deliveries[3], enqueuedAt: Self.at, attempts: 5, reason: "gave up"),
                 .streamSession(transport: "home", session),
                 .resumePoint(key: "work", position: "archive-id-9"),
-                .seen(transport: "work", uniqueID: "u-1"),
-                .seen(transport: "work", uniqueID: "u-2 'quoted'"),
+                .seen(transport: "work", key: "u-1"),
+                .seen(transport: "work", key: "u-2 'quoted'"),
                 .notificationAccepted(key: "group/firing", id: "m-1", at: Self.at),
                 .archive(ArchivedMessage(at: Self.at, channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-1", body: "déjà vu, tout ça")),
                 .archive(ArchivedMessage(at: Self.at.addingTimeInterval(1), channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-2", body: "second")),
@@ -61,7 +61,7 @@ extension StateIntegration {
             #expect(try postgres.relay("r-3") == sqlite.relay("r-3") && sqlite.relay("r-3") != nil)
             #expect(try postgres.streamSessions() == sqlite.streamSessions())
             #expect(try postgres.resumePoints() == sqlite.resumePoints())
-            #expect(try postgres.seenUniqueIDs(limit: 10) == sqlite.seenUniqueIDs(limit: 10))
+            #expect(try postgres.seenDeduplicationKeys(limit: 10) == sqlite.seenDeduplicationKeys(limit: 10))
             #expect(try postgres.acceptedNotifications(since: .distantPast).map(\.key) == ["group/firing"])
             #expect(try postgres.gatewayRegistrations() == sqlite.gatewayRegistrations())
             #expect(try postgres.archived(ArchiveQuery()).messages == sqlite.archived(ArchiveQuery()).messages)
@@ -72,8 +72,8 @@ extension StateIntegration {
             #expect(queued.first.map(\.sequence).map { $0 > 4 } == true, "\(queued.map(\.sequence))")
             try postgres.apply([.archive(ArchivedMessage(at: Self.at.addingTimeInterval(2), channel: "ops", source: Endpoint(transport: "home", address: "bob@b.example"), sender: "bob@b.example/x", nick: "bob", sourceID: "b-3", body: "third"))], intakeThrough: nil)
             #expect(try postgres.archived(ArchiveQuery()).messages.count == 3)
-            try postgres.apply([.seen(transport: "work", uniqueID: "u-3")], intakeThrough: nil)
-            #expect(try postgres.seenUniqueIDs(limit: 10)["work"] == ["u-1", "u-2 'quoted'", "u-3"], "positions go on past the copied ones")
+            try postgres.apply([.seen(transport: "work", key: "u-3")], intakeThrough: nil)
+            #expect(try postgres.seenDeduplicationKeys(limit: 10)["work"] == ["u-1", "u-2 'quoted'", "u-3"], "positions go on past the copied ones")
 
             #expect {
                 try StateTransfer(source: sqlite, target: try (postgres as! PostgresStateStore).connect(purpose: "again")).run()

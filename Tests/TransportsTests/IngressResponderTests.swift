@@ -106,7 +106,7 @@ struct IngressResponderTests {
         #expect(message?.channel == "alerts")
         #expect(message?.requestedType == .headline)
         #expect(message?.awaitsCommit == true)
-        #expect(message?.uniqueID == nil)
+        #expect(message?.deduplicationKey == nil)
         #expect(message?.deliverToSourceTransport == false)
     }
 
@@ -127,7 +127,7 @@ struct IngressResponderTests {
         #expect(answer == .init(status: 202, json: #"{"channel":"alerts","id":"web-key-K.1","status":"queued"}"#))
         let message = handler.messages.withLockedValue { $0.first }
         #expect(message?.id == "web-key-K.1")
-        #expect(message?.uniqueID == "idempotency-key:K.1")
+        #expect(message?.deduplicationKey == "idempotency-key:K.1")
     }
 
     @Test("202 is answered only once handle has returned (the durable commit)")
@@ -294,7 +294,7 @@ struct IngressResponderTests {
             headers: ["Idempotency-Key": "am:a1b2"]
         )
         #expect(answer.json == #"{"channel":"alerts","id":"web-key-am:a1b2","status":"queued"}"#)
-        #expect(handler.messages.withLockedValue { $0.first?.uniqueID } == "idempotency-key:am:a1b2")
+        #expect(handler.messages.withLockedValue { $0.first?.deduplicationKey } == "idempotency-key:am:a1b2")
     }
 
     // MARK: - ?wait=sent

@@ -27,7 +27,7 @@ struct AccountCatchUpTests {
         #expect(reading == nil)
         var message = try Self.live("A7")
         catchUp.tag(&message, ownJID: Self.own)
-        #expect(message.archiveID == "A7" && message.archiveCursor == nil)
+        #expect(message.stanzaID == "A7" && message.archiveCursor == nil)
     }
 
     @Test func aResultOfTheQueryUnderWayIsEmittedWithItsCursorAndALiveMessageOnAContinuousStreamMovesIt() throws {
@@ -36,7 +36,7 @@ struct AccountCatchUpTests {
         #expect(catchUp.liveHold.isHolding, "a gap after A0: live messages wait for the catch-up")
         var held = try Self.live("A2")
         catchUp.tag(&held, ownJID: Self.own)
-        #expect(held.archiveID == "A2" && held.archiveCursor == nil, "held: its cursor comes when it is handed over")
+        #expect(held.stanzaID == "A2" && held.archiveCursor == nil, "held: its cursor comes when it is handed over")
         guard case .query(let query) = catchUp.machine?.start(now: Support.now, queryID: "q1") else {
             Issue.record("no query")
             return
@@ -46,7 +46,7 @@ struct AccountCatchUpTests {
             Issue.record("the result was not emitted")
             return
         }
-        #expect(archived.archiveID == "A1" && archived.archiveCursor == .after("A1"))
+        #expect(archived.stanzaID == "A1" && archived.archiveCursor == .after("A1"))
         let dropped = catchUp.connectionLost()
         #expect(dropped == 0, "nothing was offered to the hold")
     }

@@ -72,7 +72,7 @@ struct ArchiveCatchUpStateMachineTests {
         #expect(machine.answered(Self.fin("q1", complete: false, last: "A9"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("A9"), emitted: 0, pages: 1))
         #expect(!machine.needsCatchUp)
         // From now on live messages move the cursor.
-        #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
+        #expect(machine.liveMessage(stanzaID: "B1") == .after("B1"))
     }
 
     @Test("a query cut off by the connection's end leaves the gap open: the next stream, even a resumed one, catches up again")
@@ -93,7 +93,7 @@ struct ArchiveCatchUpStateMachineTests {
         var machine = Machine(ownJID: Self.own, cursor: .after("A0"))
         #expect(machine.emitsOnCatchUp)
         // Seen while the gap was open on a connection that then ended.
-        #expect(machine.liveMessage(archiveID: "Z9") == nil)
+        #expect(machine.liveMessage(stanzaID: "Z9") == nil)
         machine.streamStarted(continuesLast: false)
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
         #expect(!machine.emitsOnCatchUp)
@@ -107,7 +107,7 @@ struct ArchiveCatchUpStateMachineTests {
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
         _ = machine.received(Self.result(queryID: id, id: "A1"))
         _ = machine.answered(Self.fin(id, complete: true, last: "A1"), now: Self.now, nextQueryID: "q2")
-        #expect(machine.liveMessage(archiveID: "B1") == .after("B1"))
+        #expect(machine.liveMessage(stanzaID: "B1") == .after("B1"))
         machine.reopenGap()
         machine.streamStarted(continuesLast: true)
         #expect(machine.emitsOnCatchUp)
@@ -165,13 +165,13 @@ struct ArchiveCatchUpStateMachineTests {
     @Test("live messages while the gap is open do not move the cursor; once caught up it stands at the newest live one")
     func liveDuringGap() throws {
         var machine = Machine(ownJID: Self.own, cursor: .after("A1"))
-        #expect(machine.liveMessage(archiveID: "L1") == nil)
+        #expect(machine.liveMessage(stanzaID: "L1") == nil)
         let (id, _) = try #require(Self.query(machine.start(now: Self.now, queryID: "q1")))
-        #expect(machine.liveMessage(archiveID: "L2") == nil)
+        #expect(machine.liveMessage(stanzaID: "L2") == nil)
         _ = machine.received(Self.result(queryID: id, id: "A2"))
         #expect(machine.answered(Self.fin(id, complete: true, last: "A2"), now: Self.now, nextQueryID: "q2") == .caughtUp(.after("L2"), emitted: 1, pages: 1))
-        #expect(machine.liveMessage(archiveID: "L3") == .after("L3"))
-        #expect(machine.liveMessage(archiveID: nil) == nil)
+        #expect(machine.liveMessage(stanzaID: "L3") == .after("L3"))
+        #expect(machine.liveMessage(stanzaID: nil) == nil)
     }
 
     @Test("a stream that resumes this process's last one keeps the cursor moving; any other opens a gap, and a query under way is abandoned")
@@ -182,7 +182,7 @@ struct ArchiveCatchUpStateMachineTests {
         machine.streamStarted(continuesLast: true)
         #expect(!machine.needsCatchUp)
         machine.streamStarted(continuesLast: false)
-        #expect(machine.needsCatchUp && machine.liveMessage(archiveID: "L1") == nil)
+        #expect(machine.needsCatchUp && machine.liveMessage(stanzaID: "L1") == nil)
         _ = machine.start(now: Self.now, queryID: "q3")
         #expect(machine.start(now: Self.now, queryID: "q4") == nil)  // one at a time
         machine.streamStarted(continuesLast: true)  // the connection broke mid query
@@ -215,7 +215,7 @@ struct ArchiveCatchUpStateMachineTests {
             return
         }
         machine.streamStarted(continuesLast: false)
-        #expect(!machine.needsCatchUp && machine.liveMessage(archiveID: "L1") == nil)
+        #expect(!machine.needsCatchUp && machine.liveMessage(stanzaID: "L1") == nil)
 
         var timedOut = Machine(ownJID: Self.own, cursor: .after("A1"))
         _ = timedOut.start(now: Self.now, queryID: "q1")

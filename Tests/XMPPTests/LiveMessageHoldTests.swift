@@ -1,4 +1,5 @@
 import Testing
+import StanzaIdentity
 
 @testable import XMPP
 
@@ -8,7 +9,7 @@ struct LiveMessageHoldTests {
     /// Offers `values`, each keyed by its own text; records any not held.
     private func hold(_ values: [Int], in hold: inout LiveMessageHold<Int>) {
         for value in values {
-            guard case .held = hold.offer(value, key: "\(value)") else {
+            guard case .held = hold.offer(value, key: StanzaID("\(value)")) else {
                 Issue.record("\(value) not held")
                 return
             }

@@ -47,7 +47,7 @@ struct RoomInboundTests {
             return
         }
         #expect(message.body == "hi")
-        #expect(message.archiveID == "S1")
+        #expect(message.stanzaID == "S1")
     }
 
     @Test("our message comes back with our origin-id: settled, and its room stanza-id kept; from an untrusted room only settled")

@@ -1,4 +1,5 @@
 import Testing
+import StanzaIdentity
 import TestSupport
 
 @testable import XMPP
@@ -42,7 +43,7 @@ struct SessionStateMachineTests {
         case subscriptionChanged(Presence)
         case rosterChanged(Roster.PushOutcome)
         case ignored
-        case copyStanzaID(room: JID, id: String, stanzaID: String)
+        case copyStanzaID(room: JID, id: String, stanzaID: StanzaID)
 
         init(_ action: Machine.Action) {
             switch action {

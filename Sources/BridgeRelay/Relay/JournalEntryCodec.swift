@@ -1,6 +1,7 @@
 import BridgeState
 import Foundation
 import LocalArchive
+import StanzaIdentity
 import TransportCore
 import XMPP
 
@@ -153,10 +154,10 @@ package enum JournalEntryCodec {
                 self.u8(Tag.sourcePosition.rawValue)
                 self.string(transport)
                 self.u32(sequence)
-            case .seen(let transport, let uniqueID):
+            case .seen(let transport, let key):
                 self.u8(Tag.seen.rawValue)
                 self.string(transport)
-                self.string(uniqueID)
+                self.string(key)
             case .resumePoint(let key, let position):
                 self.u8(Tag.resumePoint.rawValue)
                 self.string(key)
@@ -175,12 +176,12 @@ package enum JournalEntryCodec {
                 self.u8(Tag.copyStanzaID.rawValue)
                 self.string(relayID)
                 self.endpoint(target)
-                self.string(stanzaID)
+                self.string(stanzaID.rawValue)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 self.u8(Tag.sourceStanzaID.rawValue)
                 self.endpoint(source)
                 self.string(sourceID)
-                self.string(stanzaID)
+                self.string(stanzaID.rawValue)
             case .page(let page):
                 self.u8(Tag.page.rawValue)
                 self.string(PageColumn.encode(page))
@@ -326,7 +327,7 @@ package enum JournalEntryCodec {
             case .sourcePosition:
                 return .sourcePosition(transport: try self.string(), sequence: try self.u32())
             case .seen:
-                return .seen(transport: try self.string(), uniqueID: try self.string())
+                return .seen(transport: try self.string(), key: try self.string())
             case .resumePoint:
                 return .resumePoint(key: try self.string(), position: try self.string())
             case .trimSeen:
@@ -334,9 +335,9 @@ package enum JournalEntryCodec {
             case .receipt:
                 return .receipt(relayID: try self.string(), target: try self.endpoint(), displayed: try self.bool(), at: try self.date())
             case .copyStanzaID:
-                return .copyStanzaID(relayID: try self.string(), target: try self.endpoint(), stanzaID: try self.string())
+                return .copyStanzaID(relayID: try self.string(), target: try self.endpoint(), stanzaID: StanzaID(try self.string()))
             case .sourceStanzaID:
-                return .sourceStanzaID(source: try self.endpoint(), sourceID: try self.string(), stanzaID: try self.string())
+                return .sourceStanzaID(source: try self.endpoint(), sourceID: try self.string(), stanzaID: StanzaID(try self.string()))
             case .page:
                 let offset = self.offset
                 guard let page = PageColumn.decode(try self.string()) else { throw Malformed(offset: offset) }

@@ -26,7 +26,7 @@ extension RelayPipeline {
         do {
             try await self.journal.startSequenceBlock()
             read = try await self.journal.read { _ throws(StateStoreError) in
-                (try queue.queued(sequences: try queue.queuedSequences(transport: name)), try queue.seenUniqueIDs(transport: name, limit: Self.seenWindow))
+                (try queue.queued(sequences: try queue.queuedSequences(transport: name)), try queue.seenDeduplicationKeys(transport: name, limit: Self.seenWindow))
             }
         } catch {
             self.shared?.adopting.remove(name)

@@ -69,7 +69,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     package var encryptionNotices = EncryptionNotices()
     /// Receipts and markers passed back lately, so each goes back once (issue 12).
     package var passedBack = RecentIDs(capacity: 10_000)
-    /// Each source transport's recently handled unique ids (``InboundMessage/uniqueID``),
+    /// Each source transport's recently handled deduplication keys (``InboundMessage/deduplicationKey``),
     /// mirrored in the journal, and how many were added since the journal was last trimmed.
     package var seen: [String: (ids: RecentIDs, sinceTrim: Int)] = [:]
     package let metrics: RelayMetrics
@@ -107,7 +107,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         var counts: [String: Int] = [:]
         for letter in try self.store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }
         self.deadLetters.withLockedValue { $0 = counts }
-        for (transport, ids) in try self.store.seenUniqueIDs(limit: Self.seenWindow) {
+        for (transport, ids) in try self.store.seenDeduplicationKeys(limit: Self.seenWindow) {
             var recent = RecentIDs(capacity: Self.seenWindow)
             for id in ids { recent.insert(id) }
             self.seen[transport] = (recent, 0)
@@ -315,13 +315,13 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
         if let point = message.resumePoint { bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
         // 2. Echo and repeat checks.
-        if let unique = message.uniqueID {
-            if self.seen[source]?.ids.contains(unique) == true {
-                self.logger.debug("message handed over again (same unique id); relayed once", metadata: ["from": "\(message.source)", "id": "\(unique)"])
+        if let key = message.deduplicationKey {
+            if self.seen[source]?.ids.contains(key) == true {
+                self.logger.debug("message handed over again (same deduplication key); relayed once", metadata: ["from": "\(message.source)", "key": "\(key)"])
                 self.journal.record(bookkeeping)
                 return .alreadyHandled
             }
-            bookkeeping += self.remember(unique, from: source)
+            bookkeeping += self.remember(key, from: source)
         }
         if await self.isEcho(message.id) {
             self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
@@ -382,7 +382,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         // the rest; a repeat of this message is recognised).
         // The room's stanza-id of a room message goes on the id map rows these enqueues
         // insert (issue 12): after them.
-        if let stanzaID = message.roomStanzaID {
+        if let stanzaID = message.stanzaID {
             bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
         }
         bookkeeping += self.archiveEntries(for: message, routed: routed, at: now)
@@ -397,8 +397,8 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
             try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping)
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
-            // Not handled after all: a retry with the same unique id (Idempotency-Key) is new.
-            if let unique = message.uniqueID { self.seen[source]?.ids.remove(unique) }
+            // Not handled after all: a retry with the same key (Idempotency-Key) is new.
+            if let key = message.deduplicationKey { self.seen[source]?.ids.remove(key) }
             return .stateError
         }
         self.takeIn(proposal)
@@ -442,11 +442,11 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
 
     /// Remembers a handled unique id; the journal entries that make it durable (and, now
     /// and then, forget the oldest).
-    private func remember(_ unique: String, from source: String) -> [JournalEntry] {
+    private func remember(_ key: String, from source: String) -> [JournalEntry] {
         // Changed in place: a copy out of the dictionary would copy the whole set each time.
-        self.seen[source, default: (RecentIDs(capacity: Self.seenWindow), 0)].ids.insert(unique)
+        self.seen[source, default: (RecentIDs(capacity: Self.seenWindow), 0)].ids.insert(key)
         self.seen[source, default: (RecentIDs(capacity: Self.seenWindow), 0)].sinceTrim += 1
-        var entries: [JournalEntry] = [.seen(transport: source, uniqueID: unique)]
+        var entries: [JournalEntry] = [.seen(transport: source, key: key)]
         if let count = self.seen[source]?.sinceTrim, count >= Self.seenWindow {
             entries.append(.trimSeen(transport: source, keep: Self.seenWindow))
             self.seen[source]?.sinceTrim = 0

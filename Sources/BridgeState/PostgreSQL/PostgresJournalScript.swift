@@ -218,8 +218,8 @@ package struct PostgresJournalScript {
                 """)
         case .sourcePosition(let transport, let sequence):
             self.statement("UPDATE stream_sessions SET handled = \(sequence) WHERE transport = \(Self.text(transport)) AND handled < \(sequence)")
-        case .seen(let transport, let uniqueID):
-            self.seenRows.append(Self.row([Self.text(transport), Self.text(uniqueID)]))
+        case .seen(let transport, let key):
+            self.seenRows.append(Self.row([Self.text(transport), Self.text(key)]))
         case .resumePoint(let key, let position):
             guard plan.writesResumePoint(key, at: index) else { return }
             self.statement("""
@@ -242,12 +242,12 @@ package struct PostgresJournalScript {
                 """)
         case .copyStanzaID(let relayID, let target, let stanzaID):
             self.statement("""
-                UPDATE relays SET target_stanza_id = \(Self.text(stanzaID)) WHERE relay_id = \(Self.text(relayID))
+                UPDATE relays SET copy_stanza_id = \(Self.text(stanzaID.rawValue)) WHERE relay_id = \(Self.text(relayID))
                   AND target_transport = \(Self.text(target.transport)) AND \(SQLLiteral.matches("target_address", target.address))
                 """)
         case .sourceStanzaID(let source, let sourceID, let stanzaID):
             self.statement("""
-                UPDATE relays SET source_stanza_id = \(Self.text(stanzaID)) WHERE source_transport = \(Self.text(source.transport))
+                UPDATE relays SET source_stanza_id = \(Self.text(stanzaID.rawValue)) WHERE source_transport = \(Self.text(source.transport))
                   AND \(SQLLiteral.matches("source_address", source.address)) AND source_id = \(Self.text(sourceID))
                 """)
         case .page(let page):

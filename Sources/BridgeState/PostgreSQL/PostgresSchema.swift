@@ -187,6 +187,10 @@ package enum PostgresSchema {
             CREATE INDEX archive_by_channel_time ON archive (channel, at);
             """),
         ("v15-fts-without-sizes", ""),
+        ("v16-copy-stanza-id", """
+            ALTER TABLE relays RENAME COLUMN target_stanza_id TO copy_stanza_id;
+            ALTER INDEX relays_target_stanza RENAME TO relays_copy_stanza;
+            """),
     ]
 
     /// Applies the migrations `connection`'s database lacks, in one transaction.

@@ -9,7 +9,7 @@ package protocol SharedQueue: Sendable {
     /// The queued rows with these sequences (those still queued), in sequence order.
     func queued(sequences: [Int64]) throws(StateStoreError) -> [QueuedDeliveryRecord]
     /// The newest `limit` unique ids `transport` handled, oldest first.
-    func seenUniqueIDs(transport: String, limit: Int) throws(StateStoreError) -> [String]
+    func seenDeduplicationKeys(transport: String, limit: Int) throws(StateStoreError) -> [String]
     /// The first of `size` queue sequences no other instance uses, past all used before.
     func reserveSequences(_ size: Int64) throws(StateStoreError) -> Int64
     /// Tells the other instances (``ControlNotice``), at once.
@@ -44,7 +44,7 @@ extension PostgresStateStore: SharedQueue {
         _ = try self.query(.notifyInstances, "SELECT pg_notify($1, $2)", [ControlNotice.channel, notice.payload(from: instance)])
     }
 
-    package func seenUniqueIDs(transport: String, limit: Int) throws(StateStoreError) -> [String] {
+    package func seenDeduplicationKeys(transport: String, limit: Int) throws(StateStoreError) -> [String] {
         try self.query(.readQueue, """
             SELECT unique_id FROM (SELECT unique_id, position FROM seen_unique_ids WHERE transport = $1 ORDER BY position DESC LIMIT $2) recent
             ORDER BY position

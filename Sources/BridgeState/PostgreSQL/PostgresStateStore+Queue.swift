@@ -87,7 +87,7 @@ extension PostgresStateStore {
         return positions
     }
 
-    package func seenUniqueIDs(limit: Int) throws(StateStoreError) -> [String: [String]] {
+    package func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]] {
         let rows = try self.query(.readQueue, """
             SELECT transport, unique_id FROM (
               SELECT transport, unique_id, position, ROW_NUMBER() OVER (PARTITION BY transport ORDER BY position DESC) AS age

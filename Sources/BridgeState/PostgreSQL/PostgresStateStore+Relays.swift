@@ -7,7 +7,7 @@ extension PostgresStateStore {
     package static var relayColumns: String {
         """
         relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at, received_at, displayed_at,
-          source_stanza_id, target_stanza_id, source_nick
+          source_stanza_id, copy_stanza_id, source_nick
         """
     }
 
@@ -55,7 +55,7 @@ extension PostgresStateStore {
         var copy = try self.relay(id)
         if copy == nil {
             copy = try self.fetch(RelayRecord.self, .readRelays, """
-            SELECT \(Self.relayColumns) FROM relays WHERE target_stanza_id = $1 AND target_transport = $2 AND \(Self.matches("target_address", target.address, 3))
+            SELECT \(Self.relayColumns) FROM relays WHERE copy_stanza_id = $1 AND target_transport = $2 AND \(Self.matches("target_address", target.address, 3))
             LIMIT 1
             """, [id, target.transport, target.address ?? ""]).first
         }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalArchive
+import StanzaIdentity
 import TransportCore
 
 /// One change to the relay's durable state, written by the ``Journal`` in a group commit.
@@ -18,20 +19,21 @@ package enum JournalEntry: Sendable {
     case streamSession(transport: String, StoredStreamSession?)
     /// The account's inbound count went this far with the messages of this commit.
     case sourcePosition(transport: String, sequence: UInt32)
-    /// A message with this unique id was handled (relayed or deliberately not): never again.
-    case seen(transport: String, uniqueID: String)
+    /// A message with this deduplication key (``InboundMessage/deduplicationKey``) was
+    /// handled (relayed or deliberately not): never again.
+    case seen(transport: String, key: String)
     /// A source's resume point (``ResumePoint``), under its storage key.
     case resumePoint(key: String, position: String)
-    /// Only the newest `keep` unique ids of the transport are remembered.
+    /// Only the newest `keep` deduplication keys of the transport are remembered.
     case trimSeen(transport: String, keep: Int)
     /// The recipient of a relayed copy sent a receipt (XEP-0184) or a displayed marker
     /// (XEP-0333) for it; recorded only if `target` is where that copy went.
     case receipt(relayID: String, target: Endpoint, displayed: Bool, at: Date)
     /// The room `target` gave our copy `relayID` this stanza-id (XEP-0359), seen on its
     /// reflection: replies, reactions and retractions in the room refer to it (issue 12).
-    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: String)
+    case copyStanzaID(relayID: String, target: Endpoint, stanzaID: StanzaID)
     /// The room a relayed message came from gave it this stanza-id.
-    case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: String)
+    case sourceStanzaID(source: Endpoint, sourceID: String, stanzaID: StanzaID)
     /// An alert of a paging channel as it is now (issue 24): created, acknowledged,
     /// repeated, escalated or resolved.
     case page(Page)

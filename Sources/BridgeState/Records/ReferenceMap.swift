@@ -1,3 +1,4 @@
+import StanzaIdentity
 import TransportCore
 
 /// The ids each endpoint knows one message by (issue 12): how a correction (XEP-0308), reply
@@ -17,9 +18,9 @@ package struct ReferenceMap: Hashable, Sendable {
     /// The ids one endpoint knows one copy by.
     package struct Known: Hashable, Sendable {
         package var id: String
-        package var stanzaID: String?
+        package var stanzaID: StanzaID?
 
-        package init(id: String, stanzaID: String? = nil) {
+        package init(id: String, stanzaID: StanzaID? = nil) {
             self.id = id
             self.stanzaID = stanzaID
         }
@@ -48,12 +49,12 @@ package struct ReferenceMap: Hashable, Sendable {
     package func id(for target: Endpoint, room: Bool = false, correction: Bool = false) -> String? {
         guard let copies = self.known[target.normalized] else { return nil }
         if correction { return copies.first?.id }
-        return copies.last.map { room ? $0.stanzaID ?? $0.id : $0.id }
+        return copies.last.map { room ? $0.stanzaID?.rawValue ?? $0.id : $0.id }
     }
 
     /// Every id `target` knows a copy of the message by (a retraction retracts them all).
     package func ids(for target: Endpoint, room: Bool = false) -> [String] {
-        (self.known[target.normalized] ?? []).map { room ? $0.stanzaID ?? $0.id : $0.id }
+        (self.known[target.normalized] ?? []).map { room ? $0.stanzaID?.rawValue ?? $0.id : $0.id }
     }
 
     package var isEmpty: Bool { self.known.isEmpty }

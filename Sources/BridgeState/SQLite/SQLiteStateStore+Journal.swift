@@ -92,9 +92,10 @@ extension SQLiteStateStore {
             case .sourcePosition(let transport, let sequence):
                 try db.cachedStatement(sql: "UPDATE stream_sessions SET handled = ? WHERE transport = ? AND handled < ?")
                     .execute(arguments: [Int64(sequence), transport, Int64(sequence)])
-            case .seen(let transport, let uniqueID):
+            case .seen(let transport, let key):
+                // The table and column keep their first names; they hold deduplication keys.
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO seen_unique_ids (transport, unique_id) VALUES (?, ?)")
-                    .execute(arguments: [transport, uniqueID])
+                    .execute(arguments: [transport, key])
             case .resumePoint(let key, let position):
                 // The table keeps its first name; what it holds are resume points.
                 guard plan.writesResumePoint(key, at: index) else { continue }
@@ -112,8 +113,8 @@ extension SQLiteStateStore {
                     WHERE relay_id = ? AND target_transport = ? AND target_address IS ?
                     """).execute(arguments: [at, displayed, at, relayID, target.transport, target.address])
             case .copyStanzaID(let relayID, let target, let stanzaID):
-                try db.cachedStatement(sql: "UPDATE relays SET target_stanza_id = ? WHERE relay_id = ? AND target_transport = ? AND target_address IS ?")
-                    .execute(arguments: [stanzaID, relayID, target.transport, target.address])
+                try db.cachedStatement(sql: "UPDATE relays SET copy_stanza_id = ? WHERE relay_id = ? AND target_transport = ? AND target_address IS ?")
+                    .execute(arguments: [stanzaID.rawValue, relayID, target.transport, target.address])
             case .page(let page):
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO pages (source_transport, source_id, channel, created_at, state) VALUES (?, ?, ?, ?, ?)")
                     .execute(arguments: [page.source.transport, page.id, page.channel, StorageTimestamp.text(page.createdAt), PageColumn.encode(page)])
@@ -143,7 +144,7 @@ extension SQLiteStateStore {
                 try Self.pruneArchive(channel: channel, before: before, limit: limit, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
-                    .execute(arguments: [stanzaID, source.transport, source.address, sourceID])
+                    .execute(arguments: [stanzaID.rawValue, source.transport, source.address, sourceID])
             }
         }
         try insertArchived()

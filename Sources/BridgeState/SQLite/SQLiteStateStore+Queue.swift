@@ -148,7 +148,7 @@ extension SQLiteStateStore {
     }
 
     /// The newest `limit` unique ids each transport handled, oldest first.
-    package func seenUniqueIDs(limit: Int) throws(StateStoreError) -> [String: [String]] {
+    package func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]] {
         try self.read(.readQueue) { db in
             var seen: [String: [String]] = [:]
             let rows = try Row.fetchAll(db, sql: """

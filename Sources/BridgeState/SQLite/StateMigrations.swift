@@ -22,6 +22,7 @@ package enum StateMigrations {
         migrator.registerMigration("v13-archive", migrate: createArchive)
         migrator.registerMigration("v14-lean-archive-index", migrate: leanArchiveIndex)
         migrator.registerMigration("v15-fts-without-sizes", migrate: textIndexWithoutSizes)
+        migrator.registerMigration("v16-copy-stanza-id", migrate: renameCopyStanzaID)
         return migrator
     }
 
@@ -348,6 +349,17 @@ package enum StateMigrations {
             );
             INSERT INTO archive_text (archive_text, rank) VALUES ('automerge', 8);
             INSERT INTO archive_text (rowid, body) SELECT id, body FROM archive WHERE id <= (SELECT through FROM archive_indexed) ORDER BY id;
+            """)
+    }
+
+    /// v16 (issue 40): a relayed copy's stanza-id column is named for what it holds, the
+    /// stanza-id the target room gave our copy (``RelayRecord/copyStanzaID``), as the
+    /// source's is `source_stanza_id`. Its partial index is renamed with it.
+    private static func renameCopyStanzaID(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE relays RENAME COLUMN target_stanza_id TO copy_stanza_id;
+            DROP INDEX relays_target_stanza;
+            CREATE INDEX relays_copy_stanza ON relays (copy_stanza_id, target_transport, target_address) WHERE copy_stanza_id IS NOT NULL;
             """)
     }
 }

@@ -1,3 +1,4 @@
+import StanzaIdentity
 import Foundation
 
 /// Catching up from the account's own message archive after a gap in the stream
@@ -91,9 +92,9 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     public private(set) var cursor: ArchiveCursor?
     private(set) var state: State = .gap
     /// The newest live message's archive id while the gap is open.
-    private var newestLive: String?
+    private var newestLive: StanzaID?
     /// The last result of the query under way.
-    private(set) var lastResult: String?
+    private(set) var lastResult: StanzaID?
     private var emitted = 0
 
     /// - Parameter cursor: the cursor stored by an earlier run (nil on the first).
@@ -169,14 +170,14 @@ public struct ArchiveCatchUpStateMachine: Sendable {
 
     /// A live (not archived) message with this archive id (``stanzaID(of:ownJID:)``): the
     /// cursor to store with it, or nil while a gap is open.
-    public mutating func liveMessage(archiveID: String?) -> ArchiveCursor? {
-        guard let archiveID else { return nil }
+    public mutating func liveMessage(stanzaID: StanzaID?) -> ArchiveCursor? {
+        guard let stanzaID else { return nil }
         switch self.state {
         case .continuous:
-            self.cursor = .after(archiveID)
+            self.cursor = .after(stanzaID)
             return self.cursor
         case .gap, .anchoring, .querying:
-            self.newestLive = archiveID
+            self.newestLive = stanzaID
             return nil
         case .unavailable:
             return nil
@@ -197,7 +198,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         case .continuous, .gap, .unavailable: return .forged("archive result while no query of ours runs")
         }
         guard result[attribute: "queryid"] == queryID else { return .forged("archive result for query \(result[attribute: "queryid"] ?? "-"), not ours") }
-        guard let id = result[attribute: "id"], !id.isEmpty else { return .forged("archive result without an id") }
+        guard let id = result[attribute: "id"].flatMap({ $0.isEmpty ? nil : StanzaID($0) }) else { return .forged("archive result without an id") }
         self.lastResult = id
         guard case .querying = self.state else { return .skipped }
         self.cursor = .after(id)
@@ -222,7 +223,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     public mutating func answered(_ iq: IQ, now: Date, nextQueryID: String) -> Action? {
         let fin = iq.payload.flatMap { $0.name == "fin" && $0.namespace == Self.namespace ? $0 : nil }
         let set = fin?.firstChild(named: "set", namespace: Self.resultSetNamespace)
-        let last = set?.firstChild(named: "last", namespace: Self.resultSetNamespace)?.text ?? self.lastResult
+        let last = set?.firstChild(named: "last", namespace: Self.resultSetNamespace).map { StanzaID($0.text) } ?? self.lastResult
         switch self.state {
         case .anchoring(_, let startedAt):
             return self.finish(at: self.newestLive.map(ArchiveCursor.after) ?? last.map(ArchiveCursor.after) ?? .since(startedAt), pages: 1)
@@ -283,7 +284,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
 
     /// `<iq type='set'><query xmlns='urn:xmpp:mam:2' queryid='…'>` with a data form for
     /// `start` (§4.1.1) and an RSM set: `max` and `after`, or the last item only.
-    private func query(id: String, start: Date?, after: String?, last: Bool) -> IQ {
+    private func query(id: String, start: Date?, after: StanzaID?, last: Bool) -> IQ {
         var query = XMLElement(name: "query", namespace: Self.namespace, attributes: [XMLAttribute(name: "queryid", value: id)])
         var form = XMLElement(name: "x", namespace: Self.dataFormsNamespace, attributes: [XMLAttribute(name: "type", value: "submit")])
         form.append(Self.field("FORM_TYPE", Self.namespace, hidden: true))
@@ -297,7 +298,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
             set.append(XMLElement(name: "before", namespace: Self.resultSetNamespace))
         } else if let after {
             var element = XMLElement(name: "after", namespace: Self.resultSetNamespace)
-            element.append(text: after)
+            element.append(text: after.rawValue)
             set.append(element)
         }
         query.append(set)
@@ -325,11 +326,11 @@ public struct ArchiveCatchUpStateMachine: Sendable {
 
     /// The archive id our server gave a live message (XEP-0359 §5): a `<stanza-id/>` whose
     /// `by` is our own bare JID. Others' are not trusted (anyone can write one).
-    public static func stanzaID(of message: Message, ownJID: JID) -> String? {
+    public static func stanzaID(of message: Message, ownJID: JID) -> StanzaID? {
         let own = ownJID.bare
         let element = message.extensions.first {
             $0.name == "stanza-id" && $0.namespace == Self.stanzaIDNamespace && $0[attribute: "by"].flatMap { try? JID($0) } == own
         }
-        return element?[attribute: "id"].flatMap { $0.isEmpty ? nil : $0 }
+        return element?[attribute: "id"].flatMap { $0.isEmpty ? nil : StanzaID($0) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StanzaIdentity
 
 /// Where catching up from the account's message archive (XEP-0313) starts: after an archive
 /// id (the server's `stanza-id`, XEP-0359 §5), or — when the archive held nothing yet — at a
@@ -8,7 +9,7 @@ import Foundation
 /// follows it. Its string form (``description``, ``init(_:)``) is how owners persist it.
 public enum ArchiveCursor: Hashable, Sendable, CustomStringConvertible {
     /// After this archive id.
-    case after(String)
+    case after(StanzaID)
     /// From this moment on (an archive that was empty when first looked at).
     case since(Date)
 
@@ -24,7 +25,7 @@ public enum ArchiveCursor: Hashable, Sendable, CustomStringConvertible {
         if text.hasPrefix("id:") {
             let id = String(text.dropFirst(3))
             guard !id.isEmpty else { return nil }
-            self = .after(id)
+            self = .after(StanzaID(id))
         } else if text.hasPrefix("since:"), let milliseconds = Int64(text.dropFirst(6)) {
             self = .since(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
         } else {

@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// Live messages that arrive while a catch-up from the account's own archive (XEP-0313
 /// §4) is due or under way on a connection: held back and handed over after the archived
 /// ones, so that no message overtakes older ones the archive still has to give.
@@ -42,9 +44,9 @@ struct LiveMessageHold<Held> {
     /// (order against the rest of the catch-up is then no longer kept).
     let limit: Int
     private(set) var state = State.passing
-    private(set) var held: [(key: String, item: Held)] = []
+    private(set) var held: [(key: StanzaID, item: Held)] = []
     /// The keys in ``held``, to tell quickly whether an archived message has a held copy.
-    private var keys: Set<String> = []
+    private var keys: Set<StanzaID> = []
     /// Since the hold began: how many were held, and how many of those the catch-up brought
     /// itself (for the log).
     private(set) var heldCount = 0
@@ -65,7 +67,7 @@ struct LiveMessageHold<Held> {
     }
 
     /// Holds `item`, known by its archive id `key`, while holding.
-    mutating func offer(_ item: Held, key: String) -> Offer {
+    mutating func offer(_ item: Held, key: StanzaID) -> Offer {
         guard self.isHolding else { return .passing }
         // While a batch is handed over, what arrives waits behind it whatever the count:
         // going on now would overtake the batch (the hand-over drains at the consumer's pace).
@@ -83,7 +85,7 @@ struct LiveMessageHold<Held> {
     /// The catch-up brought the message with archive id `key`: a held copy of it is dropped.
     /// True when there was one.
     @discardableResult
-    mutating func archived(key: String) -> Bool {
+    mutating func archived(key: StanzaID) -> Bool {
         guard self.keys.remove(key) != nil else { return false }
         self.held.removeAll { $0.key == key }
         self.archivedCount += 1

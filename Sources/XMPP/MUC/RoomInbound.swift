@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// How a stanza from a room we sit in is read (XEP-0045): its presence and messages go to
 /// the room's ``RoomStateMachine``, a result of the room's archive query to its catch-up
 /// (XEP-0313), and the verdicts become what the session does. Pure: the session runs the
@@ -13,7 +15,7 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         /// A message for the session's consumer (an occupant's, or an error bouncing ours).
         case emit(Message)
         /// The room's stanza-id of our copy `id` (XEP-0359), for the reference map.
-        case copyStanzaID(id: String, stanzaID: String)
+        case copyStanzaID(id: String, stanzaID: StanzaID)
         /// Dropped, with why: logged as ignored.
         case ignored(String)
         /// Read and not given to the application (a history copy, our own echo without an id), with why.
@@ -29,7 +31,7 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         switch entry.archive?.received(element) {
         case .archived(var message, let cursor):
             guard case .occupant = entry.machine.received(message, now: now) else { return [] }
-            if case .after(let id) = cursor { message.archiveID = id }
+            if case .after(let id) = cursor { message.stanzaID = id }
             message.archiveCursor = cursor
             return [.emit(message)]
         case .skipped:
@@ -42,8 +44,8 @@ enum RoomInbound<Instant: InstantProtocol & Sendable> where Instant.Duration == 
         guard var message = try? Message(element: element) else { return [.ignored("unreadable message from room \(room)")] }
         switch entry.machine.received(message, now: now) {
         case .occupant:
-            message.archiveID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
-            message.archiveCursor = entry.archive?.liveMessage(archiveID: message.archiveID)
+            message.stanzaID = entry.trustsStanzaIDs ? ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: room) : nil
+            message.archiveCursor = entry.archive?.liveMessage(stanzaID: message.stanzaID)
             return [.emit(message)]
         case .echo:
             guard let id = OriginID.of(message) ?? message.id else { return [] }

@@ -27,7 +27,7 @@ struct AccountCatchUp: Sendable {
         switch self.machine?.received(element) {
         case .archived(var message, let cursor):
             if case .after(let id) = cursor {
-                message.archiveID = id
+                message.stanzaID = id
                 // The catch-up brought it in order: a copy held live is not needed.
                 self.liveHold.archived(key: id)
             }
@@ -49,9 +49,9 @@ struct AccountCatchUp: Sendable {
     /// by our account) and, unless it is held for the catch-up (it gets its cursor when
     /// handed over), the cursor it moves the archive to.
     mutating func tag(_ message: inout Message, ownJID: JID) {
-        message.archiveID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: ownJID)
+        message.stanzaID = ArchiveCatchUpStateMachine.stanzaID(of: message, ownJID: ownJID)
         if !(self.liveHold.isHolding && Self.waitsForCatchUp(message, carbon: nil)) {
-            message.archiveCursor = self.machine?.liveMessage(archiveID: message.archiveID)
+            message.archiveCursor = self.machine?.liveMessage(stanzaID: message.stanzaID)
         }
     }
 
@@ -73,6 +73,6 @@ struct AccountCatchUp: Sendable {
     /// Whether `message` waits while a catch-up is due: a live 1:1 message in our archive
     /// (archived results carry their cursor; room messages have a catch-up of their own).
     static func waitsForCatchUp(_ message: Message, carbon: CarbonDirection?) -> Bool {
-        carbon == nil && message.archiveCursor == nil && message.archiveID != nil && message.type != .groupchat
+        carbon == nil && message.archiveCursor == nil && message.stanzaID != nil && message.type != .groupchat
     }
 }

@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// What a bound client session does with each stanza it receives (RFC 6120 §8, §10;
 /// RFC 6121; XEP-0030, XEP-0092, XEP-0199, XEP-0280). Pure: no I/O, no clock reads.
 ///
@@ -61,7 +63,7 @@ public struct SessionStateMachine<Instant: InstantProtocol & Sendable>: Sendable
         /// Dropped, with the reason to log (spoofed reply, forged carbon, stranger's push, …).
         case ignored(String)
         /// A room reflected our own message `id` and gave it this stanza-id (XEP-0359 §6).
-        case copyStanzaID(room: JID, id: String, stanzaID: String)
+        case copyStanzaID(room: JID, id: String, stanzaID: StanzaID)
     }
 
     public let configuration: Configuration

@@ -32,7 +32,7 @@ extension XMPPSession {
     /// unhandled would hold the server's count back for the whole catch-up, whose results
     /// fill the server's resumption queue meanwhile.)
     func emitLive(_ message: Message, carbon: CarbonDirection?, on connection: XMPPConnection) async -> Bool {
-        guard AccountCatchUp.waitsForCatchUp(message, carbon: carbon), let key = message.archiveID else {
+        guard AccountCatchUp.waitsForCatchUp(message, carbon: carbon), let key = message.stanzaID else {
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return message.streamNumber != nil
         }
@@ -64,7 +64,7 @@ extension XMPPSession {
     /// last result and the cursor only moves on).
     private func handOver(_ held: some Collection<Message>, on connection: XMPPConnection) async {
         for var message in held {
-            message.archiveCursor = self.catchUp.machine?.liveMessage(archiveID: message.archiveID)
+            message.archiveCursor = self.catchUp.machine?.liveMessage(stanzaID: message.stanzaID)
             await self.perform(.emitMessage(message, carbon: nil), on: connection)
         }
     }

@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// What a running ``XMPPSession`` reports to its owner, in order.
 public indirect enum XMPPSessionEvent: Sendable {
     /// Connected, bound and restored (roster fetched, presence sent) as this JID.
@@ -33,7 +35,7 @@ public indirect enum XMPPSessionEvent: Sendable {
     case roomCursorMoved(room: JID, ArchiveCursor)
     /// A room reflected a message we sent with `id` and gave it `stanzaID` (XEP-0359 §6), the
     /// id its occupants' replies, reactions and retractions use. Never relayed.
-    case copyStanzaID(room: JID, id: String, stanzaID: String)
+    case copyStanzaID(room: JID, id: String, stanzaID: StanzaID)
     /// The session ended for good: stopped (nil) or a permanent failure.
     case stopped(XMPPClientError?)
 }

@@ -1,3 +1,5 @@
+import StanzaIdentity
+
 /// A `<message/>` stanza (RFC 6121 §5; RFC 6120 §8.2.1): type, body, subject, thread,
 /// and every other child kept as an extension so relaying loses nothing.
 public struct Message: Stanza {
@@ -24,9 +26,10 @@ public struct Message: Stanza {
     /// The inbound stream management number the session gave this message (XEP-0198),
     /// when its consumer acknowledges it with ``XMPPSession/handled(_:)``; not part of the XML.
     public var streamNumber: UInt32?
-    /// The id our server's archive gave this message (XEP-0359 `stanza-id`, or the XEP-0313
-    /// result id of an archived copy), set by the session; not part of the XML.
-    public var archiveID: String?
+    /// The id our server's archive, or the room, gave this message (XEP-0359 `stanza-id`, or
+    /// the XEP-0313 result id of an archived copy), set by the session once it trusts it;
+    /// not part of the XML.
+    public var stanzaID: StanzaID?
     /// Where the account's archive cursor stands once this message is handled (set by the
     /// session while it tracks the archive); not part of the XML.
     public var archiveCursor: ArchiveCursor?
