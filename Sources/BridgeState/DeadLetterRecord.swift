@@ -54,27 +54,6 @@ package struct DeadLetterRecord: Codable, Hashable, Sendable, FetchableRecord, P
         package static let targetTransport = Column(CodingKeys.targetTransport)
     }
 
-    package init(_ delivery: Delivery, enqueuedAt: Date, attempts: Int, reason: String, deadAt: Date) {
-        self.sequence = delivery.sequence
-        self.channel = delivery.channel
-        self.targetTransport = delivery.target.transport
-        self.targetAddress = delivery.target.address
-        self.body = delivery.body
-        self.originalBody = delivery.originalBody
-        self.nick = delivery.nick
-        self.subject = delivery.subject
-        self.type = delivery.type
-        self.sourceTransport = delivery.source.transport
-        self.sourceAddress = delivery.source.address
-        self.sourceID = delivery.sourceID
-        self.relayID = delivery.relayID
-        self.content = MessageContentColumn.encode(delivery.content)
-        self.enqueuedAt = enqueuedAt
-        self.attempts = attempts
-        self.reason = reason
-        self.deadAt = deadAt
-    }
-
     /// The delivery as it was queued, with its old sequence.
     package var delivery: Delivery {
         Delivery(

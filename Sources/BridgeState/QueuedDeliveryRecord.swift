@@ -57,27 +57,6 @@ package struct QueuedDeliveryRecord: Codable, Hashable, Sendable, FetchableRecor
         package static let targetTransport = Column(CodingKeys.targetTransport)
     }
 
-    /// A row for `delivery`, not yet inserted (its `sequence` is ignored).
-    package init(_ delivery: Delivery, enqueuedAt: Date, attempts: Int = 0) {
-        self.sequence = delivery.sequence == 0 ? nil : delivery.sequence
-        self.channel = delivery.channel
-        self.targetTransport = delivery.target.transport
-        self.targetAddress = delivery.target.address
-        self.body = delivery.body
-        self.originalBody = delivery.originalBody
-        self.nick = delivery.nick
-        self.subject = delivery.subject
-        self.type = delivery.type
-        self.sourceTransport = delivery.source.transport
-        self.sourceAddress = delivery.source.address
-        self.sourceID = delivery.sourceID
-        self.relayID = delivery.relayID
-        self.content = MessageContentColumn.encode(delivery.content)
-        self.enqueuedAt = enqueuedAt
-        self.attempts = attempts
-        self.lastError = nil
-    }
-
     /// The stored delivery, with its queue sequence.
     package var delivery: Delivery {
         Delivery(

@@ -73,14 +73,6 @@ package struct RelayRecord: Codable, Hashable, Sendable, FetchableRecord, Persis
         self.createdAt = createdAt
     }
 
-    /// The id map entry for a delivery.
-    package init(_ delivery: Delivery, createdAt: Date) {
-        self.init(
-            relayID: delivery.relayID, channel: delivery.channel, source: delivery.source,
-            sourceID: delivery.sourceID, target: delivery.target, createdAt: createdAt
-        )
-    }
-
     package var source: Endpoint { Endpoint(transport: self.sourceTransport, address: self.sourceAddress) }
     package var target: Endpoint { Endpoint(transport: self.targetTransport, address: self.targetAddress) }
 }

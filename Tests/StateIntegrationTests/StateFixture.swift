@@ -59,7 +59,10 @@ struct StateFixture: Sendable {
         let path = self.path, database = self.database
         try await Subprocess.offThread { () throws in
             if let path {
-                try DatabaseQueue(path: path).write { try $0.execute(sql: sql) }
+                // A store closed just before may still be letting its file go: wait on the lock.
+                var configuration = Configuration()
+                configuration.busyMode = .timeout(10)
+                try DatabaseQueue(path: path, configuration: configuration).write { try $0.execute(sql: sql) }
             } else if let database {
                 try PostgresConnection(url: database.url, password: database.password).run(script: sql)
             }

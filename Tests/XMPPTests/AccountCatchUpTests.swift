@@ -10,14 +10,14 @@ struct AccountCatchUpTests {
     typealias Support = ArchiveCatchUpStateMachineTests
     static let own = Support.own
 
-    /// A live chat message from alice, archived by our account as `archiveID`.
-    static func live(_ archiveID: String) throws -> Message {
-        var message = Message(type: .chat, to: Self.own, id: "m-\(archiveID)", body: "hi")
+    /// A live chat message from alice, archived by our account as `stanzaID`.
+    static func live(_ stanzaID: String) throws -> Message {
+        var message = Message(type: .chat, to: Self.own, id: "m-\(stanzaID)", body: "hi")
         message.from = try JID("alice@example.test/phone")
-        var stanzaID = XMLElement(name: "stanza-id", namespace: ArchiveCatchUpStateMachine.stanzaIDNamespace)
-        stanzaID[attribute: "by"] = Self.own.bare.description
-        stanzaID[attribute: "id"] = archiveID
-        message.extensions.append(stanzaID)
+        var element = XMLElement(name: "stanza-id", namespace: ArchiveCatchUpStateMachine.stanzaIDNamespace)
+        element[attribute: "by"] = Self.own.bare.description
+        element[attribute: "id"] = stanzaID
+        message.extensions.append(element)
         return message
     }
 

@@ -17,7 +17,7 @@ struct ArchiveCheckStateMachineTests {
     }
 
     /// An archive result: our own message `id` (origin-id `originID`) to bob, or someone else's.
-    static func result(queryID: String, archiveID: String, id: String, originID: String? = nil, from: String = "home@example.test/bridge", outerFrom: String? = nil) -> XMLElement {
+    static func result(queryID: String, stanzaID: String, id: String, originID: String? = nil, from: String = "home@example.test/bridge", outerFrom: String? = nil) -> XMLElement {
         var inner = XMLElement(name: "message", namespace: XMPPNamespace.client)
         inner[attribute: "from"] = from
         inner[attribute: "to"] = "bob@example.test"
@@ -31,7 +31,7 @@ struct ArchiveCheckStateMachineTests {
         forwarded.append(inner)
         var result = XMLElement(name: "result", namespace: "urn:xmpp:mam:2")
         result[attribute: "queryid"] = queryID
-        result[attribute: "id"] = archiveID
+        result[attribute: "id"] = stanzaID
         result.append(forwarded)
         var outer = XMLElement(name: "message", namespace: XMPPNamespace.client)
         if let outerFrom { outer[attribute: "from"] = outerFrom }
@@ -73,8 +73,8 @@ struct ArchiveCheckStateMachineTests {
         var machine = Machine(archive: room, room: true, inDoubt: ["r1", "r2", "r3"], sentSince: Self.sent)
         guard case .query(let iq) = machine.start(queryID: "q1") else { Issue.record("no query"); return }
         #expect(iq.header.to == room, "XEP-0313 on the room's JID")
-        let inRoom = { (archiveID: String, id: String, nick: String, outer: String?) in
-            Self.result(queryID: "q1", archiveID: archiveID, id: id, originID: id, from: "dev@muc.example.test/\(nick)", outerFrom: outer)
+        let inRoom = { (stanzaID: String, id: String, nick: String, outer: String?) in
+            Self.result(queryID: "q1", stanzaID: stanzaID, id: id, originID: id, from: "dev@muc.example.test/\(nick)", outerFrom: outer)
         }
         let taken1 = machine.received(inRoom("a1", "r1", "bridge", "dev@muc.example.test"))
         #expect(taken1)
@@ -82,7 +82,7 @@ struct ArchiveCheckStateMachineTests {
         #expect(taken2, "our nick may have changed; the origin-id is ours")
         let taken3 = machine.received(inRoom("a3", "r3", "bridge", "other@muc.example.test"))
         #expect(taken3, "another room's result for our query is swallowed, never believed")
-        let taken4 = machine.received(Self.result(queryID: "q1", archiveID: "a4", id: "r3", originID: "r3"))
+        let taken4 = machine.received(Self.result(queryID: "q1", stanzaID: "a4", id: "r3", originID: "r3"))
         #expect(taken4, "a message from the account itself is no room message")
         let end = machine.answered(Self.fin("q1", complete: true, first: "a1"), nextQueryID: "q2")
         #expect(end == .finished(archived: ["r1", "r2"], pages: 1, ending: .windowExhausted))
@@ -109,8 +109,8 @@ struct ArchiveCheckStateMachineTests {
         var machine = Self.machine(["r1", "r2", "r3"])
         _ = machine.start(queryID: "q1")
         for result in [
-            Self.result(queryID: "q1", archiveID: "a1", id: "other", originID: "r1"), Self.result(queryID: "q1", archiveID: "a2", id: "r2"),
-            Self.result(queryID: "q1", archiveID: "a3", id: "r3", originID: "r3"),
+            Self.result(queryID: "q1", stanzaID: "a1", id: "other", originID: "r1"), Self.result(queryID: "q1", stanzaID: "a2", id: "r2"),
+            Self.result(queryID: "q1", stanzaID: "a3", id: "r3", originID: "r3"),
         ] {
             let taken = machine.received(result)
             #expect(taken)
@@ -123,8 +123,8 @@ struct ArchiveCheckStateMachineTests {
     @Test func whatIsMissingIsLookedForOnOlderPagesUntilTheWindowEnds() throws {
         var machine = Self.machine(["r1", "r2"])
         _ = machine.start(queryID: "q1")
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a9", id: "unrelated"))
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a10", id: "r2"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a9", id: "unrelated"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a10", id: "r2"))
         let (id, query) = try #require(Self.query(machine.answered(Self.fin("q1", complete: false, first: "a9"), nextQueryID: "q2")))
         #expect(id == "q2" && Support.rsm(query, "before")?.text == "a9", "the next page ends before this one's first")
         let end = machine.answered(Self.fin("q2", complete: true, first: nil), nextQueryID: "q3")
@@ -143,14 +143,14 @@ struct ArchiveCheckStateMachineTests {
     @Test func resultsNotFromOurArchiveOrNotOurQueryCountForNothing() {
         var machine = Self.machine(["r1"])
         _ = machine.start(queryID: "q1")
-        let other = machine.received(Self.result(queryID: "other", archiveID: "a1", id: "r1"))
+        let other = machine.received(Self.result(queryID: "other", stanzaID: "a1", id: "r1"))
         #expect(!other, "another query's result is not ours to read")
-        let mallory = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1", outerFrom: "mallory@example.test"))
+        let mallory = machine.received(Self.result(queryID: "q1", stanzaID: "a1", id: "r1", outerFrom: "mallory@example.test"))
         #expect(mallory, "swallowed, not believed")
-        let bobs = machine.received(Self.result(queryID: "q1", archiveID: "a2", id: "r1", from: "bob@example.test/phone"))
+        let bobs = machine.received(Self.result(queryID: "q1", stanzaID: "a2", id: "r1", from: "bob@example.test/phone"))
         #expect(bobs, "bob's message with our id proves nothing")
         #expect(machine.archived.isEmpty)
-        let ours = machine.received(Self.result(queryID: "q1", archiveID: "a3", id: "r1", outerFrom: "home@example.test"))
+        let ours = machine.received(Self.result(queryID: "q1", stanzaID: "a3", id: "r1", outerFrom: "home@example.test"))
         #expect(ours)
         #expect(machine.archived == ["r1"])
     }
@@ -158,7 +158,7 @@ struct ArchiveCheckStateMachineTests {
     @Test func aFailedQueryLeavesEverythingToBeSentAgain() {
         var machine = Self.machine(["r1", "r2"])
         _ = machine.start(queryID: "q1")
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a1", id: "r1"))
         let failed = machine.failed("feature-not-implemented", error: StanzaError(.featureNotImplemented), nextQueryID: "q2")
         #expect(failed == .finished(archived: ["r1"], pages: 0, ending: .archiveUnreadable("feature-not-implemented")), "a lasting error is not asked again")
         #expect(machine.newestArchived == "r1", "what the failed page found counts as after an answer")
@@ -171,7 +171,7 @@ struct ArchiveCheckStateMachineTests {
     @Test func aTransientFailureAsksForTheSamePageAgainWaitingLongerEachTimeThenGivesUp() throws {
         var machine = Self.machine(["r1", "r2"])
         _ = machine.start(queryID: "q1")
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a9", id: "unrelated"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a9", id: "unrelated"))
         _ = machine.answered(Self.fin("q1", complete: false, first: "a9"), nextQueryID: "q2")
         let first = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q3")
         guard case .retry(let retry, let wait, _) = first else { Issue.record("expected a retry, got \(String(describing: first))"); return }
@@ -179,7 +179,7 @@ struct ArchiveCheckStateMachineTests {
         let query = try #require(retry.payload)
         #expect(Support.rsm(query, "before")?.text == "a9", "the same page: the one that failed")
         #expect(query[attribute: "queryid"] == "q3")
-        let stale = machine.received(Self.result(queryID: "q2", archiveID: "a8", id: "r1"))
+        let stale = machine.received(Self.result(queryID: "q2", stanzaID: "a8", id: "r1"))
         #expect(!stale && machine.archived.isEmpty, "the failed query's results are not believed")
         let second = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q4")
         guard case .retry(let again, let longer, _) = second else { Issue.record("expected a second retry"); return }
@@ -204,7 +204,7 @@ struct ArchiveCheckStateMachineTests {
         var machine = Self.machine(["r1"])
         _ = machine.start(queryID: "q1")
         _ = machine.failed("internal-server-error", error: StanzaError(.internalServerError), nextQueryID: "q2")
-        let result = machine.received(Self.result(queryID: "q2", archiveID: "a1", id: "r1"))
+        let result = machine.received(Self.result(queryID: "q2", stanzaID: "a1", id: "r1"))
         #expect(result)
         let end = machine.answered(Self.fin("q2", complete: true, first: "a1"), nextQueryID: "q3")
         #expect(end == .finished(archived: ["r1"], pages: 1, ending: .allFound))
@@ -214,8 +214,8 @@ struct ArchiveCheckStateMachineTests {
     @Test func aRestartedServerLeavesTheNewestUncertainOrAllOfThemWhenItRoutesBetweenProcesses() {
         var machine = Self.machine(["r1", "r2", "r3"])
         _ = machine.start(queryID: "q1")
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a1", id: "r1"))
-        _ = machine.received(Self.result(queryID: "q1", archiveID: "a2", id: "r2"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a1", id: "r1"))
+        _ = machine.received(Self.result(queryID: "q1", stanzaID: "a2", id: "r2"))
         _ = machine.answered(Self.fin("q1", complete: true, first: "a1"), nextQueryID: "q2")
         #expect(machine.uncertain(serverRestarted: false, oneStanzaAtATime: true).isEmpty, "a server that kept running routed all it archived")
         #expect(machine.uncertain(serverRestarted: true, oneStanzaAtATime: true) == ["r2"])

@@ -12,7 +12,7 @@ import XMPP
 /// timer on the injected clock), never by a task per failure.
 package actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     private var mirrors: [RosterMirrorConfiguration]
-    private let store: any StateStore
+    private let store: any RosterMirrorStore
     private let capabilities: @Sendable (String) async -> TransportCapabilities
     private let clock: C
     private let logger: Logger
@@ -25,7 +25,7 @@ package actor RosterMirrorCoordinator<C: Clock>: TransportEventHandler where C.D
     package private(set) var changesApplied = 0
 
     package init(
-        mirrors: [RosterMirrorConfiguration], store: any StateStore, capabilities: @escaping @Sendable (String) async -> TransportCapabilities,
+        mirrors: [RosterMirrorConfiguration], store: any RosterMirrorStore, capabilities: @escaping @Sendable (String) async -> TransportCapabilities,
         clock: C, retry: RosterMirrorRetrySchedule<C.Instant>.Configuration = .init(), logger: Logger
     ) {
         self.mirrors = mirrors

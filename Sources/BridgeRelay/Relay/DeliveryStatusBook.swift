@@ -14,7 +14,7 @@ package final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where 
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let store: any StateStore
+    private let store: any RelayMapStore & DeadLetterStore
     /// Where the id map is read: the journal's thread, never the HTTP ingress's event loop
     /// (nil: on the caller's thread, for tests without a journal).
     private let journal: Journal?
@@ -33,7 +33,7 @@ package final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where 
     private let recentFailures = NIOLockedValueBox<(reasons: [String: String], order: [String])>(([:], []))
     private static var failureMemory: Int { 10_000 }
 
-    package init(store: any StateStore, journal: Journal? = nil, clock: C) {
+    package init(store: any RelayMapStore & DeadLetterStore, journal: Journal? = nil, clock: C) {
         self.store = store
         self.journal = journal
         self.clock = clock
@@ -80,8 +80,8 @@ package final class DeliveryStatusBook<C: Clock>: DeliveryStatusProviding where 
         for waiter in waiting { waiter.resume() }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (any StateStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
-        if let journal { return try await journal.read(body) }
+    private func read<T: Sendable>(_ body: @escaping @Sendable (any RelayMapStore & DeadLetterStore) throws(StateStoreError) -> T) async throws(StateStoreError) -> T {
+        if let journal { return try await journal.read { store throws(StateStoreError) in try body(store) } }
         return try body(self.store)
     }
 

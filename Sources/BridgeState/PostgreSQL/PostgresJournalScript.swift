@@ -113,8 +113,7 @@ package struct PostgresJournalScript {
     private mutating func flush() {
         if !self.queueRows.isEmpty {
             self.sql += """
-                INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
-                  source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content) VALUES
+                INSERT INTO queue (\(Self.queueColumns)) VALUES
                 \(self.queueRows.joined(separator: ",\n"));
 
                 """
@@ -122,7 +121,7 @@ package struct PostgresJournalScript {
         }
         if !self.relayRows.isEmpty {
             self.sql += """
-                INSERT INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at, source_nick) VALUES
+                INSERT INTO relays (\(Self.relayColumns)) VALUES
                 \(self.relayRows.joined(separator: ",\n")) ON CONFLICT (relay_id) DO NOTHING;
 
                 """
@@ -152,24 +151,19 @@ package struct PostgresJournalScript {
 
     private static func text(_ value: String?) -> String { SQLLiteral.text(value) }
 
+    private static func row(_ values: [DeliveryRow.Value]) -> String { SQLLiteral.row(values) }
+
+    private static let queueColumns = DeliveryRow.queueColumns.joined(separator: ", ")
+    private static let relayColumns = DeliveryRow.relayColumns.joined(separator: ", ")
+
     private mutating func add(_ entry: JournalEntry, at index: Int, plan: JournalCommitPlan) {
         switch entry {
         case .enqueue(let delivery, let enqueuedAt, let attempts):
             if plan.touchesQueue(at: index) {
-                self.queueRows.append(Self.row([
-                    String(delivery.sequence), Self.text(delivery.channel), Self.text(delivery.target.transport), Self.text(delivery.target.address),
-                    Self.text(delivery.body), Self.text(delivery.originalBody), Self.text(delivery.nick), Self.text(delivery.subject),
-                    Self.text(delivery.type.rawValue), Self.text(delivery.source.transport), Self.text(delivery.source.address),
-                    Self.text(delivery.sourceID), Self.text(delivery.relayID), SQLLiteral.time(enqueuedAt), String(attempts),
-                    Self.text(MessageContentColumn.encode(delivery.content)),
-                ]))
+                self.queueRows.append(Self.row(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))
             }
             self.highestSequence = max(self.highestSequence, delivery.sequence)
-            self.relayRows.append(Self.row([
-                Self.text(delivery.relayID), Self.text(delivery.channel), Self.text(delivery.source.transport), Self.text(delivery.source.address),
-                Self.text(delivery.sourceID), Self.text(delivery.target.transport), Self.text(delivery.target.address), SQLLiteral.time(enqueuedAt),
-                Self.text(delivery.nick),
-            ]))
+            self.relayRows.append(Self.row(DeliveryRow.relay(delivery, createdAt: enqueuedAt)))
         case .complete(let sequence):
             guard plan.touchesQueue(at: index) else { return }
             // Appends before it are written first (flush order): the row it deletes is there.
@@ -180,16 +174,8 @@ package struct PostgresJournalScript {
             self.statement("DELETE FROM queue WHERE sequence = \(delivery.sequence)")
             self.statement("DELETE FROM dead_letters WHERE sequence = \(delivery.sequence)")
             self.highestSequence = max(self.highestSequence, delivery.sequence)
-            self.statement("""
-                INSERT INTO dead_letters (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
-                  source_transport, source_address, source_id, relay_id, enqueued_at, attempts, reason, dead_at, content) VALUES \(Self.row([
-                    String(delivery.sequence), Self.text(delivery.channel), Self.text(delivery.target.transport), Self.text(delivery.target.address),
-                    Self.text(delivery.body), Self.text(delivery.originalBody), Self.text(delivery.nick), Self.text(delivery.subject),
-                    Self.text(delivery.type.rawValue), Self.text(delivery.source.transport), Self.text(delivery.source.address),
-                    Self.text(delivery.sourceID), Self.text(delivery.relayID), SQLLiteral.time(enqueuedAt), String(attempts), Self.text(reason),
-                    SQLLiteral.time(Date()), Self.text(MessageContentColumn.encode(delivery.content)),
-                ]))
-                """)
+            let row = DeliveryRow.deadLetter(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date())
+            self.statement("INSERT INTO dead_letters (\(DeliveryRow.deadLetterColumns.joined(separator: ", "))) VALUES \(Self.row(row))")
         case .removeDeadLetter(let sequence):
             self.statement("DELETE FROM dead_letters WHERE sequence = \(sequence)")
         case .streamSession(let transport, let session):

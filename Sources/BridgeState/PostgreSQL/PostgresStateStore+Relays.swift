@@ -20,16 +20,10 @@ extension PostgresStateStore {
 
     package func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError) {
         guard !deliveries.isEmpty else { return }
-        let createdAt = SQLLiteral.time(self.now())
-        let rows = deliveries.map { delivery in
-            "(" + [
-                SQLLiteral.text(delivery.relayID), SQLLiteral.text(delivery.channel), SQLLiteral.text(delivery.source.transport),
-                SQLLiteral.text(delivery.source.address), SQLLiteral.text(delivery.sourceID), SQLLiteral.text(delivery.target.transport),
-                SQLLiteral.text(delivery.target.address), createdAt,
-            ].joined(separator: ", ") + ")"
-        }
+        let createdAt = self.now()
+        let rows = deliveries.map { SQLLiteral.row(DeliveryRow.relay($0, createdAt: createdAt)) }
         try self.script(.recordRelays, """
-            INSERT INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at)
+            INSERT INTO relays (\(DeliveryRow.relayColumns.joined(separator: ", ")))
             VALUES \(rows.joined(separator: ", ")) ON CONFLICT (relay_id) DO NOTHING
             """)
     }

@@ -32,10 +32,7 @@ extension SQLiteStateStore {
             if let sequences { request = request.filter(keys: sequences) }
             let dead = try request.fetchAll(db)
             for letter in dead {
-                var delivery = letter.delivery
-                delivery.sequence = 0
-                var record = QueuedDeliveryRecord(delivery, enqueuedAt: now)
-                try record.insert(db)
+                _ = try Self.insertNumbered(letter.delivery, enqueuedAt: now, in: db)
                 try letter.delete(db)
             }
             return dead.count

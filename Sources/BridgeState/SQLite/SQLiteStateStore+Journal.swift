@@ -52,25 +52,10 @@ extension SQLiteStateStore {
             switch entry {
             case .enqueue(let delivery, let enqueuedAt, let attempts):
                 if plan.touchesQueue(at: index) {
-                    try db.cachedStatement(sql: """
-                        INSERT INTO queue (sequence, channel, target_transport, target_address, body, original_body, nick, subject, type,
-                          source_transport, source_address, source_id, relay_id, enqueued_at, attempts, content)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """).execute(arguments: [
-                            delivery.sequence, delivery.channel, delivery.target.transport, delivery.target.address, delivery.body,
-                            delivery.originalBody, delivery.nick, delivery.subject, delivery.type.rawValue, delivery.source.transport,
-                            delivery.source.address, delivery.sourceID, delivery.relayID, StorageTimestamp.text(enqueuedAt), attempts,
-                            MessageContentColumn.encode(delivery.content),
-                        ])
+                    try db.cachedStatement(sql: Self.insertQueued)
+                        .execute(arguments: Self.arguments(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))
                 }
-                try db.cachedStatement(sql: """
-                    INSERT OR IGNORE INTO relays (relay_id, channel, source_transport, source_address, source_id, target_transport, target_address, created_at,
-                      source_nick)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).execute(arguments: [
-                        delivery.relayID, delivery.channel, delivery.source.transport, delivery.source.address, delivery.sourceID,
-                        delivery.target.transport, delivery.target.address, StorageTimestamp.text(enqueuedAt), delivery.nick,
-                    ])
+                try db.cachedStatement(sql: Self.insertRelay).execute(arguments: Self.arguments(DeliveryRow.relay(delivery, createdAt: enqueuedAt)))
             case .complete(let sequence):
                 guard plan.touchesQueue(at: index) else { continue }
                 try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [sequence])
@@ -79,8 +64,9 @@ extension SQLiteStateStore {
                     .execute(arguments: [attempts, error, sequence])
             case .deadLetter(let delivery, let enqueuedAt, let attempts, let reason):
                 try db.cachedStatement(sql: "DELETE FROM queue WHERE sequence = ?").execute(arguments: [delivery.sequence])
-                try DeadLetterRecord(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date())
-                    .insert(db, onConflict: .replace)
+                try db.cachedStatement(sql: Self.insertDeadLetter).execute(
+                    arguments: Self.arguments(DeliveryRow.deadLetter(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date()))
+                )
             case .removeDeadLetter(let sequence):
                 try db.cachedStatement(sql: "DELETE FROM dead_letters WHERE sequence = ?").execute(arguments: [sequence])
             case .streamSession(let transport, let session):

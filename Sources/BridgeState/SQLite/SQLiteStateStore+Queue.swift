@@ -12,10 +12,9 @@ extension SQLiteStateStore {
         return try self.write(.enqueue) { db in
             var stored: [Delivery] = []
             stored.reserveCapacity(deliveries.count)
-            for delivery in deliveries {
-                var record = QueuedDeliveryRecord(delivery, enqueuedAt: now)
-                try record.insert(db)
-                stored.append(record.delivery)
+            for var delivery in deliveries {
+                delivery.sequence = try Self.insertNumbered(delivery, enqueuedAt: now, in: db)
+                stored.append(delivery)
             }
             try Self.insertRelays(deliveries, createdAt: now, in: db)
             return stored

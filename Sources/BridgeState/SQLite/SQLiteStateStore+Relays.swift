@@ -98,7 +98,7 @@ extension SQLiteStateStore {
     /// Inserts the id map rows for `deliveries`, ignoring relay ids already present.
     package static func insertRelays(_ deliveries: [Delivery], createdAt: Date, in db: Database) throws {
         for delivery in deliveries {
-            try RelayRecord(delivery, createdAt: createdAt).insert(db, onConflict: .ignore)
+            try db.cachedStatement(sql: Self.insertRelay).execute(arguments: Self.arguments(DeliveryRow.relay(delivery, createdAt: createdAt)))
         }
     }
 }

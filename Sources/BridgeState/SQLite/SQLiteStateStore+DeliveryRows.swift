@@ -1,0 +1,35 @@
+import Foundation
+import GRDB
+import TransportCore
+
+/// SQLite's side of ``DeliveryRow``: the statements over its column lists, and its values
+/// as arguments.
+extension SQLiteStateStore {
+    static let insertQueued = SQLiteStateStore.insert(into: "queue", DeliveryRow.queueColumns)
+    static let insertDeadLetter = SQLiteStateStore.insert(into: "dead_letters", DeliveryRow.deadLetterColumns, verb: "INSERT OR REPLACE")
+    static let insertRelay = SQLiteStateStore.insert(into: "relays", DeliveryRow.relayColumns, verb: "INSERT OR IGNORE")
+
+    static func arguments(_ row: [DeliveryRow.Value]) -> StatementArguments {
+        StatementArguments(
+            row.map { value -> DatabaseValue in
+                switch value {
+                case .text(let text): text?.databaseValue ?? .null
+                case .integer(let number): number.databaseValue
+                case .time(let date): StorageTimestamp.text(date).databaseValue
+                }
+            }
+        )
+    }
+
+    /// Queues `delivery` under a new sequence the queue's AUTOINCREMENT gives (never
+    /// reused), whatever sequence it had; returns it.
+    static func insertNumbered(_ delivery: Delivery, enqueuedAt: Date, in db: Database) throws -> Int64 {
+        let row = DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: 0, storeNumbers: true)
+        try db.cachedStatement(sql: Self.insertQueued).execute(arguments: Self.arguments(row))
+        return db.lastInsertedRowID
+    }
+
+    private static func insert(into table: String, _ columns: [String], verb: String = "INSERT") -> String {
+        "\(verb) INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+/// How far each source got: its stream management session (XEP-0198), its resume points and the deduplication keys it handled, read back at start.
+///
+/// One concern of the state (``StateStore``); every method is one blocking transaction.
+package protocol SourceProgressStore: AnyObject, Sendable {
+    /// Every account's stored stream management session (XEP-0198), by account name.
+    func streamSessions() throws(StateStoreError) -> [String: StoredStreamSession]
+    /// Every stored resume point's position (``ResumePoint``), by storage key.
+    func resumePoints() throws(StateStoreError) -> [String: String]
+    /// The newest `limit` deduplication keys each transport handled, oldest first.
+    func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]]
+}
