@@ -37,9 +37,7 @@ extension RelayPipeline {
         var unique: Set<Int64> = []
         self.parked[name] = waiting.filter { unique.insert($0.delivery.sequence).inserted }.sorted { $0.delivery.sequence < $1.delivery.sequence }
         self.shared?.known[name] = unique
-        var recent = RecentIDs(capacity: Self.seenWindow)
-        for id in read.seen { recent.insert(id) }
-        self.seen[name] = (recent, 0)
+        self.repeats.restore(read.seen, for: name)
         return InheritedDeliveries(self.parked[name] ?? [], account: name)
     }
 
@@ -49,7 +47,7 @@ extension RelayPipeline {
         self.parked.removeValue(forKey: name)
         self.shared?.known.removeValue(forKey: name)
         self.shared?.adopting.remove(name)
-        self.seen.removeValue(forKey: name)
+        self.repeats.forget(source: name)
     }
 
     /// Another instance queued deliveries for transport `name`: rows its

@@ -65,8 +65,7 @@ extension RelayPipeline {
         }
         let alreadyReceived = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil
         let key = "\(receipt.displayed ? "displayed" : "received") \(source) \(record.sourceID)"
-        guard !alreadyReceived, !self.passedBack.contains(key) else { return }
-        self.passedBack.insert(key)
+        guard !alreadyReceived, self.repeats.passBack(key) else { return }
         let receiptCopy = Delivery(
             channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
             // Its own source id: a later reference to the copy must not find the receipt.
