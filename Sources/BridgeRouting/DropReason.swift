@@ -25,7 +25,7 @@ package enum DropReason: Hashable, Sendable, CustomStringConvertible {
     case unknownReference
     /// A gateway user's message names no contact (not to a puppet).
     case noAddressee
-    /// The same unique id (archive stanza-id, Idempotency-Key) was handled before.
+    /// The same deduplication key (a stanza-id, an Idempotency-Key) was handled before.
     case alreadyHandled
     /// One of our own relay ids came back.
     case echo

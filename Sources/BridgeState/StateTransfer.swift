@@ -1,7 +1,7 @@
 import Foundation
 
 /// `xmpp-bridge state migrate` (issue 26): copies a single host's SQLite state (routes, id
-/// map, queue, dead letters, stream sessions, roster mirror snapshots, unique ids, paging,
+/// map, queue, dead letters, stream sessions, roster mirror snapshots, deduplication keys, paging,
 /// gateway registrations, archive) into an empty PostgreSQL database, in one transaction.
 /// Both stores hold the same values in the same columns (``PostgresSchema``), so rows are
 /// copied as they are; what PostgreSQL computes itself (the archive's words, positions that

@@ -43,7 +43,7 @@ extension StateIntegration {
             return store
         }
 
-        @Test("round trip: routes, queue, dead letters, id map, stream sessions, resume points, unique ids, notifications, registrations and the archive read back the same; sequences and archive ids go on past the copied ones; a second migrate into it is refused")
+        @Test("round trip: routes, queue, dead letters, id map, stream sessions, resume points, deduplication keys, notifications, registrations and the archive read back the same; sequences and archive ids go on past the copied ones; a second migrate into it is refused")
         func roundTrip() async throws {
             let sqlite = try await Self.filledSQLite()
             let database = try await SharedPostgres.freshDatabase()

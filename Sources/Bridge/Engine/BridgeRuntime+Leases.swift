@@ -20,7 +20,7 @@ extension BridgeRuntime {
         Self.leasedNames(self.currentConfiguration)
     }
 
-    /// The lease on `name` was granted: its queue and unique ids are read from the shared
+    /// The lease on `name` was granted: its queue and deduplication keys are read from the shared
     /// state, then it starts; an account first looks up in its archive what of its queue a
     /// former owner may have sent (``InheritedDeliveries``). False when it cannot (the state out of reach, no such
     /// transport): the lease goes back.

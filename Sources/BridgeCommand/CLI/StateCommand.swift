@@ -16,7 +16,7 @@ struct StateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy a SQLite state (stopped bridge) into an empty PostgreSQL database.",
             discussion: """
-                Routes, id map, queue, dead letters, stream sessions, roster mirror snapshots, unique ids, \
+                Routes, id map, queue, dead letters, stream sessions, roster mirror snapshots, deduplication keys, \
                 paging and gateway registrations and the archive are copied in one transaction; nothing is \
                 written when the target holds state already or anything fails. The bridge using the SQLite \
                 file must be stopped (its lock is taken). The password comes from --password-file or \

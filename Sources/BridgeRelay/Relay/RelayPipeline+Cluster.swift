@@ -14,7 +14,7 @@ extension RelayPipeline {
     }
 
     /// Takes transport `name` over before its worker is added: what is queued for it and the
-    /// unique ids it handled, from the shared state; from now on this instance's sequences
+    /// deduplication keys it handled, from the shared state; from now on this instance's sequences
     /// sort after every one used before.
     /// Returns what a former owner may have sent of it (``InheritedDeliveries``); nil
     /// when the queue is not shared.

@@ -70,7 +70,7 @@ package struct PostgresJournalScript {
     }
 
     /// The transports whose session a commit of `entries` writes on behalf of (stream state,
-    /// positions, unique ids of what they received): the leases it must still hold.
+    /// positions, deduplication keys of what they received): the leases it must still hold.
     package static func actingTransports(_ entries: [JournalEntry]) -> Set<String> {
         var transports: Set<String> = []
         for entry in entries {

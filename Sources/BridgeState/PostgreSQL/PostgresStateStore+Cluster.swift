@@ -8,7 +8,7 @@ package protocol SharedQueue: Sendable {
     func queuedSequences(transport: String) throws(StateStoreError) -> [Int64]
     /// The queued rows with these sequences (those still queued), in sequence order.
     func queued(sequences: [Int64]) throws(StateStoreError) -> [QueuedDeliveryRecord]
-    /// The newest `limit` unique ids `transport` handled, oldest first.
+    /// The newest `limit` deduplication keys `transport` handled, oldest first.
     func seenDeduplicationKeys(transport: String, limit: Int) throws(StateStoreError) -> [String]
     /// The first of `size` queue sequences no other instance uses, past all used before.
     func reserveSequences(_ size: Int64) throws(StateStoreError) -> Int64

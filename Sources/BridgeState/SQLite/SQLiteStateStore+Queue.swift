@@ -146,7 +146,7 @@ extension SQLiteStateStore {
         }
     }
 
-    /// The newest `limit` unique ids each transport handled, oldest first.
+    /// The newest `limit` deduplication keys each transport handled, oldest first.
     package func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]] {
         try self.read(.readQueue) { db in
             var seen: [String: [String]] = [:]
