@@ -40,8 +40,7 @@ struct ArchivePipelineTests {
 
     func pipeline(_ store: SQLiteStateStore, _ journal: Journal, filters: [String: ChannelFilter] = [:]) -> RelayPipeline<ManualClock> {
         RelayPipeline(
-            router: Router(channels: [Self.link(), Self.quiet], ownJIDs: [], filters: filters), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
+            router: Router(channels: [Self.link(), Self.quiet], ownJIDs: [], filters: filters), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
         )
     }
 
@@ -103,7 +102,7 @@ struct ArchivePipelineTests {
         let pipeline = self.pipeline(store, journal)
         try await pipeline.load()
         func indexed() throws -> Int64 { try store.read(.readArchive) { db in try Int64.fetchOne(db, sql: "SELECT through FROM archive_indexed") ?? -1 } }
-        let batch = RelayPipeline<ManualClock>.archiveIndexBatch
+        let batch = ArchiveStage.archiveIndexBatch
         for index in 0..<(batch - 1) { _ = await pipeline.handle(.message(Self.message("m \(index)", id: "a-\(index)")), from: "work") }
         await journal.flushed()
         #expect(try indexed() == 0)
@@ -158,7 +157,7 @@ struct ArchivePipelineTests {
         let clock = ManualClock()
         let crashed = try Journal(store: try SQLiteStateStore(path: path), log: try IntakeLogFile(path: path + ".intake"), clock: clock, logger: Logger(label: "journal-test"))
         let pipeline = RelayPipeline(
-            router: Router(channels: [Self.link()], ownJIDs: []), journal: crashed, store: try SQLiteStateStore(path: path),
+            router: Router(channels: [Self.link()], ownJIDs: []), journal: crashed,
             ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
         var message = Self.message("durable at once", id: "a-1")

@@ -32,8 +32,7 @@ struct PagingTestPipeline {
             format: format
         )
         let pipeline = RelayPipeline(
-            router: Router(channels: [relayChannel], ownJIDs: ["bridge@work.example"]), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
+            router: Router(channels: [relayChannel], ownJIDs: ["bridge@work.example"]), journal: journal, ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
         try await pipeline.load()
         // A worker that never runs: what is queued for its transport stays in the queue,

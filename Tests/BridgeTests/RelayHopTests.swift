@@ -55,8 +55,7 @@ struct RelayHopTests {
         // A manual clock that is never advanced: the log's own commit cannot come first.
         let journal = try Journal(store: store, log: log, clock: ManualClock(), logger: Logger(label: "hops"))
         let pipeline = RelayPipeline(
-            router: Router(channels: [RelayPipelineTests.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "hops"), finish: {}
+            router: Router(channels: [RelayPipelineTests.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "hops"), finish: {}
         )
         try await pipeline.load()
         let home = LoopTransport(loop: loop) { journal.commitCount }

@@ -114,7 +114,7 @@ struct RelayPipelineTests {
         let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = Pipeline(
-            router: Router(channels: [Self.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal, store: store,
+            router: Router(channels: [Self.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal,
             ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: self.clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
         try await pipeline.load()

@@ -31,8 +31,7 @@ struct RelayReceiptTests {
         let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = RelayPipeline(
-            router: Router(channels: [Self.channel], ownJIDs: ["bridge@example.org"]), journal: journal, store: store,
-            ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
+            router: Router(channels: [Self.channel], ownJIDs: ["bridge@example.org"]), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
         )
         try await pipeline.load()
         let message = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-1", body: "disk full", channel: "alerts")

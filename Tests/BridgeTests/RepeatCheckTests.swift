@@ -42,10 +42,11 @@ struct RepeatCheckTests {
 
     @Test("relay ids given lately are known as echoes; a receipt goes back once")
     func echoesAndReceipts() {
-        var check = RepeatCheck(window: 10, relayIDs: 2, passedBack: 2)
+        var check = RepeatCheck(window: 10, relayIDPrefix: "r", relayIDs: 2, passedBack: 2)
         check.relayed("r1")
-        #expect(check.isRecentRelay("r1"))
-        #expect(!check.isRecentRelay("r2"))
+        #expect(check.echo("r1") == true)
+        #expect(check.echo("r2") == nil, "ours, not given lately: the id map knows")
+        #expect(check.echo("m1") == false, "not ours")
         let first = check.passBack("received work m1")
         let again = check.passBack("received work m1")
         let displayed = check.passBack("displayed work m1")

@@ -26,7 +26,7 @@ struct RichPipelineTests {
 
     func pipeline(_ store: SQLiteStateStore, _ journal: Journal) -> RelayPipeline<ManualClock> {
         RelayPipeline(
-            router: Router(channels: [Self.link], ownJIDs: []), journal: journal, store: store, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test",
+            router: Router(channels: [Self.link], ownJIDs: []), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test",
             clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
         )
     }

@@ -88,7 +88,6 @@ package struct BridgeProcess {
         let pipeline = RelayPipeline(
             router: BridgeRuntime.router(channels: [], configuration: configuration),
             journal: journal,
-            store: store,
             ids: StanzaIDGenerator(prefix: "\(configuration.settings.bridgeID)-\(String(random.next() % 1_000_000_000_000, radix: 36))"),
             idPrefix: "\(configuration.settings.bridgeID)-",
             clock: ContinuousClock(),

@@ -1,5 +1,6 @@
 import BridgeState
 import Foundation
+import Logging
 import TransportCore
 
 /// What the relay pipeline keeps for paging (issue 24): the pure machine, the
@@ -22,4 +23,9 @@ package struct PagingDesk: Sendable {
     /// Per transport, how it shares a flood's full text as a file (XMPP accounts,
     /// XEP-0363); a digest for a transport without links to nothing.
     package var fileSharing: [String: any TextFileSharing] = [:]
+    package let logger: Logger
+
+    package init(logger: Logger) {
+        self.logger = logger
+    }
 }

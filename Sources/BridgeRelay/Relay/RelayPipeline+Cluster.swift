@@ -10,7 +10,7 @@ extension RelayPipeline {
     /// elsewhere stay in the shared queue only, and intake stops where a lease is lost.
     package func share(queue: any SharedQueue) {
         self.shared = SharedQueueState(queue: queue)
-        self.parked.removeAll()
+        self.targetTable.parked.removeAll()
     }
 
     /// Takes transport `name` over before its worker is added: what is queued for it and the
@@ -32,19 +32,19 @@ extension RelayPipeline {
             self.shared?.adopting.remove(name)
             throw error
         }
-        var waiting = self.parked.removeValue(forKey: name) ?? []
+        var waiting = self.targetTable.parked.removeValue(forKey: name) ?? []
         waiting += read.records.compactMap(\.queued)
         var unique: Set<Int64> = []
-        self.parked[name] = waiting.filter { unique.insert($0.delivery.sequence).inserted }.sorted { $0.delivery.sequence < $1.delivery.sequence }
+        self.targetTable.parked[name] = waiting.filter { unique.insert($0.delivery.sequence).inserted }.sorted { $0.delivery.sequence < $1.delivery.sequence }
         self.shared?.known[name] = unique
         self.repeats.restore(read.seen, for: name)
-        return InheritedDeliveries(self.parked[name] ?? [], account: name)
+        return InheritedDeliveries(self.targetTable.parked[name] ?? [], account: name)
     }
 
     /// Forgets transport `name` after its worker was removed for good here (its lease given
     /// back or lost): what it held stays in the shared queue for the next owner.
     package func disown(_ name: String) {
-        self.parked.removeValue(forKey: name)
+        self.targetTable.parked.removeValue(forKey: name)
         self.shared?.known.removeValue(forKey: name)
         self.shared?.adopting.remove(name)
         self.repeats.forget(source: name)
@@ -54,7 +54,7 @@ extension RelayPipeline {
     /// worker does not have yet are read back and handed to it. One read at a time per
     /// transport; a notice meanwhile reads once more after it.
     package func queueChanged(_ name: String) async {
-        guard self.shared != nil, self.workers[name] != nil else { return }
+        guard self.shared != nil, self.targetTable.workers[name] != nil else { return }
         guard self.shared?.reading[name] == nil else {
             self.shared?.reading[name] = true
             return
@@ -75,7 +75,7 @@ extension RelayPipeline {
             let sequences = try await self.journal.read { _ throws(StateStoreError) in try queue.queuedSequences(transport: name) }
             let fresh = sequences.filter { !(self.shared?.known[name]?.contains($0) ?? false) }
             let records = try await self.journal.read { _ throws(StateStoreError) in try queue.queued(sequences: fresh) }
-            guard let worker = self.workers[name], self.shared != nil else { return }
+            guard let worker = self.targetTable.workers[name], self.shared != nil else { return }
             let handed = self.shared!.unknown(records.compactMap(\.queued), for: name)
             if !handed.isEmpty { worker.append(handed) }
             // Known from now on: what is still queued, and what was handed over meanwhile.

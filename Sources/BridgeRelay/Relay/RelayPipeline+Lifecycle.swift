@@ -5,7 +5,7 @@ import TransportCore
 /// Bounced deliveries and the end of input: the pipeline's rarer paths.
 extension RelayPipeline {
     package func bounced(relayID: String, reason: String, permanent: Bool, from transport: String) {
-        guard let worker = self.workers[transport], let sequence = self.journal.assignSequences(1)?.lowerBound,
+        guard let worker = self.targetTable.workers[transport], let sequence = self.journal.assignSequences(1)?.lowerBound,
             let outcome = worker.bounced(relayID: relayID, permanent: permanent, reason: reason, sequence: sequence)
         else {
             self.logger.debug("error reply for no delivery we remember", metadata: ["transport": "\(transport)", "id": "\(relayID)", "reason": "\(reason)"])
@@ -21,7 +21,7 @@ extension RelayPipeline {
     /// After an input finished: stop once every running queue is empty, or after
     /// `drainTimeout`; what is still queued then stays in the journal for the next run.
     package func finishWhenDrained(drainTimeout: Duration = .seconds(30)) async {
-        let workers = Array(self.workers.values)
+        let workers = Array(self.targetTable.workers.values)
         let clock = self.clock
         let drained = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let answered = NIOLockedValueBox(false)
@@ -42,9 +42,9 @@ extension RelayPipeline {
         if drained {
             self.logger.info("input finished and everything delivered; stopping")
         } else {
-            let pending = self.workers.values.reduce(0) { $0 + $1.count }
+            let pending = self.targetTable.workers.values.reduce(0) { $0 + $1.count }
             self.logger.warning("input finished; \(pending) deliveries still queued for the next run")
         }
-        await self.finish()
+        await self.outlets.finish()
     }
 }

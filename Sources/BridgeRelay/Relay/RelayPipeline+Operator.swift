@@ -8,12 +8,12 @@ extension RelayPipeline {
     /// Queued deliveries (from memory) and dead letters (from the database), by sequence.
     package func queueEntries(transport: String?) async throws(StateStoreError) -> [QueueItemSummary] {
         var entries: [QueueItemSummary] = []
-        for (name, worker) in self.workers where transport == nil || transport == name {
+        for (name, worker) in self.targetTable.workers where transport == nil || transport == name {
             entries += worker.snapshot().pending.map {
                 QueueItemSummary(delivery: $0.delivery, state: .queued, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: $0.lastError)
             }
         }
-        for (name, waiting) in self.parked where transport == nil || transport == name {
+        for (name, waiting) in self.targetTable.parked where transport == nil || transport == name {
             entries += waiting.map { QueueItemSummary(delivery: $0.delivery, state: .queued, attempts: $0.attempts, enqueuedAt: $0.enqueuedAt, reason: nil) }
         }
         entries += try await self.journal.read { store throws(StateStoreError) in try store.deadLetters(transport: transport) }.map(QueueItemSummary.init)
@@ -45,7 +45,7 @@ extension RelayPipeline {
             revived.append((delivery, now, 0))
         }
         try await self.journal.commit(entries)
-        self.deadLetters.withLockedValue { counts in
+        self.outlets.deadLetters.withLockedValue { counts in
             for letter in dead { counts[letter.targetTransport, default: 1] -= 1 }
         }
         self.enqueue(revived)
@@ -59,7 +59,7 @@ extension RelayPipeline {
         let dead = try await self.journal.read { store throws(StateStoreError) in try store.deadLetters() }.filter { sequences == nil || remaining.contains($0.sequence) }
         guard !dead.isEmpty else { return count }
         try await self.journal.commit(dead.map { .removeDeadLetter(sequence: $0.sequence) })
-        self.deadLetters.withLockedValue { counts in
+        self.outlets.deadLetters.withLockedValue { counts in
             for letter in dead { counts[letter.targetTransport, default: 1] -= 1 }
         }
         return count + dead.count
@@ -70,14 +70,14 @@ extension RelayPipeline {
 
     /// Queued deliveries this instance's workers hold, made eligible now; how many.
     package func retryQueued(_ sequences: [Int64]) -> Int {
-        sequences.filter { sequence in self.workers.values.contains { $0.retryNow(sequence) } }.count
+        sequences.filter { sequence in self.targetTable.workers.values.contains { $0.retryNow(sequence) } }.count
     }
 
     /// Queued deliveries this instance's workers hold, forgotten; how many, and the
     /// sequences they did not hold.
     package func dropQueued(_ sequences: [Int64]) -> (count: Int, remaining: Set<Int64>) {
         var remaining = Set(sequences)
-        for sequence in sequences where self.workers.values.contains(where: { $0.drop(sequence) }) { remaining.remove(sequence) }
+        for sequence in sequences where self.targetTable.workers.values.contains(where: { $0.drop(sequence) }) { remaining.remove(sequence) }
         return (sequences.count - remaining.count, remaining)
     }
 }

@@ -67,46 +67,12 @@ extension RelayPipeline {
         // Most messages come from someone no alert went to: nothing more to look up.
         guard self.paging.machine.wasPaged(from) else { return false }
         let reading = self.paging.machine.received(
-            message, from: from, at: self.paging.now(), converses: !self.router.sendingChannels(of: from).isEmpty, makeID: { self.ids.next() }
+            message, from: from, at: self.paging.now(), converses: !self.router.sendingChannels(of: from).isEmpty, makeID: { self.routing.ids.next() }
         )
         guard case .handled(let actions) = reading else { return false }
         self.logger.info("paging: a recipient's message read as an ack or command", metadata: ["from": "\(from)", "id": "\(message.id)"])
         self.runPaging(actions)
         return true
-    }
-
-    /// A RESOLVED notification goes as a reply to the copy of its FIRING message each
-    /// recipient got (XEP-0461), and ends that alert's escalation (once committed).
-    package func proposeResolution(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
-        guard let notification = message.notification, notification.isResolved, let channel = message.channel,
-            let (page, replies) = self.paging.machine.resolution(of: notification.threadKey, channel: channel)
-        else { return }
-        for index in deliveries.indices {
-            if let copy = replies[Router.normalized(deliveries[index].target)] { deliveries[index].content.replyTo = copy }
-        }
-        proposal.pages.append(page)
-        proposal.entries.append(.page(page))
-    }
-
-    /// The page for an alert a local input sent into a paging channel: `routed` are its
-    /// deliveries before splitting (the whole text), `deliveries` after (every part's
-    /// relay id is a copy a reply may name).
-    package func proposePage(for message: InboundMessage, routed: [Delivery], deliveries: [Delivery], into proposal: inout PagingProposal) {
-        guard message.source.address == nil, message.notification?.isResolved != true,
-            deliveries.contains(where: { self.paging.machine.policy($0.channel) != nil })
-                || proposal.postponements.contains(where: { self.paging.machine.policy($0.delivery.channel) != nil })
-        else { return }
-        let postponed = Set(proposal.postponements.map { Router.normalized($0.delivery.target) })
-        for (channel, group) in Dictionary(grouping: deliveries + proposal.postponements.map(\.delivery), by: \.channel) {
-            // Recipients are people: account contacts, not rooms or local outputs.
-            let copies = group.filter { $0.target.address != nil && !self.router.isRoom(Router.normalized($0.target)) }
-                .map { (relayID: $0.relayID, target: Router.normalized($0.target)) }
-            let text = routed.first { $0.channel == channel && $0.target.address != nil }?.body ?? ""
-            guard let page = self.paging.machine.page(for: message, channel: channel, text: text, copies: copies, postponed: postponed, at: self.paging.now())
-            else { continue }
-            proposal.pages.append(page)
-            proposal.entries.append(.page(page))
-        }
     }
 
     /// Takes a committed proposal into memory and wakes the timer.
@@ -119,7 +85,7 @@ extension RelayPipeline {
 
     /// A displayed marker: an ack where the channel counts it.
     package func displayedForPaging(relayID: String, from: Endpoint) {
-        self.runPaging(self.paging.machine.displayed(relayID: relayID, from: Router.normalized(from), at: self.paging.now(), makeID: { self.ids.next() }))
+        self.runPaging(self.paging.machine.displayed(relayID: relayID, from: Router.normalized(from), at: self.paging.now(), makeID: { self.routing.ids.next() }))
     }
 
     // MARK: Actions and timer
@@ -171,7 +137,7 @@ extension RelayPipeline {
         }
         let now = Date()
         guard let entries = self.sequenced(deliveries, at: now) else { return }
-        self.appendUncommitted(entries, with: extra + self.archiveEntries(bridgeMade: deliveries, at: now))
+        self.appendUncommitted(entries, with: extra + self.archiving.entries(bridgeMade: deliveries, at: now, router: self.router))
     }
 
     private func silenced(_ key: PageKey, id: String) {
@@ -199,7 +165,7 @@ extension RelayPipeline {
     }
 
     private func answer(_ text: String, channel: String, to: Endpoint, replyTo: String?) {
-        self.queue([PagingStateMachine.Notice(channel: channel, target: to, text: text, relayID: self.ids.next(), replyTo: replyTo)], with: [])
+        self.queue([PagingStateMachine.Notice(channel: channel, target: to, text: text, relayID: self.routing.ids.next(), replyTo: replyTo)], with: [])
     }
 
     /// When something is next due (a repeat, an escalation, a release, the hourly prune) on the
@@ -217,7 +183,7 @@ extension RelayPipeline {
     package func pagingTick() {
         let now = self.paging.now()
         self.releasePostponed(at: now)
-        let actions = self.paging.machine.due(at: now, makeID: { self.ids.next() })
+        let actions = self.paging.machine.due(at: now, makeID: { self.routing.ids.next() })
         if let prune = self.paging.nextPrune, prune <= now {
             self.paging.nextPrune = now.addingTimeInterval(Self.pruneInterval)
             self.paging.machine.forget(before: now)

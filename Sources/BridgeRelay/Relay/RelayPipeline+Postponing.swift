@@ -4,47 +4,10 @@ import Foundation
 import TransportCore
 
 /// Postponing (issue 24): deliveries over a target's `max_per_minute`, or in a member's
-/// quiet hours below its `min_priority`, are postponed durably and released when the
-/// minute or the hours end: a minute's flood as one digest, quiet-hour deliveries as they are.
+/// quiet hours below its `min_priority`, are postponed durably (the paging gate,
+/// ``PagingDesk/run(_:)``) and released here when the minute or the hours end: a minute's
+/// flood as one digest, quiet-hour deliveries as they are.
 extension RelayPipeline {
-    /// Moves the deliveries of `message` that wait out of `deliveries` into `proposal`.
-    /// The flood gate counts a message once per target, whatever parts it was split into:
-    /// all its parts go, or all wait.
-    package func proposePostponements(of message: InboundMessage, _ deliveries: inout [Delivery], into proposal: inout PagingProposal) {
-        let policies = self.paging.machine.policies
-        guard deliveries.contains(where: { policies[$0.channel].map { $0.maxPerMinute != nil || !$0.quiet.isEmpty } ?? false }) else { return }
-        let now = self.paging.now()
-        var decided: [Endpoint: (until: Date, flood: Bool)?] = [:]
-        var sending: [Delivery] = []
-        for delivery in deliveries {
-            guard let policy = policies[delivery.channel], delivery.target.address != nil else {
-                sending.append(delivery)
-                continue
-            }
-            let target = Router.normalized(delivery.target)
-            if decided[target] == nil {
-                let priority = policy.priority(of: message)
-                if let until = policy.quiet[target]?.postponement(priority: priority, at: now) {
-                    decided[target] = (until, false)
-                } else if let limit = policy.maxPerMinute, let until = self.paging.gate.admit(target, limit: limit, priority: priority, at: now) {
-                    decided[target] = (until, true)
-                } else {
-                    decided[target] = .some(nil)
-                }
-            }
-            guard let wait = decided[target] ?? nil else {
-                sending.append(delivery)
-                continue
-            }
-            proposal.postponements.append(PostponedDeliveries.Postponement(delivery: delivery, releaseAt: wait.until, flood: wait.flood))
-            proposal.entries.append(.postpone(delivery, releaseAt: wait.until, flood: wait.flood))
-        }
-        if sending.count < deliveries.count {
-            self.logger.debug("deliveries postponed", metadata: ["count": "\(deliveries.count - sending.count)", "postponed": "\(self.paging.postponed.count)"])
-        }
-        deliveries = sending
-    }
-
     /// Releases what is due: quiet-hour deliveries queued as they are, each target's
     /// flood as one digest (its full text uploaded as a file, by the service, where the
     /// target can).
@@ -72,7 +35,7 @@ extension RelayPipeline {
     /// Queues the digest of `postponed` (one target's flood) and releases them in the same commit.
     private func queueDigest(_ postponed: [Delivery], url: String?, fullText: String) {
         guard let first = postponed.first else { return }
-        let relayID = self.ids.next()
+        let relayID = self.routing.ids.next()
         var digest = Delivery(
             channel: first.channel, target: first.target, body: fullText, originalBody: fullText, nick: "xmpp-bridge", type: first.type,
             source: Endpoint(transport: "paging"), sourceID: relayID, relayID: relayID
@@ -84,12 +47,12 @@ extension RelayPipeline {
             digest.body = Digest.summary(postponed.map(\.body), url: url)
             digest.originalBody = digest.body
             parts = [digest]
-        } else if let limit = self.stanzaLimit(first.target.transport) {
+        } else if let limit = self.splitting.limits[first.target.transport] {
             parts = DeliverySplitter.split(digest, maxStanzaBytes: limit)
         }
         self.logger.info("flood gathered into a digest", metadata: ["target": "\(first.target)", "messages": "\(postponed.count)", "file": "\(url != nil)"])
         let now = Date()
         guard let entries = self.sequenced(parts, at: now) else { return }
-        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))] + self.archiveEntries(bridgeMade: parts, at: now))
+        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))] + self.archiving.entries(bridgeMade: parts, at: now, router: self.router))
     }
 }

@@ -11,10 +11,10 @@ extension RelayPipeline {
     package func queued(among relayIDs: Set<String>) -> Set<String> {
         guard !relayIDs.isEmpty else { return [] }
         var found: Set<String> = []
-        for worker in Array(self.workers.values) + Array(self.draining.values) {
+        for worker in Array(self.targetTable.workers.values) + Array(self.targetTable.draining.values) {
             for item in worker.snapshot().pending where relayIDs.contains(item.delivery.relayID) { found.insert(item.delivery.relayID) }
         }
-        for waiting in self.parked.values {
+        for waiting in self.targetTable.parked.values {
             for entry in waiting where relayIDs.contains(entry.delivery.relayID) { found.insert(entry.delivery.relayID) }
         }
         return found
@@ -25,7 +25,7 @@ extension RelayPipeline {
     /// copies sent into a room are ignored: any occupant could send one from the room's
     /// JID (a private message), so they prove nothing.
     package func receipt(_ receipt: DeliveryReceipt, now: Date) async {
-        self.metrics.receipt(displayed: receipt.displayed)
+        self.outlets.metrics.receipt(displayed: receipt.displayed)
         let record: RelayRecord?
         let id = receipt.relayID
         do {

@@ -35,10 +35,10 @@ extension RelayPipeline {
     /// Tells the sender of an encrypted message, once per conversation per day, that it was
     /// not relayed; strangers are not answered.
     package func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
-        guard var notice = self.router.encryptionNotice(for: message, relayID: self.ids.next()) else { return }
+        guard var notice = self.router.encryptionNotice(for: message, relayID: self.routing.ids.next()) else { return }
         // Its own source id: a later reference to the sender's message must not find the notice.
         notice.sourceID = "notice:\(message.id)"
-        guard self.encryptionNotices.shouldNotify(message.source, now: now) else {
+        guard self.routing.encryptionNotices.shouldNotify(message.source, now: now) else {
             self.logger.debug("encrypted message not relayed; sender told earlier today", metadata: ["from": "\(message.source)"])
             return
         }
@@ -69,7 +69,7 @@ extension RelayPipeline {
         let receiptCopy = Delivery(
             channel: record.channel, target: source, body: "", originalBody: "", nick: "", type: .chat, source: record.target,
             // Its own source id: a later reference to the copy must not find the receipt.
-            sourceID: "receipt:\(receipt.relayID)", relayID: self.ids.next(),
+            sourceID: "receipt:\(receipt.relayID)", relayID: self.routing.ids.next(),
             content: MessageContent(receiptFor: record.sourceID, receiptDisplayed: receipt.displayed ? true : nil)
         )
         self.enqueueGenerated([receiptCopy])
@@ -80,6 +80,6 @@ extension RelayPipeline {
     package func enqueueGenerated(_ generated: [Delivery]) {
         let now = Date()
         guard let entries = self.sequenced(generated, at: now) else { return }
-        self.appendUncommitted(entries, with: self.archiveEntries(bridgeMade: generated, at: now))
+        self.appendUncommitted(entries, with: self.archiving.entries(bridgeMade: generated, at: now, router: self.router))
     }
 }

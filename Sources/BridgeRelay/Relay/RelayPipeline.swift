@@ -6,12 +6,18 @@ import NIOConcurrencyHelpers
 import TransportCore
 import XMPP
 
-/// The relay path, one stage after another (issue 8):
+/// The relay path, one stage after another (issue 8; the stages as types, issue 40):
 ///
-/// 1. **intake**: a transport's event arrives through its ``TransportEventSink``;
-/// 2. **echo check**: ids this bridge generated are never relayed again;
-/// 3. **route**: the pure ``Router`` picks the targets (members only, no loops);
-/// 4. **split**: a delivery over its XMPP target's stanza limit becomes parts (``DeliverySplitter``);
+/// 1. **intake**: a transport's event arrives through its ``TransportEventSink``; a source
+///    whose lease lapsed is fenced off (``LeaseBook``);
+/// 2. **repeat and echo check** (``RepeatCheck``): a message handed over again, and ids this
+///    bridge generated, are never relayed again;
+/// 3. **route** (``RoutingStage``): the pure ``Router`` picks the targets (members only, no
+///    loops);
+/// 4. **split** (``SplitStage``): a delivery over its XMPP target's stanza limit becomes
+///    parts (``DeliverySplitter``); the **paging gate** (``PagingDesk``) postpones what
+///    waits and opens a local alert's page; **archiving** (``ArchiveStage``) adds the
+///    archive's entries to the commit;
 /// 5. **room**: each target's queue must have room, else intake waits (backpressure, never drops);
 /// 6. **journal**: durable once copied into the intake log (``Journal``, ``IntakeLogFile``);
 ///    only then is the source answered (the socket reply, the stdin/FIFO read of the next
@@ -34,75 +40,59 @@ import XMPP
 package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration == Duration, C.Instant: Sendable {
     package typealias Worker = DeliveryWorker<C>
 
-    package var router: Router
     package let journal: Journal
-    package let store: any StateStore
-    package var ids: StanzaIDGenerator
-    /// Every relay id we generate starts with this; only such ids can be echoes.
-    private let idPrefix: String
     package let logger: Logger
-    /// Called once everything is delivered after an input asked to finish (stdin ended).
-    package let finish: @Sendable () async -> Void
     package let clock: C
-    /// Alerts of paging channels, accepted notifications, the paging timer (issue 24).
-    package var paging = PagingDesk()
-
-    package var workers: [String: Worker] = [:]
-    /// Workers being removed, until what they held is parked (``queued(among:)`` looks here too).
-    package var draining: [String: Worker] = [:]
-    /// The current instance of each transport; events from others are stale.
-    private var instances: [String: UInt64] = [:]
-    /// Deliveries for transports that are not running (loaded at start, or left by a removed
-    /// transport); a worker added for that name takes them.
-    package var parked: [String: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]] = [:]
-    /// XMPP accounts' stanza limits (bytes), for splitting.
-    private var stanzaLimits: [String: Int] = [:]
-    private var mailboxes: [ObserverMailbox] = []
-    /// What each transport last reported, for `xmpp-bridge status`.
-    package private(set) var availability: [String: (available: Bool, reason: String?, stopped: Bool)] = [:]
-    package let deadLetters: NIOLockedValueBox<[String: Int]>
-    /// Messages archived since the last `.indexArchive` (issue 25): every ``archiveIndexBatch`` a commit carries one.
-    package var archivedSinceIndex = 0
-    /// Who was told lately that encrypted messages are not relayed (issue 12).
-    package var encryptionNotices = EncryptionNotices()
-    /// What was seen already: sources' deduplication keys, our recent relay ids, receipts
-    /// passed back (the repeat and echo checks).
-    package var repeats = RepeatCheck(window: RelayPipeline.seenWindow)
-    package let metrics: RelayMetrics
+    /// The stages, in the order a message meets them (``route(_:notificationKey:)``).
+    package var repeats: RepeatCheck
+    package var routing: RoutingStage
+    package var splitting: SplitStage
+    /// Alerts of paging channels, accepted notifications, the paging timer, the gate on the
+    /// relay path (issue 24).
+    package var paging: PagingDesk
+    package var archiving = ArchiveStage()
+    /// Each target transport's worker, parked deliveries and last report.
+    package var targetTable = TargetTable<C>()
+    /// Whom the pipeline tells: observers, metrics, `?wait=sent`, dead-letter counts.
+    package nonisolated let outlets: RelayOutlets
     /// With other instances on the same state (issue 26): the shared queue, and the leases
-    /// this instance holds.
+    /// this instance holds (the fence: intake and workers stop the moment one lapses).
     package var shared: SharedQueueState?
     package nonisolated let leases: LeaseBook?
-    /// Told when deliveries leave a queue (delivered or dead), for `?wait=sent`.
-    private let settled: @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void
 
     package init(
-        router: Router, journal: Journal, store: any StateStore, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
-        metrics: RelayMetrics = .noop, settled: @escaping @Sendable (_ delivered: [(Delivery, Date?)], _ failed: [(Delivery, String)]) -> Void = { _, _ in },
+        router: Router, journal: Journal, ids: StanzaIDGenerator, idPrefix: String = "", clock: C, logger: Logger,
+        metrics: RelayMetrics = .noop, settled: @escaping RelayOutlets.Settled = { _, _ in },
         leases: LeaseBook? = nil, finish: @escaping @Sendable () async -> Void
     ) {
-        self.leases = leases
-        self.metrics = metrics
-        self.settled = settled
-        self.router = router
         self.journal = journal
-        self.store = store
-        self.ids = ids
-        self.idPrefix = idPrefix
-        self.clock = clock
         self.logger = logger
-        self.finish = finish
-        self.deadLetters = NIOLockedValueBox([:])
+        self.clock = clock
+        self.repeats = RepeatCheck(window: Self.seenWindow, relayIDPrefix: idPrefix)
+        self.routing = RoutingStage(router: router, ids: ids)
+        self.splitting = SplitStage(logger: logger)
+        self.paging = PagingDesk(logger: logger)
+        self.outlets = RelayOutlets(metrics: metrics, settled: settled, finish: finish)
+        self.leases = leases
     }
+
+    /// The routing table in effect.
+    package var router: Router { self.routing.router }
+
+    /// What each transport last reported, for `xmpp-bridge status`.
+    package var availability: [String: (available: Bool, reason: String?, stopped: Bool)] { self.targetTable.availability }
+
+    /// The state the journal writes (read here only at start).
+    package var store: any StateStore { self.journal.store }
 
     /// Reads the queue and dead-letter counts back from the journal: done once, at start.
     package func load() throws(StateStoreError) {
         for record in try self.store.loadQueue() {
-            if let entry = record.queued { self.parked[record.targetTransport, default: []].append(entry) }
+            if let entry = record.queued { self.targetTable.parked[record.targetTransport, default: []].append(entry) }
         }
         var counts: [String: Int] = [:]
         for letter in try self.store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }
-        self.deadLetters.withLockedValue { $0 = counts }
+        self.outlets.deadLetters.withLockedValue { $0 = counts }
         for (transport, keys) in try self.store.seenDeduplicationKeys(limit: Self.seenWindow) {
             self.repeats.restore(keys, for: transport)
         }
@@ -113,14 +103,14 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     package static var seenWindow: Int { 10_000 }
 
     package func observe(with observer: any TransportEventHandler) {
-        self.mailboxes.append(ObserverMailbox(observer))
+        self.outlets.observe(with: observer)
     }
 
     /// A worker for `configuration`'s queue of `transport`; not yet registered.
     package nonisolated func makeWorker(for transport: any Transport, configuration: DeliveryQueue<C.Instant>.Configuration) -> Worker {
-        let counts = self.deadLetters
-        let metrics = self.metrics
-        let settled = self.settled
+        let counts = self.outlets.deadLetters
+        let metrics = self.outlets.metrics
+        let settled = self.outlets.settled
         let leases = self.leases
         let name = transport.name
         return Worker(
@@ -137,18 +127,18 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
 
     package func add(_ worker: Worker, instance: UInt64? = nil, stanzaLimit: Int? = nil, fileSharing: (any TextFileSharing)? = nil) {
         let name = worker.transport.name
-        self.workers[name] = worker
+        self.targetTable.workers[name] = worker
         self.paging.fileSharing[name] = fileSharing
-        if let instance { self.instances[name] = instance }
-        self.stanzaLimits[name] = stanzaLimit
+        if let instance { self.targetTable.instances[name] = instance }
+        self.splitting.limits[name] = stanzaLimit
         self.shared?.adopting.remove(name)
-        if let waiting = self.parked.removeValue(forKey: name) { worker.append(waiting) }
+        if let waiting = self.targetTable.parked.removeValue(forKey: name) { worker.append(waiting) }
     }
 
     /// Stops `name`'s worker from starting another batch (before its transport stops, so
     /// nothing new goes out on a connection about to close).
     package func quiesce(transport name: String) {
-        self.workers[name]?.stop()
+        self.targetTable.workers[name]?.stop()
     }
 
     /// Stops `name`'s worker and parks what it still holds for a successor. A batch in
@@ -156,34 +146,34 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     /// the new one (a reload would send it twice). Commits under way are waited for too,
     /// so none of them hands its deliveries to the stopped worker after the snapshot.
     package func remove(transport name: String) async {
-        self.availability.removeValue(forKey: name)
-        guard let worker = self.workers.removeValue(forKey: name) else { return }
+        self.targetTable.availability.removeValue(forKey: name)
+        guard let worker = self.targetTable.workers.removeValue(forKey: name) else { return }
         self.paging.fileSharing.removeValue(forKey: name)
-        self.draining[name] = worker
-        defer { self.draining.removeValue(forKey: name) }
+        self.targetTable.draining[name] = worker
+        defer { self.targetTable.draining.removeValue(forKey: name) }
         worker.stop()
-        self.instances.removeValue(forKey: name)
+        self.targetTable.instances.removeValue(forKey: name)
         await worker.settled()
         await self.journal.flushed()
         let pending = worker.snapshot().pending.map { (delivery: $0.delivery, enqueuedAt: $0.enqueuedAt, attempts: $0.attempts) }
-        if let successor = self.workers[name] {
+        if let successor = self.targetTable.workers[name] {
             // A new worker was added while we waited (reconnect and reload together).
             successor.append(pending)
         } else {
             // Deliveries committed while we waited were parked already; order by sequence.
-            self.parked[name] = (pending + (self.parked[name] ?? [])).sorted { $0.delivery.sequence < $1.delivery.sequence }
+            self.targetTable.parked[name] = (pending + (self.targetTable.parked[name] ?? [])).sorted { $0.delivery.sequence < $1.delivery.sequence }
         }
     }
 
     /// Each transport's queue for `status`: depth, oldest item, dead letters.
     package func queueStatus() -> [String: (queued: Int, oldest: Date?, dead: Int)] {
-        let dead = self.deadLetters.withLockedValue { $0 }
+        let dead = self.outlets.deadLetters.withLockedValue { $0 }
         var result: [String: (queued: Int, oldest: Date?, dead: Int)] = [:]
-        for (name, worker) in self.workers {
+        for (name, worker) in self.targetTable.workers {
             let snapshot = worker.snapshot()
             result[name] = (snapshot.count, snapshot.oldest, dead[name] ?? 0)
         }
-        for (name, waiting) in self.parked where result[name] == nil {
+        for (name, waiting) in self.targetTable.parked where result[name] == nil {
             result[name] = (waiting.count, waiting.first?.enqueuedAt, dead[name] ?? 0)
         }
         for (name, count) in dead where result[name] == nil { result[name] = (0, nil, count) }
@@ -192,14 +182,14 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
 
     /// Replaces the routing table (reload, runtime route change).
     package func update(router: Router) {
-        self.router = router
+        self.routing.router = router
     }
 
     // MARK: 1. Intake
 
     /// An event from one transport instance; dropped if a reload replaced that instance.
     package func handle(_ event: TransportEvent, from transport: String, instance: UInt64) async -> TransportEventOutcome {
-        guard self.instances[transport] == instance else {
+        guard self.targetTable.instances[transport] == instance else {
             self.logger.debug("event from a replaced transport ignored", metadata: ["transport": "\(transport)"])
             return .dropped(DropReason.transportReplaced.description)
         }
@@ -227,19 +217,19 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
             }
             return await self.relay(message)
         case .available:
-            if let before = self.availability[transport], !before.available { self.metrics.reconnected(transport) }
-            self.availability[transport] = (true, nil, false)
-            self.workers[transport]?.setAvailable(true)
+            if let before = self.targetTable.availability[transport], !before.available { self.outlets.metrics.reconnected(transport) }
+            self.targetTable.availability[transport] = (true, nil, false)
+            self.targetTable.workers[transport]?.setAvailable(true)
             self.notify(event, from: transport)
         case .unavailable(let reason):
             self.logger.info("transport unavailable; its deliveries wait in the queue", metadata: ["transport": "\(transport)", "reason": "\(reason ?? "-")"])
-            self.availability[transport] = (false, reason, false)
-            self.workers[transport]?.setAvailable(false)
+            self.targetTable.availability[transport] = (false, reason, false)
+            self.targetTable.workers[transport]?.setAvailable(false)
             self.notify(event, from: transport)
         case .stopped(let reason):
             self.logger.error("transport stopped; SIGHUP or `xmpp-bridge reconnect` tries again", metadata: ["transport": "\(transport)", "reason": "\(reason)"])
-            self.availability[transport] = (false, reason, true)
-            self.workers[transport]?.setAvailable(false)
+            self.targetTable.availability[transport] = (false, reason, true)
+            self.targetTable.workers[transport]?.setAvailable(false)
             self.notify(.unavailable(reason: reason), from: transport)
         case .inputFinished:
             await self.finishWhenDrained()
@@ -250,12 +240,12 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         case .resumePointMoved(let point):
             self.journal.record([.resumePoint(key: point.storageKey(transport: transport), position: point.position)])
         case .targetReady(let target):
-            self.workers[transport]?.targetReady(Router.normalized(target))
+            self.targetTable.workers[transport]?.targetReady(Router.normalized(target))
         case .occupant(let room, let nick, let joined):
             self.notify(event, from: transport)
             // As text too, into channels that ask for it (`occupant_events`).
             var notice = InboundMessage(
-                source: room, sender: "\(room.address ?? "")/\(nick)", nick: nick, id: "occupant-\(self.ids.next())",
+                source: room, sender: "\(room.address ?? "")/\(nick)", nick: nick, id: "occupant-\(self.routing.ids.next())",
                 body: joined ? "entered the room" : "left the room", awaitsCommit: false
             )
             notice.isOccupantNotice = true
@@ -267,26 +257,26 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         case .alertAcked:
             self.notify(event, from: transport)
         case .acknowledgedBeforeRestart(let relayIDs):
-            let count = self.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
+            let count = self.targetTable.workers[transport]?.acknowledged(relayIDs: relayIDs) ?? 0
             self.logger.info("deliveries taken before resumption; not sent again", metadata: ["transport": "\(transport)", "count": "\(count)"])
         }
         return .accepted
     }
 
     package func notify(_ event: TransportEvent, from transport: String) {
-        for mailbox in self.mailboxes { mailbox.post(event, from: transport) }
+        self.outlets.notify(event, from: transport)
     }
 
     private func relay(_ message: InboundMessage) async -> TransportEventOutcome {
-        self.metrics.received(from: message.source.transport)
+        self.outlets.metrics.received(from: message.source.transport)
         // An Alertmanager HA pair's second copy of a notification (issue 24).
         let acceptance = self.acceptance(of: message)
         switch acceptance.lookup {
         case .duplicate(let first):
-            self.metrics.dropped(reason: DropReason.alreadyHandled.label)
+            self.outlets.metrics.dropped(reason: DropReason.alreadyHandled.label)
             return .duplicate(of: first)
         case .pending:
-            self.metrics.dropped(reason: DropReason.notificationPending.label)
+            self.outlets.metrics.dropped(reason: DropReason.notificationPending.label)
             return .dropped(DropReason.notificationPending.description)
         case .new:
             break
@@ -297,72 +287,38 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
             if dropped == .stateError { self.paging.accepted.forget(key) } else { self.paging.accepted.committed(key) }
         }
         guard let reason = dropped else { return .accepted }
-        self.metrics.dropped(reason: reason.label)
+        self.outlets.metrics.dropped(reason: reason.label)
         return .dropped(reason.description)
     }
 
-    /// Relays `message`; why not, when it is not.
+    /// Relays `message`; why not, when it is not. The stages run in order over its work;
+    /// what waits (the id map, room in the queues, the commit) is done here between them.
     private func route(_ message: InboundMessage, notificationKey: String?) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
-        var bookkeeping: [JournalEntry] = notificationKey.map { [self.acceptedEntry($0, id: message.id)] } ?? []
-        if let sequence = message.sourceSequence { bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
-        if let point = message.resumePoint { bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
-        // 2. Echo and repeat checks.
-        if let key = message.deduplicationKey {
-            if self.repeats.handled(key, from: source) {
-                self.logger.debug("message handed over again (same deduplication key); relayed once", metadata: ["from": "\(message.source)", "key": "\(key)"])
-                self.journal.record(bookkeeping)
-                return .alreadyHandled
-            }
-            bookkeeping += self.repeats.remember(key, from: source)
-        }
-        if await self.isEcho(message.id) {
-            self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(message.id)"])
-            self.journal.record(bookkeeping)
-            return .echo
-        }
+        var work = RelayWork(message: message, router: self.router, now: Date(), proposal: PagingProposal(notificationKey: notificationKey))
+        if let key = notificationKey { work.bookkeeping.append(self.acceptedEntry(key, id: message.id)) }
+        if let sequence = message.sourceSequence { work.bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
+        if let point = message.resumePoint { work.bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
+        // 2. Repeat and echo checks.
+        if case .stop(let reason) = self.repeats.run(&work) { return self.stopped(work, reason) }
+        if await self.isEcho(message.id) { return self.stopped(work, .echo) }
         // A paged recipient's acknowledgement or command is the bridge's (issue 24).
-        if self.readForPaging(message) {
-            self.journal.record(bookkeeping)
-            return nil
-        }
+        if self.readForPaging(message) { return self.stopped(work, nil) }
         // 3. Route.
-        var routed: [Delivery]
-        let references = await self.references(for: message)
-        let decision = self.router.route(message, references: references, makeID: { self.ids.next() })
+        work.references = await self.references(for: message)
+        let routed = self.routing.run(&work)
         if message.content.encryption != nil { self.noticeEncrypted(message) }
-        switch decision {
-        case .drop(let reason):
-            // Strangers and non-members are never relayed (no open relay).
-            self.logger.debug("not relayed", metadata: ["from": "\(message.source)", "reason": "\(reason)"])
-            self.journal.record(bookkeeping)
-            return reason
-        case .deliver(let deliveries):
-            routed = deliveries
-        }
+        if case .stop(let reason) = routed { return self.stopped(work, reason) }
         // Paging (issue 24): what it changes is taken into memory once committed.
-        var proposal = PagingProposal(notificationKey: notificationKey)
-        self.proposeResolution(of: message, &routed, into: &proposal)
-        // 4. Split what would exceed a target's stanza limit.
-        var deliveries: [Delivery] = []
-        for delivery in routed {
-            if let limit = self.stanzaLimits[delivery.target.transport] {
-                let parts = DeliverySplitter.split(delivery, maxStanzaBytes: limit)
-                if parts.count > 1 {
-                    self.logger.info("delivery split to fit the stanza limit", metadata: ["target": "\(delivery.target)", "parts": "\(parts.count)", "limit": "\(limit)"])
-                }
-                deliveries += parts
-            } else {
-                deliveries.append(delivery)
-            }
-        }
-        self.proposePostponements(of: message, &deliveries, into: &proposal)
-        self.proposePage(for: message, routed: routed, deliveries: deliveries, into: &proposal)
-        bookkeeping += proposal.entries
+        self.paging.resolve(&work)
+        // 4. Split what would exceed a target's stanza limit; what waits is postponed.
+        _ = self.splitting.run(&work)
+        _ = self.paging.run(&work)
+        work.bookkeeping += work.proposal.entries
         // 5. Room in every target queue, else wait (the source stops reading meanwhile).
-        for (transport, group) in Dictionary(grouping: deliveries, by: \.target.transport) {
-            while let worker = self.workers[transport], !worker.hasRoom(for: group) {
+        for (transport, group) in Dictionary(grouping: work.deliveries, by: \.target.transport) {
+            while let worker = self.targetTable.workers[transport], !worker.hasRoom(for: group) {
                 self.logger.debug("queue full; intake waits", metadata: ["transport": "\(transport)"])
                 await worker.waitForRoom()
             }
@@ -370,35 +326,45 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         // 6. Journal: durable before anything else sees it. The commit's completion runs on
         //    the journal's thread and hands the deliveries to the workers there (7), in
         //    commit order.
-        let now = Date()
-        guard let entries = self.sequenced(deliveries, at: now) else { return nil }
+        work.now = Date()
+        guard let entries = self.sequenced(work.deliveries, at: work.now) else { return nil }
         // The source's position moves in the same commit (a resumed stream then resends only
         // the rest; a repeat of this message is recognised).
         // The room's stanza-id of a room message goes on the id map rows these enqueues
         // insert (issue 12): after them.
         if let stanzaID = message.stanzaID {
-            bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
+            work.bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
         }
-        bookkeeping += self.archiveEntries(for: message, routed: routed, at: now)
+        _ = self.archiving.run(&work)
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
             while self.journal.backlog > Self.maximumBacklog { await self.journal.flushed() }
-            self.appendUncommitted(entries, with: bookkeeping)
-            self.takeIn(proposal)
+            self.appendUncommitted(entries, with: work.bookkeeping)
+            self.takeIn(work.proposal)
             return nil
         }
         do {
-            try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: now, attempts: 0) } + bookkeeping)
+            try await self.journal.commit(entries.map { .enqueue($0.delivery, enqueuedAt: work.now, attempts: 0) } + work.bookkeeping)
         } catch {
             self.logger.error("cannot queue deliveries; message not relayed", metadata: ["error": "\(error)"])
             // Not handled after all: a retry with the same key (Idempotency-Key) is new.
             if let key = message.deduplicationKey { self.repeats.forget(key, from: source) }
             return .stateError
         }
-        self.takeIn(proposal)
+        self.takeIn(work.proposal)
         // 7. Queue, to the workers running now (one may have been replaced meanwhile).
         self.enqueue(entries)
         return nil
+    }
+
+    /// A message no stage let through: its bookkeeping is still committed (the source's
+    /// position, its key); `reason` nil when the bridge took it itself.
+    private func stopped(_ work: RelayWork, _ reason: DropReason?) -> DropReason? {
+        if let reason {
+            self.logger.debug("not relayed", metadata: ["from": "\(work.message.source)", "id": "\(work.message.id)", "reason": "\(reason)"])
+        }
+        self.journal.record(work.bookkeeping)
+        return reason
     }
 
     /// `deliveries` with their queue sequences, their relay ids remembered for echo checks;
@@ -442,7 +408,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     package func targets(for entries: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]) -> [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] {
         var targets: [(Worker, [(delivery: Delivery, enqueuedAt: Date, attempts: Int)])] = []
         for (transport, group) in Dictionary(grouping: entries, by: \.delivery.target.transport) {
-            let worker = self.workers[transport]
+            let worker = self.targetTable.workers[transport]
             // Another instance runs it: the row is in the shared queue, the commit wakes that one.
             guard self.shared == nil || worker != nil || self.shared!.adopting.contains(transport) else { continue }
             // Sharing the queue, a worker gets each row once (it may have read it back already).
@@ -450,7 +416,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
             if let worker {
                 if !group.isEmpty { targets.append((worker, group)) }
             } else {
-                self.parked[transport, default: []] += group
+                self.targetTable.parked[transport, default: []] += group
             }
         }
         return targets
@@ -460,16 +426,10 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         for (worker, group) in self.targets(for: entries) { worker.append(group) }
     }
 
-    /// The stanza limit of an XMPP transport, for splitting.
-    package func stanzaLimit(_ transport: String) -> Int? {
-        self.stanzaLimits[transport]
-    }
-
     /// Whether `id` is one we relayed: in memory for this process's recent ids, else from
     /// the id map on the journal's thread (only ids with our prefix get that far).
     private func isEcho(_ id: String) async -> Bool {
-        guard id.hasPrefix(self.idPrefix) else { return false }
-        if self.repeats.isRecentRelay(id) { return true }
+        if let known = self.repeats.echo(id) { return known }
         do {
             return try await self.journal.read { store throws(StateStoreError) in try store.isRelayID(id) }
         } catch {

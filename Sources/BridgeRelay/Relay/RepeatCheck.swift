@@ -8,17 +8,22 @@ import BridgeState
 ///   reading the id map;
 /// - the receipts passed back to a source lately, so each goes back once (issue 12).
 ///
-/// A value type without I/O: the pipeline asks it and commits the entries it returns.
-package struct RepeatCheck: Sendable {
+/// A value type without I/O: the pipeline asks it and commits the entries it returns. As
+/// the path's first ``RelayStage`` it stops a message whose key was handled; the echo
+/// check (``echo(_:)``) may need the id map, which the pipeline reads.
+package struct RepeatCheck: RelayStage, Sendable {
     /// Keys remembered per source: a message handed over again after more than this many
     /// newer ones would be relayed again.
     package let window: Int
+    /// Every relay id this bridge gives starts with it: only such ids can be echoes.
+    private let relayIDPrefix: String
     private var keys: [String: (recent: RecentIDs, sinceTrim: Int)] = [:]
     private var relayIDs: RecentIDs
     private var passedBack: RecentIDs
 
-    package init(window: Int = 10_000, relayIDs: Int = 100_000, passedBack: Int = 10_000) {
+    package init(window: Int = 10_000, relayIDPrefix: String = "", relayIDs: Int = 100_000, passedBack: Int = 10_000) {
         self.window = window
+        self.relayIDPrefix = relayIDPrefix
         self.relayIDs = RecentIDs(capacity: relayIDs)
         self.passedBack = RecentIDs(capacity: passedBack)
     }
@@ -65,9 +70,22 @@ package struct RepeatCheck: Sendable {
         self.relayIDs.insert(relayID)
     }
 
-    /// Whether `id` is a relay id this process gave lately (older ones are in the id map).
-    package func isRecentRelay(_ id: String) -> Bool {
-        self.relayIDs.contains(id)
+    /// Whether a message with `id` is an echo of a copy this bridge sent, as far as memory
+    /// knows: true for a relay id given lately, false for an id that is none of ours, nil
+    /// for one of ours from before (the id map knows).
+    package func echo(_ id: String) -> Bool? {
+        guard id.hasPrefix(self.relayIDPrefix) else { return false }
+        return self.relayIDs.contains(id) ? true : nil
+    }
+
+    /// Stops a message whose deduplication key its source handed over before; remembers a
+    /// new one in the commit.
+    package mutating func run(_ work: inout RelayWork) -> RelayStep {
+        guard let key = work.message.deduplicationKey else { return .next }
+        let source = work.message.source.transport
+        if self.handled(key, from: source) { return .stop(.alreadyHandled) }
+        work.bookkeeping += self.remember(key, from: source)
+        return .next
     }
 
     /// Whether the receipt known by `key` goes back now: true the first time only.
