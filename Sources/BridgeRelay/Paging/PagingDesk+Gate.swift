@@ -71,13 +71,13 @@ extension PagingDesk: RelayStage {
     /// deliveries before splitting (the whole text), `deliveries` after (every part's
     /// relay id is a copy a reply may name).
     private func openPage(_ work: inout RelayWork) {
-        let message = work.message, proposal = work.proposal
-        guard message.source.address == nil, message.notification?.isResolved != true,
+        guard work.message.source.address == nil, work.message.notification?.isResolved != true,
             work.deliveries.contains(where: { self.machine.policy($0.channel) != nil })
-                || proposal.postponements.contains(where: { self.machine.policy($0.delivery.channel) != nil })
+                || work.proposal.postponements.contains(where: { self.machine.policy($0.delivery.channel) != nil })
         else { return }
-        let postponed = Set(proposal.postponements.map { Router.normalized($0.delivery.target) })
-        for (channel, group) in Dictionary(grouping: work.deliveries + proposal.postponements.map(\.delivery), by: \.channel) {
+        let message = work.message
+        let postponed = Set(work.proposal.postponements.map { Router.normalized($0.delivery.target) })
+        for (channel, group) in Dictionary(grouping: work.deliveries + work.proposal.postponements.map(\.delivery), by: \.channel) {
             // Recipients are people: account contacts, not rooms or local outputs.
             let copies = group.filter { $0.target.address != nil && !work.router.isRoom(Router.normalized($0.target)) }
                 .map { (relayID: $0.relayID, target: Router.normalized($0.target)) }

@@ -67,7 +67,7 @@ extension RelayPipeline {
         // Most messages come from someone no alert went to: nothing more to look up.
         guard self.paging.machine.wasPaged(from) else { return false }
         let reading = self.paging.machine.received(
-            message, from: from, at: self.paging.now(), converses: !self.router.sendingChannels(of: from).isEmpty, makeID: { self.routing.ids.next() }
+            message, from: from, at: self.paging.now(), converses: !self.routing.router.sendingChannels(of: from).isEmpty, makeID: { self.routing.ids.next() }
         )
         guard case .handled(let actions) = reading else { return false }
         self.logger.info("paging: a recipient's message read as an ack or command", metadata: ["from": "\(from)", "id": "\(message.id)"])
@@ -137,7 +137,7 @@ extension RelayPipeline {
         }
         let now = Date()
         guard let entries = self.sequenced(deliveries, at: now) else { return }
-        self.appendUncommitted(entries, with: extra + self.archiving.entries(bridgeMade: deliveries, at: now, router: self.router))
+        self.appendUncommitted(entries, with: extra + self.archiving.entries(bridgeMade: deliveries, at: now, router: self.routing.router))
     }
 
     private func silenced(_ key: PageKey, id: String) {

@@ -53,6 +53,6 @@ extension RelayPipeline {
         self.logger.info("flood gathered into a digest", metadata: ["target": "\(first.target)", "messages": "\(postponed.count)", "file": "\(url != nil)"])
         let now = Date()
         guard let entries = self.sequenced(parts, at: now) else { return }
-        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))] + self.archiving.entries(bridgeMade: parts, at: now, router: self.router))
+        self.appendUncommitted(entries, with: [.releasePostponed(relayIDs: postponed.map(\.relayID))] + self.archiving.entries(bridgeMade: parts, at: now, router: self.routing.router))
     }
 }

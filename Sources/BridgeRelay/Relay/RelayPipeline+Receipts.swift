@@ -38,7 +38,7 @@ extension RelayPipeline {
             self.logger.debug("receipt for no copy sent to its sender", metadata: ["id": "\(receipt.relayID)", "from": "\(receipt.from)"])
             return
         }
-        if self.router.isRoom(Router.normalized(record.target)) {
+        if self.routing.router.isRoom(Router.normalized(record.target)) {
             self.logger.debug("receipt from a room ignored", metadata: ["id": "\(receipt.relayID)", "room": "\(receipt.from)"])
             return
         }

@@ -18,12 +18,12 @@ extension RelayPipeline {
     /// room, one with the same nick.
     package func references(for message: InboundMessage) async -> ReferenceMap {
         let source = Router.normalized(message.source)
-        guard let id = message.content.references, !self.router.sendingChannels(of: source).isEmpty || self.router.relaysThroughGateway(source) else {
+        guard let id = message.content.references, !self.routing.router.sendingChannels(of: source).isEmpty || self.routing.router.relaysThroughGateway(source) else {
             return ReferenceMap()
         }
         let ownOnly = message.content.replaceID != nil || message.content.retractID != nil
         let from = message.source
-        let nick = ownOnly && self.router.isRoom(source) ? message.nick : nil
+        let nick = ownOnly && self.routing.router.isRoom(source) ? message.nick : nil
         do {
             return try await self.journal.read { store throws(StateStoreError) in try store.references(to: id, from: from, ownOnly: ownOnly, nick: nick) }
         } catch {
@@ -35,7 +35,7 @@ extension RelayPipeline {
     /// Tells the sender of an encrypted message, once per conversation per day, that it was
     /// not relayed; strangers are not answered.
     package func noticeEncrypted(_ message: InboundMessage, now: Date = Date()) {
-        guard var notice = self.router.encryptionNotice(for: message, relayID: self.routing.ids.next()) else { return }
+        guard var notice = self.routing.router.encryptionNotice(for: message, relayID: self.routing.ids.next()) else { return }
         // Its own source id: a later reference to the sender's message must not find the notice.
         notice.sourceID = "notice:\(message.id)"
         guard self.routing.encryptionNotices.shouldNotify(message.source, now: now) else {
@@ -55,11 +55,11 @@ extension RelayPipeline {
     package func passBack(_ receipt: DeliveryReceipt, for record: RelayRecord) {
         guard record.sourceAddress != nil else { return }
         let source = Router.normalized(record.source)
-        if self.router.isGatewayChannel(record.channel) {
+        if self.routing.router.isGatewayChannel(record.channel) {
             // Through a gateway, both sides are one conversation: receipts always go back.
-            guard self.router.relaysThroughGateway(source) else { return }
+            guard self.routing.router.relaysThroughGateway(source) else { return }
         } else {
-            guard let channel = self.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts,
+            guard let channel = self.routing.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts,
                 channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives })
             else { return }
         }
@@ -80,6 +80,6 @@ extension RelayPipeline {
     package func enqueueGenerated(_ generated: [Delivery]) {
         let now = Date()
         guard let entries = self.sequenced(generated, at: now) else { return }
-        self.appendUncommitted(entries, with: self.archiving.entries(bridgeMade: generated, at: now, router: self.router))
+        self.appendUncommitted(entries, with: self.archiving.entries(bridgeMade: generated, at: now, router: self.routing.router))
     }
 }

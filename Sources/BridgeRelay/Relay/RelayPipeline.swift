@@ -296,7 +296,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     private func route(_ message: InboundMessage, notificationKey: String?) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
-        var work = RelayWork(message: message, router: self.router, now: Date(), proposal: PagingProposal(notificationKey: notificationKey))
+        var work = RelayWork(message: message, router: self.routing.router, now: Date(), proposal: PagingProposal(notificationKey: notificationKey))
         if let key = notificationKey { work.bookkeeping.append(self.acceptedEntry(key, id: message.id)) }
         if let sequence = message.sourceSequence { work.bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
         if let point = message.resumePoint { work.bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }

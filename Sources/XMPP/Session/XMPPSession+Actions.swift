@@ -29,9 +29,9 @@ extension XMPPSession {
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here; a
             // stranger can send them at will, so: debug, plus a summary now and then.
-            self.logger.debug("ignored stanza", metadata: ["reason": "\(IgnoredStanzaLog<C.Instant>.describe(reason))"])
-            if let summary = self.ignoredStanzas.ignored(reason, now: self.clock.now) {
-                self.logger.notice(
+            self.dependencies.logger.debug("ignored stanza", metadata: ["reason": "\(IgnoredStanzaLog<C.Instant>.describe(reason))"])
+            if let summary = self.ignoredStanzas.ignored(reason, now: self.dependencies.clock.now) {
+                self.dependencies.logger.notice(
                     "ignored stanzas (spoofed replies, forged carbons, strangers' roster pushes, …); each at debug level",
                     metadata: ["count": "\(summary.count)", "examples": "\(summary.examples.joined(separator: " | "))"]
                 )

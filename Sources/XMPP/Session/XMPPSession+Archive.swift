@@ -1,28 +1,9 @@
 import Foundation
 
 /// Message archive catch-up (XEP-0313) in the session: the ``ArchiveCatchUpStateMachine``
-/// decides; this runs its queries and tags messages with their archive ids and cursors.
+/// decides (its results read by ``InboundDispatch``); this runs its queries and hands
+/// over what it holds.
 extension XMPPSession {
-    /// What a received stanza means: archive results are read by the archive machine,
-    /// everything else by the session machine; live messages get their archive id
-    /// (XEP-0359 `stanza-id` by our own account) and, when it moves, the archive cursor.
-    func actions(for element: XMLElement) -> [SessionStateMachine<C.Instant>.Action] {
-        if element.name == "message", self.archiveCheckTook(element) { return [] }
-        switch self.catchUp.read(element) {
-        case .emit(let message): return [.emitMessage(message, carbon: nil)]
-        case .skipped: return []
-        case .forged(let reason): return [.ignored(reason)]
-        case nil: break
-        }
-        var actions = self.machine.received(element)
-        for index in actions.indices {
-            guard case .emitMessage(var message, nil) = actions[index] else { continue }
-            self.catchUp.tag(&message, ownJID: self.machine.ownJID)
-            actions[index] = .emitMessage(message, carbon: nil)
-        }
-        return actions
-    }
-
     /// Hands a received message over, unless a catch-up is due or under way on this
     /// connection and it is live and in our archive: then it waits for the catch-up
     /// (``LiveMessageHold``). True when the consumer reports the message's stream number
@@ -45,7 +26,7 @@ extension XMPPSession {
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return message.streamNumber != nil
         case .overflow(let all):
-            self.logger.notice("too many live messages during the archive catch-up; handed over before it ends", metadata: ["held": "\(all.count)"])
+            self.dependencies.logger.notice("too many live messages during the archive catch-up; handed over before it ends", metadata: ["held": "\(all.count)"])
             await self.handOver(all.dropLast(), on: connection)
             await self.perform(.emitMessage(message, carbon: carbon), on: connection)
             return message.streamNumber != nil
@@ -56,7 +37,7 @@ extension XMPPSession {
     func liveHoldConnectionLost() {
         let dropped = self.catchUp.connectionLost()
         guard dropped > 0 else { return }
-        self.logger.info("connection lost with live messages held for the archive catch-up; the next catch-up reads them", metadata: ["held": "\(dropped)"])
+        self.dependencies.logger.info("connection lost with live messages held for the archive catch-up; the next catch-up reads them", metadata: ["held": "\(dropped)"])
     }
 
     /// Hands held messages over in order, each with the cursor it now reaches (every one
@@ -106,16 +87,16 @@ extension XMPPSession {
                 guard let next else { return nil }
                 action = next
             case .caughtUp(let cursor, let emitted, let pages):
-                self.logger.info(
+                self.dependencies.logger.info(
                     "caught up from the message archive",
                     metadata: ["archived messages": "\(emitted)", "pages": "\(pages)", "cursor": "\(cursor.map { "\($0)" } ?? "-")", "held live": "\(self.catchUp.liveHold.heldCount)", "held and archived": "\(self.catchUp.liveHold.archivedCount)"]
                 )
                 return cursor
             case .gaveUp(let reason):
-                self.logger.warning("message archive catch-up stopped; tried again after the next reconnect", metadata: ["reason": "\(reason)"])
+                self.dependencies.logger.warning("message archive catch-up stopped; tried again after the next reconnect", metadata: ["reason": "\(reason)"])
                 return nil
             case .unavailable(let reason):
-                self.logger.notice("no catch-up from a message archive", metadata: ["reason": "\(reason)"])
+                self.dependencies.logger.notice("no catch-up from a message archive", metadata: ["reason": "\(reason)"])
                 return nil
             }
         }

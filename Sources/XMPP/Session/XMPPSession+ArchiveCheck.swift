@@ -32,7 +32,7 @@ extension XMPPSession {
         // The server's session held our room memberships: they went with it, so deliveries
         // into rooms wait for the rejoin (and what is in doubt there goes first).
         self.roomsConnectionLost(resumable: false)
-        if self.configuration.archiveCheck == nil {
+        if self.dependencies.configuration.archiveCheck == nil {
             // No archive to ask: the senders try again (at least once).
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
         } else {
@@ -62,7 +62,7 @@ extension XMPPSession {
     /// session the doubt was written on (an earlier owner's, inherited), the server kept it
     /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool) async {
-        guard !self.inDoubt.messages.isEmpty, self.configuration.archiveCheck != nil else { return }
+        guard !self.inDoubt.messages.isEmpty, self.dependencies.configuration.archiveCheck != nil else { return }
         await self.check(self.inDoubt.take(), on: connection, resumed: resumed)
     }
 
@@ -78,8 +78,8 @@ extension XMPPSession {
     /// The check itself (``checkInDoubt(on:resumed:)``): each archive asked in turn
     /// (XEP-0313 §4), the senders settled, the rest sent again.
     private func check(_ doubt: InDoubtMessages, on connection: XMPPConnection, resumed: Bool) async {
-        guard let limits = self.configuration.archiveCheck else { return }
-        let started = self.clock.now
+        guard let limits = self.dependencies.configuration.archiveCheck else { return }
+        let started = self.dependencies.clock.now
         // What a room reflected reached it (XEP-0045 §7.2.2): no need to look.
         var archived = Set(doubt.batches.flatMap { batch -> [String] in
             guard let room = batch.room, let machine = self.rooms.entries[room]?.machine else { return [] }
@@ -100,7 +100,7 @@ extension XMPPSession {
             guard let (finished, action) = await self.run(check, on: connection) else {
                 // The connection went while asking: the next stream asks again (these first);
                 // a stopping session has no next stream, so their senders decide.
-                guard !self.isStopping else {
+                guard !self.lifecycle.isStopping else {
                     for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
                     return
                 }
@@ -118,7 +118,7 @@ extension XMPPSession {
         // A server that crashed may have archived messages for us and never routed them:
         // unless it ended the stream itself (alive, done with each) or says it has not
         // restarted since, those go again (at least once).
-        let timeout = self.configuration.requestTimeout
+        let timeout = self.dependencies.configuration.requestTimeout
         var restarted = "not asked"
         var uncertain = 0
         if doubt.serverEndedStream {
@@ -159,7 +159,7 @@ extension XMPPSession {
         self.inDoubt.settledAll()
         let restoredArchived = doubt.restoredIDs.filter { archived.contains($0) }
         if !restoredArchived.isEmpty { await self.emit(.resumedAfterRestart(handledIDs: restoredArchived)) }
-        let elapsed = started.duration(to: self.clock.now)
+        let elapsed = started.duration(to: self.dependencies.clock.now)
         let metadata: Logger.Metadata = [
             "in doubt": "\(doubt.ids.count)", "found": "\(found)", "reflected": "\(reflected)",
             "sent again": "\(resent + inRooms + doubt.restoredIDs.count - restoredArchived.count)",
@@ -167,9 +167,9 @@ extension XMPPSession {
             "outcome": "\(endings.isEmpty ? "all reflected" : endings.joined(separator: "; "))",
         ]
         if unreadable {
-            self.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
+            self.dependencies.logger.warning("the archive could not be read; in-doubt messages sent again (at least once)", metadata: metadata)
         } else {
-            self.logger.info("in-doubt messages checked against the archive", metadata: metadata)
+            self.dependencies.logger.info("in-doubt messages checked against the archive", metadata: metadata)
         }
     }
 
@@ -180,7 +180,7 @@ extension XMPPSession {
         let key = self.nextID()
         var action = check.start(queryID: key)
         self.inDoubt.started(check, key: key)
-        let timeout = self.configuration.requestTimeout
+        let timeout = self.dependencies.configuration.requestTimeout
         while let query = await self.archiveQuery(for: action, on: connection) {
             let next: ArchiveCheckStateMachine.Action?
             do {
@@ -203,11 +203,6 @@ extension XMPPSession {
         return (finished, action)
     }
 
-    /// Whether `element` is a result of an archive check under way (the check reads it).
-    func archiveCheckTook(_ element: XMLElement) -> Bool {
-        self.inDoubt.checkTook(element)
-    }
-
     /// Says again, first thing after `room` is joined, what was in doubt there and not found
     /// (``checkInDoubt(on:resumed:)``), each batch acknowledged as any delivery is.
     func resendAfterJoin(_ room: JID) async {
@@ -217,7 +212,7 @@ extension XMPPSession {
             if let id = message[attribute: "id"] { self.rooms.entries[room]?.machine.sending(id: id) }
         }
         if self.streamManagement.isCounting {
-            self.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(batches.reduce(0) { $0 + $1.messages.count })"])
+            self.dependencies.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(batches.reduce(0) { $0 + $1.messages.count })"])
         }
         await self.sendAgain(batches, on: connection)
     }
@@ -256,9 +251,9 @@ extension XMPPSession {
             return query
         case .retry(let query, let delay, let reason):
             guard self.current.connection === connection else { return nil }
-            self.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason)"])
+            self.dependencies.logger.info("the archive could not answer for now; asking again", metadata: ["in": "\(delay)", "error": "\(reason)"])
             // Not cut short by a lost connection (at most a few seconds): looked at after.
-            try? await self.clock.sleep(until: self.clock.now.advanced(by: delay), tolerance: nil)
+            try? await self.dependencies.clock.sleep(until: self.dependencies.clock.now.advanced(by: delay), tolerance: nil)
             return self.current.connection === connection && !Task.isCancelled ? query : nil
         case .finished:
             return nil
@@ -293,6 +288,6 @@ extension XMPPSession {
         guard let lost = self.inDoubt.lossToCompare,
             let seconds = await self.queryServer("jabber:iq:last", timeout: timeout)?[attribute: "seconds"].flatMap({ Int64($0) })
         else { return nil }
-        return Duration.seconds(seconds) < lost.duration(to: self.clock.now) + .seconds(1)
+        return Duration.seconds(seconds) < lost.duration(to: self.dependencies.clock.now) + .seconds(1)
     }
 }

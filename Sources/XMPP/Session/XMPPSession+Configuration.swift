@@ -5,7 +5,7 @@ extension XMPPSession {
     /// failed attempt for the reconnect machine (its backoff applies; the owner stops the
     /// session soon after).
     func connectionNotPermitted() -> XMPPClientError? {
-        guard let mayConnect = self.configuration.mayConnect, !mayConnect() else { return nil }
+        guard let mayConnect = self.dependencies.configuration.mayConnect, !mayConnect() else { return nil }
         return .connectFailed(attempts: ["not connecting: this process may not work on the account now"])
     }
 

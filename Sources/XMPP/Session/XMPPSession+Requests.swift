@@ -8,7 +8,7 @@ extension XMPPSession {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let id = iq.id
         guard self.current.requests[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
-        let deadline = self.clock.now.advanced(by: timeout ?? self.configuration.requestTimeout)
+        let deadline = self.dependencies.clock.now.advanced(by: timeout ?? self.dependencies.configuration.requestTimeout)
         // Registered before the write: the answer may come back before we wait for it.
         let waiter = OneShotWaiter<IQ>()
         self.current.requests[id] = waiter
@@ -34,7 +34,7 @@ extension XMPPSession {
     }
 
     func expireRequests() {
-        for id in self.machine.expireRequests(now: self.clock.now) {
+        for id in self.machine.expireRequests(now: self.dependencies.clock.now) {
             self.fail(id, XMPPSessionError.timedOut(id: id))
         }
         self.armExpiry()

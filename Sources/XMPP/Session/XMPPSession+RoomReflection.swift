@@ -32,7 +32,7 @@ extension XMPPSession {
             self.keepLeftUnreflected(doubt, in: room)
             return
         }
-        let deadline = self.clock.now.advanced(by: self.configuration.roomTimings.reflectionTimeout)
+        let deadline = self.dependencies.clock.now.advanced(by: self.dependencies.configuration.roomTimings.reflectionTimeout)
         guard self.rooms.unreflected.acknowledged(batch, sentAt: sentAt, settled: machine.settled, deadline: deadline) else {
             batch.waiter.complete(.success(()))
             return
@@ -59,12 +59,12 @@ extension XMPPSession {
     /// Keeps `doubt`, said in `room`, for the archive check after the rejoin.
     private func keepLeftUnreflected(_ doubt: InDoubtMessages, in room: JID) {
         guard !doubt.isEmpty else { return }
-        guard self.configuration.archiveCheck != nil, self.rooms.entries[room] != nil else {
+        guard self.dependencies.configuration.archiveCheck != nil, self.rooms.entries[room] != nil else {
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }
             return
         }
         self.rooms.entries[room]?.leftUnreflected.merge(doubt)
-        self.logger.info(
+        self.dependencies.logger.info(
             "out of the room before it reflected messages we said; looked up in its archive after the rejoin",
             metadata: ["room": "\(room)", "messages": "\(doubt.batches.reduce(0) { $0 + $1.messages.count })"]
         )
@@ -84,9 +84,9 @@ extension XMPPSession {
     /// batch counts as delivered. Runs from the room timer, which runs only while connected.
     func expireUnreflected(now: C.Instant) {
         for entry in self.rooms.unreflected.expired(now: now) {
-            self.logger.warning(
+            self.dependencies.logger.warning(
                 "the room did not reflect messages we said in it; counted delivered at the server's acknowledgement",
-                metadata: ["room": "\(entry.batch.room?.description ?? "-")", "messages": "\(entry.remaining.count)", "after": "\(self.configuration.roomTimings.reflectionTimeout)"]
+                metadata: ["room": "\(entry.batch.room?.description ?? "-")", "messages": "\(entry.remaining.count)", "after": "\(self.dependencies.configuration.roomTimings.reflectionTimeout)"]
             )
             entry.batch.waiter.complete(.success(()))
         }

@@ -35,16 +35,16 @@ extension XMPPSession {
             self.rooms.entries.removeValue(forKey: jid)
             if wanted[jid] == nil {
                 self.rooms.removed.insert(jid)
-                self.logger.info("left room", metadata: ["room": "\(jid)"])
+                self.dependencies.logger.info("left room", metadata: ["room": "\(jid)"])
             }
         }
-        let now = self.clock.now
+        let now = self.dependencies.clock.now
         var joins: [(room: JID, actions: [RoomStateMachine<C.Instant>.Action])] = []
         for (jid, room) in wanted where self.rooms.entries[jid] == nil {
             self.rooms.removed.remove(jid)
             var entry = RoomTable<C.Instant>.entry(
-                for: room, timings: self.configuration.roomTimings, catchUp: self.configuration.catchUp,
-                cursor: cursors[jid] ?? self.configuration.roomCursors[jid]
+                for: room, timings: self.dependencies.configuration.roomTimings, catchUp: self.dependencies.configuration.catchUp,
+                cursor: cursors[jid] ?? self.dependencies.configuration.roomCursors[jid]
             )
             joins.append((jid, self.rooms.online ? entry.machine.connected(now: now) : []))
             self.rooms.entries[jid] = entry
@@ -78,9 +78,9 @@ extension XMPPSession {
     /// the rooms we are in are kept.
     func joinRooms(resumed: Bool) async {
         self.rooms.online = true
-        let now = self.clock.now
+        let now = self.dependencies.clock.now
         // No reflection could come while the connection was down: each wait starts again.
-        self.rooms.unreflected.restartDeadlines(at: now.advanced(by: self.configuration.roomTimings.reflectionTimeout))
+        self.rooms.unreflected.restartDeadlines(at: now.advanced(by: self.dependencies.configuration.roomTimings.reflectionTimeout))
         for jid in self.rooms.entries.keys.sorted(by: { $0.description < $1.description }) {
             guard var entry = self.rooms.entries[jid] else { continue }
             if resumed, entry.machine.isJoined {
@@ -114,7 +114,7 @@ extension XMPPSession {
             entry.afterJoin = nil
             if entry.checkingLeftUnreflected {
                 entry.checkingLeftUnreflected = false
-                if !entry.leftUnreflected.isEmpty, self.configuration.archiveCheck != nil {
+                if !entry.leftUnreflected.isEmpty, self.dependencies.configuration.archiveCheck != nil {
                     self.inDoubt.add(entry.leftUnreflected)
                     entry.leftUnreflected = InDoubtMessages()
                 }
@@ -126,22 +126,18 @@ extension XMPPSession {
 
     // MARK: - Stanzas
 
-    /// What the session does with `element`: a room's presence or message is read by its
-    /// room's machine; everything else by ``actions(for:)``.
+    /// What the session does with `element` (``InboundDispatch``): a room's part is carried
+    /// out here, the rest returned for the session to perform.
     func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
-        // A result of an archive check under way, a room's archive's too, is the check's.
-        if element.name == "message", self.archiveCheckTook(element) { return [] }
-        guard element.name == "presence" || element.name == "message", !self.rooms.entries.isEmpty,
-            let from = element[attribute: "from"].flatMap({ try? JID($0) }), self.rooms.entries[from.bare] != nil
-        else {
-            if element.name == "message", element[attribute: "type"] == "groupchat" {
-                return [.ignored("groupchat message from \(element[attribute: "from"] ?? "nobody"), no room we are in")]
-            }
-            return self.actions(for: element)
+        let outcome = InboundDispatch<C.Instant>.read(
+            element, inDoubt: &self.inDoubt, rooms: &self.rooms, catchUp: &self.catchUp, machine: &self.machine, now: self.dependencies.clock.now
+        )
+        let room: JID, inbound: [RoomInbound<C.Instant>.Action]
+        switch outcome {
+        case .taken: return []
+        case .session(let actions): return actions
+        case .room(let jid, let actions): (room, inbound) = (jid, actions)
         }
-        let room = from.bare
-        // In place: the room's remembered ids are not copied per message.
-        let inbound = RoomInbound<C.Instant>.read(element, from: room, entry: &self.rooms.entries[room]!, now: self.clock.now)
         var actions: [SessionStateMachine<C.Instant>.Action] = []
         for action in inbound {
             switch action {
@@ -157,7 +153,7 @@ extension XMPPSession {
             case .ignored(let reason):
                 actions.append(.ignored(reason))
             case .notEmitted(let reason):
-                self.logger.debug("room message not passed on", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.dependencies.logger.debug("room message not passed on", metadata: ["room": "\(room)", "reason": "\(reason)"])
             }
         }
         return actions
@@ -173,7 +169,7 @@ extension XMPPSession {
                 try? await self.transmit([element], on: connection)
             case .joined(let nick):
                 self.rooms.entries[room]?.reason = nil
-                self.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
+                self.dependencies.logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
                 // What was in doubt here goes first, before any delivery waiting for the join.
                 // What we left the room with unreflected is looked up in its archive first,
                 // after the join (by the after-join work: this runs in the read loop, which
@@ -189,17 +185,17 @@ extension XMPPSession {
                 self.startAfterJoin(room)
             case .left(let reason):
                 self.rooms.entries[room]?.reason = reason
-                self.logger.notice("out of room; rejoining", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.dependencies.logger.notice("out of room; rejoining", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 await self.emitRoomStatus(room)
             case .stopped(let reason):
                 self.rooms.entries[room]?.reason = reason
-                self.logger.error("room stopped; its deliveries wait until a reload", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.dependencies.logger.error("room stopped; its deliveries wait until a reload", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 await self.emitRoomStatus(room)
             case .occupant(let nick, let joined):
                 await self.emit(.occupant(room: room, nick: nick, joined: joined))
             case .selfPing(let to):
                 let ping = IQ(type: .get, id: self.nextID(), to: to, payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-                let timeout = self.configuration.roomTimings.pingTimeout
+                let timeout = self.dependencies.configuration.roomTimings.pingTimeout
                 self.spawn {
                     let outcome: RoomStateMachine<C.Instant>.SelfPingOutcome
                     do {
@@ -216,12 +212,13 @@ extension XMPPSession {
                 var query = XMLElement(name: "query", namespace: "http://jabber.org/protocol/muc#owner")
                 query.append(XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")]))
                 let iq = IQ(type: .set, id: self.nextID(), to: room, payload: query)
+                let logger = self.dependencies.logger
                 self.spawn {
                     do {
                         _ = try await self.request(iq)
-                        self.logger.info("created the room with its default configuration", metadata: ["room": "\(room)"])
+                        logger.info("created the room with its default configuration", metadata: ["room": "\(room)"])
                     } catch {
-                        self.logger.warning("created the room but could not configure it", metadata: ["room": "\(room)", "error": "\(error)"])
+                        logger.warning("created the room but could not configure it", metadata: ["room": "\(room)", "error": "\(error)"])
                     }
                 }
             }
@@ -230,9 +227,9 @@ extension XMPPSession {
 
     private func selfPingAnswered(_ outcome: RoomStateMachine<C.Instant>.SelfPingOutcome, room: JID) async {
         guard var entry = self.rooms.entries[room] else { return }
-        let actions = entry.machine.selfPingAnswered(outcome, now: self.clock.now)
+        let actions = entry.machine.selfPingAnswered(outcome, now: self.dependencies.clock.now)
         self.rooms.entries[room] = entry
-        if case .unreachable(let reason) = outcome { self.logger.notice("room self-ping inconclusive", metadata: ["room": "\(room)", "reason": "\(reason)"]) }
+        if case .unreachable(let reason) = outcome { self.dependencies.logger.notice("room self-ping inconclusive", metadata: ["room": "\(room)", "reason": "\(reason)"]) }
         await self.performRoom(actions, room: room)
         self.armRoomTimer()
     }
@@ -258,7 +255,7 @@ extension XMPPSession {
     }
 
     func roomTimerFired() async {
-        let now = self.clock.now
+        let now = self.dependencies.clock.now
         self.expireUnreflected(now: now)
         for jid in self.rooms.entries.keys {
             guard var entry = self.rooms.entries[jid] else { continue }
@@ -301,7 +298,7 @@ extension XMPPSession {
         if let features {
             self.rooms.entries[room]?.trustsStanzaIDs = features.contains(ArchiveCatchUpStateMachine.stanzaIDNamespace)
             if !features.contains(ArchiveCatchUpStateMachine.namespace), self.rooms.entries[room]?.archive != nil {
-                self.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)"])
+                self.dependencies.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)"])
                 return
             }
         }
@@ -336,14 +333,14 @@ extension XMPPSession {
                 guard let next else { return }
                 action = next
             case .caughtUp(let cursor, let emitted, let pages):
-                self.logger.info("caught up from the room's archive", metadata: ["room": "\(room)", "archived messages": "\(emitted)", "pages": "\(pages)"])
+                self.dependencies.logger.info("caught up from the room's archive", metadata: ["room": "\(room)", "archived messages": "\(emitted)", "pages": "\(pages)"])
                 if let cursor { await self.emit(.roomCursorMoved(room: room, cursor)) }
                 return
             case .gaveUp(let reason):
-                self.logger.warning("room archive catch-up stopped; tried again after the next join", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.dependencies.logger.warning("room archive catch-up stopped; tried again after the next join", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 return
             case .unavailable(let reason):
-                self.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)", "reason": "\(reason)"])
+                self.dependencies.logger.notice("the room keeps no archive: messages missed while out of it are not caught up", metadata: ["room": "\(room)", "reason": "\(reason)"])
                 return
             }
         }

@@ -12,15 +12,15 @@ extension XMPPSession {
     public func waitForRoster(timeout: Duration, _ condition: @escaping @Sendable (Roster) -> Bool) async -> Bool {
         if condition(self.machine.roster) { return true }
         let waiter = OneShotWaiter<Bool>()
-        self.rosterWaiters.append((condition, waiter))
-        defer { self.rosterWaiters.removeAll { $0.waiter === waiter } }
-        return await waiter.value(until: self.clock.now.advanced(by: timeout), on: self.clock, orElse: false, executor: self.executor)
+        self.lifecycle.rosterWaiters.append((condition, waiter))
+        defer { self.lifecycle.rosterWaiters.removeAll { $0.waiter === waiter } }
+        return await waiter.value(until: self.dependencies.clock.now.advanced(by: timeout), on: self.dependencies.clock, orElse: false, executor: self.dependencies.executor)
     }
 
     /// Completes the roster waiters whose condition holds now.
     func checkRosterWaiters() {
         let roster = self.machine.roster
-        for entry in self.rosterWaiters where entry.condition(roster) {
+        for entry in self.lifecycle.rosterWaiters where entry.condition(roster) {
             entry.waiter.complete(.success(true))
         }
     }

@@ -14,7 +14,7 @@ extension XMPPSession {
     /// elements to the channel, whose writes keep their order: the wire order is the
     /// numbering order.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
-        let ledger = self.configuration.ledger
+        let ledger = self.dependencies.configuration.ledger
         for element in elements where Self.isStanza(element) {
             if let number = self.streamManagement.stanzaSent(element) { ledger?.sent(number, id: element[attribute: "id"]) }
         }
@@ -29,7 +29,7 @@ extension XMPPSession {
     /// one begins, is resumed or ends, with the ids of the stanzas the server acknowledged
     /// on resumption. Positions within the session go to the ledger instead.
     func publishSessionState(acknowledgedIDs: [String] = []) {
-        guard let changed = self.configuration.sessionStateChanged else { return }
+        guard let changed = self.dependencies.configuration.sessionStateChanged else { return }
         var stored = self.streamManagement.storedSession
         stored?.jid = self.machine.ownJID.description
         stored?.acknowledgedIDs = acknowledgedIDs
@@ -73,7 +73,7 @@ extension XMPPSession {
             case .acknowledged(let through, let count):
                 acknowledged = through
                 released = Array(pendingIDs.prefix(count)).filter { !$0.isEmpty }
-                self.configuration.ledger?.acknowledged(through: through)
+                self.dependencies.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
                 if restored, count > 0 {
                     // What the server took before the earlier process ended.
@@ -82,15 +82,15 @@ extension XMPPSession {
             case .resumed(let resend):
                 resumed = true
                 if let id = self.streamManagement.resumption?.id {
-                    self.configuration.ledger?.begin(sessionID: id, acknowledged: self.streamManagement.acknowledged)
+                    self.dependencies.configuration.ledger?.begin(sessionID: id, acknowledged: self.streamManagement.acknowledged)
                 }
-                self.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
+                self.dependencies.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
                 // After a restart only ids are known: the owner sends what was not counted.
                 // The `<r/>` proves the resumed stream is read (``AcknowledgementWatchdog``).
                 self.watchdogResumed()
                 try? await self.transmit((restored ? [] : resend) + [self.streamManagement.requestAck()], on: connection)
             case .resumeFailed(let condition, let unacknowledged):
-                self.logger.notice(
+                self.dependencies.logger.notice(
                     "stream resumption failed; a new session", metadata: ["condition": "\(condition)", "in doubt": "\(unacknowledged.count)"]
                 )
                 self.giveUpResumption(pending: unacknowledged, acknowledged: acknowledged, restored: restored)
@@ -104,7 +104,7 @@ extension XMPPSession {
     /// The old session is gone: its numbered stanzas' senders are told to try again.
     func abandonResumption() {
         self.streamManagement = StreamManagementStateMachine()
-        self.configuration.ledger?.end()
+        self.dependencies.configuration.ledger?.end()
         self.publishSessionState()
         let acknowledgements = self.acknowledgements.takeAll()
         for entry in acknowledgements { entry.waiter.complete(.failure(XMPPSessionError.disconnected)) }
@@ -116,22 +116,22 @@ extension XMPPSession {
         for action in actions {
             switch action {
             case .enabled(let id, _, let max):
-                self.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
-                if let id { self.configuration.ledger?.begin(sessionID: id, acknowledged: 0) } else { self.configuration.ledger?.end() }
+                self.dependencies.logger.info("stream management enabled", metadata: ["resumable": "\(id != nil)", "max": "\(max.map(String.init) ?? "-")"])
+                if let id { self.dependencies.configuration.ledger?.begin(sessionID: id, acknowledged: 0) } else { self.dependencies.configuration.ledger?.end() }
                 self.publishSessionState()
             case .enableFailed(let condition):
-                self.logger.notice("stream management refused; deliveries wait on a ping's answer", metadata: ["condition": "\(condition)"])
+                self.dependencies.logger.notice("stream management refused; deliveries wait on a ping's answer", metadata: ["condition": "\(condition)"])
                 // No acknowledgement will come for what was numbered: its senders try again.
                 self.abandonResumption()
             case .acknowledged(let through, _):
-                self.configuration.ledger?.acknowledged(through: through)
+                self.dependencies.configuration.ledger?.acknowledged(through: through)
                 self.releaseAcknowledgementWaiters(through: through)
                 self.watchdogAcknowledged()
             case .resumed, .resumeFailed:
                 // Resumption happens during negotiation, not on an established stream.
-                self.logger.warning("unexpected stream resumption answer ignored")
+                self.dependencies.logger.warning("unexpected stream resumption answer ignored")
             case .protocolError(let reason):
-                self.logger.error("stream management protocol error from the server; closing", metadata: ["reason": "\(reason)"])
+                self.dependencies.logger.error("stream management protocol error from the server; closing", metadata: ["reason": "\(reason)"])
                 await connection.close(timeout: .zero)
             }
         }
@@ -147,16 +147,16 @@ extension XMPPSession {
     /// report few new stanzas waits (one timer) unless `now`: the server asks once per
     /// answer, so a paced stream costs one `<r/>` and one `<a/>` per delay, not per stanza.
     func sendAcknowledgement(on connection: XMPPConnection, now: Bool = false) async {
-        let delay = self.configuration.acknowledgementDelay
-        let batch = now || delay == .zero ? 0 : self.configuration.acknowledgementBatch
+        let delay = self.dependencies.configuration.acknowledgementDelay
+        let batch = now || delay == .zero ? 0 : self.dependencies.configuration.acknowledgementBatch
         while let ack = self.streamManagement.takeAck(deferringBelow: batch) {
-            self.configuration.ledger?.reported(handled: self.streamManagement.handled)
+            self.dependencies.configuration.ledger?.reported(handled: self.streamManagement.handled)
             try? await connection.send([ack])
         }
         if !self.streamManagement.acknowledgementOwed {
             self.current.timers.cancel(.acknowledgement)
         } else if self.current.timers.deadline(of: .acknowledgement) == nil {
-            self.armTimer(.acknowledgement, at: self.clock.now.advanced(by: delay))
+            self.armTimer(.acknowledgement, at: self.dependencies.clock.now.advanced(by: delay))
         }
     }
 
@@ -188,7 +188,7 @@ extension XMPPSession {
         }
         defer { signal() }
         // A stopping session takes nothing new: it could not be acknowledged before the close.
-        guard !self.isStopping else { throw XMPPSessionError.stopped }
+        guard !self.lifecycle.isStopping else { throw XMPPSessionError.stopped }
         guard self.streamManagement.isCounting, let connection = self.current.connection else {
             try await self.send(messages)
             signal()
@@ -231,10 +231,10 @@ extension XMPPSession {
     /// Whether a batch's `<r/>` goes with it (``AcknowledgementRequestPacer``); when it
     /// does, the timer for a later one is not needed.
     private func requestsAcknowledgementNow(unacknowledged: Int) -> Bool {
-        let request = self.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgements.count)
+        let request = self.dependencies.configuration.acknowledgementRequests.batchCarriesRequest(unacknowledged: unacknowledged, waiting: self.acknowledgements.count)
         if request {
             self.current.timers.cancel(.acknowledgementRequest)
-            self.acknowledgements.lastCarriedRequest = self.clock.now
+            self.acknowledgements.lastCarriedRequest = self.dependencies.clock.now
         }
         return request
     }
@@ -242,8 +242,8 @@ extension XMPPSession {
     /// One `<r/>` after the delay, for everything written until then (one timer).
     private func armAcknowledgementRequest() {
         guard self.current.timers.deadline(of: .acknowledgementRequest) == nil else { return }
-        let now = self.clock.now
-        let delay = self.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.acknowledgements.lastCarriedRequest.map { $0.duration(to: now) })
+        let now = self.dependencies.clock.now
+        let delay = self.dependencies.configuration.acknowledgementRequests.timerDelay(sinceCarriedRequest: self.acknowledgements.lastCarriedRequest.map { $0.duration(to: now) })
         self.armTimer(.acknowledgementRequest, at: now.advanced(by: delay))
     }
 
@@ -278,8 +278,8 @@ extension XMPPSession {
     /// being sent again by whoever takes over the queue (a reload's new session).
     func settleAcknowledgements() async {
         guard self.streamManagement.isCounting, !self.acknowledgements.isEmpty else { return }
-        let clock = self.clock
-        let deadline = clock.now.advanced(by: self.configuration.stopAcknowledgementTimeout)
+        let clock = self.dependencies.clock
+        let deadline = clock.now.advanced(by: self.dependencies.configuration.stopAcknowledgementTimeout)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await self.waitForAcknowledgement() }
             group.addTask { _ = try? await clock.sleep(until: deadline, tolerance: nil) }

@@ -8,13 +8,13 @@ extension XMPPSession {
 
     /// Runs the timers while the connection lasts (a task of its group: cancelled with it).
     func runTimers() async {
-        let clock = self.clock
+        let clock = self.dependencies.clock
         while !Task.isCancelled {
             let wake = OneShotWaiter<Void>()
             let next = self.current.timers.earliest
             self.current.timers.wake = wake
             self.current.timers.sleeping(until: next)
-            await wake.value(until: next, on: clock, orElse: (), executor: self.executor)
+            await wake.value(until: next, on: clock, orElse: (), executor: self.dependencies.executor)
             self.current.timers.wake = nil
             self.current.timers.sleeping(until: nil)
             guard !Task.isCancelled else { return }

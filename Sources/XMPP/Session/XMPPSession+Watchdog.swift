@@ -14,14 +14,14 @@ extension XMPPSession {
     /// An `<r/>` went out: an answer is owed from now if none was (the clock is read
     /// only then: this is on every batch's path).
     func watchdogRequested() {
-        guard self.configuration.acknowledgementTimeout > .zero else { return }
-        if self.acknowledgements.watchdog.requested(now: self.clock.now) { self.armWatchdog() }
+        guard self.dependencies.configuration.acknowledgementTimeout > .zero else { return }
+        if self.acknowledgements.watchdog.requested(now: self.dependencies.clock.now) { self.armWatchdog() }
     }
 
     /// An `<a/>` arrived.
     func watchdogAcknowledged() {
         guard self.acknowledgements.watchdog.unanswered > 0 else { return }
-        self.acknowledgements.watchdog.acknowledged(now: self.clock.now)
+        self.acknowledgements.watchdog.acknowledged(now: self.dependencies.clock.now)
     }
 
     /// The stream was resumed: the `<r/>` sent next must be answered within the timeout.
@@ -43,26 +43,26 @@ extension XMPPSession {
 
     func watchdogFired() async {
         guard let connection = self.current.connection else { return }
-        switch self.acknowledgements.watchdog.check(now: self.clock.now) {
+        switch self.acknowledgements.watchdog.check(now: self.dependencies.clock.now) {
         case .idle:
             return
         case .wait:
             self.armWatchdog()
         case .dead(let resumedUnacknowledged):
             let metadata: Logger.Metadata = [
-                "ack_timeout": "\(self.configuration.acknowledgementTimeout)", "unacknowledged": "\(self.streamManagement.pending.count)",
+                "ack_timeout": "\(self.dependencies.configuration.acknowledgementTimeout)", "unacknowledged": "\(self.streamManagement.pending.count)",
             ]
             if resumedUnacknowledged {
                 // Resuming again would reach the same unread stream: a new session instead,
                 // and what was in flight is checked against the archive.
-                self.logger.warning("the resumed stream was not read (no acknowledgement in time); starting a new session", metadata: metadata)
+                self.dependencies.logger.warning("the resumed stream was not read (no acknowledgement in time); starting a new session", metadata: metadata)
                 self.giveUpResumption()
             } else if self.streamManagement.resumption == nil {
                 // Not resumable: a new session, and what was in flight is checked likewise.
-                self.logger.warning("no acknowledgement from the server in time; dropping the connection for a new session", metadata: metadata)
+                self.dependencies.logger.warning("no acknowledgement from the server in time; dropping the connection for a new session", metadata: metadata)
                 self.giveUpResumption()
             } else {
-                self.logger.warning("no acknowledgement from the server in time; dropping the connection to resume", metadata: metadata)
+                self.dependencies.logger.warning("no acknowledgement from the server in time; dropping the connection to resume", metadata: metadata)
             }
             self.acknowledgements.watchdog.connectionEnded()
             await connection.abort()

@@ -10,16 +10,9 @@ import Logging
 /// Time comes from the injected clock, so tests can drive it with a manual clock.
 public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
-    let configuration: Configuration
-    /// Connecting and logging in: the connector, the password, the server's login queue.
-    private let login: SessionLogin
-    let clock: C
-    /// Where the session's own tasks (timers, IQ requests in flight) start: the account's event
-    /// loop in the bridge, so a timer armed and fired there wakes no other thread (nil: the pool).
-    let executor: (any TaskExecutor)?
-    let logger: Logger
+    /// The configuration, login, clock, executor, logger and ids it is given.
+    var dependencies: SessionDependencies<C>
     var machine: SessionStateMachine<C.Instant>
-    private var ids: StanzaIDGenerator
     /// The current connection and what lives as long as it does (timers, requests,
     /// keepalive, work beside the read loop).
     var current: ConnectionScope<C.Instant>
@@ -32,13 +25,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Catching up from the account's archive after gaps (XEP-0313), and the live messages
     /// held meanwhile.
     var catchUp: AccountCatchUp
-    var isStopping = false
-    /// Wakes the backoff sleep under way, so ``stop()`` can cut it short.
-    private var backoff: OneShotWaiter<Void>?
+    /// Stopping, the backoff sleep a stop cuts short, callers waiting on the roster.
+    var lifecycle = SessionLifecycle()
     /// The presence we broadcast, and what it carries.
     var own: OwnPresence
-    /// Callers waiting for the roster to reach some state (``waitForRoster(timeout:_:)``).
-    var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
     var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
     /// The rooms we sit in (XEP-0045).
@@ -54,14 +44,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         ids: StanzaIDGenerator,
         logger: Logger
     ) {
-        self.configuration = configuration
-        self.login = SessionLogin(connector: client, password: password, gate: connectionGate)
-        self.clock = clock
-        self.executor = executor
-        self.ids = ids
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
-        self.logger = logger
+        self.dependencies = SessionDependencies(
+            configuration: configuration, login: SessionLogin(connector: client, password: password, gate: connectionGate), clock: clock,
+            executor: executor, logger: logger, ids: ids
+        )
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.own = OwnPresence(configuration.initialPresence)
         self.current = ConnectionScope(
@@ -102,26 +90,26 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Connects and stays connected until ``stop()``, cancellation or a permanent failure;
     /// returns then.
     public func run() async {
-        var reconnect = ReconnectStateMachine<C>(configuration: self.configuration.reconnect) { Double.random(in: $0) }
+        var reconnect = ReconnectStateMachine<C>(configuration: self.dependencies.configuration.reconnect) { Double.random(in: $0) }
         var action = reconnect.start()
         var lastError: XMPPClientError?
-        while !self.isStopping, !Task.isCancelled {
+        while !self.lifecycle.isStopping, !Task.isCancelled {
             switch action {
             case .none:
                 await self.finish(lastError)
                 return
             case .connect:
                 if let refused = self.connectionNotPermitted() {
-                    (lastError, action) = (refused, reconnect.connectFailed(refused, now: self.clock.now))
+                    (lastError, action) = (refused, reconnect.connectFailed(refused, now: self.dependencies.clock.now))
                     continue
                 }
                 // One place in the process's login queue while connecting and logging in.
-                guard let connected = await self.login.connect(self.configuration.client, resume: self.resumeRequest()) else {
+                guard let connected = await self.dependencies.login.connect(self.dependencies.configuration.client, resume: self.resumeRequest()) else {
                     break  // cancelled while waiting: the loop ends
                 }
                 do throws(XMPPClientError) {
                     let connection = try connected.get()
-                    if self.isStopping || Task.isCancelled {
+                    if self.lifecycle.isStopping || Task.isCancelled {
                         // stop() came while connecting: do not start a session nobody wants.
                         await connection.close()
                         break
@@ -130,27 +118,27 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     let reason = await self.serve(connection)
                     lastError = reason
                     await self.emit(.offline(reason))
-                    guard !self.isStopping, self.configuration.reconnects else { break }
-                    action = reconnect.connectionLost(reason, now: self.clock.now)
+                    guard !self.lifecycle.isStopping, self.dependencies.configuration.reconnects else { break }
+                    action = reconnect.connectionLost(reason, now: self.dependencies.clock.now)
                 } catch {
                     lastError = error
-                    guard self.configuration.reconnects else {
+                    guard self.dependencies.configuration.reconnects else {
                         action = .giveUp(error)
                         continue
                     }
-                    action = reconnect.connectFailed(error, now: self.clock.now)
+                    action = reconnect.connectFailed(error, now: self.dependencies.clock.now)
                 }
             case .wait(let until):
-                var metadata: Logger.Metadata = ["in": "\(self.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
+                var metadata: Logger.Metadata = ["in": "\(self.dependencies.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
                 if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
-                self.logger.warning("connection failed; retrying", metadata: metadata)
+                self.dependencies.logger.warning("connection failed; retrying", metadata: metadata)
                 let wake = OneShotWaiter<Void>()
-                self.backoff = wake
-                await wake.value(until: until, on: self.clock, orElse: (), executor: self.executor)
-                self.backoff = nil
-                action = reconnect.timerFired(now: self.clock.now)
+                self.lifecycle.backoff = wake
+                await wake.value(until: until, on: self.dependencies.clock, orElse: (), executor: self.dependencies.executor)
+                self.lifecycle.backoff = nil
+                action = reconnect.timerFired(now: self.dependencies.clock.now)
             case .giveUp(let error):
-                self.logger.notice("giving up", metadata: ["error": "\(error)"])
+                self.dependencies.logger.notice("giving up", metadata: ["error": "\(error)"])
                 await self.finish(error)
                 return
             }
@@ -162,9 +150,9 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
     /// server's close (RFC 6120 §4.4), no reconnect.
     public func stop() async {
-        guard !self.isStopping else { return }
-        self.isStopping = true
-        self.backoff?.complete(.success(()))
+        guard !self.lifecycle.isStopping else { return }
+        self.lifecycle.isStopping = true
+        self.lifecycle.backoff?.complete(.success(()))
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.current.timers.cancel(.rooms)
@@ -174,7 +162,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         defer {
             // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
             self.streamManagement = StreamManagementStateMachine()
-            self.configuration.ledger?.end()
+            self.dependencies.configuration.ledger?.end()
             self.publishSessionState()
         }
         if let connection = self.current.connection {
@@ -200,7 +188,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     func emit(_ event: XMPPSessionEvent) async {
         if await !self.events.send(event) {
-            self.logger.error("event dropped: the consumer is more than \(self.configuration.maximumBufferedEvents) events behind")
+            self.dependencies.logger.error("event dropped: the consumer is more than \(self.dependencies.configuration.maximumBufferedEvents) events behind")
         }
     }
 
@@ -214,10 +202,10 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
         self.catchUp.streamStarted(continuesLast: resumed && !restored)
-        self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.clock.now)
+        self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
-        let executor = self.executor
+        let executor = self.dependencies.executor
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
             group.addTask { await self.keepAlive(connection) }
@@ -250,7 +238,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// session the numbered stanzas and their waiters are kept for the next connection to
     /// resume; otherwise they fail too (their senders try again).
     private func connectionEnded() {
-        self.inDoubt.connectionLostAt = self.clock.now
+        self.inDoubt.connectionLostAt = self.dependencies.clock.now
         self.watchdogConnectionEnded()
         self.current.timers.removeAll()
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
@@ -260,14 +248,14 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
         if self.streamManagement.resumption == nil {
             self.streamManagement = StreamManagementStateMachine()
-            self.configuration.ledger?.end()
+            self.dependencies.configuration.ledger?.end()
             self.publishSessionState()
         }
     }
 
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
-            self.current.keepalive.trafficReceived(now: self.clock.now)
+            self.current.keepalive.trafficReceived(now: self.dependencies.clock.now)
             if let actions = self.streamManagement.received(element) {
                 await self.perform(actions, on: connection)
                 continue
@@ -279,11 +267,11 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     await self.perform(action, on: connection)
                     continue
                 }
-                if let number, self.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
+                if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
                 let reported = await self.emitLive(message, carbon: carbon, on: connection)
                 deferred = deferred || reported
             }
-            if !self.rosterWaiters.isEmpty { self.checkRosterWaiters() }
+            if !self.lifecycle.rosterWaiters.isEmpty { self.checkRosterWaiters() }
             if let number, !deferred { self.streamManagement.handled(number) }
             // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
             // handled(_:) answers, once for the whole burst.
@@ -300,8 +288,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func restore(_ connection: XMPPConnection, resumed: Bool) async {
         var restore = SessionRestoreStateMachine(
             configuration: .init(
-                streamManagement: self.configuration.streamManagement, carbons: self.configuration.enableCarbons,
-                roster: self.configuration.fetchRoster, presence: self.own.presence != nil
+                streamManagement: self.dependencies.configuration.streamManagement, carbons: self.dependencies.configuration.enableCarbons,
+                roster: self.dependencies.configuration.fetchRoster, presence: self.own.presence != nil
             )
         )
         let offersStreamManagement = connection.features.elements.contains {
@@ -318,20 +306,20 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func run(_ step: SessionRestoreStateMachine.Step, on connection: XMPPConnection, resumed: Bool) async -> SessionRestoreStateMachine.Outcome {
         switch step {
         case .enableStreamManagement:
-            let enable = self.streamManagement.enable(resume: self.configuration.resumesStreams)
+            let enable = self.streamManagement.enable(resume: self.dependencies.configuration.resumesStreams)
             return (try? await self.transmit([enable], on: connection)) == nil ? .failed : .done
         case .discoverCarbons:
-            let disco = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
+            let disco = IQ(type: .get, id: self.dependencies.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
             guard let info = try? await self.request(disco) else { return .failed }
             let offered = info.payload?.elements.contains { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature } == true
             return offered ? .carbonsOffered : .done
         case .enableCarbons:
-            return (try? await self.request(IQ(type: .set, id: self.ids.next(), payload: CarbonFilter.enableRequest()))) == nil ? .failed : .done
+            return (try? await self.request(IQ(type: .set, id: self.dependencies.ids.next(), payload: CarbonFilter.enableRequest()))) == nil ? .failed : .done
         case .fetchRoster:
             let versioning = connection.features.elements.contains { $0.namespace == Roster.versioningFeature }
             let query = Roster.query(version: self.machine.roster.version, versioning: versioning)
             // The machine applies the result when it arrives, in stream order with pushes.
-            let fetch = IQ(type: .get, id: self.ids.next(), payload: query)
+            let fetch = IQ(type: .get, id: self.dependencies.ids.next(), payload: query)
             self.machine.rosterFetchSent(id: fetch.id)
             do {
                 _ = try await self.request(fetch)
@@ -339,7 +327,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 if resumed { await self.emit(.rosterFetched) }
                 return .done
             } catch {
-                self.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
+                self.dependencies.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
                 return .failed
             }
         case .announcePresence:
@@ -364,20 +352,20 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func keepAlive(_ connection: XMPPConnection) async {
         while !Task.isCancelled, let deadline = self.current.keepalive.nextDeadline {
             do {
-                try await self.clock.sleep(until: deadline, tolerance: nil)
+                try await self.dependencies.clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return
             }
-            switch self.current.keepalive.timerFired(now: self.clock.now) {
+            switch self.current.keepalive.timerFired(now: self.dependencies.clock.now) {
             case .wait:
                 continue
             case .sendPing:
                 // The answer, like any other traffic, resets the machine.
-                let ping = IQ(type: .get, id: self.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-                let timeout = self.configuration.pingTimeout
+                let ping = IQ(type: .get, id: self.dependencies.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+                let timeout = self.dependencies.configuration.pingTimeout
                 self.spawn { _ = try? await self.request(ping, timeout: timeout) }
             case .connectionDead:
-                self.logger.warning("server did not answer a ping; treating the connection as dead")
+                self.dependencies.logger.warning("server did not answer a ping; treating the connection as dead")
                 await connection.abort()
                 return
             }
@@ -394,13 +382,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// A fresh stanza id.
     public func nextID() -> String {
-        self.ids.next()
+        self.dependencies.ids.next()
     }
 
     /// Sends a message; returns once it is written to the connection.
     public func send(_ message: Message) async throws {
         var message = message
-        if message.id == nil { message.id = self.ids.next() }
+        if message.id == nil { message.id = self.dependencies.ids.next() }
         try await self.write(message.element)
     }
 
@@ -411,7 +399,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         var elements: [XMLElement] = []
         elements.reserveCapacity(messages.count)
         for var message in messages {
-            if message.id == nil { message.id = self.ids.next() }
+            if message.id == nil { message.id = self.dependencies.ids.next() }
             elements.append(message.element)
         }
         do {
@@ -430,7 +418,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// everything sent before it, in order.
     public func pingServer() async throws {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
-        let ping = IQ(type: .get, id: self.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
+        let ping = IQ(type: .get, id: self.dependencies.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
         do {
             _ = try await self.request(ping)
         } catch XMPPSessionError.stanzaError(let error) where error.condition == .serviceUnavailable || error.condition == .featureNotImplemented {
@@ -443,7 +431,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         var element = element
         // Every outgoing stanza gets an id (RFC 6120 §8.1.3), from the injected generator.
         if element[attribute: "id"] == nil, element.name == "message" || element.name == "presence" {
-            element[attribute: "id"] = self.ids.next()
+            element[attribute: "id"] = self.dependencies.ids.next()
         }
         do {
             try await self.transmit([element], on: connection)
@@ -454,7 +442,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// Sends our presence with the caps element (XEP-0115 §4).
     func announce(_ presence: Presence) async throws {
-        let announced = self.own.announcement(of: presence, capabilities: self.configuration.session.capabilities, node: self.configuration.session.capabilitiesNode)
+        let announced = self.own.announcement(of: presence, capabilities: self.dependencies.configuration.session.capabilities, node: self.dependencies.configuration.session.capabilitiesNode)
         try await self.send(announced.element)
     }
 }
