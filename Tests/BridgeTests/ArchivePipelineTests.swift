@@ -57,7 +57,7 @@ struct ArchivePipelineTests {
         var filter = ChannelFilter()
         filter.replace = [(try ChannelFilter.Pattern("password=\\S+"), "password=***")]
         let pipeline = self.pipeline(store, journal, filters: ["link": filter])
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         #expect(await pipeline.handle(.message(Self.message("login password=hunter2 works", id: "a-1")), from: "work") == .accepted)
         #expect(await pipeline.handle(.message(Self.message("second", id: "a-2")), from: "work") == .accepted)
         #expect(await pipeline.handle(.message(Self.message("from carol", id: "c-1", from: Self.carol)), from: "home") == .accepted)
@@ -100,7 +100,7 @@ struct ArchivePipelineTests {
         let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         func indexed() throws -> Int64 { try store.read(.readArchive) { db in try Int64.fetchOne(db, sql: "SELECT through FROM archive_indexed") ?? -1 } }
         let batch = ArchiveStage.archiveIndexBatch
         for index in 0..<(batch - 1) { _ = await pipeline.handle(.message(Self.message("m \(index)", id: "a-\(index)")), from: "work") }
@@ -118,7 +118,7 @@ struct ArchivePipelineTests {
         let store = try SQLiteStateStore(path: self.folder.path("state.sqlite"))
         let journal = try Journal(store: store, logger: Logger(label: "journal-test"))
         let pipeline = self.pipeline(store, journal)
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         _ = await pipeline.handle(.message(Self.message("I sent you an OMEMO message", id: "a-1", MessageContent(encryption: "OMEMO"))), from: "work")
         await journal.flushed()
         let archived = try store.archived(ArchiveQuery()).messages

@@ -34,7 +34,7 @@ struct JournalEntryCodecTests {
             .enqueue(rich, enqueuedAt: date, attempts: 0), .enqueue(plain, enqueuedAt: date, attempts: 3), .complete(sequence: 41),
             .attempted(sequence: 42, attempts: 4, error: "timeout"), .deadLetter(plain, enqueuedAt: date, attempts: 5, reason: "gone"),
             .removeDeadLetter(sequence: 42), .streamSession(transport: "home", session), .streamSession(transport: "work", nil),
-            .sourcePosition(transport: "work", sequence: .max), .seen(transport: "work", key: "u-1"), .resumePoint(key: "work room:r@m", position: "c-9"),
+            .sourcePosition(transport: "work", sequence: .max), .seen(transport: "work", deduplicationKey: "u-1"), .resumePoint(key: "work room:r@m", position: "c-9"),
             .trimSeen(transport: "work", keep: 100_000), .receipt(relayID: "r1", target: Self.target, displayed: true, at: date),
             .copyStanzaID(relayID: "r1", target: Self.target, stanzaID: "s-1"), .sourceStanzaID(source: Self.local, sourceID: "i", stanzaID: "s-2"),
             .page(Page(source: Self.local, id: "web-1", channel: "oncall", priority: 5, text: "disk", createdAt: Date(timeIntervalSince1970: 1_764_000_000), recipients: [Self.target], copies: ["r1": Self.target], tierSince: Date(timeIntervalSince1970: 1_764_000_000), lastSent: Date(timeIntervalSince1970: 1_764_000_000))),

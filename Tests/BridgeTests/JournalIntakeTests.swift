@@ -60,12 +60,12 @@ struct JournalIntakeTests {
                 ArchivedMessage(at: Date(), channel: "c", source: source, sender: "alice@example.org/a", nick: "alice", sourceID: "m\(index)", body: "b\(index)")
             )
         }
-        let seen = (1..<Journal.applyBatch).map { JournalEntry.seen(transport: "work", key: "u\($0)") }
+        let seen = (1..<Journal.applyBatch).map { JournalEntry.seen(transport: "work", deduplicationKey: "u\($0)") }
         try await journal.commit(archived + seen)
         // Either the timer is armed (the rows rode along) or a commit started at once.
         #expect(await untilTrue { clock.sleeperCount == 1 || journal.commitCount > 0 })
         #expect(journal.commitCount == 0)
-        try await journal.commit([.seen(transport: "work", key: "u-last")])
+        try await journal.commit([.seen(transport: "work", deduplicationKey: "u-last")])
         #expect(await untilTrue { journal.commitCount == 1 })
         #expect(try store.archived(ArchiveQuery(limit: ArchiveQuery.maximumLimit)).messages.count == 2 * Journal.applyBatch)
         await journal.shutdown()
@@ -76,7 +76,7 @@ struct JournalIntakeTests {
         let (folder, clock, _, crashed) = try Self.loggedJournal()
         let first = try Self.delivery(crashed, 1)
         let second = try Self.delivery(crashed, 2)
-        try await crashed.commit([.enqueue(first, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", key: "u1")])
+        try await crashed.commit([.enqueue(first, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", deduplicationKey: "u1")])
         crashed.record([.enqueue(second, enqueuedAt: Date(), attempts: 0)])
         crashed.recordLazily([.complete(sequence: first.sequence)])
         await clock.waitForSleepers(1)
@@ -122,7 +122,7 @@ struct JournalIntakeTests {
     func committedRecordsAreNotReplayed() async throws {
         let (folder, _, _, first) = try Self.loggedJournal()
         // Applying these twice would forget "b" and keep "a" (new positions on re-insert).
-        for id in ["a", "b", "c"] { first.record([.seen(transport: "work", key: id)]) }
+        for id in ["a", "b", "c"] { first.record([.seen(transport: "work", deduplicationKey: id)]) }
         first.record([.trimSeen(transport: "work", keep: 2)])
         // The log as it is before the commit: put back after it, it is the log of a process
         // killed between its commit and emptying the half.

@@ -42,7 +42,7 @@ struct LeaseBookTests {
         )
         var second = delivery
         second.sequence = 6
-        let entries: [JournalEntry] = [.enqueue(delivery, enqueuedAt: Date(), attempts: 0), .enqueue(second, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", key: "u")]
+        let entries: [JournalEntry] = [.enqueue(delivery, enqueuedAt: Date(), attempts: 0), .enqueue(second, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", deduplicationKey: "u")]
         #expect(PostgresJournalScript.actingTransports(entries) == ["work"])
         let sql = PostgresJournalScript(entries, intakeThrough: nil, fence: ("node-a", ["work": 9])).sql
         #expect(sql.hasPrefix("SELECT bridge_fence(E'node-a', ARRAY[E'work']::text[], ARRAY[9]::bigint[]);"))

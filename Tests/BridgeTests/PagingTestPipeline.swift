@@ -34,14 +34,14 @@ struct PagingTestPipeline {
         let pipeline = RelayPipeline(
             router: Router(channels: [relayChannel], ownJIDs: ["bridge@work.example"]), journal: journal, ids: StanzaIDGenerator(prefix: "test-\(UUID().uuidString.prefix(6))"), idPrefix: "test", clock: clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         // A worker that never runs: what is queued for its transport stays in the queue,
         // and its stanza limit applies.
         for (transport, limit) in stanzaLimits {
             await pipeline.add(pipeline.makeWorker(for: FakeTransport(name: transport), configuration: .init(batchSize: 10, maxAttempts: 3)), stanzaLimit: limit)
         }
         let paging = PagingService(pipeline: pipeline, clock: clock)
-        try await pipeline.loadPaging(policies: [channel: policy], silences: nil, service: paging, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
+        try await pipeline.loadPaging(from: store, policies: [channel: policy], silences: nil, service: paging, now: { Self.start.addingTimeInterval(clock.now.offset.seconds) })
         let service = Task { _ = try? await paging.run() }
         return PagingTestPipeline(pipeline: pipeline, journal: journal, store: store, service: service)
     }

@@ -57,7 +57,7 @@ struct RelayHopTests {
         let pipeline = RelayPipeline(
             router: Router(channels: [RelayPipelineTests.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "hops"), finish: {}
         )
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         let home = LoopTransport(loop: loop) { journal.commitCount }
         let worker = pipeline.makeWorker(for: home, configuration: .init(batchSize: 10, maxAttempts: 3))
         await pipeline.add(worker)

@@ -117,7 +117,7 @@ struct RelayPipelineTests {
             router: Router(channels: [Self.channel], ownJIDs: ["work@a.example", "home@b.example"]), journal: journal,
             ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: self.clock, logger: Logger(label: "pipeline-test"), finish: {}
         )
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         var tasks: [Task<Void, any Error>] = []
         for transport in [self.work, self.home] {
             let worker = pipeline.makeWorker(for: transport, configuration: configuration)

@@ -33,7 +33,7 @@ struct RelayReceiptTests {
         let pipeline = RelayPipeline(
             router: Router(channels: [Self.channel], ownJIDs: ["bridge@example.org"]), journal: journal, ids: StanzaIDGenerator(prefix: "test"), idPrefix: "test", clock: ManualClock(), logger: Logger(label: "pipeline-test"), finish: {}
         )
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         let message = InboundMessage(source: Endpoint(transport: "web"), sender: "web", nick: "web", id: "web-1", body: "disk full", channel: "alerts")
         #expect(await pipeline.handle(.message(message), from: "web") == .accepted)
         let copies = try store.relays(forSource: "web", address: nil, id: "web-1")

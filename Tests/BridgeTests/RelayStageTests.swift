@@ -28,7 +28,7 @@ struct RelayStageTests {
     }
 
     /// Runs `stages` in order until one stops the message.
-    static func run(_ stages: inout [any RelayStage], _ work: inout RelayWork) -> RelayStep {
+    static func run(_ stages: inout [any RelayStage], _ work: inout RelayWork) -> StageOutcome {
         for index in stages.indices {
             if case .stop(let reason) = stages[index].run(&work) { return .stop(reason) }
         }

@@ -67,7 +67,7 @@ extension StateIntegration {
                 .resumePoint(key: "home", position: "archive-1"),
                 .resumePoint(key: "home", position: "archive-2"),
                 .resumePoint(key: "room:ops@muc", position: "room-1"),
-            ] + (1...6).map { .seen(transport: "home", key: "u\($0)") } + [.seen(transport: "home", key: "u2"), .trimSeen(transport: "home", keep: 4)], intakeThrough: nil)
+            ] + (1...6).map { .seen(transport: "home", deduplicationKey: "u\($0)") } + [.seen(transport: "home", deduplicationKey: "u2"), .trimSeen(transport: "home", keep: 4)], intakeThrough: nil)
             #expect(try store.pending(transport: "home", limit: 10) == [queued[2]])
             var stored = session
             stored.acknowledgedIDs = []
@@ -103,7 +103,7 @@ extension StateIntegration {
             let fromRoom = try store.references(to: "room-copy-id", from: room)
             #expect(fromRoom.id(for: stored[0].source) == "m-1", "the room refers to our copy by the id it gave it; the source knows its own id")
             let fromSource = try store.references(to: "source-archive-id", from: stored[0].source)
-            #expect(fromSource.id(for: room, room: true) == "room-copy-id", "the source refers to its message by its archive id")
+            #expect(fromSource.id(for: room, room: true) == "room-copy-id", "the source refers to its message by its stanza-id")
         }
 
         @Test("v16 renames a copy's stanza-id column (target_stanza_id → copy_stanza_id) and keeps what it held", arguments: StateBackend.available)

@@ -45,7 +45,7 @@ extension StateIntegration.SequenceBlockTests {
             var fromWeb = withSequence(delivery(2), 2)
             fromWeb.source = Endpoint(transport: "web")
             try store.apply([
-                .seen(transport: "work", key: "u-1"),
+                .seen(transport: "work", deduplicationKey: "u-1"),
                 .enqueue(withSequence(delivery(1), 1), enqueuedAt: Date(), attempts: 0),
                 .enqueue(fromWeb, enqueuedAt: Date(), attempts: 0),
             ], intakeThrough: nil)

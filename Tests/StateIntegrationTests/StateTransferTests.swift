@@ -33,8 +33,8 @@ extension StateIntegration {
                 .deadLetter(deliveries[3], enqueuedAt: Self.at, attempts: 5, reason: "gave up"),
                 .streamSession(transport: "home", session),
                 .resumePoint(key: "work", position: "archive-id-9"),
-                .seen(transport: "work", key: "u-1"),
-                .seen(transport: "work", key: "u-2 'quoted'"),
+                .seen(transport: "work", deduplicationKey: "u-1"),
+                .seen(transport: "work", deduplicationKey: "u-2 'quoted'"),
                 .notificationAccepted(key: "group/firing", id: "m-1", at: Self.at),
                 .archive(ArchivedMessage(at: Self.at, channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-1", body: "déjà vu, tout ça")),
                 .archive(ArchivedMessage(at: Self.at.addingTimeInterval(1), channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-2", body: "second")),
@@ -72,7 +72,7 @@ extension StateIntegration {
             #expect(queued.first.map(\.sequence).map { $0 > 4 } == true, "\(queued.map(\.sequence))")
             try postgres.apply([.archive(ArchivedMessage(at: Self.at.addingTimeInterval(2), channel: "ops", source: Endpoint(transport: "home", address: "bob@b.example"), sender: "bob@b.example/x", nick: "bob", sourceID: "b-3", body: "third"))], intakeThrough: nil)
             #expect(try postgres.archived(ArchiveQuery()).messages.count == 3)
-            try postgres.apply([.seen(transport: "work", key: "u-3")], intakeThrough: nil)
+            try postgres.apply([.seen(transport: "work", deduplicationKey: "u-3")], intakeThrough: nil)
             #expect(try postgres.seenDeduplicationKeys(limit: 10)["work"] == ["u-1", "u-2 'quoted'", "u-3"], "positions go on past the copied ones")
 
             #expect {

@@ -120,7 +120,7 @@ struct IngressResponderTests {
         #expect(handler.messages.withLockedValue { $0.map(\.id) } == ["web-1", "web-2"])
     }
 
-    @Test("an Idempotency-Key gives the id NAME-key-K and the unique id idempotency-key:K")
+    @Test("an Idempotency-Key gives the id NAME-key-K and the deduplication key idempotency-key:K")
     func idempotencyKey() async {
         let handler = FakeHandler()
         let answer = await Self.post(Self.responder(handler), .message(channel: "alerts"), "x", headers: ["Idempotency-Key": "K.1"])

@@ -21,7 +21,7 @@ struct AccountCatchUpTests {
         return message
     }
 
-    @Test func withoutACatchUpNothingIsAResultAndALiveMessageGetsOnlyItsArchiveID() throws {
+    @Test func withoutACatchUpNothingIsAResultAndALiveMessageGetsOnlyItsStanzaID() throws {
         var catchUp = AccountCatchUp(machine: nil, holdLimit: 10)
         let reading = catchUp.read(Support.result(queryID: "q", id: "A1"))
         #expect(reading == nil)

@@ -23,7 +23,7 @@ struct InboundDispatchTests {
         mutating func read(_ xml: String) throws -> Dispatch.Outcome {
             Dispatch.read(
                 try RoomStateMachineTests.stanza(xml), inDoubt: &self.inDoubt, rooms: &self.rooms, catchUp: &self.catchUp, machine: &self.machine,
-                now: RoomInboundTests.t0
+                now: { RoomInboundTests.t0 }
             )
         }
     }
@@ -67,7 +67,7 @@ struct InboundDispatchTests {
         parts.catchUp = AccountCatchUp(machine: ArchiveCatchUpStateMachine(ownJID: Self.own, cursor: .after("A0"), configuration: .init()), holdLimit: 10)
         let forged = Dispatch.read(
             ArchiveCatchUpStateMachineTests.result(queryID: "nobody's", id: "A1"), inDoubt: &parts.inDoubt, rooms: &parts.rooms, catchUp: &parts.catchUp,
-            machine: &parts.machine, now: RoomInboundTests.t0
+            machine: &parts.machine, now: { RoomInboundTests.t0 }
         )
         guard case .session(let actions) = forged, case .ignored = actions.first else {
             Issue.record("a result while no query runs was not ignored: \(forged)")

@@ -36,7 +36,7 @@ struct RoomInboundTests {
         #expect(entry.machine.isJoined)
     }
 
-    @Test("an occupant's message is emitted with the room's stanza-id as its archive id")
+    @Test("an occupant's message is emitted with the stanza-id the room gave it")
     func occupantMessage() throws {
         var entry = try Self.joinedEntry()
         let actions = try Self.read(

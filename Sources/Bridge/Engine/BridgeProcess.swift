@@ -120,10 +120,10 @@ package struct BridgeProcess {
                 }
             }
         }
-        try await pipeline.load()
+        try await pipeline.load(from: store)
         if let shared { await pipeline.share(queue: shared) }
         let paging = PagingService(pipeline: pipeline, clock: ContinuousClock())
-        try await pipeline.loadPaging(policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger), service: paging)
+        try await pipeline.loadPaging(from: store, policies: configuration.paging, silences: AlertmanagerClient(group: eventLoops, logger: logger), service: paging)
         let runtime = BridgeRuntime(
             configuration: file, registrations: registrations, store: store,
             factory: TransportFactory(

@@ -23,7 +23,7 @@ extension PagingDesk: RelayStage {
     }
 
     /// Postpones what waits, then opens the page of a local alert.
-    package mutating func run(_ work: inout RelayWork) -> RelayStep {
+    package mutating func run(_ work: inout RelayWork) -> StageOutcome {
         self.postpone(&work)
         self.openPage(&work)
         return .next

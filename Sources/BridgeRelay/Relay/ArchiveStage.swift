@@ -15,7 +15,7 @@ package struct ArchiveStage: RelayStage, Sendable {
     package init() {}
 
     /// The archive's entries for the message go into its commit.
-    package mutating func run(_ work: inout RelayWork) -> RelayStep {
+    package mutating func run(_ work: inout RelayWork) -> StageOutcome {
         work.bookkeeping += self.entries(for: work.message, routed: work.routed, at: work.now, router: work.router)
         return .next
     }

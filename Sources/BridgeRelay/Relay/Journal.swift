@@ -63,7 +63,7 @@ package final class Journal: Sendable {
         var retries = 0
     }
 
-    package let store: any StateStore
+    private let store: any StateStore
     /// Where blocks of sequences come from when several instances share the queue.
     private let sharedQueue: (any SharedQueue)?
     private let thread: NIOThreadPool

@@ -327,7 +327,7 @@ package enum JournalEntryCodec {
             case .sourcePosition:
                 return .sourcePosition(transport: try self.string(), sequence: try self.u32())
             case .seen:
-                return .seen(transport: try self.string(), key: try self.string())
+                return .seen(transport: try self.string(), deduplicationKey: try self.string())
             case .resumePoint:
                 return .resumePoint(key: try self.string(), position: try self.string())
             case .trimSeen:

@@ -11,7 +11,7 @@ extension RelayPipeline {
     /// Reads pages, accepted notifications and postponed deliveries of the last days back,
     /// and connects the service: once, at start.
     package func loadPaging(
-        policies: [String: PagingPolicy], silences: (any SilenceRequesting)?, service: PagingService<C>?, now: @escaping @Sendable () -> Date = { Date() }
+        from store: any StateStore, policies: [String: PagingPolicy], silences: (any SilenceRequesting)?, service: PagingService<C>?, now: @escaping @Sendable () -> Date = { Date() }
     ) throws(StateStoreError) {
         self.paging.silences = silences
         self.paging.now = now
@@ -19,11 +19,11 @@ extension RelayPipeline {
         if let submit = service?.submit { self.paging.submit = { job in submit.yield(job) } }
         self.paging.machine.update(policies: policies)
         let current = now()
-        for page in try self.store.pages(since: current.addingTimeInterval(-PagingStateMachine.memory)) { self.paging.machine.restore(page) }
-        for accepted in try self.store.acceptedNotifications(since: current.addingTimeInterval(-NotificationDedupe.longestWindow)) {
+        for page in try store.pages(since: current.addingTimeInterval(-PagingStateMachine.memory)) { self.paging.machine.restore(page) }
+        for accepted in try store.acceptedNotifications(since: current.addingTimeInterval(-NotificationDedupe.longestWindow)) {
             self.paging.accepted.remember(accepted.key, id: accepted.id, at: accepted.at, committed: true)
         }
-        for postponement in try self.store.postponedDeliveries() { self.paging.postponed.add(postponement) }
+        for postponement in try store.postponedDeliveries() { self.paging.postponed.add(postponement) }
         self.paging.nextPrune = current
         self.paging.wake?.wake()
     }

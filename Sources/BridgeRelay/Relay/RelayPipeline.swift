@@ -16,10 +16,11 @@ import XMPP
 ///    loops);
 /// 4. **split** (``SplitStage``): a delivery over its XMPP target's stanza limit becomes
 ///    parts (``DeliverySplitter``); the **paging gate** (``PagingDesk``) postpones what
-///    waits and opens a local alert's page; **archiving** (``ArchiveStage``) adds the
-///    archive's entries to the commit;
+///    waits and opens a local alert's page;
 /// 5. **room**: each target's queue must have room, else intake waits (backpressure, never drops);
-/// 6. **journal**: durable once copied into the intake log (``Journal``, ``IntakeLogFile``);
+/// 6. **journal**: the deliveries get their sequences, **archiving** (``ArchiveStage``) adds
+///    the archive's entries to the commit, and it is durable once copied into the intake
+///    log (``Journal``, ``IntakeLogFile``);
 ///    only then is the source answered (the socket reply, the stdin/FIFO read of the next
 ///    line, the XMPP server's `<a h/>`);
 /// 7. **queue**: the deliveries join each target's in-memory ``DeliveryQueue``, whose
@@ -82,18 +83,16 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     /// What each transport last reported, for `xmpp-bridge status`.
     package var availability: [String: (available: Bool, reason: String?, stopped: Bool)] { self.targetTable.availability }
 
-    /// The state the journal writes (read here only at start).
-    package var store: any StateStore { self.journal.store }
-
-    /// Reads the queue and dead-letter counts back from the journal: done once, at start.
-    package func load() throws(StateStoreError) {
-        for record in try self.store.loadQueue() {
+    /// Reads the queue, dead-letter counts and deduplication keys back from `store`, the
+    /// journal's: done once, at start, before the journal runs.
+    package func load(from store: any StateStore) throws(StateStoreError) {
+        for record in try store.loadQueue() {
             if let entry = record.queued { self.targetTable.parked[record.targetTransport, default: []].append(entry) }
         }
         var counts: [String: Int] = [:]
-        for letter in try self.store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }
+        for letter in try store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }
         self.outlets.deadLetters.withLockedValue { $0 = counts }
-        for (transport, keys) in try self.store.seenDeduplicationKeys(limit: Self.seenWindow) {
+        for (transport, keys) in try store.seenDeduplicationKeys(limit: Self.seenWindow) {
             self.repeats.restore(keys, for: transport)
         }
     }
@@ -296,7 +295,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     private func route(_ message: InboundMessage, notificationKey: String?) async -> DropReason? {
         // What the source's position moves by, committed whether or not the message is relayed.
         let source = message.source.transport
-        var work = RelayWork(message: message, router: self.routing.router, now: Date(), proposal: PagingProposal(notificationKey: notificationKey))
+        var work = RelayWork(message: message, router: self.routing.router, proposal: PagingProposal(notificationKey: notificationKey))
         if let key = notificationKey { work.bookkeeping.append(self.acceptedEntry(key, id: message.id)) }
         if let sequence = message.sourceSequence { work.bookkeeping.append(.sourcePosition(transport: source, sequence: sequence)) }
         if let point = message.resumePoint { work.bookkeeping.append(.resumePoint(key: point.storageKey(transport: source), position: point.position)) }
@@ -335,6 +334,8 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         if let stanzaID = message.stanzaID {
             work.bookkeeping.append(.sourceStanzaID(source: message.source, sourceID: message.id, stanzaID: stanzaID))
         }
+        // Archived under the routing table in effect now (a reload may have come meanwhile).
+        work.router = self.routing.router
         _ = self.archiving.run(&work)
         guard message.awaitsCommit else {
             // Bound what is handed over but not yet committed.
@@ -360,8 +361,19 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
     /// A message no stage let through: its bookkeeping is still committed (the source's
     /// position, its key); `reason` nil when the bridge took it itself.
     private func stopped(_ work: RelayWork, _ reason: DropReason?) -> DropReason? {
-        if let reason {
-            self.logger.debug("not relayed", metadata: ["from": "\(work.message.source)", "id": "\(work.message.id)", "reason": "\(reason)"])
+        switch reason {
+        case .alreadyHandled:
+            self.logger.debug(
+                "message handed over again (same deduplication key); relayed once",
+                metadata: ["from": "\(work.message.source)", "key": "\(work.message.deduplicationKey ?? "-")"]
+            )
+        case .echo:
+            self.logger.debug("echo of a message we relayed; not relayed again", metadata: ["id": "\(work.message.id)"])
+        case .some(let reason):
+            // Strangers and non-members are never relayed (no open relay).
+            self.logger.debug("not relayed", metadata: ["from": "\(work.message.source)", "reason": "\(reason)"])
+        case nil:
+            break
         }
         self.journal.record(work.bookkeeping)
         return reason

@@ -47,7 +47,7 @@ package struct RepeatCheck: RelayStage, Sendable {
         // Changed in place: a copy out of the dictionary would copy the whole set each time.
         self.keys[source, default: (RecentIDs(capacity: self.window), 0)].recent.insert(key)
         self.keys[source, default: (RecentIDs(capacity: self.window), 0)].sinceTrim += 1
-        var entries: [JournalEntry] = [.seen(transport: source, key: key)]
+        var entries: [JournalEntry] = [.seen(transport: source, deduplicationKey: key)]
         if let count = self.keys[source]?.sinceTrim, count >= self.window {
             entries.append(.trimSeen(transport: source, keep: self.window))
             self.keys[source]?.sinceTrim = 0
@@ -80,7 +80,7 @@ package struct RepeatCheck: RelayStage, Sendable {
 
     /// Stops a message whose deduplication key its source handed over before; remembers a
     /// new one in the commit.
-    package mutating func run(_ work: inout RelayWork) -> RelayStep {
+    package mutating func run(_ work: inout RelayWork) -> StageOutcome {
         guard let key = work.message.deduplicationKey else { return .next }
         let source = work.message.source.transport
         if self.handled(key, from: source) { return .stop(.alreadyHandled) }

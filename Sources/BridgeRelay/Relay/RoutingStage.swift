@@ -20,8 +20,9 @@ package struct RoutingStage: RelayStage, Sendable {
 
     /// Routes the message to `routed`; stops it when the router drops it (strangers and
     /// non-members are never relayed: no open relay).
-    package mutating func run(_ work: inout RelayWork) -> RelayStep {
-        switch work.router.route(work.message, references: work.references, makeID: { self.ids.next() }) {
+    package mutating func run(_ work: inout RelayWork) -> StageOutcome {
+        work.router = self.router
+        switch self.router.route(work.message, references: work.references, makeID: { self.ids.next() }) {
         case .drop(let reason):
             return .stop(reason)
         case .deliver(let deliveries):

@@ -14,7 +14,7 @@ package struct SplitStage: RelayStage, Sendable {
     }
 
     /// `routed`, split to fit, becomes `deliveries`.
-    package mutating func run(_ work: inout RelayWork) -> RelayStep {
+    package mutating func run(_ work: inout RelayWork) -> StageOutcome {
         work.deliveries = self.split(work.routed)
         return .next
     }

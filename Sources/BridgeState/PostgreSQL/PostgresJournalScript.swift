@@ -113,7 +113,7 @@ package struct PostgresJournalScript {
     private mutating func flush() {
         if !self.queueRows.isEmpty {
             self.sql += """
-                INSERT INTO queue (\(Self.queueColumns)) VALUES
+                INSERT INTO queue (\(DeliveryRow.queueColumnList)) VALUES
                 \(self.queueRows.joined(separator: ",\n"));
 
                 """
@@ -121,7 +121,7 @@ package struct PostgresJournalScript {
         }
         if !self.relayRows.isEmpty {
             self.sql += """
-                INSERT INTO relays (\(Self.relayColumns)) VALUES
+                INSERT INTO relays (\(DeliveryRow.relayColumnList)) VALUES
                 \(self.relayRows.joined(separator: ",\n")) ON CONFLICT (relay_id) DO NOTHING;
 
                 """
@@ -151,19 +151,16 @@ package struct PostgresJournalScript {
 
     private static func text(_ value: String?) -> String { SQLLiteral.text(value) }
 
-    private static func row(_ values: [DeliveryRow.Value]) -> String { SQLLiteral.row(values) }
 
-    private static let queueColumns = DeliveryRow.queueColumns.joined(separator: ", ")
-    private static let relayColumns = DeliveryRow.relayColumns.joined(separator: ", ")
 
     private mutating func add(_ entry: JournalEntry, at index: Int, plan: JournalCommitPlan) {
         switch entry {
         case .enqueue(let delivery, let enqueuedAt, let attempts):
             if plan.touchesQueue(at: index) {
-                self.queueRows.append(Self.row(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))
+                self.queueRows.append(DeliveryRow.literals(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))
             }
             self.highestSequence = max(self.highestSequence, delivery.sequence)
-            self.relayRows.append(Self.row(DeliveryRow.relay(delivery, createdAt: enqueuedAt)))
+            self.relayRows.append(DeliveryRow.literals(DeliveryRow.relay(delivery, createdAt: enqueuedAt)))
         case .complete(let sequence):
             guard plan.touchesQueue(at: index) else { return }
             // Appends before it are written first (flush order): the row it deletes is there.
@@ -175,7 +172,7 @@ package struct PostgresJournalScript {
             self.statement("DELETE FROM dead_letters WHERE sequence = \(delivery.sequence)")
             self.highestSequence = max(self.highestSequence, delivery.sequence)
             let row = DeliveryRow.deadLetter(delivery, enqueuedAt: enqueuedAt, attempts: attempts, reason: reason, deadAt: Date())
-            self.statement("INSERT INTO dead_letters (\(DeliveryRow.deadLetterColumns.joined(separator: ", "))) VALUES \(Self.row(row))")
+            self.statement("INSERT INTO dead_letters (\(DeliveryRow.deadLetterColumnList)) VALUES \(DeliveryRow.literals(row))")
         case .removeDeadLetter(let sequence):
             self.statement("DELETE FROM dead_letters WHERE sequence = \(sequence)")
         case .streamSession(let transport, let session):

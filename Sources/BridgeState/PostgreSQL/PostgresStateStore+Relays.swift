@@ -21,9 +21,9 @@ extension PostgresStateStore {
     package func recordRelays(_ deliveries: [Delivery]) throws(StateStoreError) {
         guard !deliveries.isEmpty else { return }
         let createdAt = self.now()
-        let rows = deliveries.map { SQLLiteral.row(DeliveryRow.relay($0, createdAt: createdAt)) }
+        let rows = deliveries.map { DeliveryRow.literals(DeliveryRow.relay($0, createdAt: createdAt)) }
         try self.script(.recordRelays, """
-            INSERT INTO relays (\(DeliveryRow.relayColumns.joined(separator: ", ")))
+            INSERT INTO relays (\(DeliveryRow.relayColumnList))
             VALUES \(rows.joined(separator: ", ")) ON CONFLICT (relay_id) DO NOTHING
             """)
     }

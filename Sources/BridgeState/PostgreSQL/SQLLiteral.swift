@@ -37,18 +37,6 @@ package enum SQLLiteral {
         value.map { String($0) } ?? "NULL"
     }
 
-    /// A ``DeliveryRow`` as a parenthesized list of literals.
-    package static func row(_ values: [DeliveryRow.Value]) -> String {
-        let literals = values.map { value in
-            switch value {
-            case .text(let text): Self.text(text)
-            case .integer(let number): String(number)
-            case .time(let date): Self.time(date)
-            }
-        }
-        return "(" + literals.joined(separator: ", ") + ")"
-    }
-
     /// `true` or `false`.
     package static func boolean(_ value: Bool) -> String {
         value ? "true" : "false"

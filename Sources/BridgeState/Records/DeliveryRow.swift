@@ -37,15 +37,17 @@ package enum DeliveryRow {
     /// A queued delivery's row; with `storeNumbers`, its sequence is NULL for the store to
     /// give (SQLite's AUTOINCREMENT).
     package static func queue(_ delivery: Delivery, enqueuedAt: Date, attempts: Int, storeNumbers: Bool = false) -> [Value] {
-        var row = Self.delivery(delivery, enqueuedAt: enqueuedAt, attempts: attempts) + [.text(MessageContentColumn.encode(delivery.content))]
+        var row = Self.delivery(delivery, enqueuedAt: enqueuedAt, attempts: attempts, capacity: Self.queueColumns.count)
+        row.append(.text(MessageContentColumn.encode(delivery.content)))
         if storeNumbers { row[0] = .text(nil) }
         return row
     }
 
     /// A dead letter's row.
     package static func deadLetter(_ delivery: Delivery, enqueuedAt: Date, attempts: Int, reason: String, deadAt: Date) -> [Value] {
-        Self.delivery(delivery, enqueuedAt: enqueuedAt, attempts: attempts)
-            + [.text(reason), .time(deadAt), .text(MessageContentColumn.encode(delivery.content))]
+        var row = Self.delivery(delivery, enqueuedAt: enqueuedAt, attempts: attempts, capacity: Self.deadLetterColumns.count)
+        row += [.text(reason), .time(deadAt), .text(MessageContentColumn.encode(delivery.content))]
+        return row
     }
 
     /// A delivery's id map row, recorded when it is queued (`createdAt`).
@@ -57,12 +59,16 @@ package enum DeliveryRow {
         ]
     }
 
-    private static func delivery(_ delivery: Delivery, enqueuedAt: Date, attempts: Int) -> [Value] {
-        [
+    /// The columns both rows share, in an array with room for the rest of a row.
+    private static func delivery(_ delivery: Delivery, enqueuedAt: Date, attempts: Int, capacity: Int) -> [Value] {
+        var row: [Value] = []
+        row.reserveCapacity(capacity)
+        row += [
             .integer(delivery.sequence), .text(delivery.channel), .text(delivery.target.transport), .text(delivery.target.address),
             .text(delivery.body), .text(delivery.originalBody), .text(delivery.nick), .text(delivery.subject),
             .text(delivery.type.rawValue), .text(delivery.source.transport), .text(delivery.source.address),
             .text(delivery.sourceID), .text(delivery.relayID), .time(enqueuedAt), .integer(Int64(attempts)),
         ]
+        return row
     }
 }

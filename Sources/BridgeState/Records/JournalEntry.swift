@@ -21,7 +21,7 @@ package enum JournalEntry: Sendable {
     case sourcePosition(transport: String, sequence: UInt32)
     /// A message with this deduplication key (``InboundMessage/deduplicationKey``) was
     /// handled (relayed or deliberately not): never again.
-    case seen(transport: String, key: String)
+    case seen(transport: String, deduplicationKey: String)
     /// A source's resume point (``ResumePoint``), under its storage key.
     case resumePoint(key: String, position: String)
     /// Only the newest `keep` deduplication keys of the transport are remembered.

@@ -32,7 +32,9 @@ extension SQLiteStateStore {
             if let sequences { request = request.filter(keys: sequences) }
             let dead = try request.fetchAll(db)
             for letter in dead {
-                _ = try Self.insertNumbered(letter.delivery, enqueuedAt: now, in: db)
+                var delivery = letter.delivery
+                delivery.sequence = 0  // queued anew under a fresh sequence
+                _ = try Self.insertNumbered(delivery, enqueuedAt: now, in: db)
                 try letter.delete(db)
             }
             return dead.count

@@ -21,10 +21,10 @@ extension SQLiteStateStore {
         )
     }
 
-    /// Queues `delivery` under a new sequence the queue's AUTOINCREMENT gives (never
-    /// reused), whatever sequence it had; returns it.
+    /// Queues `delivery` under its sequence, or, when it has none (0), under a new one the
+    /// queue's AUTOINCREMENT gives (never reused); returns it.
     static func insertNumbered(_ delivery: Delivery, enqueuedAt: Date, in db: Database) throws -> Int64 {
-        let row = DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: 0, storeNumbers: true)
+        let row = DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: 0, storeNumbers: delivery.sequence == 0)
         try db.cachedStatement(sql: Self.insertQueued).execute(arguments: Self.arguments(row))
         return db.lastInsertedRowID
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Deliveries the bridge gave up on, kept until retried or dropped (`xmpp-bridge queue`).
+/// Deliveries the bridge gave up on (issue 6), kept until retried or dropped (`xmpp-bridge queue`).
 ///
 /// One concern of the state (``StateStore``); every method is one blocking transaction.
 package protocol DeadLetterStore: AnyObject, Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import TransportCore
 
-/// The durable outbound queue: deliveries waiting for their targets, in order, each with a sequence never reused.
+/// The durable outbound queue (issue 4, issue 26): deliveries waiting for their targets, in order, each with a sequence never reused.
 ///
 /// One concern of the state (``StateStore``); every method is one blocking transaction.
 package protocol DeliveryQueueStore: AnyObject, Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import TransportCore
 
-/// Routes changed at run time (`xmpp-bridge route`), applied over the configured channels.
+/// Routes changed at run time (issue 3, `xmpp-bridge route`), applied over the configured channels.
 ///
 /// One concern of the state (``StateStore``); every method is one blocking transaction.
 package protocol RouteStore: AnyObject, Sendable {

@@ -1,5 +1,5 @@
-import StanzaIdentity
 import Foundation
+import StanzaIdentity
 
 /// Catching up from the account's own message archive after a gap in the stream
 /// (XEP-0313 §4, `urn:xmpp:mam:2`, paged with Result Set Management, XEP-0059 §2), as a pure
@@ -91,7 +91,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     let ownJID: JID
     public private(set) var cursor: ArchiveCursor?
     private(set) var state: State = .gap
-    /// The newest live message's archive id while the gap is open.
+    /// The newest live message's stanza-id while the gap is open.
     private var newestLive: StanzaID?
     /// The last result of the query under way.
     private(set) var lastResult: StanzaID?
@@ -168,7 +168,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         }
     }
 
-    /// A live (not archived) message with this archive id (``stanzaID(of:ownJID:)``): the
+    /// A live (not archived) message with this stanza-id (``stanzaID(of:ownJID:)``): the
     /// cursor to store with it, or nil while a gap is open.
     public mutating func liveMessage(stanzaID: StanzaID?) -> ArchiveCursor? {
         guard let stanzaID else { return nil }
@@ -259,7 +259,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
             self.state = .unavailable
             return .unavailable("the server keeps no message archive for this account (\(condition?.rawValue ?? "-"))")
         case .itemNotFound where usedStoredCursor:
-            // Our last archive id is gone (expired): read from the oldest age we take, or
+            // Our last stanza-id is gone (expired): read from the oldest age we take, or
             // else learn where the archive ends.
             self.state = .gap
             self.cursor = self.oldest(now: now).map(ArchiveCursor.since)
@@ -324,7 +324,7 @@ public struct ArchiveCatchUpStateMachine: Sendable {
         )
     }
 
-    /// The archive id our server gave a live message (XEP-0359 §5): a `<stanza-id/>` whose
+    /// The stanza-id our server gave a live message (XEP-0359 §5): a `<stanza-id/>` whose
     /// `by` is our own bare JID. Others' are not trusted (anyone can write one).
     public static func stanzaID(of message: Message, ownJID: JID) -> StanzaID? {
         let own = ownJID.bare

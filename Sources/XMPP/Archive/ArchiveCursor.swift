@@ -8,7 +8,7 @@ import StanzaIdentity
 /// Everything in the archive up to the cursor has been handled; a catch-up relays what
 /// follows it. Its string form (``description``, ``init(_:)``) is how owners persist it.
 public enum ArchiveCursor: Hashable, Sendable, CustomStringConvertible {
-    /// After this archive id.
+    /// After this stanza-id (the archive's id for a message).
     case after(StanzaID)
     /// From this moment on (an archive that was empty when first looked at).
     case since(Date)

@@ -11,7 +11,7 @@ import StanzaIdentity
 /// archive's order (XEP-0313 §3.1).
 ///
 /// A pure machine: the session begins the hold when a connection opens with a catch-up
-/// due, offers each live message with its archive id, tells it which ids the catch-up
+/// due, offers each live message with its stanza-id, tells it which ids the catch-up
 /// brought (their held copies are dropped: the archived copy went on in order), and, once
 /// the catch-up ended, takes what is held batch by batch until a take finds nothing, which
 /// ends the hold in the same step (so nothing offered meanwhile overtakes a batch being
@@ -66,7 +66,7 @@ struct LiveMessageHold<Held> {
         self.archivedCount = 0
     }
 
-    /// Holds `item`, known by its archive id `key`, while holding.
+    /// Holds `item`, known by its stanza-id `key`, while holding.
     mutating func offer(_ item: Held, key: StanzaID) -> Offer {
         guard self.isHolding else { return .passing }
         // While a batch is handed over, what arrives waits behind it whatever the count:
@@ -82,7 +82,7 @@ struct LiveMessageHold<Held> {
         return .held
     }
 
-    /// The catch-up brought the message with archive id `key`: a held copy of it is dropped.
+    /// The catch-up brought the message with stanza-id `key`: a held copy of it is dropped.
     /// True when there was one.
     @discardableResult
     mutating func archived(key: StanzaID) -> Bool {

@@ -13,7 +13,7 @@ struct AccountCatchUp: Sendable {
 
     /// What the catch-up made of a received message.
     enum Reading: Sendable {
-        /// A result for the consumer, with its archive id and the cursor it reaches.
+        /// A result for the consumer, with its stanza-id and the cursor it reaches.
         case emit(Message)
         /// A result it read and keeps from the consumer (our own, no chat).
         case skipped
@@ -45,7 +45,7 @@ struct AccountCatchUp: Sendable {
         }
     }
 
-    /// A live message from our own account's stream: its archive id (XEP-0359 `stanza-id`
+    /// A live message from our own account's stream: its stanza-id (XEP-0359
     /// by our account) and, unless it is held for the catch-up (it gets its cursor when
     /// handed over), the cursor it moves the archive to.
     mutating func tag(_ message: inout Message, ownJID: JID) {

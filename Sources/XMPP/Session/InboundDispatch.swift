@@ -8,7 +8,8 @@
 ///    tagged with their stanza-ids and archive cursor.
 ///
 /// The parts are changed in place (no copy of a room's remembered ids per message); the
-/// session carries out what comes back, in order.
+/// session carries out what comes back, in order. The time is read only for a room's
+/// stanza (its machine times self-pings and rejoins).
 enum InboundDispatch<Instant: InstantProtocol & Sendable> where Instant.Duration == Duration {
     /// What the session does with one stanza.
     enum Outcome {
@@ -22,14 +23,14 @@ enum InboundDispatch<Instant: InstantProtocol & Sendable> where Instant.Duration
 
     static func read(
         _ element: XMLElement, inDoubt: inout InDoubtState<Instant>, rooms: inout RoomTable<Instant>, catchUp: inout AccountCatchUp,
-        machine: inout SessionStateMachine<Instant>, now: Instant
+        machine: inout SessionStateMachine<Instant>, now: () -> Instant
     ) -> Outcome {
         if element.name == "message", inDoubt.checkTook(element) { return .taken }
         if element.name == "presence" || element.name == "message", !rooms.entries.isEmpty,
             let from = element[attribute: "from"].flatMap({ try? JID($0) }), rooms.entries[from.bare] != nil
         {
             let room = from.bare
-            return .room(room, RoomInbound<Instant>.read(element, from: room, entry: &rooms.entries[room]!, now: now))
+            return .room(room, RoomInbound<Instant>.read(element, from: room, entry: &rooms.entries[room]!, now: now()))
         }
         if element.name == "message", element[attribute: "type"] == "groupchat" {
             return .session([.ignored("groupchat message from \(element[attribute: "from"] ?? "nobody"), no room we are in")])

@@ -130,7 +130,7 @@ extension XMPPSession {
     /// out here, the rest returned for the session to perform.
     func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
         let outcome = InboundDispatch<C.Instant>.read(
-            element, inDoubt: &self.inDoubt, rooms: &self.rooms, catchUp: &self.catchUp, machine: &self.machine, now: self.dependencies.clock.now
+            element, inDoubt: &self.inDoubt, rooms: &self.rooms, catchUp: &self.catchUp, machine: &self.machine, now: { self.dependencies.clock.now }
         )
         let room: JID, inbound: [RoomInbound<C.Instant>.Action]
         switch outcome {
