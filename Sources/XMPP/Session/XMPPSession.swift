@@ -47,8 +47,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
         self.dependencies = SessionDependencies(
-            configuration: configuration, login: SessionLogin(connector: client, password: password, gate: connectionGate), clock: clock,
-            executor: executor, logger: logger, ids: ids
+            configuration: configuration, login: SessionLogin(connector: client, password: password, gate: connectionGate),
+            executor: executor, logger: logger, ids: ids, clock: clock
         )
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
         self.own = OwnPresence(configuration.initialPresence)
