@@ -77,9 +77,6 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         self.leases = leases
     }
 
-    /// The routing table in effect.
-    package var router: Router { self.routing.router }
-
     /// What each transport last reported, for `xmpp-bridge status`.
     package var availability: [String: (available: Bool, reason: String?, stopped: Bool)] { self.targetTable.availability }
 
