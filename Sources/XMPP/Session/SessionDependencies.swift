@@ -10,7 +10,7 @@ import Logging
 /// so the session's unspecialized code reaches them without looking up this type's
 /// metadata.
 struct SessionDependencies<C: Clock>: Sendable where C.Duration == Duration, C.Instant: Sendable {
-    let configuration: XMPPSession<C>.Configuration
+    let configuration: XMPPSessionConfiguration<C>
     /// Connecting and logging in: the connector, the password, the server's login queue.
     let login: SessionLogin
     /// Where the session's own tasks (timers, IQ requests in flight) start: the account's

@@ -4,18 +4,6 @@ import Foundation
 /// presences and self-pings (XEP-0410), keeps one timer for all rooms, and catches up from
 /// each room's archive (XEP-0313) after every join.
 extension XMPPSession {
-    /// What a delivery to `jid` meets.
-    public enum RoomSendCheck: Hashable, Sendable {
-        /// `jid` is no room of this session: a contact.
-        case notARoom
-        /// We are in the room; the message's id is remembered to recognise its reflection.
-        case joined
-        /// Not in the room now (joining, rejoining, stopped): the delivery waits.
-        case notJoined(String)
-        /// The room was taken out of the configuration: not to be sent as to a contact.
-        case removed
-    }
-
     /// Sets the rooms to sit in: new ones are joined at once when online, removed ones left,
     /// changed ones (nick, password) and stopped ones (a reload tries them again) left and
     /// joined afresh. `cursors` are stored archive positions for rooms new to this session.
