@@ -92,4 +92,43 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         }
         return RoomStatus(jid: jid.description, nick: entry.machine.nick, state: state, reason: entry.reason, occupants: entry.machine.occupants.count)
     }
+
+    /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
+    /// reflection is recognised as ours (XEP-0045 §7.2.2; never by nick). Changed in
+    /// place: the remembered ids are not copied per message.
+    mutating func checkSend(to jid: JID, id: String) -> RoomSendCheck {
+        let room = jid.bare
+        guard let joined = self.entries[room]?.machine.isJoined else { return self.removed.contains(room) ? .removed : .notARoom }
+        guard joined else { return .notJoined(self.entries[room]?.reason ?? "not in the room yet") }
+        guard self.entries[room]?.checkingLeftUnreflected != true else { return .notJoined("looking up in the room's archive what we left it with") }
+        self.entries[room]?.machine.sending(id: id)
+        return .joined
+    }
+
+    /// The connection is gone; with a `resumable` stream the rooms are kept for a
+    /// resumption. The work after a join ended with the connection: a catch-up it cut short
+    /// is due again, a self-ping it waited for is no longer awaited, and a lookup of what
+    /// we left a room with unreflected that never ran is returned for the next stream's
+    /// doubt (when `checksArchive`; else it stays with the room), so its gate does not stay
+    /// shut.
+    mutating func connectionLost(resumable: Bool, checksArchive: Bool) -> InDoubtMessages {
+        self.online = false
+        var doubt = InDoubtMessages()
+        for jid in self.entries.keys {
+            guard var entry = self.entries[jid] else { continue }
+            entry.archive?.connectionLost()
+            entry.machine.connectionInterrupted()
+            entry.afterJoin = nil
+            if entry.checkingLeftUnreflected {
+                entry.checkingLeftUnreflected = false
+                if !entry.leftUnreflected.isEmpty, checksArchive {
+                    doubt.merge(entry.leftUnreflected)
+                    entry.leftUnreflected = InDoubtMessages()
+                }
+            }
+            if !resumable { _ = entry.machine.disconnected() }
+            self.entries[jid] = entry
+        }
+        return doubt
+    }
 }

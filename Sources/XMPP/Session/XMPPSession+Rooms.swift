@@ -50,14 +50,7 @@ extension XMPPSession {
     /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
     /// reflection is recognised as ours (never by nick).
     public func checkRoomSend(to jid: JID, id: String) -> RoomSendCheck {
-        // No copy of the entry is kept while it changes: the remembered ids would be copied
-        // for every message.
-        let room = jid.bare
-        guard let joined = self.rooms.entries[room]?.machine.isJoined else { return self.rooms.removed.contains(room) ? .removed : .notARoom }
-        guard joined else { return .notJoined(self.rooms.entries[room]?.reason ?? "not in the room yet") }
-        guard self.rooms.entries[room]?.checkingLeftUnreflected != true else { return .notJoined("looking up in the room's archive what we left it with") }
-        self.rooms.entries[room]?.machine.sending(id: id)
-        return .joined
+        self.rooms.checkSend(to: jid, id: id)
     }
 
     // MARK: - Connection
@@ -93,23 +86,9 @@ extension XMPPSession {
     /// short, ``checkLeftUnreflected(in:)`` keeps that part itself) goes to the next
     /// stream's doubt, so the room's gate does not stay shut.
     func roomsConnectionLost(resumable: Bool) {
-        self.rooms.online = false
         self.current.timers.cancel(.rooms)
-        for jid in self.rooms.entries.keys {
-            guard var entry = self.rooms.entries[jid] else { continue }
-            entry.archive?.connectionLost()
-            entry.machine.connectionInterrupted()
-            entry.afterJoin = nil
-            if entry.checkingLeftUnreflected {
-                entry.checkingLeftUnreflected = false
-                if !entry.leftUnreflected.isEmpty, self.dependencies.configuration.archiveCheck != nil {
-                    self.inDoubt.add(entry.leftUnreflected)
-                    entry.leftUnreflected = InDoubtMessages()
-                }
-            }
-            if !resumable { _ = entry.machine.disconnected() }
-            self.rooms.entries[jid] = entry
-        }
+        let doubt = self.rooms.connectionLost(resumable: resumable, checksArchive: self.dependencies.configuration.archiveCheck != nil)
+        if !doubt.isEmpty { self.inDoubt.add(doubt) }
     }
 
     // MARK: - Stanzas
