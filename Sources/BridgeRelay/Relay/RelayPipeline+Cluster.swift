@@ -23,10 +23,11 @@ extension RelayPipeline {
         guard let queue = self.shared?.queue else { return nil }
         self.shared?.adopting.insert(name)
         let read: (records: [QueuedDeliveryRecord], seen: [String])
+        let window = self.repeats.window
         do {
             try await self.journal.startSequenceBlock()
             read = try await self.journal.read { _ throws(StateStoreError) in
-                (try queue.queued(sequences: try queue.queuedSequences(transport: name)), try queue.seenDeduplicationKeys(transport: name, limit: Self.seenWindow))
+                (try queue.queued(sequences: try queue.queuedSequences(transport: name)), try queue.seenDeduplicationKeys(transport: name, limit: window))
             }
         } catch {
             self.shared?.adopting.remove(name)

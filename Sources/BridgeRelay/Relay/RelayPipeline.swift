@@ -69,7 +69,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         self.journal = journal
         self.logger = logger
         self.clock = clock
-        self.repeats = RepeatCheck(window: Self.seenWindow, relayIDPrefix: idPrefix)
+        self.repeats = RepeatCheck(relayIDPrefix: idPrefix)
         self.routing = RoutingStage(router: router, ids: ids)
         self.splitting = SplitStage(logger: logger)
         self.paging = PagingDesk(logger: logger)
@@ -89,14 +89,11 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
         var counts: [String: Int] = [:]
         for letter in try store.deadLetters() { counts[letter.targetTransport, default: 0] += 1 }
         self.outlets.deadLetters.withLockedValue { $0 = counts }
-        for (transport, keys) in try store.seenDeduplicationKeys(limit: Self.seenWindow) {
+        for (transport, keys) in try store.seenDeduplicationKeys(limit: self.repeats.window) {
             self.repeats.restore(keys, for: transport)
         }
     }
 
-    /// Deduplication keys remembered per source transport: a message handed over again after more
-    /// than this many newer ones would be relayed again.
-    package static var seenWindow: Int { 10_000 }
 
     package func observe(with observer: any TransportEventHandler) {
         self.outlets.observe(with: observer)

@@ -12,8 +12,8 @@ import BridgeState
 /// the path's first ``RelayStage`` it stops a message whose key was handled; the echo
 /// check (``echo(_:)``) may need the id map, which the pipeline reads.
 package struct RepeatCheck: RelayStage, Sendable {
-    /// Keys remembered per source: a message handed over again after more than this many
-    /// newer ones would be relayed again.
+    /// Keys remembered per source (10,000 unless given): a message handed over again after
+    /// more than this many newer ones would be relayed again.
     package let window: Int
     /// Every relay id this bridge gives starts with it: only such ids can be echoes.
     private let relayIDPrefix: String

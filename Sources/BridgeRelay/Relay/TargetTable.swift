@@ -6,7 +6,6 @@ import TransportCore
 /// and what it last reported. Held and changed by the pipeline only.
 package struct TargetTable<C: Clock>: Sendable where C.Duration == Duration, C.Instant: Sendable {
     package typealias Worker = DeliveryWorker<C>
-    package typealias Entry = (delivery: Delivery, enqueuedAt: Date, attempts: Int)
 
     package var workers: [String: Worker] = [:]
     /// Workers being removed, until what they held is parked (the pipeline's
@@ -16,7 +15,7 @@ package struct TargetTable<C: Clock>: Sendable where C.Duration == Duration, C.I
     package var instances: [String: UInt64] = [:]
     /// Deliveries for transports that are not running (loaded at start, or left by a
     /// removed transport); a worker added for that name takes them.
-    package var parked: [String: [Entry]] = [:]
+    package var parked: [String: [(delivery: Delivery, enqueuedAt: Date, attempts: Int)]] = [:]
     /// What each transport last reported, for `xmpp-bridge status`.
     package var availability: [String: (available: Bool, reason: String?, stopped: Bool)] = [:]
 

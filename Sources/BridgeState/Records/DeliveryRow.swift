@@ -17,22 +17,23 @@ package enum DeliveryRow {
     }
 
     /// The columns a delivery fills in both `queue` and `dead_letters`, in order (the
-    /// sequence first).
-    private static let deliveryColumns = [
-        "sequence", "channel", "target_transport", "target_address", "body", "original_body", "nick", "subject", "type",
-        "source_transport", "source_address", "source_id", "relay_id", "enqueued_at", "attempts",
+    /// sequence first), named as the queue's record reads them.
+    private static let deliveryColumns: [QueuedDeliveryRecord.CodingKeys] = [
+        .sequence, .channel, .targetTransport, .targetAddress, .body, .originalBody, .nick, .subject, .type,
+        .sourceTransport, .sourceAddress, .sourceID, .relayID, .enqueuedAt, .attempts,
     ]
 
-    /// `queue`'s columns, in the order of ``queue(_:enqueuedAt:attempts:)``.
-    package static let queueColumns = Self.deliveryColumns + ["content"]
+    /// `queue`'s columns, in the order of ``queue(_:enqueuedAt:attempts:storeNumbers:)``.
+    package static let queueColumns = (Self.deliveryColumns + [.content]).map(\.rawValue)
 
     /// `dead_letters`' columns, in the order of ``deadLetter(_:enqueuedAt:attempts:reason:deadAt:)``.
-    package static let deadLetterColumns = Self.deliveryColumns + ["reason", "dead_at", "content"]
+    package static let deadLetterColumns = Self.deliveryColumns.map(\.rawValue)
+        + ([.reason, .deadAt, .content] as [DeadLetterRecord.CodingKeys]).map(\.rawValue)
 
     /// The id map's columns a delivery fills (the rest come later: receipts, stanza-ids).
-    package static let relayColumns = [
-        "relay_id", "channel", "source_transport", "source_address", "source_id", "target_transport", "target_address", "created_at", "source_nick",
-    ]
+    package static let relayColumns = ([
+        .relayID, .channel, .sourceTransport, .sourceAddress, .sourceID, .targetTransport, .targetAddress, .createdAt, .sourceNick,
+    ] as [RelayRecord.CodingKeys]).map(\.rawValue)
 
     /// A queued delivery's row; with `storeNumbers`, its sequence is NULL for the store to
     /// give (SQLite's AUTOINCREMENT).
