@@ -15,7 +15,7 @@ struct RoomTable<Instant: InstantProtocol & Sendable>: Sendable where Instant.Du
         /// until its features are known, assumed.
         var trustsStanzaIDs = true
         /// Messages in doubt after a lost session and not found in the room (nor reflected):
-        /// said again first thing after the next join (``XMPPSession/resendAfterJoin(_:)``).
+        /// said again first thing after the next join (``SessionRooms/resendAfterJoin(_:in:)``).
         var resend: [InDoubtMessages.Batch] = []
         /// Messages said here whose reflection (XEP-0045 §7.2.2) our leaving the room cut off
         /// while the session lived (kicked, §9.1; the room's service shutting down, status

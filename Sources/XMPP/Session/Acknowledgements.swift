@@ -55,7 +55,7 @@ struct AcknowledgementWaiter: Sendable {
     var count: Int
     /// The room every message of the batch was said in, if so (with the messages): its
     /// sender then also waits for the room to reflect them
-    /// (``XMPPSession/parkUntilReflected(_:sentAt:)``). A batch that mixes targets counts
+    /// (``SessionRooms/parkUntilReflected(_:sentAt:in:)``). A batch that mixes targets counts
     /// at the acknowledgement.
     var room: JID?
     var messages: [XMLElement] = []

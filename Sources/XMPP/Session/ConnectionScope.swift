@@ -6,7 +6,7 @@
 struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Duration == Duration {
     var connection: XMPPConnection?
     var timers = SessionTimers<Instant>()
-    var requests: [String: OneShotWaiter<IQ>] = [:]
+    var requests = PendingRequests()
     var keepalive: KeepaliveStateMachine<Instant>
     /// Requests the connection makes beside its read loop, which their answers come through
     /// (a keepalive ping, a room's self-ping), run in its task group.
@@ -14,11 +14,5 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
 
     init(keepalive: KeepaliveStateMachine<Instant>) {
         self.keepalive = keepalive
-    }
-
-    /// Takes every request waiting for an answer out (the connection is gone).
-    mutating func takeRequests() -> [OneShotWaiter<IQ>] {
-        defer { self.requests.removeAll() }
-        return Array(self.requests.values)
     }
 }

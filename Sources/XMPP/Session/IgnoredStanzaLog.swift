@@ -1,9 +1,12 @@
+import Logging
+
 /// How a session reports stanzas it ignores (spoofed replies, forged carbons, strangers'
 /// roster pushes, unknown elements): each at debug level, and at most one summary per
 /// `window` at notice level with the count and the first reasons. A stranger who floods
 /// us with such stanzas costs one log line a minute, not one per stanza.
 ///
-/// Pure: the owner passes the time of each event and logs what comes back.
+/// Pure: the owner passes the time of each event and logs what comes back, or has
+/// ``log(_:now:to:)`` do it.
 public struct IgnoredStanzaLog<Instant: InstantProtocol & Sendable>: Sendable where Instant.Duration == Duration {
     /// What to log at notice level: how many stanzas were ignored since `since`, and the
     /// first few reasons (escaped, shortened).
@@ -49,5 +52,18 @@ public struct IgnoredStanzaLog<Instant: InstantProtocol & Sendable>: Sendable wh
 
     static func shortened(_ text: String, limit: Int = 200) -> String {
         text.count <= limit ? text : String(text.prefix(limit)) + "…"
+    }
+}
+
+extension IgnoredStanzaLog {
+    /// Counts one ignored stanza and logs it: at debug level, and the summary when one is due.
+    /// A stranger can send such stanzas at will, hence never more than that.
+    public mutating func log(_ reason: String, now: Instant, to logger: Logger) {
+        logger.debug("ignored stanza", metadata: ["reason": "\(Self.describe(reason))"])
+        guard let summary = self.ignored(reason, now: now) else { return }
+        logger.notice(
+            "ignored stanzas (spoofed replies, forged carbons, strangers' roster pushes, …); each at debug level",
+            metadata: ["count": "\(summary.count)", "examples": "\(summary.examples.joined(separator: " | "))"]
+        )
     }
 }

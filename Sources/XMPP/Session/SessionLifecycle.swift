@@ -6,4 +6,11 @@ struct SessionLifecycle: Sendable {
     /// Wakes the backoff sleep under way.
     var backoff: OneShotWaiter<Void>?
     var rosterWaiters: [(condition: @Sendable (Roster) -> Bool, waiter: OneShotWaiter<Bool>)] = []
+
+    /// Completes the roster waiters whose condition holds for `roster`.
+    func rosterChanged(_ roster: Roster) {
+        for entry in self.rosterWaiters where entry.condition(roster) {
+            entry.waiter.complete(.success(true))
+        }
+    }
 }

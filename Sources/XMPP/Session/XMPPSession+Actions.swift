@@ -1,4 +1,18 @@
 extension XMPPSession {
+    /// What the session does with `element` (``InboundDispatch``): a room's part is carried
+    /// out by ``SessionRooms``, the rest returned for the session to perform.
+    func stanzaActions(for element: XMLElement) async -> [SessionStateMachine<C.Instant>.Action] {
+        let outcome = InboundDispatch<C.Instant>.read(
+            element, inDoubt: &self.archiveCheck.inDoubt, rooms: &self.rooms.table, catchUp: &self.catchUp.state, machine: &self.machine,
+            now: { self.dependencies.clock.now }
+        )
+        switch outcome {
+        case .taken: return []
+        case .session(let actions): return actions
+        case .room(let room, let inbound): return await self.rooms.read(inbound, room: room, in: self)
+        }
+    }
+
     /// Carries out what ``SessionStateMachine`` decided for one inbound stanza.
     /// Not inlined into the read loop: its locals live in its own frame, popped after each
     /// action, not in the long-lived loop's (one per account).
@@ -8,12 +22,7 @@ extension XMPPSession {
         case .send(let element):
             try? await self.transmit([element], on: connection)
         case .completeRequest(let id, let iq):
-            guard let waiter = self.current.requests.removeValue(forKey: id) else { return }
-            if iq.type == .error {
-                waiter.complete(.failure(XMPPSessionError.stanzaError(iq.error ?? StanzaError(.undefinedCondition))))
-            } else {
-                waiter.complete(.success(iq))
-            }
+            self.current.requests.answer(id, with: iq)
         case .emitMessage(let message, let carbon):
             await self.emit(.message(message, carbon: carbon))
         case .presenceChanged(let presence, let best):
@@ -27,15 +36,8 @@ extension XMPPSession {
         case .copyStanzaID(let room, let id, let stanzaID):
             await self.emit(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
         case .ignored(let reason):
-            // Spoofed replies, forged carbons and strangers' roster pushes land here; a
-            // stranger can send them at will, so: debug, plus a summary now and then.
-            self.dependencies.logger.debug("ignored stanza", metadata: ["reason": "\(IgnoredStanzaLog<C.Instant>.describe(reason))"])
-            if let summary = self.ignoredStanzas.ignored(reason, now: self.dependencies.clock.now) {
-                self.dependencies.logger.notice(
-                    "ignored stanzas (spoofed replies, forged carbons, strangers' roster pushes, …); each at debug level",
-                    metadata: ["count": "\(summary.count)", "examples": "\(summary.examples.joined(separator: " | "))"]
-                )
-            }
+            // Spoofed replies, forged carbons and strangers' roster pushes land here.
+            self.ignoredStanzas.log(reason, now: self.dependencies.clock.now, to: self.dependencies.logger)
         }
     }
 }

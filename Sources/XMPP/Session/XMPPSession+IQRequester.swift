@@ -1,2 +1,3 @@
-/// The session asks entities for the features built on its requests (``HTTPFileUpload``).
-extension XMPPSession: IQRequester {}
+/// The session asks entities for the features built on its requests (``HTTPFileUpload``)
+/// and edits the roster (``RosterRequester``).
+extension XMPPSession: RosterRequester {}

@@ -7,17 +7,15 @@ extension XMPPSession {
     public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let id = iq.id
-        guard self.current.requests[id] == nil else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
-        let deadline = self.dependencies.clock.now.advanced(by: timeout ?? self.dependencies.configuration.requestTimeout)
         // Registered before the write: the answer may come back before we wait for it.
-        let waiter = OneShotWaiter<IQ>()
-        self.current.requests[id] = waiter
+        guard let waiter = self.current.requests.register(id) else { throw XMPPSessionError.writeFailed("a request with id \(id) is already waiting") }
+        let deadline = self.dependencies.clock.now.advanced(by: timeout ?? self.dependencies.configuration.requestTimeout)
         self.machine.requestSent(id: id, to: iq.to, deadline: deadline)
         self.armExpiry()
         do {
             try await self.transmit([iq.element], on: connection)
         } catch {
-            self.fail(id, XMPPSessionError.writeFailed("\(error)"))
+            self.current.requests.fail(id, XMPPSessionError.writeFailed("\(error)"))
         }
         return try await withTaskCancellationHandler {
             try await waiter.value()
@@ -35,20 +33,15 @@ extension XMPPSession {
 
     func expireRequests() {
         for id in self.machine.expireRequests(now: self.dependencies.clock.now) {
-            self.fail(id, XMPPSessionError.timedOut(id: id))
+            self.current.requests.fail(id, XMPPSessionError.timedOut(id: id))
         }
         self.armExpiry()
     }
 
-    func fail(_ id: String, _ error: XMPPSessionError) {
-        self.current.requests.removeValue(forKey: id)?.complete(.failure(error))
-    }
-
     func failPending(_ error: XMPPSessionError, keepAcknowledgements: Bool = false) {
-        for waiter in self.current.takeRequests() { waiter.complete(.failure(error)) }
+        self.current.requests.failAll(error)
         guard !keepAcknowledgements else { return }
-        let acknowledgements = self.acknowledgements.takeAll()
-        for entry in acknowledgements { entry.waiter.complete(.failure(error)) }
-        self.failUnreflected(error)
+        for entry in self.streamManagement.acknowledgements.takeAll() { entry.waiter.complete(.failure(error)) }
+        self.rooms.failUnreflected(error)
     }
 }

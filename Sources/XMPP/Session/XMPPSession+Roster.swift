@@ -17,14 +17,6 @@ extension XMPPSession {
         return await waiter.value(until: self.dependencies.clock.now.advanced(by: timeout), on: self.dependencies.clock, orElse: false, executor: self.dependencies.executor)
     }
 
-    /// Completes the roster waiters whose condition holds now.
-    func checkRosterWaiters() {
-        let roster = self.machine.roster
-        for entry in self.lifecycle.rosterWaiters where entry.condition(roster) {
-            entry.waiter.complete(.success(true))
-        }
-    }
-
     /// The full JID bound now, if connected.
     public var boundJID: JID? { self.current.connection?.jid }
 
@@ -45,37 +37,6 @@ extension XMPPSession {
     /// The aggregate presence of a contact (highest priority resource), if available.
     public func presence(of contact: JID) -> Presence? {
         self.machine.presences.best(for: contact.bare)
-    }
-
-    /// Adds or updates a roster item (RFC 6121 §2.3); the server's push updates ``roster``.
-    public func setContact(_ jid: JID, name: String? = nil, groups: [String] = []) async throws {
-        let item = RosterItem(jid: jid.bare, name: name, groups: groups)
-        _ = try await self.request(IQ(type: .set, id: self.nextID(), payload: Roster.setItem(item)))
-    }
-
-    /// Removes a roster item, which also cancels subscriptions both ways (RFC 6121 §2.5).
-    public func removeContact(_ jid: JID) async throws {
-        _ = try await self.request(IQ(type: .set, id: self.nextID(), payload: Roster.removeItem(jid.bare)))
-    }
-
-    /// Asks to see a contact's presence (RFC 6121 §3.1.1).
-    public func subscribe(to contact: JID) async throws {
-        try await self.send(Presence(type: .subscribe, to: contact.bare).element)
-    }
-
-    /// Stops seeing a contact's presence: cancels our subscription to them (RFC 6121 §3.3).
-    public func unsubscribe(from contact: JID) async throws {
-        try await self.send(Presence(type: .unsubscribe, to: contact.bare).element)
-    }
-
-    /// Lets a contact see our presence (RFC 6121 §3.1.4): approves a request, or pre-approves.
-    public func approveSubscription(from contact: JID) async throws {
-        try await self.send(Presence(type: .subscribed, to: contact.bare).element)
-    }
-
-    /// Declines or revokes a contact's subscription to our presence (RFC 6121 §3.2).
-    public func denySubscription(from contact: JID) async throws {
-        try await self.send(Presence(type: .unsubscribed, to: contact.bare).element)
     }
 
     /// Elements every available presence we broadcast carries from now on (XEP-0153's photo

@@ -22,18 +22,20 @@ extension XMPPSession {
             // wait for a server that stopped reading, which the watchdog (a timer too) must
             // still find.
             for timer in self.current.timers.takeDue(now: clock.now) {
-                self.spawn { await self.timerFired(timer) }
+                self.spawn { session in await session.timerFired(timer) }
             }
         }
     }
 
     private func timerFired(_ timer: SessionTimers<C.Instant>.Kind) async {
         switch timer {
-        case .acknowledgement: await self.acknowledgementTimerFired()
-        case .acknowledgementRequest: await self.acknowledgementRequestDue()
-        case .watchdog: await self.watchdogFired()
+        case .acknowledgement:
+            guard let connection = self.current.connection else { return }
+            await self.streamManagement.sendAcknowledgement(on: connection, now: true, in: self)
+        case .acknowledgementRequest: await self.streamManagement.acknowledgementRequestDue(in: self)
+        case .watchdog: await self.streamManagement.watchdogFired(in: self)
         case .requestExpiry: self.expireRequests()
-        case .rooms: await self.roomTimerFired()
+        case .rooms: await self.rooms.timerFired(in: self)
         }
     }
 }

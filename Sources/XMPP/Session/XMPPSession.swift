@@ -6,8 +6,12 @@ import Logging
 /// connection alive with pings, and reconnects with backoff after a loss.
 ///
 /// Decisions are made by pure machines: ``SessionStateMachine`` for each stanza and
-/// ``ReconnectStateMachine`` for when to connect. This actor only carries them out.
-/// Time comes from the injected clock, so tests can drive it with a manual clock.
+/// ``ReconnectStateMachine`` for when to connect. This actor runs the connection (its read
+/// loop and timers) and hands the rest to its parts, each a type of its own that runs on the
+/// actor: ``SessionStreamManagement`` (XEP-0198), ``SessionRooms`` (XEP-0045),
+/// ``SessionArchiveCheck`` and ``SessionCatchUp`` (XEP-0313), ``SessionRestore``,
+/// ``SessionKeepalive`` (XEP-0199), ``PendingRequests`` and ``RosterRequester``. Time comes
+/// from the injected clock, so tests can drive it with a manual clock.
 public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     /// The configuration, login, clock, executor, logger and ids it is given.
@@ -16,15 +20,13 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The current connection and what lives as long as it does (timers, requests,
     /// keepalive, work beside the read loop).
     var current: ConnectionScope<C.Instant>
-    /// XEP-0198 counting and acknowledgements for the current connection.
-    var streamManagement = StreamManagementStateMachine()
-    /// The senders waiting for the server's acknowledgements, and the watchdog on them.
-    var acknowledgements: Acknowledgements<C.Instant>
-    /// Lost streams: the messages in doubt after them, when, and their archive checks.
-    var inDoubt = InDoubtState<C.Instant>()
+    /// XEP-0198: counting, acknowledgements both ways, resumption, the watchdog.
+    let streamManagement: SessionStreamManagement<C>
+    /// Lost streams: the messages in doubt after them, looked up in the archives.
+    let archiveCheck: SessionArchiveCheck<C>
     /// Catching up from the account's archive after gaps (XEP-0313), and the live messages
     /// held meanwhile.
-    var catchUp: AccountCatchUp
+    let catchUp: SessionCatchUp<C>
     /// Stopping, the backoff sleep a stop cuts short, callers waiting on the roster.
     var lifecycle = SessionLifecycle()
     /// The presence we broadcast, and what it carries.
@@ -32,7 +34,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Ignored stanzas: debug lines, and a summary now and then (never a flood).
     var ignoredStanzas = IgnoredStanzaLog<C.Instant>()
     /// The rooms we sit in (XEP-0045).
-    var rooms = RoomTable<C.Instant>()
+    let rooms: SessionRooms<C>
 
     public init(
         configuration: Configuration,
@@ -55,34 +57,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.current = ConnectionScope(
             keepalive: KeepaliveStateMachine(configuration: .init(interval: configuration.idlePingInterval, timeout: configuration.pingTimeout), now: clock.now)
         )
-        self.acknowledgements = Acknowledgements(timeout: configuration.acknowledgementTimeout)
-        self.catchUp = AccountCatchUp(
-            machine: configuration.catchUp.map {
-                ArchiveCatchUpStateMachine(ownJID: configuration.client.jid, cursor: configuration.archiveCursor, configuration: $0)
-            },
-            holdLimit: configuration.catchUp?.maximumHeldLiveMessages ?? 1
-        )
-        for room in configuration.rooms {
-            self.rooms.entries[room.jid] = RoomTable.entry(
-                for: room, timings: configuration.roomTimings, catchUp: configuration.catchUp, cursor: configuration.roomCursors[room.jid]
-            )
-        }
+        self.streamManagement = SessionStreamManagement(acknowledgementTimeout: configuration.acknowledgementTimeout)
+        self.archiveCheck = SessionArchiveCheck(configuration, now: clock.now)
+        self.catchUp = SessionCatchUp(configuration)
+        self.rooms = SessionRooms(configuration)
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
-        let own = configuration.storedSession.map { ($0, StreamManagementStateMachine(restoring: $0)) }
-        if let (stored, restoring) = own ?? configuration.priorSession?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) }), configuration.streamManagement {
-            self.streamManagement = restoring
-            self.acknowledgements.restoredSession = true
-            if let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == configuration.client.jid.bare, jid.resourcepart != nil {
-                self.machine.bound(as: jid)
-            } else {
-                self.streamManagement = StreamManagementStateMachine()
-                self.acknowledgements.restoredSession = false
-            }
-        }
-        if let (doubt, lost) = Self.inheritedDoubt(configuration, now: clock.now) {
-            self.inDoubt.messages.merge(doubt)
-            self.inDoubt.since = lost
-        }
+        if let jid = self.streamManagement.restore(configuration, ownJID: configuration.client.jid) { self.machine.bound(as: jid) }
     }
 
     // MARK: - Running
@@ -99,12 +79,12 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await self.finish(lastError)
                 return
             case .connect:
-                if let refused = self.connectionNotPermitted() {
+                if let refused = self.dependencies.configuration.connectionRefusal() {
                     (lastError, action) = (refused, reconnect.connectFailed(refused, now: self.dependencies.clock.now))
                     continue
                 }
                 // One place in the process's login queue while connecting and logging in.
-                guard let connected = await self.dependencies.login.connect(self.dependencies.configuration.client, resume: self.resumeRequest()) else {
+                guard let connected = await self.dependencies.login.connect(self.dependencies.configuration.client, resume: self.streamManagement.resumeRequest(as: self.machine.ownJID)) else {
                     break  // cancelled while waiting: the loop ends
                 }
                 do throws(XMPPClientError) {
@@ -156,20 +136,16 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         // Our unavailable presence takes us out of every room; the rooms' answers to it
         // are no reason to rejoin.
         self.current.timers.cancel(.rooms)
-        self.rooms.failWaiting(XMPPSessionError.stopped)
-        self.failUnreflected(XMPPSessionError.stopped)
-        self.rooms = RoomTable()
-        defer {
-            // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
-            self.streamManagement = StreamManagementStateMachine()
-            self.dependencies.configuration.ledger?.end()
-            self.publishSessionState()
-        }
+        self.rooms.table.failWaiting(XMPPSessionError.stopped)
+        self.rooms.failUnreflected(XMPPSessionError.stopped)
+        self.rooms.table = RoomTable()
+        // A stream closed cleanly cannot be resumed: nothing to keep for the next start.
+        defer { self.streamManagement.end(in: self) }
         if let connection = self.current.connection {
             // What was handled is reported before the close: the server must not keep it
             // as unacknowledged (it would store it offline, to come again).
-            await self.sendAcknowledgement(on: connection, now: true)
-            await self.settleAcknowledgements()
+            await self.streamManagement.sendAcknowledgement(on: connection, now: true, in: self)
+            await self.streamManagement.settle(in: self)
             if self.own.presence != nil {
                 try? await self.transmit([Presence(type: .unavailable).element], on: connection)
             }
@@ -180,8 +156,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     private func finish(_ error: XMPPClientError?) async {
         self.failPending(XMPPSessionError.stopped)
         // Nobody will check them now: their senders keep them for whoever comes next.
-        for batch in self.inDoubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
-        self.rooms.failWaiting(XMPPSessionError.stopped)
+        for batch in self.archiveCheck.inDoubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
+        self.rooms.table.failWaiting(XMPPSessionError.stopped)
         await self.emit(.stopped(error))
         self.events.finish()
     }
@@ -195,20 +171,20 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
         self.current.connection = connection
-        let restored = self.acknowledgements.restoredSession
-        let resumed = await self.applyResumeAnswer(on: connection)
+        let restored = self.streamManagement.acknowledgements.restoredSession
+        let resumed = await self.streamManagement.applyResumeAnswer(on: connection, in: self)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
-        self.inDoubt.lastLossEndedByServer = false
+        self.archiveCheck.inDoubt.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
         // Only a stream resumed within this process has missed nothing.
-        self.catchUp.streamStarted(continuesLast: resumed && !restored)
+        self.catchUp.state.streamStarted(continuesLast: resumed && !restored)
         self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
-            group.addTask { await self.keepAlive(connection) }
+            group.addTask { await SessionKeepalive.run(on: connection, in: self) }
             group.addTask { await self.runTimers() }
             group.addTask {
                 await withDiscardingTaskGroup { running in
@@ -219,7 +195,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
             await withTaskGroup(of: Void.self) { restoring in
-                restoring.addTask { await self.restore(connection, resumed: resumed) }
+                restoring.addTask { await SessionRestore.run(on: connection, resumed: resumed, in: self) }
             }
             // Whichever ends first (reading ends when the connection closes) ends the rest.
             await group.next()
@@ -229,7 +205,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         self.current.work = nil
         let reason = await connection.closed()
         self.current.connection = nil
-        self.inDoubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
+        self.archiveCheck.inDoubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
         self.connectionEnded()
         return reason
     }
@@ -238,29 +214,26 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// session the numbered stanzas and their waiters are kept for the next connection to
     /// resume; otherwise they fail too (their senders try again).
     private func connectionEnded() {
-        self.inDoubt.connectionLostAt = self.dependencies.clock.now
-        self.watchdogConnectionEnded()
+        self.archiveCheck.inDoubt.connectionLostAt = self.dependencies.clock.now
+        self.streamManagement.watchdogConnectionEnded(in: self)
         self.current.timers.removeAll()
-        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
+        let resumable = self.streamManagement.machine.resumption != nil
+        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: resumable)
         _ = self.machine.connectionLost()
-        self.liveHoldConnectionLost()
-        self.acknowledgements.lastCarriedRequest = nil
-        self.roomsConnectionLost(resumable: self.streamManagement.resumption != nil)
-        if self.streamManagement.resumption == nil {
-            self.streamManagement = StreamManagementStateMachine()
-            self.dependencies.configuration.ledger?.end()
-            self.publishSessionState()
-        }
+        self.catchUp.connectionLost(in: self)
+        self.streamManagement.acknowledgements.lastCarriedRequest = nil
+        self.rooms.connectionLost(resumable: resumable, in: self)
+        if !resumable { self.streamManagement.end(in: self) }
     }
 
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
             self.current.keepalive.trafficReceived(now: self.dependencies.clock.now)
-            if let actions = self.streamManagement.received(element) {
-                await self.perform(actions, on: connection)
+            if let actions = self.streamManagement.machine.received(element) {
+                await self.streamManagement.perform(actions, on: connection, in: self)
                 continue
             }
-            let number = self.streamManagement.stanzaReceived()
+            let number = self.streamManagement.machine.stanzaReceived()
             var deferred = false
             for action in await self.stanzaActions(for: element) {
                 guard case .emitMessage(var message, let carbon) = action else {
@@ -268,114 +241,26 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
                     continue
                 }
                 if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
-                let reported = await self.emitLive(message, carbon: carbon, on: connection)
+                let reported = await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
                 deferred = deferred || reported
             }
-            if !self.lifecycle.rosterWaiters.isEmpty { self.checkRosterWaiters() }
-            if let number, !deferred { self.streamManagement.handled(number) }
+            if !self.lifecycle.rosterWaiters.isEmpty { self.lifecycle.rosterChanged(self.machine.roster) }
+            if let number, !deferred { self.streamManagement.machine.handled(number) }
             // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
             // handled(_:) answers, once for the whole burst.
-            if self.streamManagement.handled == self.streamManagement.received { await self.sendAcknowledgement(on: connection) }
+            if self.streamManagement.machine.handled == self.streamManagement.machine.received {
+                await self.streamManagement.sendAcknowledgement(on: connection, in: self)
+            }
         }
         // The connection is gone: nothing outstanding can be answered any more.
         self.current.connection = nil
-        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.resumption != nil)
-    }
-
-    /// After a (re)connect: runs the steps ``SessionRestoreStateMachine`` picks (stream
-    /// management, carbons, roster, presence, online, archive catch-up) until it is done or
-    /// the connection is gone.
-    private func restore(_ connection: XMPPConnection, resumed: Bool) async {
-        var restore = SessionRestoreStateMachine(
-            configuration: .init(
-                streamManagement: self.dependencies.configuration.streamManagement, carbons: self.dependencies.configuration.enableCarbons,
-                roster: self.dependencies.configuration.fetchRoster, presence: self.own.presence != nil
-            )
-        )
-        let offersStreamManagement = connection.features.elements.contains {
-            $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace
-        }
-        var action = restore.connected(resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !self.inDoubt.messages.isEmpty)
-        while case .run(let step) = action {
-            let outcome = await self.run(step, on: connection, resumed: resumed)
-            action = self.current.connection == nil || Task.isCancelled ? restore.connectionLost() : restore.stepFinished(outcome)
-        }
-    }
-
-    /// Carries out one restore step.
-    private func run(_ step: SessionRestoreStateMachine.Step, on connection: XMPPConnection, resumed: Bool) async -> SessionRestoreStateMachine.Outcome {
-        switch step {
-        case .enableStreamManagement:
-            let enable = self.streamManagement.enable(resume: self.dependencies.configuration.resumesStreams)
-            return (try? await self.transmit([enable], on: connection)) == nil ? .failed : .done
-        case .discoverCarbons:
-            let disco = IQ(type: .get, id: self.dependencies.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "query", namespace: EntityCapabilities.discoInfoNamespace))
-            guard let info = try? await self.request(disco) else { return .failed }
-            let offered = info.payload?.elements.contains { $0.name == "feature" && $0[attribute: "var"] == CarbonFilter.feature } == true
-            return offered ? .carbonsOffered : .done
-        case .enableCarbons:
-            return (try? await self.request(IQ(type: .set, id: self.dependencies.ids.next(), payload: CarbonFilter.enableRequest()))) == nil ? .failed : .done
-        case .fetchRoster:
-            let versioning = connection.features.elements.contains { $0.namespace == Roster.versioningFeature }
-            let query = Roster.query(version: self.machine.roster.version, versioning: versioning)
-            // The machine applies the result when it arrives, in stream order with pushes.
-            let fetch = IQ(type: .get, id: self.dependencies.ids.next(), payload: query)
-            self.machine.rosterFetchSent(id: fetch.id)
-            do {
-                _ = try await self.request(fetch)
-                // A resumed stream reported online before fetching: the roster's owners look again.
-                if resumed { await self.emit(.rosterFetched) }
-                return .done
-            } catch {
-                self.dependencies.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
-                return .failed
-            }
-        case .announcePresence:
-            guard let presence = self.own.presence else { return .done }
-            return (try? await self.announce(presence)) == nil ? .failed : .done
-        case .reportOnline:
-            await self.emit(.online(connection.jid))
-            await self.joinRooms(resumed: resumed)
-            return .done
-        case .catchUp:
-            await self.catchUpFromArchive()
-            return .done
-        case .checkInDoubt:
-            await self.checkInDoubt(on: connection, resumed: resumed)
-            return .done
-        }
-    }
-
-    /// Runs the ``KeepaliveStateMachine``: a ping after `idlePingInterval` without traffic;
-    /// nothing back within `pingTimeout` closes the connection, which the run loop treats as
-    /// a loss. One sleep per interval while the link is quiet.
-    private func keepAlive(_ connection: XMPPConnection) async {
-        while !Task.isCancelled, let deadline = self.current.keepalive.nextDeadline {
-            do {
-                try await self.dependencies.clock.sleep(until: deadline, tolerance: nil)
-            } catch {
-                return
-            }
-            switch self.current.keepalive.timerFired(now: self.dependencies.clock.now) {
-            case .wait:
-                continue
-            case .sendPing:
-                // The answer, like any other traffic, resets the machine.
-                let ping = IQ(type: .get, id: self.dependencies.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
-                let timeout = self.dependencies.configuration.pingTimeout
-                self.spawn { _ = try? await self.request(ping, timeout: timeout) }
-            case .connectionDead:
-                self.dependencies.logger.warning("server did not answer a ping; treating the connection as dead")
-                await connection.abort()
-                return
-            }
-        }
+        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.machine.resumption != nil)
     }
 
     /// Runs `job` beside the read loop, in the connection's task group (ended with it);
     /// nothing runs without a connection.
-    func spawn(_ job: @escaping @Sendable () async -> Void) {
-        self.current.work?.yield(job)
+    func spawn(_ job: @escaping @Sendable (isolated XMPPSession) async -> Void) {
+        self.current.work?.yield { await job(self) }
     }
 
     // MARK: - Requests and stanzas
@@ -387,9 +272,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// Sends a message; returns once it is written to the connection.
     public func send(_ message: Message) async throws {
-        var message = message
-        if message.id == nil { message.id = self.dependencies.ids.next() }
-        try await self.write(message.element)
+        try await self.write(message.element)  // given an id there when it has none
     }
 
     /// Sends messages in order with one flush (ids are added where missing); returns once

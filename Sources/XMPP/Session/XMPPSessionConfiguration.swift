@@ -168,3 +168,12 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
         self.roomCursors = roomCursors
     }
 }
+
+extension XMPPSessionConfiguration {
+    /// Why no connection may be made now (``mayConnect`` says no), if so: a failed attempt
+    /// for the reconnect machine (its backoff applies; the owner stops the session soon after).
+    func connectionRefusal() -> XMPPClientError? {
+        guard let mayConnect = self.mayConnect, !mayConnect() else { return nil }
+        return .connectFailed(attempts: ["not connecting: this process may not work on the account now"])
+    }
+}
