@@ -71,7 +71,7 @@ struct BridgeOperationsTests {
         }
 
         // A file with an unknown key: refused, the running configuration (with carol) stays.
-        _ = try MirrorSupport.writeConfig(
+        _ = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home"], bridge: "no_such_key = true",
             rest: Self.link("\n  { account = \"home\", jid = \"carol@example.test\" },")
         )

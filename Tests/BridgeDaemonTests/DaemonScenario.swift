@@ -15,22 +15,28 @@ struct DaemonScenario {
     let contacts: [String: TestSession]
 
     /// Starts the server with `accounts`, `contacts` and `others` (users nobody logs in as
-    /// yet), the contacts' sessions, then the bridge with `rest` after the accounts; waits
-    /// until its accounts are online (unless `waitsOnline` is false: a bridge that ends by
-    /// itself) and each of `sockets` (paths in the server's directory) listens.
+    /// yet) and runs `prepare` on it (rosters, say); starts the contacts' sessions, then the
+    /// bridge with `rest` after the accounts (and `bridge`, more lines of its `[bridge]`
+    /// table); waits until the accounts in `online` (all of them when nil) are online
+    /// (unless `waitsOnline` is false: a bridge that ends by itself) and each of `sockets`
+    /// (paths in the server's directory) listens. `contactsFirst` false: the contacts' sessions
+    /// start once the bridge's accounts are online, for tests of what they see come online.
     static func start(
-        accounts: [String], contacts: [String] = [], others: [String] = [], rest: String, stdin: String = "/dev/null", sockets: [String] = [],
-        waitsOnline: Bool = true
+        accounts: [String], contacts: [String] = [], others: [String] = [], bridge settings: String = "", rest: String, stdin: String = "/dev/null",
+        sockets: [String] = [], online: [String]? = nil, waitsOnline: Bool = true, contactsFirst: Bool = true,
+        prepare: (ProsodyServer) async throws -> Void = { _ in }
     ) async throws -> DaemonScenario {
         let server = try ProsodyServer.start(accounts: (contacts + others + accounts).map { ($0, "pw") })
         var sessions: [String: TestSession] = [:]
         do {
-            for contact in contacts { sessions[contact] = try await TestSession.start(contact, on: server) }
-            let config = try BridgeConfigFile.write(for: server, accounts: accounts, rest: rest)
+            try await prepare(server)
+            if contactsFirst { for contact in contacts { sessions[contact] = try await TestSession.start(contact, on: server) } }
+            let config = try BridgeConfigFile.write(for: server, accounts: accounts, bridge: settings, rest: rest)
             let bridge = try BridgeDaemon.start(config: config, stdin: stdin, in: server.directory)
             do {
-                if waitsOnline { try await bridge.waitOnline(accounts) }
+                if waitsOnline { try await bridge.waitOnline(online ?? accounts) }
                 for socket in sockets { try await bridge.waitForSocket("\(server.directory)/\(socket)") }
+                if !contactsFirst { for contact in contacts { sessions[contact] = try await TestSession.start(contact, on: server) } }
             } catch {
                 bridge.terminate()
                 throw error

@@ -154,7 +154,7 @@ struct InteropIntegrationTests {
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
         try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try MirrorSupport.writeConfig(
+        let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home"], bridge: "presence_interval_ms = 200",
             rest: Self.link + "\n\n[[roster_mirror]]\nfrom = \"work\"\nto = \"home\"\n"
         )

@@ -48,7 +48,7 @@ struct PresenceMirrorIntegrationTests {
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
         try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], bridge: "presence_interval_ms = 200", rest: Self.link)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], bridge: "presence_interval_ms = 200", rest: Self.link)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         defer { bridge.terminate() }
         try await bridge.waitOnline(["work", "home"])
@@ -116,7 +116,7 @@ struct PresenceMirrorIntegrationTests {
     func oneWayMirror() async throws {
         let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol"))
         defer { server.shutdown() }
-        let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.oneWay)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         defer { bridge.terminate() }
         try await bridge.waitOnline(["work", "home"])
@@ -152,7 +152,7 @@ struct PresenceMirrorIntegrationTests {
     func statusAndRosterCommands() async throws {
         let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol"))
         defer { server.shutdown() }
-        let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.oneWay)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         defer { bridge.terminate() }
         try await bridge.waitOnline(["work", "home"])
@@ -188,7 +188,7 @@ struct PresenceMirrorIntegrationTests {
     func offlineReconciliation() async throws {
         let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin"))
         defer { server.shutdown() }
-        let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.oneWay)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
         let first = try BridgeDaemon.start(config: config, in: server.directory)
         defer { first.terminate() }
         try await first.waitOnline(["work", "home"])
@@ -239,7 +239,7 @@ struct PresenceMirrorIntegrationTests {
     func twoWayConvergence() async throws {
         let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin", "frank"))
         defer { server.shutdown() }
-        let config = try MirrorSupport.writeConfig(for: server, accounts: ["work", "home"], rest: Self.twoWay)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.twoWay)
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         defer { bridge.terminate() }
         try await bridge.waitOnline(["work", "home"])
@@ -319,18 +319,6 @@ enum MirrorSupport {
 
     static func jid(_ user: String, on server: any TestXMPPServer) throws -> JID {
         try JID(localpart: user, domainpart: server.domain)
-    }
-
-    /// `BridgeConfigFile.write`, with `bridge` (TOML lines) added to its `[bridge]` table.
-    static func writeConfig(for server: any TestXMPPServer, accounts: [String], bridge: String = "", rest: String) throws -> String {
-        let file = try BridgeConfigFile.write(for: server, accounts: accounts, rest: rest)
-        guard !bridge.isEmpty else { return file }
-        var text = try String(contentsOfFile: file, encoding: .utf8)
-        let anchor = "control_socket = \"bridge.control\"\n"
-        guard let range = text.range(of: anchor) else { throw TestFailure("no [bridge] table in:\n\(text)") }
-        text.insert(contentsOf: bridge + "\n", at: range.upperBound)
-        try text.write(toFile: file, atomically: true, encoding: .utf8)
-        return file
     }
 
     /// Makes `first` and `second` subscribed to each other (`both` on either roster), with

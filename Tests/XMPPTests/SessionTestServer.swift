@@ -63,9 +63,11 @@ final class SessionTestServer: XMPPConnector {
         // The session dropping the connection (abort) ends it as a lost one.
         channel.closeFuture.whenComplete { _ in terminated.end(.closedByServer) }
         let (producer, handler) = ElementStreamHandler.make(for: channel)
+        let stall = WriteStall()
         do {
             try await channel.pipeline.addHandler(StreamCloser(terminated: terminated))
             try await channel.pipeline.addHandler(handler)
+            try await channel.pipeline.addHandler(stall)
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5222))
         } catch {
             throw .connectFailed(attempts: ["\(error)"])
@@ -75,7 +77,7 @@ final class SessionTestServer: XMPPConnector {
         let jid = (try? self.jid.withResource("bridge")) ?? self.jid
         // A resumed stream goes on counting from the `h` the server said.
         let resumedAt = answer?.name == "resumed" ? answer?[attribute: "h"].flatMap(UInt32.init) : nil
-        let link = Link(channel: channel, terminated: terminated, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds)
+        let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds)
         self.newLink.yield(link)
         return XMPPConnection(
             jid: jid, features: features, mechanism: nil, elements: XMPPElementSequence(producer: producer),
@@ -125,12 +127,48 @@ final class SessionTestServer: XMPPConnector {
         }
     }
 
+    /// Holds what the session writes while stalled, as a server that stopped reading leaves
+    /// it in a full TCP window: the writes neither reach the server nor complete, until the
+    /// connection closes and fails them.
+    final class WriteStall: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = XMLElement
+        typealias OutboundOut = XMLElement
+        private let state = NIOLockedValueBox((stalled: false, held: [EventLoopPromise<Void>?]()))
+
+        /// From now on, writes wait.
+        func stall() {
+            self.state.withLockedValue { $0.stalled = true }
+        }
+
+        /// How many writes wait.
+        var heldCount: Int { self.state.withLockedValue { $0.held.count } }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let held = self.state.withLockedValue { state -> Bool in
+                if state.stalled { state.held.append(promise) }
+                return state.stalled
+            }
+            if !held { context.write(data, promise: promise) }
+        }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            let held = self.state.withLockedValue { state in
+                defer { state.held = [] }
+                return state.held
+            }
+            for waiting in held { waiting?.fail(ChannelError.ioOnClosedChannel) }
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
     /// One connection, seen from the server. A task of its own reads what the session writes,
     /// as a server reads a stream: it counts stanzas (`h`), answers `<enable/>` and the IQs
     /// nobody scripts (``routineAnswer(_:)``), and queues the rest for the test.
     final class Link: Sendable {
         let channel: NIOAsyncTestingChannel
         let terminated: Termination
+        /// Holds the session's writes once the server stops reading (``stopReading()``).
+        let stall: WriteStall
         /// Which connect of the session this is (1 for the first).
         let number: Int
         /// Stanzas the client sent since it enabled (or resumed) stream management (`h`),
@@ -140,9 +178,10 @@ final class SessionTestServer: XMPPConnector {
         private let reading: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
 
         /// `countingFrom`: the stream resumed a session whose count was this.
-        init(channel: NIOAsyncTestingChannel, terminated: Termination, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>) {
+        init(channel: NIOAsyncTestingChannel, terminated: Termination, stall: WriteStall, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>) {
             self.channel = channel
             self.terminated = terminated
+            self.stall = stall
             self.number = number
             self.state = NIOLockedValueBox((counting: countingFrom != nil, received: countingFrom ?? 0, atLastTaken: countingFrom ?? 0))
             let (stream, queue) = AsyncStream.makeStream(of: (element: XMLElement, received: UInt32).self)
@@ -197,6 +236,11 @@ final class SessionTestServer: XMPPConnector {
         /// Writes `xml` (one top-level element) to the session.
         func send(_ xml: String) async throws {
             try await self.channel.writeInbound(SessionTestServer.element(xml))
+        }
+
+        /// The server stops reading: what the session writes from now on waits, unread.
+        func stopReading() {
+            self.stall.stall()
         }
 
         /// The server loses the connection (no stream close: resumable).

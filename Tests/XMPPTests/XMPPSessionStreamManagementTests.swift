@@ -85,4 +85,35 @@ struct XMPPSessionStreamManagementTests {
         try await Self.nothingElse(scene)
         await scene.stop()
     }
+
+    @Test("a server that stops reading: our acknowledgement to it waits on a write that never completes, and still the watchdog drops the connection at ack_timeout (each timer runs beside the others, never behind a write)")
+    func watchdogNotHeldBackByAWrite() async throws {
+        var scene = try await SessionScene.start { $0.acknowledgementDelay = .seconds(1) }
+        await scene.event("online") {
+            if case .online = $0 { return true }
+            return false
+        }
+        let sleepers = scene.clock.sleeperCount
+        // The server's message and its `<r/>`: our `<a/>` waits for the acknowledgement timer.
+        try await scene.link.send("<message xmlns='jabber:client' type='chat' from='bob@example.test/phone' to='bridge@example.test/bridge' id='in1'><body>hi</body></message>")
+        try await scene.link.send("<r xmlns='urn:xmpp:sm:3'/>")
+        await scene.clock.waitForSleepers(sleepers + 1)
+        scene.link.stopReading()
+        // Its timer fires: the `<a/>` is written to a server that no longer reads, and waits.
+        scene.clock.advance(by: .seconds(1))
+        #expect(await untilTrue { scene.link.stall.heldCount == 1 }, "the acknowledgement was not written")
+        // Ours, with its `<r/>`: unread, so unanswered; the watchdog times the answer.
+        let sender = scene.send([Self.message("m1")])
+        #expect(await untilTrue { scene.link.stall.heldCount == 3 }, "the message and its request were not written")
+        scene.clock.advance(by: XMPPSession<ManualClock>.Configuration(client: XMPPClientConfiguration(jid: SessionScene.account), session: SessionScene.software).acknowledgementTimeout)
+        // The connection is dropped for another, its waiting writes failed with it; the
+        // resumption fails, so what was in flight is looked up and, not there, sent again.
+        scene.link = try await scene.server.nextLink()
+        #expect(scene.link.number == 2)
+        try await scene.answerArchiveQuery(of: nil, holding: [])
+        try await scene.expectSent("m1")
+        try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
 }
