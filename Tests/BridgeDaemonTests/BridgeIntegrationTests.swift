@@ -29,10 +29,6 @@ struct BridgeIntegrationTests {
         ]
         """
 
-    static func users(_ names: String...) -> [(String, String)] {
-        names.map { ($0, "pw") }
-    }
-
     @Test("(i) alice writes to account work, bob receives it from account home, and his reply reaches alice")
     func linkTwoAccounts() async throws {
         let scenario = try await DaemonScenario.start(accounts: ["work", "home"], contacts: ["alice", "bob"], rest: Self.link)
@@ -60,7 +56,7 @@ struct BridgeIntegrationTests {
 
     @Test("(ii) printf 'l1\\nl2\\n' | xmpp-bridge run: bob gets l1 then l2, and the bridge exits 0 by itself")
     func standardInputPipe() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("bob", "home"))
+        let server = try ProsodyServer.start(accounts: DaemonScenario.users("bob", "home"))
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let input = "\(server.directory)/input.txt"

@@ -30,13 +30,14 @@ struct BridgeOperationsTests {
 
     @Test("SIGHUP adds carol to the link without reconnecting work or home; a broken file is refused and relaying goes on")
     func reloadKeepsConnections() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("alice", "bob", "carol", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link())
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        try await bridge.waitForSocket("\(server.directory)/bridge.control")
+        let scenario = try await DaemonScenario.start(
+            accounts: ["work", "home"],
+            others: ["alice", "bob", "carol"],
+            rest: Self.link(),
+            sockets: ["bridge.control"]
+        )
+        defer { scenario.shutdown() }
+        let (server, config, bridge) = (scenario.server, scenario.config, scenario.bridge)
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
         let carol = try await TestSession.start("carol", on: server)
@@ -94,7 +95,7 @@ struct BridgeOperationsTests {
 
     @Test("an account with a wrong password does not stop the others; status names its authentication error")
     func failingAccountIsolated() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("alice", "bob", "dave", "work", "home", "broken"))
+        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "bob", "dave", "work", "home", "broken"))
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home", "broken"],
@@ -149,20 +150,20 @@ struct BridgeOperationsTests {
 
     @Test("own-presence mirror: the user's phone on work goes dnd \"driving\", bob sees home follow (latency reported; goal 2 s)")
     func ownPresenceMirror() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("bob", "work", "home"))
-        defer { server.shutdown() }
-        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["work", "home"],
+        let scenario = try await DaemonScenario.start(
+            accounts: ["work", "home"],
+            others: ["bob"],
             rest: """
                 [[presence_mirror]]
                 from = "work"
                 to = "home"
-                """
+                """,
+            prepare: { server in
+                try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
+            }
         )
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         let bob = try await TestSession.start("bob", on: server)
         let home = try MirrorSupport.jid("home", on: server)
 
@@ -197,7 +198,7 @@ struct BridgeOperationsTests {
 
     @Test("a socket subscriber of a presence channel gets alice's away \"lunch\" as a JSON presence event")
     func presenceEventsToSocket() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("alice", "work"))
+        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "work"))
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
         let path = "\(server.directory)/ops.sock"
@@ -250,7 +251,7 @@ struct BridgeOperationsTests {
 
     @Test("FIFOs get mode 0600 or their configured mode; a stale socket file is replaced, a live one is left alone")
     func fifoAndSocketFiles() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("bob", "home"))
+        let server = try ProsodyServer.start(accounts: DaemonScenario.users("bob", "home"))
         defer { server.shutdown() }
         let directory = server.directory
         let stalePath = "\(directory)/stale.sock"
@@ -342,13 +343,9 @@ struct BridgeOperationsTests {
 
     @Test("a second daemon on the same state database refuses to start; the first keeps relaying")
     func secondDaemonRefused() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.link())
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { first.terminate() }
-        try await first.waitOnline(["work", "home"])
-        try await first.waitForSocket("\(server.directory)/bridge.control")
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], others: ["alice", "bob"], rest: Self.link(), sockets: ["bridge.control"])
+        defer { scenario.shutdown() }
+        let (server, config, first) = (scenario.server, scenario.config, scenario.bridge)
 
         let second = try BridgeDaemon.start(config: config, in: server.directory)
         defer { second.terminate() }

@@ -99,3 +99,18 @@ struct DaemonScenario {
             """
     }
 }
+
+extension DaemonScenario {
+    /// Users of the test server by name, each with the password "pw".
+    static func users(_ names: String...) -> [(String, String)] {
+        names.map { ($0, "pw") }
+    }
+
+    /// A scenario around a bridge another set-up started on `server` (a gateway's, with its
+    /// component), with the sessions of `contacts` started now.
+    init(server: ProsodyServer, config: String, bridge: BridgeDaemon, contacts names: [String]) async throws {
+        var sessions: [String: TestSession] = [:]
+        for name in names { sessions[name] = try await TestSession.start(name, on: server) }
+        self.init(server: server, config: config, bridge: bridge, contacts: sessions)
+    }
+}

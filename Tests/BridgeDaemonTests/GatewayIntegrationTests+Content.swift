@@ -10,13 +10,9 @@ import XMPPMapping
 extension GatewayIntegrationTests {
     @Test("rich content crosses puppets through the id map: bob's correction reaches alice as a correction of her copy, alice's receipt and reply reach bob under his own id, and alice's OMEMO message is not relayed but noticed from the puppet")
     func richContentThroughPuppets() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["alice", "bob"])
+        defer { scenario.shutdown() }
+        let (bridge, alice, bob) = (scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let home = try JID("home@example.test")
         let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
         try await bob.session.send(Message(type: .chat, to: home, id: "b-original", body: "original"))
@@ -65,13 +61,9 @@ extension GatewayIntegrationTests {
 
     @Test("files, reactions, retractions, displayed markers and headlines cross puppets: bob's file and headline reach alice from his puppet, alice's file reaches bob, her reaction and marker name bob's own message, and his retraction names her copy")
     func moreRichContentThroughPuppets() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["alice", "bob"])
+        defer { scenario.shutdown() }
+        let (bridge, alice, bob) = (scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let home = try JID("home@example.test")
         let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
         func fromPuppet(_ predicate: @escaping @Sendable (Message) -> Bool) async -> Message? {
@@ -120,12 +112,9 @@ extension GatewayIntegrationTests {
 
     @Test("a puppet serves its contact's vCard (XEP-0054) as the linked account reads it, and shows the contact's avatar hash in its presence (XEP-0153), the SHA-1 of that vCard's photo; a contact without one gives none (an empty vCard or item-not-found)")
     func vCardThroughPuppet() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["bob"])
+        defer { scenario.shutdown() }
+        let (server, bridge, bob) = (scenario.server, scenario.bridge, try scenario.contact("bob"))
         let png = ProfileIntegrationTests.png
         let avatar = try Avatar(bytes: png)
         func element(_ name: String, _ namespace: String = "vcard-temp", _ children: [XMLElement] = [], _ text: String? = nil) -> XMLElement {

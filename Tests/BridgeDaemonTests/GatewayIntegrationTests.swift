@@ -18,7 +18,7 @@ struct GatewayIntegrationTests {
 
     /// Prosody with the component, alice (the user), home (the linked account), bob and two
     /// contacts whose JIDs need escaping; home's roster holds bob and `a\b`.
-    static func start(before: (ProsodyServer) async throws -> Void = { _ in }) async throws -> (ProsodyServer, BridgeDaemon) {
+    static func start(contacts: [String] = [], before: (ProsodyServer) async throws -> Void = { _ in }) async throws -> DaemonScenario {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
         options.adminShell = true
@@ -45,18 +45,14 @@ struct GatewayIntegrationTests {
         let bridge = try BridgeDaemon.start(config: config, in: server.directory)
         try await bridge.waitOnline(["home"])
         try await bridge.waitComponentConnected()
-        return (server, bridge)
+        return try await DaemonScenario(server: server, config: config, bridge: bridge, contacts: contacts)
     }
 
     @Test("alice ↔ bob through bob's puppet both ways: markup characters, emoji and CJK intact; a JID with a backslash and one with an escaped space map both ways; the roster is suggested by XEP-0144")
     func messagesBothWays() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["alice", "bob"])
+        defer { scenario.shutdown() }
+        let (server, bridge, alice, bob) = (scenario.server, scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
         #expect(bobPuppet.description == "bob\\40example.test@home.example.test")
 
@@ -102,10 +98,9 @@ struct GatewayIntegrationTests {
 
     @Test("kill -9 of the bridge mid burst of 500 from bob: after a restart alice has every message, in order, from bob's puppet; twice at most what the restarted bridge reports in doubt (killed between a write and its record)")
     func killMidBurst() async throws {
-        let (server, first) = try await Self.start()
-        defer { server.shutdown() }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["alice", "bob"])
+        defer { scenario.shutdown() }
+        let (server, first, alice, bob) = (scenario.server, scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let burst = try GatewayBurst.start(from: bob, prefix: "burst", count: 500)
         _ = await Received.bodies(alice.log, count: 120, timeout: .seconds(30))
         kill(first.run.process.pid, SIGKILL)
@@ -138,11 +133,9 @@ struct GatewayIntegrationTests {
 
     @Test("presence and subscriptions both ways: alice subscribes to bob's puppet and sees bob's presence from it; alice's presence becomes home's, which bob sees; subscribing to a puppet for a contact not in home's roster makes home ask that contact; a stranger asking home is put to alice from its puppet, and her approval lets it in")
     func presenceAndSubscriptions() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
+        let scenario = try await Self.start()
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         let alice = try await TestSession.start("alice", on: server, policy: .acceptAll)
         let bob = try await TestSession.start("bob", on: server)
         let bobPuppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
@@ -198,12 +191,9 @@ struct GatewayIntegrationTests {
 
     @Test("the gateway answers disco (gateway/xmpp, register, gateway), translates an address to its puppet (XEP-0100), and refuses a user it does not know: a message to a puppet bounces with registration-required, registration with forbidden")
     func discoTranslationAndStrangers() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let alice = try await TestSession.start("alice", on: server)
+        let scenario = try await Self.start(contacts: ["alice"])
+        defer { scenario.shutdown() }
+        let (server, bridge, alice) = (scenario.server, scenario.bridge, try scenario.contact("alice"))
         let gateway = try JID(Self.component)
         let info = try await alice.session.request(IQ(type: .get, id: "d1", to: gateway, payload: XMLElement(name: "query", namespace: "http://jabber.org/protocol/disco#info")))
         let identity = info.payload?.firstChild(named: "identity")
@@ -265,13 +255,9 @@ struct GatewayIntegrationTests {
     /// Runs `cut` (Lua, on Prosody's session of the component) while bob sends 300
     /// messages; returns what alice lost and got twice.
     static func cutComponentMidBurst(_ cut: String) async throws -> (lost: Int, duplicated: Int) {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let alice = try await TestSession.start("alice", on: server)
-        let bob = try await TestSession.start("bob", on: server)
+        let scenario = try await Self.start(contacts: ["alice", "bob"])
+        defer { scenario.shutdown() }
+        let (server, bridge, alice, bob) = (scenario.server, scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let burst = try GatewayBurst.start(from: bob, prefix: "drop", count: 300)
         _ = await Received.bodies(alice.log, count: 80, timeout: .seconds(30))
         let output = try server.shell([">local session = prosody.hosts[\"\(Self.component)\"].modules.component.session; " + cut])
@@ -297,12 +283,9 @@ struct GatewayIntegrationTests {
 
     @Test("dave registers erin's account through the XEP-0077 form (a wrong password is refused), then talks with bob through bob's puppet; the link survives a restart, `gateway users` lists it, the password never reaches a log, and unregistering removes it")
     func registrationAndUnregistration() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
-        let dave = try await TestSession.start("dave", on: server)
+        let scenario = try await Self.start(contacts: ["dave"])
+        defer { scenario.shutdown() }
+        let (server, bridge, dave) = (scenario.server, scenario.bridge, try scenario.contact("dave"))
         let gateway = try JID(Self.component)
         let form = try await dave.session.request(IQ(type: .get, id: "r1", to: gateway, payload: XMLElement(name: "query", namespace: "jabber:iq:register")))
         let fields = form.payload?.firstChild(named: "x", namespace: "jabber:x:data")?.elements.compactMap { $0[attribute: "var"] } ?? []
@@ -372,11 +355,9 @@ struct GatewayIntegrationTests {
 
     @Test("`gateway list` and `status` show the component's connection and each user's account; `gateway remove` forgets a registered user, from the running daemon and from the database when none runs")
     func gatewayCommands() async throws {
-        let (server, bridge) = try await Self.start()
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
+        let scenario = try await Self.start()
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         func run(_ arguments: [String]) throws -> (code: Int32?, output: String) {
             let command = try CommandLineTests.start(arguments + ["--config", bridge.config], in: server.directory)
             let code = command.finish()
@@ -419,11 +400,9 @@ struct GatewayIntegrationTests {
     @Test("a user online when the component connects gets the roster suggestion at once (not from offline storage); a change of the linked account's roster is offered as that change alone")
     func liveSuggestion() async throws {
         let box = SessionBox()
-        let (server, bridge) = try await Self.start { server in box.session = try await TestSession.start("alice", on: server) }
-        defer {
-            bridge.terminate()
-            server.shutdown()
-        }
+        let scenario = try await Self.start { server in box.session = try await TestSession.start("alice", on: server) }
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         let alice = try #require(box.session)
         let offer = await alice.log.waitFor(timeout: .seconds(15)) {
             guard case .message(let message, nil) = $0 else { return false }

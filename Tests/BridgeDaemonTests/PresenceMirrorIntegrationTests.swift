@@ -44,14 +44,17 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("a contact of work goes away with a status, then offline: bob sees home follow (latencies reported; goal 2 s)")
     func presenceRelay() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
-        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], bridge: "presence_interval_ms = 200", rest: Self.link)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
+        let scenario = try await DaemonScenario.start(
+            accounts: ["work", "home"],
+            others: ["alice", "bob"],
+            bridge: "presence_interval_ms = 200", rest: Self.link,
+            prepare: { server in
+                try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
+                try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
+            }
+        )
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
         let home = try MirrorSupport.jid("home", on: server)
@@ -114,12 +117,9 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("one-way roster mirror: a contact added on work appears on home, is renamed and removed (latencies reported; goal 2 s)")
     func oneWayMirror() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], others: ["carol"], rest: Self.oneWay)
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
         let work = try await TestSession.start("work", on: server, resource: "phone")
         let home = try await TestSession.start("home", on: server, resource: "phone")
         let carol = try MirrorSupport.jid("carol", on: server)
@@ -150,13 +150,9 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("xmpp-bridge status shows both accounts connected with nothing queued; roster --json marks the mirrored copy")
     func statusAndRosterCommands() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
-        try await bridge.waitForSocket("\(server.directory)/bridge.control")
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], others: ["carol"], rest: Self.oneWay, sockets: ["bridge.control"])
+        defer { scenario.shutdown() }
+        let (server, config, bridge) = (scenario.server, scenario.config, scenario.bridge)
 
         let status = try MirrorSupport.command(["status", "--config", config], in: server.directory)
         #expect(status.status == 0, "stderr: \(status.errors)")
@@ -186,12 +182,9 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("changes while the bridge is down: an item removed on work goes from home, one added by hand on home stays")
     func offlineReconciliation() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.oneWay)
-        let first = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { first.terminate() }
-        try await first.waitOnline(["work", "home"])
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], others: ["carol", "dave", "erin"], rest: Self.oneWay)
+        defer { scenario.shutdown() }
+        let (server, config, first) = (scenario.server, scenario.config, scenario.bridge)
         let work = try await TestSession.start("work", on: server, resource: "phone")
         let home = try await TestSession.start("home", on: server, resource: "phone")
         let carol = try MirrorSupport.jid("carol", on: server)
@@ -237,12 +230,9 @@ struct PresenceMirrorIntegrationTests {
 
     @Test("two-way mirror: each side's new contact reaches the other; the converged rosters are a fixed point (markers pass, nothing else is set)")
     func twoWayConvergence() async throws {
-        let server = try ProsodyServer.start(accounts: MirrorSupport.users("work", "home", "carol", "dave", "erin", "frank"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: Self.twoWay)
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
+        let scenario = try await DaemonScenario.start(accounts: ["work", "home"], others: ["carol", "dave", "erin", "frank"], rest: Self.twoWay)
+        defer { scenario.shutdown() }
+        let (server, config, bridge) = (scenario.server, scenario.config, scenario.bridge)
         let work = try await TestSession.start("work", on: server, resource: "phone")
         let home = try await TestSession.start("home", on: server, resource: "phone")
         let carol = try MirrorSupport.jid("carol", on: server)
@@ -313,10 +303,6 @@ struct PresenceMirrorIntegrationTests {
 
 /// Helpers of ``PresenceMirrorIntegrationTests``.
 enum MirrorSupport {
-    static func users(_ names: String...) -> [(String, String)] {
-        names.map { ($0, "pw") }
-    }
-
     static func jid(_ user: String, on server: any TestXMPPServer) throws -> JID {
         try JID(localpart: user, domainpart: server.domain)
     }

@@ -14,10 +14,6 @@ import Glibc
 /// `conflict` is retried, not the end of the account.
 @Suite("relay core against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct RelayCoreIntegrationTests {
-    static func users(_ names: String...) -> [(String, String)] {
-        names.map { ($0, "pw") }
-    }
-
     static let socketToBob = """
         [local.ops]
         kind = "socket"
@@ -102,7 +98,7 @@ struct RelayCoreIntegrationTests {
 
     @Test("a socket subscriber that never reads is disconnected; the XMPP link keeps relaying meanwhile")
     func stuckSubscriberIsolated() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
+        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home"],
@@ -167,10 +163,9 @@ struct RelayCoreIntegrationTests {
 
     @Test("another client takes the bridge's resource (stream conflict): the account backs off, comes back and relays")
     func conflictThenRecovery() async throws {
-        let server = try ProsodyServer.start(accounts: Self.users("alice", "bob", "work", "home"))
-        defer { server.shutdown() }
-        let config = try BridgeConfigFile.write(
-            for: server, accounts: ["work", "home"],
+        let scenario = try await DaemonScenario.start(
+            accounts: ["work", "home"],
+            others: ["alice", "bob"],
             rest: """
                 [channels.link]
                 format = "{body}"
@@ -180,9 +175,8 @@ struct RelayCoreIntegrationTests {
                 ]
                 """
         )
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        defer { bridge.terminate() }
-        try await bridge.waitOnline(["work", "home"])
+        defer { scenario.shutdown() }
+        let (server, bridge) = (scenario.server, scenario.bridge)
 
         let intruder = try await TestSession.start("home", on: server, resource: "bridge")
         let kicked = await bridge.waitForLog { $0.contains("transport=home") && $0.contains("conflict") }
