@@ -11,8 +11,9 @@ import Logging
 /// actor: ``SessionStreamManagement`` (XEP-0198), ``SessionRooms`` (XEP-0045),
 /// ``SessionArchiveCheck`` and ``SessionCatchUp`` (XEP-0313), ``SessionRestore``,
 /// ``SessionKeepalive`` (XEP-0199), ``PendingRequests`` and ``RosterRequester``. Time comes
-/// from the injected clock, so tests can drive it with a manual clock.
-public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
+/// from the injected clock, so tests can drive it with a manual clock. It asks entities for
+/// the features built on its requests (``HTTPFileUpload``) and edits the roster.
+public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     /// The configuration, login, clock, executor, logger and ids it is given.
     var dependencies: SessionDependencies<C>
@@ -272,7 +273,7 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
 
     /// Sends a message; returns once it is written to the connection.
     public func send(_ message: Message) async throws {
-        try await self.write(message.element)  // given an id there when it has none
+        try await self.send(message.element)  // given an id there when it has none
     }
 
     /// Sends messages in order with one flush (ids are added where missing); returns once
@@ -292,11 +293,6 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
     }
 
-    /// Sends any stanza as it is.
-    public func send(_ element: XMLElement) async throws {
-        try await self.write(element)
-    }
-
     /// Round trip to the server (XEP-0199): when it returns, the server has processed
     /// everything sent before it, in order.
     public func pingServer() async throws {
@@ -309,7 +305,8 @@ public actor XMPPSession<C: Clock> where C.Duration == Duration, C.Instant: Send
         }
     }
 
-    private func write(_ element: XMLElement) async throws {
+    /// Sends any stanza as it is, with an id when it is a message or presence without one.
+    public func send(_ element: XMLElement) async throws {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         var element = element
         // Every outgoing stanza gets an id (RFC 6120 §8.1.3), from the injected generator.
