@@ -1,7 +1,7 @@
-/// The session's part for catching up from the account's own archive (XEP-0313 §4): the
+/// The state of catching up from the account's own archive (XEP-0313 §4): the
 /// ``ArchiveCatchUpStateMachine`` (nil when off) and the live messages held while a catch-up
-/// is due or runs (``LiveMessageHold``). No I/O: the session runs the queries and hands
-/// messages over.
+/// is due or runs (``LiveMessageHold``). No I/O: ``SessionCatchUp``, which owns it, runs the
+/// queries and hands messages over.
 struct AccountCatchUp: Sendable {
     var machine: ArchiveCatchUpStateMachine?
     var liveHold: LiveMessageHold<Message>

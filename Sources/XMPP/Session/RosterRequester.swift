@@ -1,8 +1,9 @@
 /// What roster and subscription requests (RFC 6121 §2.3–2.5, §3) need of a session: an IQ
 /// asked and a stanza sent. ``XMPPSession`` is one; the requests themselves are built here,
-/// once, for any of them.
+/// once, for any of them. They run in the caller's context: taking an id and asking are
+/// two calls to the requester, with nothing between them that depends on the other.
 public protocol RosterRequester: IQRequester {
-    /// Sends any stanza as it is.
+    /// Sends a stanza, giving a message or presence an id when it has none (RFC 6120 §8.1.3).
     func send(_ element: XMLElement) async throws
 }
 

@@ -76,7 +76,7 @@ final class SessionArchiveCheck<C: Clock> where C.Duration == Duration, C.Instan
     /// Looks up in the room's archive (XEP-0313 on the room's JID) what we left `room` with
     /// unreflected (``RoomTable/Entry/leftUnreflected``, XEP-0045 §7.2.2), now that we are
     /// back in it: what is not there is said again first.
-    func checkLeftUnreflected(in room: JID, session: isolated XMPPSession<C>) async {
+    func checkLeftUnreflected(room: JID, in session: isolated XMPPSession<C>) async {
         guard let doubt = session.rooms.table.entries[room]?.leftUnreflected, !doubt.isEmpty, let connection = session.current.connection else { return }
         session.rooms.table.entries[room]?.leftUnreflected = InDoubtMessages()
         await self.check(doubt, on: connection, resumed: false, in: session)

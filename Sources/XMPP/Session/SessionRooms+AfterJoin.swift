@@ -15,7 +15,7 @@ extension SessionRooms {
     /// that says it gives them (XEP-0359 §6), and its archive is read only if it has one.
     private func afterJoin(_ room: JID, job: String, in session: isolated XMPPSession<C>) async {
         if self.table.entries[room]?.checkingLeftUnreflected == true {
-            await session.archiveCheck.checkLeftUnreflected(in: room, session: session)
+            await session.archiveCheck.checkLeftUnreflected(room: room, in: session)
             // Replaced by a later join's (or ended with the connection): that one decides.
             guard self.table.entries[room]?.afterJoin == job else { return }
             // Said again only into the room we are in (a second kick meanwhile keeps them for
@@ -90,7 +90,7 @@ extension SessionRooms {
         for message in batches.flatMap(\.messages) {
             if let id = message[attribute: "id"] { self.table.entries[room]?.machine.sending(id: id) }
         }
-        if session.streamManagement.isCounting {
+        if session.streamManagement.machine.isCounting {
             session.dependencies.logger.info("in-doubt messages said again in the room", metadata: ["room": "\(room)", "messages": "\(batches.reduce(0) { $0 + $1.messages.count })"])
         }
         await session.streamManagement.sendAgain(batches, on: connection, in: session)

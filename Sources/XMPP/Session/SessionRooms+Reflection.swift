@@ -29,7 +29,7 @@ extension SessionRooms {
             var doubt = InDoubtMessages()
             doubt.batches = [batch]
             doubt.sentSince = sentAt
-            self.keepLeftUnreflected(doubt, in: room, session: session)
+            self.keepLeftUnreflected(doubt, room: room, in: session)
             return
         }
         let deadline = session.dependencies.clock.now.advanced(by: session.dependencies.configuration.roomTimings.reflectionTimeout)
@@ -41,7 +41,7 @@ extension SessionRooms {
     }
 
     /// The room reflected our message `id`, or answered it with an error.
-    func reflectionArrived(_ id: String, in room: JID) {
+    func reflectionArrived(_ id: String, room: JID) {
         guard !self.table.unreflected.isEmpty else { return }
         self.table.unreflected.arrived(id, in: room)?.waiter.complete(.success(()))
     }
@@ -53,11 +53,11 @@ extension SessionRooms {
     /// least once).
     func leftWithUnreflected(_ room: JID, in session: isolated XMPPSession<C>) {
         guard !self.table.unreflected.isEmpty else { return }
-        self.keepLeftUnreflected(self.table.unreflected.takeDoubt(in: room), in: room, session: session)
+        self.keepLeftUnreflected(self.table.unreflected.takeDoubt(in: room), room: room, in: session)
     }
 
     /// Keeps `doubt`, said in `room`, for the archive check after the rejoin.
-    private func keepLeftUnreflected(_ doubt: InDoubtMessages, in room: JID, session: isolated XMPPSession<C>) {
+    private func keepLeftUnreflected(_ doubt: InDoubtMessages, room: JID, in session: isolated XMPPSession<C>) {
         guard !doubt.isEmpty else { return }
         guard session.dependencies.configuration.archiveCheck != nil, self.table.entries[room] != nil else {
             for batch in doubt.batches { batch.waiter.complete(.failure(XMPPSessionError.disconnected)) }

@@ -86,7 +86,7 @@ final class SessionRooms<C: Clock> where C.Duration == Duration, C.Instant: Send
     /// The work after a join ended with the connection (its task group), done or not: a
     /// catch-up it cut short is due again, a self-ping it waited for is no longer awaited,
     /// and a lookup of what we left a room with unreflected that never ran (or was cut
-    /// short, ``SessionArchiveCheck/checkLeftUnreflected(in:session:)`` keeps that part
+    /// short, ``SessionArchiveCheck/checkLeftUnreflected(room:in:)`` keeps that part
     /// itself) goes to the next stream's doubt, so the room's gate does not stay shut.
     func connectionLost(resumable: Bool, in session: isolated XMPPSession<C>) {
         session.current.timers.cancel(.rooms)
@@ -104,7 +104,7 @@ final class SessionRooms<C: Clock> where C.Duration == Duration, C.Instant: Send
                 await self.perform(roomActions, room: room, in: session)
                 self.armTimer(in: session)
             case .settled(let id):
-                self.reflectionArrived(id, in: room)
+                self.reflectionArrived(id, room: room)
             case .emit(let message):
                 actions.append(.emitMessage(message, carbon: nil))
             case .copyStanzaID(let id, let stanzaID):

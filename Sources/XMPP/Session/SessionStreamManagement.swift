@@ -19,19 +19,17 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
         self.acknowledgements = Acknowledgements(timeout: acknowledgementTimeout)
     }
 
-    /// Whether the machine counts stanzas on this stream (enabled, XEP-0198 §3).
-    var isCounting: Bool { self.machine.isCounting }
-
-    /// Restores the session stored by an earlier process, or inherited from an earlier
-    /// owner of the account; false when there is none to restore, or it was bound to
-    /// another account.
-    func restore(_ configuration: XMPPSessionConfiguration<C>, ownJID: JID) -> JID? {
+    /// Takes up the stream management session this host's earlier process stored, or else
+    /// the one an earlier owner of the account left (XEP-0198 §5, resumed on the first
+    /// connect); returns the full JID it was bound to, nil when there is none, or it was
+    /// bound to another account.
+    func adoptStoredSession(_ configuration: XMPPSessionConfiguration<C>, ownJID: JID) -> JID? {
         let own = configuration.storedSession.map { ($0, StreamManagementStateMachine(restoring: $0)) }
         guard configuration.streamManagement,
-            let (stored, restoring) = own ?? configuration.priorSession?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) })
+            let (stored, adopted) = own ?? configuration.priorSession?.session.map({ ($0, StreamManagementStateMachine(inheriting: $0)) })
         else { return nil }
         guard let jid = stored.jid.flatMap({ try? JID($0) }), jid.bare == ownJID.bare, jid.resourcepart != nil else { return nil }
-        self.machine = restoring
+        self.machine = adopted
         self.acknowledgements.restoredSession = true
         return jid
     }

@@ -13,7 +13,7 @@ extension XMPPSession {
     /// numbering order.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
         let ledger = self.dependencies.configuration.ledger
-        for element in elements where Self.isStanza(element) {
+        for element in elements where element.isStanza {
             if let number = self.streamManagement.machine.stanzaSent(element) { ledger?.sent(number, id: element[attribute: "id"]) }
         }
         // An `<r/>` rides last in a batch; the watchdog times its answer.
@@ -21,13 +21,6 @@ extension XMPPSession {
             self.streamManagement.watchdogRequested(in: self)
         }
         try await connection.send(elements)
-    }
-
-    static func isStanza(_ element: XMLElement) -> Bool {
-        switch element.name {
-        case "message", "presence", "iq": element.namespace == XMPPNamespace.client
-        default: false
-        }
     }
 
     /// The consumer is done with these inbound messages (``Message/streamNumber``), durably

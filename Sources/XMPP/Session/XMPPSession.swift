@@ -9,10 +9,11 @@ import Logging
 /// ``ReconnectStateMachine`` for when to connect. This actor runs the connection (its read
 /// loop and timers) and hands the rest to its parts, each a type of its own that runs on the
 /// actor: ``SessionStreamManagement`` (XEP-0198), ``SessionRooms`` (XEP-0045),
-/// ``SessionArchiveCheck`` and ``SessionCatchUp`` (XEP-0313), ``SessionRestore``,
-/// ``SessionKeepalive`` (XEP-0199), ``PendingRequests`` and ``RosterRequester``. Time comes
-/// from the injected clock, so tests can drive it with a manual clock. It asks entities for
-/// the features built on its requests (``HTTPFileUpload``) and edits the roster.
+/// ``SessionArchiveCheck`` and ``SessionCatchUp`` (XEP-0313), ``SessionRestore`` and
+/// ``SessionKeepalive`` (XEP-0199); its connection holds the IQs waiting for answers
+/// (``PendingRequests``). Time comes from the injected clock, so tests can drive it with a
+/// manual clock. As a ``RosterRequester`` it serves the features built on its requests
+/// (``HTTPFileUpload``) and the roster requests.
 public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     /// The configuration, login, clock, executor, logger and ids it is given.
@@ -63,7 +64,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         self.catchUp = SessionCatchUp(configuration)
         self.rooms = SessionRooms(configuration)
         self.events = SessionEventStream(capacity: configuration.maximumBufferedEvents, waitsWhenFull: configuration.waitsForEventConsumer)
-        if let jid = self.streamManagement.restore(configuration, ownJID: configuration.client.jid) { self.machine.bound(as: jid) }
+        if let jid = self.streamManagement.adoptStoredSession(configuration, ownJID: configuration.client.jid) { self.machine.bound(as: jid) }
     }
 
     // MARK: - Running
@@ -273,7 +274,9 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Sends a message; returns once it is written to the connection.
     public func send(_ message: Message) async throws {
-        try await self.send(message.element)  // given an id there when it has none
+        var message = message
+        if message.id == nil { message.id = self.dependencies.ids.next() }
+        try await self.send(message.element)
     }
 
     /// Sends messages in order with one flush (ids are added where missing); returns once
