@@ -44,6 +44,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // libomemo-c (issue 41): Dino's maintained fork of libsignal-protocol-c, the ratchet
+        // and key agreement under OMEMO 0.3. GPL-3.0, hence the project's licence.
+        .systemLibrary(
+            name: "CLibOMEMO",
+            pkgConfig: "libomemo-c",
+            providers: [.apt(["libomemo-c-dev"])]
+        ),
         // Function wrappers for C macros Swift cannot import (OpenSSL, resolver).
         .target(
             name: "CXMPPShims",
@@ -90,6 +97,12 @@ let package = Package(
         .target(
             name: "XMPPMapping",
             dependencies: ["TransportCore", "XMPP"]
+        ),
+        // OMEMO (XEP-0384 v0.3) on libomemo-c, its crypto on the system OpenSSL: what an
+        // account that is an OMEMO device needs beside the XMPP library.
+        .target(
+            name: "OMEMO",
+            dependencies: ["CLibOMEMO", "COpenSSL"]
         ),
         // An XMPP account (XMPPTransport): sessions, rooms, roster, uploads.
         .target(
@@ -302,6 +315,10 @@ let package = Package(
             name: "TestSupport",
             dependencies: [.product(name: "Logging", package: "swift-log")],
             path: "Sources/TestSupport"
+        ),
+        .testTarget(
+            name: "OMEMOTests",
+            dependencies: ["OMEMO", "CLibOMEMO"]
         ),
         .testTarget(
             name: "XMPPTests",

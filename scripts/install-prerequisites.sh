@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages xmpp-bridge needs (Debian/Ubuntu), for one use:
-#   build  the build libraries (libxml2, OpenSSL 3, SQLite, libpq) and pkg-config
+#   build  the build libraries (libxml2, OpenSSL 3, SQLite, libpq, libomemo-c) and pkg-config
 #   demo   build + Prosody (the system's, 0.12 on Debian 12) and openssl: what
 #          `scripts/demo.sh` runs
 #   test   demo + ejabberd 24.12, Prometheus (promtool), Alertmanager, PostgreSQL, systemd and
@@ -19,7 +19,7 @@
 set -euo pipefail
 
 use=${1:-test}
-packages=(libxml2-dev libssl-dev libsqlite3-dev libpq-dev pkg-config)
+packages=(libxml2-dev libssl-dev libsqlite3-dev libpq-dev libomemo-c-dev pkg-config)
 backports=false
 case "$use" in
   build) ;;
