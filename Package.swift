@@ -102,7 +102,7 @@ let package = Package(
         // account that is an OMEMO device needs beside the XMPP library.
         .target(
             name: "OMEMO",
-            dependencies: ["CLibOMEMO", "COpenSSL"]
+            dependencies: ["CLibOMEMO", "COpenSSL", "XMPP"]
         ),
         // An XMPP account (XMPPTransport): sessions, rooms, roster, uploads.
         .target(
@@ -318,7 +318,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OMEMOTests",
-            dependencies: ["OMEMO", "CLibOMEMO"]
+            dependencies: ["OMEMO", "CLibOMEMO", "XMPP"]
         ),
         .testTarget(
             name: "XMPPTests",
