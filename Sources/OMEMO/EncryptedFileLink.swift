@@ -1,0 +1,61 @@
+import COpenSSL
+import Foundation
+
+/// A file shared encrypted alongside OMEMO (XEP-0454): the upload's HTTPS URL with the
+/// scheme `aesgcm`, and a fragment of the hex IV (12 bytes; 16 from early clients) then the
+/// AES-256-GCM key (32 bytes). The file at the URL is the ciphertext followed by the tag.
+/// The key never reaches the server: only the URL's holder can read the file.
+public struct EncryptedFileLink: Hashable, Sendable {
+    /// Where the encrypted file is, as `https`.
+    public var url: URL
+    public var iv: [UInt8]
+    public var key: [UInt8]
+
+    /// Reads an `aesgcm://` URL; nil when it is not one (another scheme, no fragment, a
+    /// fragment that is not 88 or 96 hex digits).
+    public init?(_ text: String) {
+        guard var components = URLComponents(string: text), components.scheme?.lowercased() == "aesgcm", let fragment = components.fragment else { return nil }
+        let digits = Array(fragment.lowercased())
+        guard digits.count == 88 || digits.count == 96, digits.allSatisfy(\.isHexDigit) else { return nil }
+        let bytes = stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(digits[$0]) + String(digits[$0 + 1]), radix: 16) }
+        let ivSize = bytes.count - 32
+        components.scheme = "https"
+        components.fragment = nil
+        guard let url = components.url else { return nil }
+        self.url = url
+        self.iv = Array(bytes[..<ivSize])
+        self.key = Array(bytes[ivSize...])
+    }
+
+    /// Encrypts `file` for an upload to `url` (https) under a fresh key and IV: the bytes to
+    /// upload and the link to send.
+    public static func seal(_ file: [UInt8], for url: URL) throws(OMEMOError) -> (upload: [UInt8], link: EncryptedFileLink) {
+        var iv = [UInt8](repeating: 0, count: 12)
+        var key = [UInt8](repeating: 0, count: 32)
+        guard iv.withUnsafeMutableBufferPointer({ RAND_bytes($0.baseAddress, 12) }) == 1,
+            key.withUnsafeMutableBufferPointer({ RAND_bytes($0.baseAddress, 32) }) == 1
+        else { throw OMEMOError("encrypt a file", reason: "OpenSSL's random source failed") }
+        let (ciphertext, tag) = try AESGCM.seal(file, key: key, iv: iv)
+        return (ciphertext + tag, EncryptedFileLink(url: url, iv: iv, key: key))
+    }
+
+    private init(url: URL, iv: [UInt8], key: [UInt8]) {
+        self.url = url
+        self.iv = iv
+        self.key = key
+    }
+
+    /// The file, from what was downloaded; throws when it does not authenticate.
+    public func open(_ downloaded: [UInt8]) throws(OMEMOError) -> [UInt8] {
+        guard downloaded.count >= AESGCM.tagSize else { throw OMEMOError("decrypt a file", reason: "\(downloaded.count) bytes, shorter than the tag") }
+        return try AESGCM.open(Array(downloaded.dropLast(AESGCM.tagSize)), tag: Array(downloaded.suffix(AESGCM.tagSize)), key: self.key, iv: self.iv)
+    }
+
+    /// The `aesgcm://` URL to send.
+    public var text: String {
+        var components = URLComponents(url: self.url, resolvingAgainstBaseURL: false)
+        components?.scheme = "aesgcm"
+        components?.fragment = (self.iv + self.key).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+        return components?.string ?? ""
+    }
+}
