@@ -1,5 +1,5 @@
-import COpenSSL
 import Foundation
+import XMPP
 
 /// A file shared encrypted alongside OMEMO (XEP-0454): the upload's HTTPS URL with the
 /// scheme `aesgcm`, and a fragment of the hex IV (12 bytes; 16 from early clients) then the
@@ -15,9 +15,7 @@ public struct EncryptedFileLink: Hashable, Sendable {
     /// fragment that is not 88 or 96 hex digits).
     public init?(_ text: String) {
         guard var components = URLComponents(string: text), components.scheme?.lowercased() == "aesgcm", let fragment = components.fragment else { return nil }
-        let digits = Array(fragment.lowercased())
-        guard digits.count == 88 || digits.count == 96, digits.allSatisfy(\.isHexDigit) else { return nil }
-        let bytes = stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(digits[$0]) + String(digits[$0 + 1]), radix: 16) }
+        guard fragment.count == 88 || fragment.count == 96, let bytes = Hex.bytes(fragment) else { return nil }
         let ivSize = bytes.count - 32
         components.scheme = "https"
         components.fragment = nil
@@ -30,11 +28,12 @@ public struct EncryptedFileLink: Hashable, Sendable {
     /// Encrypts `file` for an upload to `url` (https) under a fresh key and IV: the bytes to
     /// upload and the link to send.
     public static func seal(_ file: [UInt8], for url: URL) throws(OMEMOError) -> (upload: [UInt8], link: EncryptedFileLink) {
-        var iv = [UInt8](repeating: 0, count: 12)
-        var key = [UInt8](repeating: 0, count: 32)
-        guard iv.withUnsafeMutableBufferPointer({ RAND_bytes($0.baseAddress, 12) }) == 1,
-            key.withUnsafeMutableBufferPointer({ RAND_bytes($0.baseAddress, 32) }) == 1
-        else { throw OMEMOError("encrypt a file", reason: "OpenSSL's random source failed") }
+        let iv: [UInt8], key: [UInt8]
+        do {
+            (iv, key) = (try OpenSSLCrypto.randomBytes(count: 12), try OpenSSLCrypto.randomBytes(count: 32))
+        } catch {
+            throw OMEMOError("encrypt a file", reason: "\(error)")
+        }
         let (ciphertext, tag) = try AESGCM.seal(file, key: key, iv: iv)
         return (ciphertext + tag, EncryptedFileLink(url: url, iv: iv, key: key))
     }
@@ -55,7 +54,7 @@ public struct EncryptedFileLink: Hashable, Sendable {
     public var text: String {
         var components = URLComponents(url: self.url, resolvingAgainstBaseURL: false)
         components?.scheme = "aesgcm"
-        components?.fragment = (self.iv + self.key).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+        components?.fragment = Hex.string(self.iv + self.key)
         return components?.string ?? ""
     }
 }

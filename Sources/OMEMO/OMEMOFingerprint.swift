@@ -20,25 +20,13 @@ public struct OMEMOFingerprint: Hashable, Sendable, CustomStringConvertible {
     public init?(parsing text: String) {
         let digits = text.lowercased().filter { !$0.isWhitespace && $0 != ":" }
         let hex = digits.count == 66 && digits.hasPrefix("05") ? String(digits.dropFirst(2)) : digits
-        guard hex.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
+        guard hex.count == 64, let bytes = Hex.bytes(hex) else { return nil }
         self.key = bytes
     }
 
     /// 64 hex characters, no separators (for `--json` and the state).
     public var hex: String {
-        self.key.map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
+        Hex.string(self.key)
     }
 
     /// As clients show it: eight groups of eight hex characters.

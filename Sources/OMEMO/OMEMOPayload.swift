@@ -1,4 +1,4 @@
-import COpenSSL
+import XMPP
 
 /// An OMEMO 0.3 payload (XEP-0384 v0.3 §5): the message body sealed with AES-128-GCM under a
 /// fresh 16-byte key and 12-byte IV. The key material each recipient device's session seals
@@ -33,10 +33,10 @@ public struct OMEMOPayload: Hashable, Sendable {
     }
 
     private static func random(_ count: Int) throws(OMEMOError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        guard bytes.withUnsafeMutableBufferPointer({ RAND_bytes($0.baseAddress, Int32(count)) }) == 1 else {
-            throw OMEMOError("draw a message key", reason: "OpenSSL's random source failed")
+        do {
+            return try OpenSSLCrypto.randomBytes(count: count)
+        } catch {
+            throw OMEMOError("draw a message key", reason: "\(error)")
         }
-        return bytes
     }
 }

@@ -10,7 +10,7 @@ import COpenSSL
 /// validate peer-provided parameters (such as a SCRAM iteration count) before
 /// calling. Random generation can fail at run time (an unseeded or broken DRBG)
 /// and therefore throws ``OpenSSLCryptoError``.
-enum OpenSSLCrypto {
+package enum OpenSSLCrypto {
     /// `H(data)`: the digest of `data` (EVP_Digest).
     static func digest(_ algorithm: HashAlgorithm, _ data: some Collection<UInt8>) -> [UInt8] {
         let input = Array(data)
@@ -109,7 +109,7 @@ enum OpenSSLCrypto {
     /// `count` bytes from OpenSSL's cryptographically secure generator (RAND_bytes).
     ///
     /// - Precondition: `count` is in `0...Int32.max`.
-    static func randomBytes(count: Int) throws(OpenSSLCryptoError) -> [UInt8] {
+    package static func randomBytes(count: Int) throws(OpenSSLCryptoError) -> [UInt8] {
         guard count >= 0, let requested = Int32(exactly: count) else {
             preconditionFailure("randomBytes count \(count) outside 0...Int32.max")
         }
