@@ -6,4 +6,8 @@
 #include <key_helper.h>
 #include <curve.h>
 #include <ratchet.h>
+#include <protocol.h>
+#include <session_pre_key.h>
+#include <session_builder.h>
+#include <session_cipher.h>
 #endif

@@ -5,7 +5,8 @@ import CLibOMEMO
 /// signs the device's signed prekey with XEdDSA. This file owns the
 /// `ratchet_identity_key_pair`, and the `ec_public_key`s it decodes to verify.
 final class IdentityKeyPair {
-    private let pointer: OpaquePointer
+    /// For the other files of this module that take the pair (signing a prekey).
+    let pointer: OpaquePointer
     private let context: SignalContext
 
     private init(pointer: OpaquePointer, context: SignalContext) {
@@ -23,6 +24,33 @@ final class IdentityKeyPair {
         let made = signal_protocol_key_helper_generate_identity_key_pair(&pair, context.pointer)
         guard made == 0, let pair else { throw OMEMOError("generate an identity key pair", code: made) }
         return IdentityKeyPair(pointer: pair, context: context)
+    }
+
+    /// The pair kept in ``OMEMOKeys``: the serialized public key and the 32-byte private key.
+    convenience init(publicKey: [UInt8], privateKey: [UInt8], in context: SignalContext) throws(OMEMOError) {
+        var point: OpaquePointer?
+        let decoded = publicKey.withUnsafeBufferPointer { curve_decode_point(&point, $0.baseAddress, $0.count, context.pointer) }
+        guard decoded == 0, let point else { throw OMEMOError("read the identity's public key", code: decoded) }
+        defer { signal_type_unref(point) }
+        var secret: OpaquePointer?
+        let read = privateKey.withUnsafeBufferPointer { curve_decode_private_point(&secret, $0.baseAddress, $0.count, context.pointer) }
+        guard read == 0, let secret else { throw OMEMOError("read the identity's private key", code: read) }
+        defer { signal_type_unref(secret) }
+        var pair: OpaquePointer?
+        let made = ratchet_identity_key_pair_create(&pair, point, secret)
+        guard made == 0, let pair else { throw OMEMOError("make the identity key pair", code: made) }
+        self.init(pointer: pair, context: context)
+    }
+
+    /// The private key (32 bytes), kept in the state; never logged.
+    var privateKey: [UInt8] {
+        get throws(OMEMOError) {
+            var buffer: OpaquePointer?
+            let serialized = ec_private_key_serialize(&buffer, ratchet_identity_key_pair_get_private(self.pointer))
+            guard serialized == 0, let buffer else { throw OMEMOError("serialize the identity's private key", code: serialized) }
+            defer { signal_buffer_bzero_free(buffer) }
+            return Array(UnsafeBufferPointer(start: signal_buffer_data(buffer), count: signal_buffer_len(buffer)))
+        }
     }
 
     /// The public key as the Signal protocol serializes it: 0x05, then the 32 bytes of the

@@ -12,8 +12,8 @@ public struct OMEMOPayload: Hashable, Sendable {
 
     /// Seals `plaintext` under a fresh key and IV from OpenSSL's random source.
     public static func seal(_ plaintext: [UInt8]) throws(OMEMOError) -> OMEMOPayload {
-        let key = try Self.random(16)
-        let iv = try Self.random(12)
+        let key = try OMEMORandom.bytes(16)
+        let iv = try OMEMORandom.bytes(12)
         let (ciphertext, tag) = try AESGCM.seal(plaintext, key: key, iv: iv)
         return OMEMOPayload(keyMaterial: key + tag, iv: iv, ciphertext: ciphertext)
     }
@@ -29,14 +29,6 @@ public struct OMEMOPayload: Hashable, Sendable {
             return try AESGCM.open(body, tag: Array(ciphertext.suffix(AESGCM.tagSize)), key: keyMaterial, iv: iv)
         default:
             throw OMEMOError("open an OMEMO payload", reason: "key material of \(keyMaterial.count) bytes for a payload of \(ciphertext.count)")
-        }
-    }
-
-    private static func random(_ count: Int) throws(OMEMOError) -> [UInt8] {
-        do {
-            return try OpenSSLCrypto.randomBytes(count: count)
-        } catch {
-            throw OMEMOError("draw a message key", reason: "\(error)")
         }
     }
 }
