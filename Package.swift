@@ -60,6 +60,9 @@ let package = Package(
         // The id an archive or a room gives a message (XEP-0359): the one type the XMPP
         // library, the core and the state share for it, below them all.
         .target(name: "StanzaIdentity"),
+        // What an OMEMO device keeps (issue 41): its keys, the trust in contacts' identities,
+        // the device lists it follows, as plain values the device and the state share.
+        .target(name: "OMEMOState"),
         .target(
             name: "XMPP",
             dependencies: [
@@ -102,7 +105,7 @@ let package = Package(
         // account that is an OMEMO device needs beside the XMPP library.
         .target(
             name: "OMEMO",
-            dependencies: ["CLibOMEMO", "COpenSSL", "XMPP"]
+            dependencies: ["CLibOMEMO", "COpenSSL", "OMEMOState", "XMPP"]
         ),
         // An XMPP account (XMPPTransport): sessions, rooms, roster, uploads.
         .target(
@@ -112,6 +115,8 @@ let package = Package(
                 "TransportCore",
                 "XMPP",
                 "XMPPMapping",
+                "OMEMO",
+                "OMEMOState",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -170,6 +175,7 @@ let package = Package(
             name: "BridgeState",
             dependencies: [
                 "StanzaIdentity",
+                "OMEMOState",
                 "LocalArchive",
                 "TransportCore",
                 "CLibPQ",
@@ -235,6 +241,8 @@ let package = Package(
                 "BridgeState",
                 "XMPP",
                 "AccountTransport",
+                "OMEMO",
+                "OMEMOState",
                 "LocalTransport",
                 "HTTPIngress",
                 "GatewayComponent",
@@ -318,7 +326,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OMEMOTests",
-            dependencies: ["OMEMO", "CLibOMEMO", "XMPP"]
+            dependencies: ["OMEMO", "OMEMOState", "CLibOMEMO", "XMPP"]
         ),
         .testTarget(
             name: "XMPPTests",

@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import OMEMO
 import ServiceLifecycle
 import TransportCore
 import XMPP
@@ -13,7 +14,7 @@ import XMPPMapping
 public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, RoomKeeping, TextFileSharing, VCardFetching {
     public let name: String
     let session: XMPPSession<EventLoopClock>
-    private let handler: any TransportEventHandler
+    let handler: any TransportEventHandler
     private let bridgeID: String
     private let deliveryTimeout: Duration
     private let reuploader: FileReuploader?
@@ -31,6 +32,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
     /// The publishing under way since the last login, cancelled by the next.
     let publishing = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// With `omemo = true` (issue 41): how the device is set up, and the device once open.
+    let omemoSettings: OMEMOSettings?
+    let omemoDevice = NIOLockedValueBox<AccountOMEMO?>(nil)
+    /// Each contact's `encryption`, changed by a reload.
+    let contactEncryption: NIOLockedValueBox<[String: ContactEncryption]>
 
     /// - Parameter deliveryTimeout: a batch not written and taken within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -43,9 +49,12 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         deliveryTimeout: Duration = .seconds(30),
         reuploader: FileReuploader? = nil,
         profile: OwnProfile = OwnProfile(),
+        omemo: OMEMOSettings? = nil,
         eventLoop: any EventLoop,
         logger: Logger
     ) {
+        self.omemoSettings = omemo
+        self.contactEncryption = NIOLockedValueBox(omemo?.encryption ?? [:])
         self.profile = profile
         self.nickElement = profile.nickElement
         self.reuploader = reuploader
@@ -69,6 +78,19 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
+        if let settings = self.omemoSettings {
+            // The device before the session: its first message may be encrypted.
+            do {
+                let device = try await AccountOMEMO.open(
+                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, logger: self.logger
+                )
+                self.omemoDevice.withLockedValue { $0 = device }
+            } catch {
+                self.logger.error("OMEMO state unreadable; the account does not start", metadata: ["error": "\(error)"])
+                await self.handler.handle(.stopped(reason: "OMEMO state unreadable: \(error)"), from: self.name)
+                return
+            }
+        }
         // Every presence, the first included, carries the avatar's hash (XEP-0153).
         await session.setPresenceExtensions(self.profile.presenceUpdate.map { [$0] } ?? [])
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
@@ -249,6 +271,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             messages.append(message)
             indices.append(index)
         }
+        // With OMEMO: encrypted here, the keys committed before the write.
+        await self.omemoSeal(&messages, &indices, &results)
         if !messages.isEmpty {
             let outcome = await self.handOver(messages, written: written)
             for index in indices { results[index] = outcome }
@@ -296,6 +320,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 let task = Task(executorPreference: self.executor) { await self.publishProfile() }
                 self.publishing.withLockedValue { $0?.cancel(); $0 = task }
             }
+            self.announceOMEMO()
             await self.handler.handle(.available, from: self.name)
             // The roster was fetched while restoring the session.
             await self.handler.handle(.rosterChanged, from: self.name)
@@ -317,7 +342,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 await self.handler.handle(.receipt(receipt), from: self.name)
                 return
             }
-            guard carbon == nil, let inbound = await self.inbound(message) else { return }
+            guard carbon == nil else { return }
+            guard case .relay(let arrived, let undecryptable) = await self.omemoArrival(message), var inbound = await self.inbound(arrived) else { return }
+            inbound.content.undecryptable = undecryptable
             await self.handler.handle(.message(inbound), from: self.name)
         case .stopped(let error):
             if let error {

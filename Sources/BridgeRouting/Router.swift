@@ -195,7 +195,12 @@ package struct Router: Sendable {
         // A room's sender has no address of its own here: a notice would go to every occupant.
         let source = Self.normalized(message.source)
         guard let encryption = message.content.encryption, source.address != nil, !self.isRoom(source) else { return nil }
-        let text = "This bridge cannot relay messages encrypted with \(encryption); your message was not passed on. Send it unencrypted to reach the other side."
+        let text =
+            if let reason = message.content.undecryptable {
+                "This bridge could not decrypt your \(encryption) message (\(reason)); it was not passed on. It has asked for a new session: please send it again."
+            } else {
+                "This bridge cannot relay messages encrypted with \(encryption); your message was not passed on. Send it unencrypted to reach the other side."
+            }
         if let notice = self.gatewayEncryptionNotice(for: message, text: text, relayID: relayID) { return notice }
         guard let channel = self.sendingChannels(of: source).first else { return nil }
         return Delivery(

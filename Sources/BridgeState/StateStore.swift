@@ -16,11 +16,11 @@ import TransportCore
 ///
 /// It is the sum of one protocol per concern (`Stores/`): the journal's writes, the
 /// queue, dead letters, the sources' progress, the id map, routes, paging, gateway
-/// registrations, roster mirrors and the archive's reads. A part of the bridge that needs
+/// registrations, roster mirrors, the archive's reads and OMEMO accounts' state. A part of the bridge that needs
 /// one concern takes that protocol (a roster mirror takes a ``RosterMirrorStore``).
 package protocol StateStore:
     JournalStore, DeliveryQueueStore, DeadLetterStore, SourceProgressStore, RelayMapStore, RouteStore, PagingStore,
-    GatewayRegistrationStore, RosterMirrorStore, ArchiveStore
+    GatewayRegistrationStore, RosterMirrorStore, ArchiveStore, OMEMOStore
 {
     /// Where the state lives (a file, `:memory:`, or a PostgreSQL URL without its password).
     var location: String { get }

@@ -30,6 +30,7 @@ package struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case readArchive = "read the archive"
         case indexArchive = "index the archive"
         case notifyInstances = "notify the other instances"
+        case readOMEMO = "read the OMEMO state"
     }
 
     package var operation: Operation

@@ -1,3 +1,5 @@
+import OMEMOState
+
 /// What an OMEMO 0.3 message opened to (XEP-0384 v0.3 §5–6).
 public struct OMEMODecrypted: Hashable, Sendable {
     /// The device that sent it.

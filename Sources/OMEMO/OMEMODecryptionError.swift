@@ -1,3 +1,5 @@
+import OMEMOState
+
 /// Why an OMEMO message could not be read (XEP-0384 v0.3 §6): each leads to the notice to
 /// its sender and a log line, and the broken cases to a session repair (a new key exchange).
 public enum OMEMODecryptionError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import CLibOMEMO
 import Foundation
+import OMEMOState
 
 /// An account's OMEMO device (XEP-0384 v0.3): its keys, the bundle it publishes, and the
 /// sessions through which it encrypts to other devices and decrypts what they send. No
@@ -56,8 +57,9 @@ public final class OMEMODevice {
     /// The changes to commit since the last call.
     public func takeChanges() -> OMEMOKeyChanges { self.store.takeChanges() }
 
-    /// Back to committed `keys` after a commit failed: what was encrypted since is never sent.
-    public func reset(to keys: OMEMOKeys) { self.store.reset(to: keys) }
+    /// `changes` taken but not committed (the commit failed) go with the next commit, under
+    /// what changed since.
+    public func putBack(_ changes: OMEMOKeyChanges) { self.store.putBack(changes) }
 
     // MARK: - The bundle and its prekeys
 

@@ -1,4 +1,5 @@
 import CLibOMEMO
+import OMEMOState
 
 /// The Signal session with one remote device (XEP-0384 v0.3 §5 on the Signal protocol's
 /// X3DH and double ratchet, both libomemo-c's): started from the device's bundle, then

@@ -1,4 +1,5 @@
 import CLibOMEMO
+import OMEMOState
 
 /// The store callbacks libomemo-c calls (`signal_protocol.h`): each finds its
 /// ``SignalStore`` through `user_data` and reads or writes its ``OMEMOKeys``. A buffer

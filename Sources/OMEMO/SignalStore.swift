@@ -1,4 +1,5 @@
 import CLibOMEMO
+import OMEMOState
 
 /// An OMEMO device's keys as libomemo-c reads and writes them (XEP-0384 v0.3 §5 on the
 /// Signal protocol): the identity, prekey, signed prekey and session stores of a
@@ -51,11 +52,11 @@ final class SignalStore {
         return self.changes
     }
 
-    /// Forgets changes not committed and goes back to `keys` (a commit failed: what was
-    /// encrypted with them is never sent).
-    func reset(to keys: OMEMOKeys) {
-        self.keys = keys
-        self.changes = OMEMOKeyChanges()
+    /// Changes whose commit failed, to go with the next one; later changes win.
+    func putBack(_ failed: OMEMOKeyChanges) {
+        var changes = failed
+        changes.merge(self.changes)
+        self.changes = changes
     }
 
     // MARK: - Writes, each recorded

@@ -25,6 +25,10 @@ public struct MessageContent: Hashable, Sendable, Codable {
     /// The encryption the message is under, by name ("OMEMO", "OpenPGP", "PGP", "OTR"); its
     /// text is only a notice for clients without it.
     public var encryption: String?
+    /// Why the bridge could not decrypt a message under ``encryption`` that it reads (an
+    /// account that is an OMEMO device, issue 41): the notice to its sender says so. Not
+    /// stored: it only travels from the transport to the router.
+    public var undecryptable: String? = nil
     /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
     public var receiptFor: String?
     public var receiptDisplayed: Bool?

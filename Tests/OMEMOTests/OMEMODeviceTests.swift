@@ -1,4 +1,5 @@
 import Foundation
+import OMEMOState
 import Testing
 
 @testable import OMEMO

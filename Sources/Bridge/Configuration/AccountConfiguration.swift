@@ -1,3 +1,4 @@
+import OMEMO
 import XMPP
 
 /// One `[accounts.NAME]` table of `bridge.toml`: an XMPP account the bridge logs in to.
@@ -29,10 +30,16 @@ package struct AccountConfiguration: Sendable {
     /// The account's nick and avatar (`nick`, `avatar`; issue 25): published at login when
     /// they changed, the nick also in every message the account sends.
     package var profile = OwnProfile()
+    /// The account is an OMEMO device (`omemo`, issue 41): it publishes its device and
+    /// bundle, decrypts what arrives and encrypts to contacts per their `encryption`.
+    package var omemo = false
+    /// `omemo_trust`: whose new keys are trusted without verification.
+    package var omemoTrust = OMEMOTrust.Policy.blind
 
     package static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
         "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout", "nick", "avatar",
+        "omemo", "omemo_trust",
     ]
 }

@@ -1,3 +1,4 @@
+import AccountTransport
 import BridgeFeatures
 import BridgeRelay
 import BridgeRouting
@@ -28,8 +29,11 @@ package struct BridgeConfiguration: Sendable {
     package var paging: [String: PagingPolicy] = [:]
     /// Each channel's filters (issue 25), by channel name; channels without are absent.
     package var filters: [String: ChannelFilter] = [:]
+    /// Each OMEMO account's contacts' `encryption` (issue 41): by account, then bare JID.
+    package var encryption: [String: [String: ContactEncryption]] = [:]
 
-    package init(file: String, settings: BridgeSettings, accounts: [String: AccountConfiguration], locals: [String: LocalConfiguration], channels: [RelayChannel], presenceChannels: Set<String> = [], presenceMirrors: [PresenceMirrorConfiguration] = [], rosterMirrors: [RosterMirrorConfiguration] = [], webhookTemplates: [String: String] = [:], gateways: [String: GatewayConfiguration] = [:], paging: [String: PagingPolicy] = [:], filters: [String: ChannelFilter] = [:]) {
+    package init(file: String, settings: BridgeSettings, accounts: [String: AccountConfiguration], locals: [String: LocalConfiguration], channels: [RelayChannel], presenceChannels: Set<String> = [], presenceMirrors: [PresenceMirrorConfiguration] = [], rosterMirrors: [RosterMirrorConfiguration] = [], webhookTemplates: [String: String] = [:], gateways: [String: GatewayConfiguration] = [:], paging: [String: PagingPolicy] = [:], filters: [String: ChannelFilter] = [:], encryption: [String: [String: ContactEncryption]] = [:]) {
+        self.encryption = encryption
         self.file = file
         self.settings = settings
         self.accounts = accounts

@@ -1,4 +1,5 @@
 import Foundation
+import OMEMO
 import TOMLKit
 import XMPP
 
@@ -78,6 +79,12 @@ extension ConfigurationLoader {
         let roomRejoin = self.age(table, "room_rejoin_delay", path)
         let ackTimeout = self.age(table, "ack_timeout", path)
         let profile = self.profile(table, path)
+        let omemo = self.flag(table, "omemo", path)
+        var omemoTrust: OMEMOTrust.Policy?
+        if let text = self.string(table, "omemo_trust", path) {
+            omemoTrust = OMEMOTrust.Policy(rawValue: text)
+            if omemoTrust == nil { self.problem("\(path).omemo_trust", "unknown trust '\(text)'", "one of: blind, manual") }
+        }
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -93,6 +100,8 @@ extension ConfigurationLoader {
         if let roomRejoin, roomRejoin != .zero { account.roomTimings.rejoinAfterKick = roomRejoin }
         if let ackTimeout { account.acknowledgementTimeout = ackTimeout }
         account.profile = profile
+        if let omemo { account.omemo = omemo }
+        if let omemoTrust { account.omemoTrust = omemoTrust }
         return account
     }
 

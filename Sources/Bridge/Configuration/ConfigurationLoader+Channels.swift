@@ -1,3 +1,4 @@
+import AccountTransport
 import Foundation
 import TOMLKit
 import TransportCore
@@ -13,6 +14,9 @@ extension ConfigurationLoader {
         package var locals: [String: LocalConfiguration]
         /// Locals that some member names, filled while channels are read.
         package var referencedLocals: Set<String> = []
+        /// Each account's contacts' `encryption` (issue 41), the strictest of their
+        /// memberships, filled while channels are read.
+        package var encryption: [String: [String: ContactEncryption]] = [:]
 
         package init(accountNames: Set<String>, localNames: Set<String>, accounts: [String: AccountConfiguration], locals: [String: LocalConfiguration], referencedLocals: Set<String> = []) {
             self.accountNames = accountNames
@@ -28,7 +32,7 @@ extension ConfigurationLoader {
         "archive_days",
     ]
         + Self.pagingKeys + Self.filterKeys
-    package static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet"]
+    package static let memberKeys = ["account", "jid", "room", "nick", "password_file", "password_env", "local", "direction", "quiet", "encryption"]
     private static let membersExample = "members = [ { account = \"work\", jid = \"alice@example.org\" }, { local = \"ops\", direction = \"in\" } ]"
 
     /// One `[channels.NAME]` table, or nil when it has a problem.
@@ -140,14 +144,20 @@ extension ConfigurationLoader {
             if table["jid"] != nil {
                 self.problem(path, "has both jid and room", "a member is a contact { account = …, jid = … } or a room { account = …, room = … }")
             }
+            if table["encryption"] != nil {
+                self.problem("\(path).encryption", "does not apply to a room", "OMEMO in rooms is not supported; messages to rooms go unencrypted")
+            }
             (endpoint, room) = account.map { self.roomEndpoint(account: $0, table, at: path, references: references) } ?? (nil, nil)
         case (true, false):
             for key in ["nick", "password_file", "password_env"] where table[key] != nil {
                 self.problem("\(path).\(key)", "applies only to a room member", "remove \(key), or name the room: room = \"dev@muc.example.org\"")
             }
             endpoint = account.flatMap { self.accountEndpoint(account: $0, table, at: path, references: references) }
+            if let account, let endpoint, let address = endpoint.address, let encryption = self.encryption(table, at: path, account: references.accounts[account]) {
+                references.encryption[account, default: [:]][address] = max(references.encryption[account]?[address] ?? .none, encryption)
+            }
         case (false, true):
-            for key in ["jid", "room", "nick", "password_file", "password_env"] where table[key] != nil {
+            for key in ["jid", "room", "nick", "password_file", "password_env", "encryption"] where table[key] != nil {
                 self.problem("\(path).\(key)", "does not apply to a local member", "only account members name a contact or room; remove \(key)")
             }
             if let local {
@@ -159,6 +169,21 @@ extension ConfigurationLoader {
         }
         guard let endpoint, let direction, self.problems.count == problemsBefore else { return nil }
         return ChannelMember(endpoint: endpoint, direction: direction, room: room)
+    }
+
+    /// A contact member's `encryption` (issue 41): `omemo`, `required` or `none`, the
+    /// default `omemo` on an account with `omemo = true`; OMEMO needs such an account.
+    private mutating func encryption(_ table: TOMLTable, at path: String, account: AccountConfiguration?) -> ContactEncryption? {
+        guard let text = self.string(table, "encryption", path) else { return account?.omemo == true ? .omemo : nil }
+        guard let encryption = ContactEncryption(rawValue: text) else {
+            self.problem("\(path).encryption", "unknown encryption '\(text)'", "one of: omemo, required, none")
+            return nil
+        }
+        if encryption != .none, let account, !account.omemo {
+            self.problem("\(path).encryption", "is \(text), but \(Self.path("accounts", account.name)) is no OMEMO device", "set omemo = true on \(Self.path("accounts", account.name)), or remove encryption")
+            return nil
+        }
+        return encryption
     }
 
     /// A room the account joins (XEP-0045): `room` a bare JID with a localpart, `nick` a

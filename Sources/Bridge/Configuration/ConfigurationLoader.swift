@@ -115,7 +115,7 @@ package struct ConfigurationLoader {
         return BridgeConfiguration(
             file: self.file, settings: settings, accounts: accounts, locals: locals, channels: channels,
             presenceChannels: presenceChannels, presenceMirrors: presenceMirrors, rosterMirrors: rosterMirrors,
-            webhookTemplates: webhookTemplates, gateways: gateways, paging: paging, filters: filters
+            webhookTemplates: webhookTemplates, gateways: gateways, paging: paging, filters: filters, encryption: references.encryption
         )
     }
 

@@ -1,3 +1,4 @@
+import OMEMO
 import XMPP
 
 /// Who xmpp-bridge says it is to XMPP peers: its name and version (XEP-0092), its caps node
@@ -8,8 +9,15 @@ public enum BridgeIdentity {
     public static let version = "0.1.0"
     public static let node = "https://github.com/xmpp-bridge/xmpp-bridge"
 
-    /// The session's configuration of who it is, with `policy` for subscription requests.
-    public static func session<Instant: InstantProtocol & Sendable>(subscriptionPolicy policy: SessionStateMachine<Instant>.SubscriptionPolicy) -> SessionStateMachine<Instant>.Configuration {
-        SessionStateMachine<Instant>.Configuration(softwareName: Self.name, softwareVersion: Self.version, capabilitiesNode: Self.node, subscriptionPolicy: policy)
+    /// The session's configuration of who it is, with `policy` for subscription requests;
+    /// an OMEMO device (issue 41) also asks for contacts' device lists (XEP-0163 §4 `+notify`).
+    public static func session<Instant: InstantProtocol & Sendable>(
+        subscriptionPolicy policy: SessionStateMachine<Instant>.SubscriptionPolicy, omemo: Bool = false
+    ) -> SessionStateMachine<Instant>.Configuration {
+        var capabilities = EntityCapabilities.session(named: Self.name)
+        if omemo { capabilities.features.append(OMEMOPubSub.notifyFeature) }
+        return SessionStateMachine<Instant>.Configuration(
+            softwareName: Self.name, softwareVersion: Self.version, capabilitiesNode: Self.node, capabilities: capabilities, subscriptionPolicy: policy
+        )
     }
 }

@@ -1,3 +1,4 @@
+import AccountTransport
 import BridgeFeatures
 import BridgeRelay
 import BridgeRouting
@@ -110,7 +111,9 @@ package actor BridgeRuntime {
         let fingerprint: String
         if let account = self.configuration.accounts[name] {
             do {
-                let made = try self.factory.make(account: account, handler: handler, inherited: self.inherited.removeValue(forKey: name))
+                let made = try self.factory.make(
+                    account: account, handler: handler, inherited: self.inherited.removeValue(forKey: name), encryption: self.configuration.encryption[name] ?? [:]
+                )
                 (transport, capabilities) = (made, .account(made))
             } catch {
                 self.logger.error("account not started", metadata: ["account": "\(name)", "error": "\(error)"])
@@ -201,6 +204,10 @@ package actor BridgeRuntime {
             await self.restart(name, wanted: wanted != nil)
         }
         await self.refreshRouter()
+        // Each OMEMO account's contacts' `encryption`, as the channels now say.
+        for (name, running) in self.transports {
+            if let account = running.transport as? XMPPTransport { account.setEncryption(new.encryption[name] ?? [:]) }
+        }
         await self.mirrors?.update(mirrors: new.rosterMirrors)
         for gateway in new.gateways.values {
             await self.transports[gateway.transportName]?.capabilities.puppets?.setUsers(gateway.users)

@@ -47,7 +47,9 @@ package struct TransportFactory: Sendable {
     package let logger: Logger
 
     /// `inherited`: deliveries a former owner of the account may have sent (``InheritedDeliveries``).
-    package func make(account: AccountConfiguration, handler: any TransportEventHandler, inherited: InheritedDeliveries? = nil) throws -> XMPPTransport {
+    package func make(
+        account: AccountConfiguration, handler: any TransportEventHandler, inherited: InheritedDeliveries? = nil, encryption: [String: ContactEncryption] = [:]
+    ) throws -> XMPPTransport {
         let password = try account.password.read()
         if let exposure = account.password.exposure() {
             self.logger.warning("\(exposure)", metadata: ["account": "\(account.name)"])
@@ -82,7 +84,7 @@ package struct TransportFactory: Sendable {
             configuration: .init(
                 client: account.client,
                 initialPresence: Presence(),
-                session: BridgeIdentity.session(subscriptionPolicy: account.subscriptionPolicy),
+                session: BridgeIdentity.session(subscriptionPolicy: account.subscriptionPolicy, omemo: account.omemo),
                 // The bridge reads every event: a slow journal pauses the socket, never drops.
                 maximumBufferedEvents: self.eventBuffer,
                 waitsForEventConsumer: true,
@@ -125,7 +127,19 @@ package struct TransportFactory: Sendable {
         )
         return XMPPTransport(
             name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
-            reuploader: FileReuploader(http: http, logger: logger), profile: account.profile, eventLoop: loop, logger: logger
+            reuploader: FileReuploader(http: http, logger: logger), profile: account.profile,
+            omemo: account.omemo ? OMEMOSettings(trust: account.omemoTrust, keeper: self.omemoKeeper(account: name), encryption: encryption) : nil,
+            eventLoop: loop, logger: logger
+        )
+    }
+
+    /// Where an OMEMO account's state is kept: the state, through the journal (read on its
+    /// thread, committed with what else commits); in memory without a journal.
+    private func omemoKeeper(account: String) -> OMEMOStateKeeper {
+        guard let journal = self.journal else { return .inMemory() }
+        return OMEMOStateKeeper(
+            load: { try await journal.read { store throws(StateStoreError) in try store.omemoState(account: account) } },
+            commit: { changes in try await journal.commit([.omemo(account: account, changes)]) }
         )
     }
 

@@ -54,6 +54,7 @@ package enum JournalEntryCodec {
         case archive
         case archiveEdit, pruneArchive, indexArchive
         case archiveRow
+        case omemo
     }
 
     private struct Writer {
@@ -182,6 +183,12 @@ package enum JournalEntryCodec {
                 self.endpoint(source)
                 self.string(sourceID)
                 self.string(stanzaID.rawValue)
+            case .omemo(let account, let changes):
+                self.u8(Tag.omemo.rawValue)
+                self.string(account)
+                let bytes = OMEMOChangeColumn.encode(changes)
+                self.u32(UInt32(bytes.count))
+                self.bytes.append(contentsOf: bytes)
             case .page(let page):
                 self.u8(Tag.page.rawValue)
                 self.string(PageColumn.encode(page))
@@ -228,7 +235,7 @@ package enum JournalEntryCodec {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
 
-        private mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
+        mutating func take(_ count: Int) throws(Malformed) -> UnsafeRawBufferPointer {
             guard count >= 0, count <= self.bytes.count - self.offset else { throw Malformed(offset: self.offset) }
             defer { self.offset += count }
             return UnsafeRawBufferPointer(rebasing: self.bytes[self.offset..<(self.offset + count)])
@@ -338,6 +345,12 @@ package enum JournalEntryCodec {
                 return .copyStanzaID(relayID: try self.string(), target: try self.endpoint(), stanzaID: StanzaID(try self.string()))
             case .sourceStanzaID:
                 return .sourceStanzaID(source: try self.endpoint(), sourceID: try self.string(), stanzaID: StanzaID(try self.string()))
+            case .omemo:
+                let account = try self.string()
+                let offset = self.offset
+                let count = Int(try self.u32())
+                guard let changes = OMEMOChangeColumn.decode(Array(try self.take(count))) else { throw Malformed(offset: offset) }
+                return .omemo(account: account, changes)
             case .page:
                 let offset = self.offset
                 guard let page = PageColumn.decode(try self.string()) else { throw Malformed(offset: offset) }

@@ -77,6 +77,10 @@ package struct PostgresJournalScript {
             switch entry {
             case .streamSession(let transport, _), .sourcePosition(let transport, _), .seen(let transport, _), .trimSeen(let transport, _):
                 transports.insert(transport)
+            case .omemo(let account, _):
+                // An account's OMEMO keys move only with its lease: a former owner's late
+                // commit must not roll a ratchet back.
+                transports.insert(account)
             case .resumePoint(let key, _):
                 // `transport` or `transport room:JID` (``ResumePoint/key``).
                 transports.insert(String(key.prefix { $0 != " " }))
@@ -99,7 +103,7 @@ package struct PostgresJournalScript {
         case .archiveEdit(_, let source, _, _, _, _), .sourceStanzaID(let source, _, _): source.transport
         // Session state (``actingTransports(_:)``), a target's outcomes, and housekeeping.
         case .streamSession, .sourcePosition, .seen, .resumePoint, .trimSeen, .complete, .attempted, .deadLetter, .removeDeadLetter, .receipt,
-            .copyStanzaID, .page, .notificationAccepted, .prunePaging, .releasePostponed, .indexArchive, .pruneArchive:
+            .copyStanzaID, .page, .notificationAccepted, .prunePaging, .releasePostponed, .indexArchive, .pruneArchive, .omemo:
             nil
         }
     }
@@ -151,10 +155,37 @@ package struct PostgresJournalScript {
 
     private static func text(_ value: String?) -> String { SQLLiteral.text(value) }
 
+    /// `sql` with its numbered placeholders (`?1` … `?9`) replaced by literals, in one pass
+    /// (a value holding `?2` stays as it is).
+    private static func inline(_ sql: String, _ values: [OMEMOSchemaValue]) -> String {
+        var text = ""
+        var characters = sql.makeIterator()
+        while let character = characters.next() {
+            guard character == "?", let digit = characters.next() else {
+                text.append(character)
+                continue
+            }
+            guard let number = digit.wholeNumberValue, number >= 1, number <= values.count else {
+                text.append(character)
+                text.append(digit)
+                continue
+            }
+            switch values[number - 1] {
+            case .text(let string): text += SQLLiteral.text(string)
+            case .integer(let integer): text += SQLLiteral.integer(integer)
+            }
+        }
+        return text
+    }
+
 
 
     private mutating func add(_ entry: JournalEntry, at index: Int, plan: JournalCommitPlan) {
         switch entry {
+        case .omemo(let account, let changes):
+            for write in OMEMORows.writes(changes, account: account) {
+                for (sql, values) in OMEMOSchema.statements(write) { self.statement(Self.inline(sql, values)) }
+            }
         case .enqueue(let delivery, let enqueuedAt, let attempts):
             if plan.touchesQueue(at: index) {
                 self.queueRows.append(DeliveryRow.literals(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))

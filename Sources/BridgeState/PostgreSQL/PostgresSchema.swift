@@ -191,6 +191,7 @@ package enum PostgresSchema {
             ALTER TABLE relays RENAME COLUMN target_stanza_id TO copy_stanza_id;
             ALTER INDEX relays_target_stanza RENAME TO relays_copy_stanza;
             """),
+        ("v17-omemo", OMEMOSchema.tables),
     ]
 
     /// Applies the migrations `connection`'s database lacks, in one transaction.

@@ -1,5 +1,6 @@
 import Foundation
 import LocalArchive
+import OMEMOState
 import StanzaIdentity
 import TransportCore
 
@@ -55,6 +56,9 @@ package enum JournalEntry: Sendable {
     /// (nil; XEP-0424): its archived entries in `channels` change. From a room, only the
     /// entry of the same occupant (`nick`): an occupant's ids are visible to the others.
     case archiveEdit(channels: [String], source: Endpoint, nick: String?, sourceID: String, body: String?, at: Date)
+    /// An OMEMO account's state changed (issue 41): keys, trust, device lists. Committed
+    /// before the message it concerns is written or relayed.
+    case omemo(account: String, [OMEMOStateChange])
     /// The archive's full-text index takes what it does not have yet, in one batch.
     case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.

@@ -128,6 +128,8 @@ extension SQLiteStateStore {
             case .pruneArchive(let channel, let before, let limit):
                 try insertArchived()
                 try Self.pruneArchive(channel: channel, before: before, limit: limit, in: db)
+            case .omemo(let account, let changes):
+                try Self.applyOMEMO(changes, account: account, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):
                 try db.cachedStatement(sql: "UPDATE relays SET source_stanza_id = ? WHERE source_transport = ? AND source_address IS ? AND source_id = ?")
                     .execute(arguments: [stanzaID.rawValue, source.transport, source.address, sourceID])

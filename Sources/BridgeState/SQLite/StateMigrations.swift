@@ -23,6 +23,7 @@ package enum StateMigrations {
         migrator.registerMigration("v14-lean-archive-index", migrate: leanArchiveIndex)
         migrator.registerMigration("v15-fts-without-sizes", migrate: textIndexWithoutSizes)
         migrator.registerMigration("v16-copy-stanza-id", migrate: renameCopyStanzaID)
+        migrator.registerMigration("v17-omemo", migrate: createOMEMO)
         return migrator
     }
 
@@ -361,5 +362,11 @@ package enum StateMigrations {
             DROP INDEX relays_target_stanza;
             CREATE INDEX relays_copy_stanza ON relays (copy_stanza_id, target_transport, target_address) WHERE copy_stanza_id IS NOT NULL;
             """)
+    }
+
+    /// v17 (issue 41): each OMEMO account's device, keys, trust and followed device lists
+    /// (``OMEMORows``). Binary values are base64 text.
+    private static func createOMEMO(_ db: Database) throws {
+        try db.execute(sql: OMEMOSchema.tables)
     }
 }

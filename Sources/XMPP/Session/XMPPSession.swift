@@ -16,6 +16,8 @@ import Logging
 /// (``HTTPFileUpload``) and the roster requests.
 public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
+    /// The account's bare JID, as configured.
+    public nonisolated let account: JID
     /// The configuration, login, clock, executor, logger and ids it is given.
     var dependencies: SessionDependencies<C>
     var machine: SessionStateMachine<C.Instant>
@@ -50,6 +52,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     ) {
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
+        self.account = configuration.client.jid.bare
         self.dependencies = SessionDependencies(
             configuration: configuration, login: SessionLogin(connector: client, password: password, gate: connectionGate),
             executor: executor, logger: logger, ids: ids, clock: clock

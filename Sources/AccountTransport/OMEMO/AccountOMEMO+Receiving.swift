@@ -1,0 +1,147 @@
+import Foundation
+import OMEMO
+import OMEMOState
+import XMPP
+
+/// Receiving (XEP-0384 v0.3 §6): messages decrypted, key transports taken in, device list
+/// notifications followed; what cannot be read is refused with its reason and its
+/// device's session repaired.
+extension AccountOMEMO {
+    enum Opening: Sendable {
+        /// Not encrypted with OMEMO: handled as before.
+        case plain
+        /// Decrypted: `message` has the text as its body.
+        case opened(Message)
+        /// Nothing to relay (a key transport, our own echo, a device list).
+        case consumed
+        /// Not readable, for this reason (told to the sender).
+        case refused(String)
+        /// The keys it moved could not be committed: not handled (the connection is
+        /// dropped, so the server hands it over again).
+        case uncommitted
+    }
+
+    /// A device list notification in `message` is kept (our own device put back on ours).
+    /// True when `message` was one.
+    func follow(_ message: Message, via link: some OMEMOLink) async -> Bool {
+        guard let notice = OMEMOPubSub.deviceListNotice(in: message) else { return false }
+        let jid = message.from?.bare.description ?? self.jid
+        let list: OMEMODeviceList
+        switch notice {
+        case .cleared:
+            list = OMEMODeviceList([])
+        case .list(let element):
+            do {
+                list = try OMEMODeviceList(element: element, limit: self.configuration.deviceLimit)
+            } catch {
+                self.logger.warning("OMEMO device list refused", metadata: ["jid": "\(jid)", "error": "\(error)"])
+                return true
+            }
+        }
+        if let republish = await self.received(list, of: jid) {
+            do {
+                _ = try await link.request(IQ(type: .set, id: await link.nextID(), payload: OMEMOPubSub.publish(republish)), timeout: self.configuration.requestTimeout)
+                _ = await self.received(republish, of: jid)
+                self.logger.notice("OMEMO device put back on the account's device list", metadata: ["device": "\(self.deviceID)"])
+            } catch {
+                self.logger.warning("OMEMO device not put back on the device list", metadata: ["error": "\(error)"])
+            }
+        }
+        return true
+    }
+
+    /// `message` opened, if it is encrypted with OMEMO.
+    func open(_ message: Message, via link: some OMEMOLink) async -> Opening {
+        guard let element = OMEMOMessage.encryptedElement(of: message), let from = message.from else { return .plain }
+        let jid = from.bare.description
+        let encrypted: OMEMOEncrypted
+        do {
+            encrypted = try OMEMOEncrypted(element: element, limits: self.configuration.limits)
+        } catch {
+            self.logger.warning("OMEMO message refused", metadata: ["from": "\(jid)", "error": "\(error)"])
+            return .refused("\(error.reason)")
+        }
+        if jid == self.jid, encrypted.senderDevice == self.deviceID { return .consumed }
+        let decrypted: OMEMODecrypted
+        do {
+            decrypted = try self.device.decrypt(encrypted, from: jid)
+        } catch {
+            self.logger.warning("OMEMO message not decrypted", metadata: ["from": "\(jid)", "error": "\(error)"])
+            if error.wantsRepair { await self.repair(error.sender, via: link) }
+            return .refused(Self.reason(error))
+        }
+        var trusted = false
+        if let key = decrypted.identityKey {
+            if let change = self.trust.observe(key, for: jid) { self.pending.append(change) }
+            trusted = self.trust.trusts(key, for: jid)
+        }
+        do {
+            try await self.commit(self.takePending())
+        } catch {
+            return .uncommitted
+        }
+        // Clients answer a key exchange with a key transport, so the sender's next messages
+        // stop carrying one; and every so many messages without an answer, so its chain
+        // stays short.
+        let count = (self.unanswered[decrypted.sender] ?? 0) + 1
+        self.unanswered[decrypted.sender] = count
+        if decrypted.startedSession || count >= self.configuration.heartbeatAfter {
+            await self.sendKeyTransport(to: decrypted.sender, via: link)
+        }
+        if decrypted.startedSession {
+            // One of our prekeys is used up: the bundle gets a new one.
+            do {
+                try await self.publishBundle(via: link)
+            } catch {
+                self.bundlePublished = false
+                self.logger.warning("OMEMO bundle not published after a key exchange", metadata: ["error": "\(error)"])
+            }
+        }
+        guard let plaintext = decrypted.plaintext else { return .consumed }
+        guard trusted else {
+            self.logger.warning(
+                "OMEMO message from a device not trusted; not relayed",
+                metadata: ["from": "\(decrypted.sender)", "fingerprint": "\(decrypted.identityKey.flatMap(OMEMOFingerprint.init(publicKey:)).map { "\($0)" } ?? "-")"]
+            )
+            return .refused("the device it came from is not trusted by the bridge; verify its fingerprint with `xmpp-bridge omemo trust`")
+        }
+        return .opened(OMEMOMessage.opened(message, plaintext: String(decoding: plaintext, as: UTF8.self)))
+    }
+
+    /// A new key exchange with `address` (its bundle, a new session, a key transport), at
+    /// most once per ``Configuration/repairInterval``: its next messages can be read again.
+    func repair(_ address: OMEMOAddress, via link: some OMEMOLink) async {
+        let now = self.now()
+        if let last = self.repaired[address], now.timeIntervalSince(last) < Double(self.configuration.repairInterval.components.seconds) { return }
+        self.repaired[address] = now
+        do {
+            let bundle = try await self.fetchBundle(of: address, via: link)
+            if let change = self.trust.observe(bundle.identityKey, for: address.jid) { self.pending.append(change) }
+            try self.device.startSession(with: address, bundle: bundle)
+            self.logger.notice("OMEMO session repaired with a new key exchange", metadata: ["device": "\(address)"])
+            await self.sendKeyTransport(to: address, via: link)
+        } catch {
+            self.logger.warning("OMEMO session not repaired", metadata: ["device": "\(address)", "error": "\(error)"])
+        }
+    }
+
+    /// An empty OMEMO message to `address` alone, its keys committed before it is written.
+    func sendKeyTransport(to address: OMEMOAddress, via link: some OMEMOLink) async {
+        do {
+            let encrypted = try self.device.encrypt(nil, for: [address])
+            try await self.commit(self.takePending())
+            self.unanswered[address] = 0
+            try await link.send(OMEMOMessage.keyTransport(to: try JID(address.jid), id: await link.nextID(), encrypted))
+        } catch {
+            self.logger.warning("OMEMO key transport not sent", metadata: ["device": "\(address)", "error": "\(error)"])
+        }
+    }
+
+    private static func reason(_ error: OMEMODecryptionError) -> String {
+        switch error {
+        case .notForThisDevice: "it was not encrypted for the bridge's device"
+        case .session(_, let reason, _): reason
+        case .payload(_, let reason): reason
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Logging
+import OMEMO
+import TransportCore
+import XMPP
+
+/// The account as an OMEMO device (issue 41): what arrives is followed and decrypted before
+/// it becomes an ``InboundMessage``; what goes to a contact is encrypted per its
+/// `encryption` just before it is written.
+extension XMPPTransport {
+    /// What became of an arriving message.
+    enum OMEMOArrival {
+        /// Goes on as this message (decrypted, or never encrypted).
+        case relay(Message, undecryptable: String?)
+        /// Nothing to relay.
+        case done
+    }
+
+    /// `message` through the device, if the account is one.
+    func omemoArrival(_ message: Message) async -> OMEMOArrival {
+        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
+        if await omemo.follow(message, via: self.session) {
+            // A contact's devices changed: a delivery waiting for a trusted one may go.
+            if let from = message.from {
+                await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: from.bare.description)), from: self.name)
+            }
+            return .done
+        }
+        switch await omemo.open(message, via: self.session) {
+        case .plain: return .relay(message, undecryptable: nil)
+        case .opened(let opened): return .relay(opened, undecryptable: nil)
+        case .consumed: return .done
+        case .refused(let reason): return .relay(message, undecryptable: reason)
+        case .uncommitted:
+            // Not handled: the server hands it over again on the next connection.
+            self.logger.error("OMEMO state not committed; dropping the connection so the message comes again")
+            await self.session.dropConnection()
+            return .done
+        }
+    }
+
+    /// The `encryption` of messages to `contact` (a bare JID).
+    func encryption(for contact: JID) -> ContactEncryption {
+        self.contactEncryption.withLockedValue { $0[contact.bare.description] } ?? .omemo
+    }
+
+    /// A reload's new `encryption` per contact.
+    public func setEncryption(_ encryption: [String: ContactEncryption]) {
+        self.contactEncryption.withLockedValue { $0 = encryption }
+    }
+
+    /// `messages` (those to contacts, `chat` or `normal`) encrypted per their contact's
+    /// `encryption`; one that must wait or failed gets its result at `indices` in
+    /// `results` and leaves `messages`.
+    func omemoSeal(_ messages: inout [Message], _ indices: inout [Int], _ results: inout [DeliveryResult?]) async {
+        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return }
+        let candidates = messages.map { message -> ContactEncryption in
+            guard message.type == .chat || message.type == .normal, let to = message.to else { return .none }
+            return self.encryption(for: to)
+        }
+        guard candidates.contains(where: { $0 != .none }) else { return }
+        let outcomes = await omemo.seal(Array(zip(messages, candidates)).map { (message: $0.0, encryption: $0.1) }, via: self.session)
+        var kept: [Message] = []
+        var keptIndices: [Int] = []
+        for (position, outcome) in outcomes.enumerated() {
+            switch outcome {
+            case .plain:
+                kept.append(messages[position])
+                keptIndices.append(indices[position])
+            case .sealed(let sealed):
+                kept.append(sealed)
+                keptIndices.append(indices[position])
+            case .wait(let reason):
+                results[indices[position]] = .waitForTarget(reason)
+            case .failed(let reason):
+                results[indices[position]] = .retryLater(reason)
+            }
+        }
+        messages = kept
+        indices = keptIndices
+    }
+
+    /// After each login: the device announced, off the event path.
+    func announceOMEMO() {
+        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return }
+        let session = self.session
+        Task(executorPreference: self.executor) { await omemo.announce(via: session) }
+    }
+}

@@ -1,0 +1,5 @@
+/// A value bound into an ``OMEMOSchema`` statement.
+package enum OMEMOSchemaValue: Equatable, Sendable {
+    case text(String)
+    case integer(Int64)
+}
