@@ -4,13 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-prerequisites.sh
-# slixmpp (PyPI), a second client implementation the tests read our vCard with: in its
-# own venv under .build, made once, at the version the tests were written against.
+# slixmpp (PyPI), a second client implementation the tests read our vCard with, and
+# slixmpp-omemo, the OMEMO phone of issue 41: in their own venv under .build, made once, at
+# the versions the tests were written against.
 venv=.build/test-venv
 slixmpp=1.17.0
-if [ "$("$venv/bin/python" -c 'import slixmpp; print(slixmpp.__version__)' 2>/dev/null)" != "$slixmpp" ]; then
+slixmpp_omemo=2.2.0
+if [ "$("$venv/bin/python" -c 'import slixmpp, slixmpp_omemo; print(slixmpp.__version__, slixmpp_omemo.__version__)' 2>/dev/null)" != "$slixmpp $slixmpp_omemo" ]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "slixmpp==$slixmpp"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "slixmpp==$slixmpp" "slixmpp-omemo==$slixmpp_omemo"
 fi
 export XMPP_BRIDGE_TEST_PYTHON=$PWD/$venv/bin/python
 # Every import must be a declared dependency of its target (the layers in Package.swift).

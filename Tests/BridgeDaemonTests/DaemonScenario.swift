@@ -17,12 +17,13 @@ struct DaemonScenario {
     /// Starts the server with `accounts`, `contacts` and `others` (users nobody logs in as
     /// yet) and runs `prepare` on it (rosters, say); starts the contacts' sessions, then the
     /// bridge with `rest` after the accounts (and `bridge`, more lines of its `[bridge]`
-    /// table); waits until the accounts in `online` (all of them when nil) are online
+    /// table; `accountSettings`, more lines of each account's); waits until the accounts in `online` (all of them when nil) are online
     /// (unless `waitsOnline` is false: a bridge that ends by itself) and each of `sockets`
     /// (paths in the server's directory) listens. `contactsFirst` false: the contacts' sessions
     /// start once the bridge's accounts are online, for tests of what they see come online.
     static func start(
-        accounts: [String], contacts: [String] = [], others: [String] = [], bridge settings: String = "", rest: String, stdin: String = "/dev/null",
+        accounts: [String], contacts: [String] = [], others: [String] = [], bridge settings: String = "", accountSettings: String = "", rest: String,
+        stdin: String = "/dev/null",
         sockets: [String] = [], online: [String]? = nil, waitsOnline: Bool = true, contactsFirst: Bool = true,
         prepare: (ProsodyServer) async throws -> Void = { _ in }
     ) async throws -> DaemonScenario {
@@ -31,7 +32,7 @@ struct DaemonScenario {
         do {
             try await prepare(server)
             if contactsFirst { for contact in contacts { sessions[contact] = try await TestSession.start(contact, on: server) } }
-            let config = try BridgeConfigFile.write(for: server, accounts: accounts, bridge: settings, rest: rest)
+            let config = try BridgeConfigFile.write(for: server, accounts: accounts, bridge: settings, accountSettings: accountSettings, rest: rest)
             let bridge = try BridgeDaemon.start(config: config, stdin: stdin, in: server.directory)
             do {
                 if waitsOnline { try await bridge.waitOnline(online ?? accounts) }

@@ -6,6 +6,10 @@ import XMPP
 /// Receiving (XEP-0384 v0.3 §6): messages decrypted, key transports taken in, device list
 /// notifications followed; what cannot be read is refused with its reason and its
 /// device's session repaired.
+///
+/// These run on the account's event path, which the session's reading waits for: what
+/// needs an answer from the server (a publish, a bundle fetch) is done in a task beside it,
+/// never awaited here.
 extension AccountOMEMO {
     enum Opening: Sendable {
         /// Not encrypted with OMEMO: handled as before.
@@ -39,12 +43,14 @@ extension AccountOMEMO {
             }
         }
         if let republish = await self.received(list, of: jid) {
-            do {
-                _ = try await link.request(IQ(type: .set, id: await link.nextID(), payload: OMEMOPubSub.publish(republish)), timeout: self.configuration.requestTimeout)
-                _ = await self.received(republish, of: jid)
-                self.logger.notice("OMEMO device put back on the account's device list", metadata: ["device": "\(self.deviceID)"])
-            } catch {
-                self.logger.warning("OMEMO device not put back on the device list", metadata: ["error": "\(error)"])
+            Task {
+                do {
+                    _ = try await link.request(IQ(type: .set, id: await link.nextID(), payload: OMEMOPubSub.publish(republish)), timeout: self.configuration.requestTimeout)
+                    _ = await self.received(republish, of: jid)
+                    self.logger.notice("OMEMO device put back on the account's device list", metadata: ["device": "\(self.deviceID)"])
+                } catch {
+                    self.logger.warning("OMEMO device not put back on the device list", metadata: ["error": "\(error)"])
+                }
             }
         }
         return true
@@ -67,7 +73,10 @@ extension AccountOMEMO {
             decrypted = try self.device.decrypt(encrypted, from: jid)
         } catch {
             self.logger.warning("OMEMO message not decrypted", metadata: ["from": "\(jid)", "error": "\(error)"])
-            if error.wantsRepair { await self.repair(error.sender, via: link) }
+            if error.wantsRepair {
+                let sender = error.sender
+                Task { await self.repair(sender, via: link) }
+            }
             return .refused(Self.reason(error))
         }
         var trusted = false
@@ -90,11 +99,13 @@ extension AccountOMEMO {
         }
         if decrypted.startedSession {
             // One of our prekeys is used up: the bundle gets a new one.
-            do {
-                try await self.publishBundle(via: link)
-            } catch {
-                self.bundlePublished = false
-                self.logger.warning("OMEMO bundle not published after a key exchange", metadata: ["error": "\(error)"])
+            self.bundlePublished = false
+            Task {
+                do {
+                    try await self.publishBundle(via: link)
+                } catch {
+                    self.logger.warning("OMEMO bundle not published after a key exchange; published at the next login", metadata: ["error": "\(error)"])
+                }
             }
         }
         guard let plaintext = decrypted.plaintext else { return .consumed }

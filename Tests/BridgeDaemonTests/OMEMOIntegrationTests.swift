@@ -1,0 +1,49 @@
+import Foundation
+import IntegrationSupport
+import TestServers
+import TestSupport
+import Testing
+
+/// The bridge as an OMEMO device (issue 41) with the real daemon, a real Prosody and a real
+/// OMEMO phone (slixmpp-omemo, ``OMEMOPhone``): what a local writes reaches the phone
+/// encrypted and readable; what the phone writes encrypted reaches the local as text.
+@Suite("OMEMO against a real Prosody and slixmpp-omemo", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+struct OMEMOIntegrationTests {
+    /// A channel of the account's contact bob (the phone) and a socket local.
+    static func channel(encryption: String) -> String {
+        """
+        [local.ops]
+        kind = "socket"
+        path = "ops.sock"
+
+        [channels.phone]
+        members = [
+          { account = "home", jid = "bob@example.test", encryption = "\(encryption)" },
+          { local = "ops" },
+        ]
+        """
+    }
+
+    @Test("encrypted both ways: a line from the local reaches the phone encrypted, the phone's encrypted answer reaches the local as text")
+    func bothWays() async throws {
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], others: ["bob"], accountSettings: "omemo = true", rest: Self.channel(encryption: "required"), sockets: ["ops.sock"],
+            prepare: { server in try await MirrorSupport.subscribeBothWays("bob", "home", on: server) }
+        )
+        defer { scenario.shutdown() }
+        let phone = try await OMEMOPhone.start("bob", on: scenario.server)
+        defer { phone.stop() }
+        let ops = try UnixLineClient(path: scenario.path("ops.sock"))
+        try ops.send(#"{"subscribe":["phone"]}"#)
+        #expect(await ops.readObject()?["ok"] as? String == "subscribed")
+
+        try ops.send("disk almost full")
+        let received = await phone.waitForMessage("disk almost full")
+        #expect(received?.encrypted == true, "phone: \(phone.events.map(\.fields)) \(phone.errors.suffix(2000)) bridge: \(scenario.bridge.run.errors.suffix(4000))")
+        #expect(phone.undecryptable.isEmpty, "\(phone.undecryptable.map(\.fields))")
+
+        try phone.send("acknowledged", to: "home@example.test")
+        let line = await ops.readLine(timeout: .seconds(20))
+        #expect(line?.contains("acknowledged") == true, "local: \(line ?? "nothing") phone: \(phone.events.map(\.fields)) bridge: \(scenario.bridge.run.errors.suffix(6000))")
+    }
+}
