@@ -1,5 +1,6 @@
 import Logging
 import OMEMO
+import OMEMOState
 import TransportCore
 import XMPP
 
@@ -84,5 +85,23 @@ extension XMPPTransport {
         guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return }
         let session = self.session
         Task(executorPreference: self.executor) { await omemo.announce(via: session) }
+    }
+}
+
+extension XMPPTransport {
+    /// The account's OMEMO state now; nil when it is no OMEMO device (or not open yet).
+    public func omemoState() async -> OMEMOAccountState? {
+        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return nil }
+        return await omemo.state
+    }
+
+    /// A decision by hand on `contact`'s key; a delivery waiting for a trusted device of
+    /// the contact may go then. Throws when the account is no OMEMO device or the decision
+    /// could not be committed.
+    public func decideOMEMOTrust(_ level: OMEMOTrustLevel, key: [UInt8], for contact: String) async throws -> Bool {
+        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { throw OMEMOError("decide trust", reason: "\(self.name) is no OMEMO device") }
+        let changed = try await omemo.decide(level, key, for: contact)
+        if changed { await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: contact)), from: self.name) }
+        return changed
     }
 }

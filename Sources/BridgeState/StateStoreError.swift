@@ -31,6 +31,7 @@ package struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case indexArchive = "index the archive"
         case notifyInstances = "notify the other instances"
         case readOMEMO = "read the OMEMO state"
+        case saveOMEMO = "save the OMEMO state"
     }
 
     package var operation: Operation

@@ -125,6 +125,12 @@ public final class OMEMODevice {
         self.store.keys.identities[address]
     }
 
+    /// Remembers the identity key `address`'s bundle shows, before any session (the
+    /// fingerprint listing shows it, and a decision by hand can name it).
+    public func noteIdentity(_ key: [UInt8], of address: OMEMOAddress) {
+        self.store.saveIdentity(key, for: address)
+    }
+
     /// Starts a session with `address` from its bundle, on one of its prekeys at random.
     /// Throws when the signed prekey's signature is not the identity's.
     public func startSession(with address: OMEMOAddress, bundle: OMEMOBundle) throws(OMEMOError) {

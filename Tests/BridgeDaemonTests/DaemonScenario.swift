@@ -24,10 +24,10 @@ struct DaemonScenario {
     static func start(
         accounts: [String], contacts: [String] = [], others: [String] = [], bridge settings: String = "", accountSettings: String = "", rest: String,
         stdin: String = "/dev/null",
-        sockets: [String] = [], online: [String]? = nil, waitsOnline: Bool = true, contactsFirst: Bool = true,
+        sockets: [String] = [], online: [String]? = nil, waitsOnline: Bool = true, contactsFirst: Bool = true, server options: ProsodyServer.Options = .init(),
         prepare: (ProsodyServer) async throws -> Void = { _ in }
     ) async throws -> DaemonScenario {
-        let server = try ProsodyServer.start(accounts: (contacts + others + accounts).map { ($0, "pw") })
+        let server = try ProsodyServer.start(options, accounts: (contacts + others + accounts).map { ($0, "pw") })
         var sessions: [String: TestSession] = [:]
         do {
             try await prepare(server)

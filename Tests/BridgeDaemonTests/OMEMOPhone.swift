@@ -29,7 +29,8 @@ final class OMEMOPhone {
     static var python: String? { ProcessInfo.processInfo.environment["XMPP_BRIDGE_TEST_PYTHON"] }
 
     /// Starts the phone of `user` on `server` and waits until it is online with its device.
-    static func start(_ user: String, on server: any TestXMPPServer) async throws -> OMEMOPhone {
+    /// `data`: the name of its key file (another name: another device of the same user).
+    static func start(_ user: String, on server: any TestXMPPServer, data: String? = nil) async throws -> OMEMOPhone {
         guard let python = Self.python else { throw TestFailure("XMPP_BRIDGE_TEST_PYTHON (a Python with slixmpp-omemo; scripts/test.sh makes one) is missing") }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Peers/omemo_phone.py").standardized.path
         let directory = server.directory
@@ -40,7 +41,7 @@ final class OMEMOPhone {
             executable: python,
             arguments: [
                 script, "--jid", "\(user)@\(server.domain)", "--password", "pw", "--port", "\(server.c2sPort)",
-                "--ca-file", server.certificate?.certificateFile ?? "", "--data", "\(directory)/phone-\(user).json", "--control", socket,
+                "--ca-file", server.certificate?.certificateFile ?? "", "--data", "\(directory)/phone-\(data ?? user).json", "--control", socket,
             ],
             stdin: "/dev/null", stdout: output, stderr: "\(output).err"
         )

@@ -69,9 +69,12 @@ extension AccountOMEMO {
                 if let key = self.device.identityKey(of: address), self.trust.trusts(key, for: jid) { trusted.append(address) }
                 continue
             }
+            // A key already seen and not trusted: no fetch until a decision trusts it.
+            if let key = self.device.identityKey(of: address), !self.trust.trusts(key, for: jid) { continue }
             if let until = self.unreachable[address], until > self.now() { continue }
             do {
                 let bundle = try await self.fetchBundle(of: address, via: link)
+                self.device.noteIdentity(bundle.identityKey, of: address)
                 if let change = self.trust.observe(bundle.identityKey, for: jid) { self.pending.append(change) }
                 guard self.trust.trusts(bundle.identityKey, for: jid) else { continue }
                 // Another call may have started it meanwhile: a second start would replace it.

@@ -30,6 +30,11 @@ package struct ControlRequest: Codable, Sendable {
         /// The local archive (`channel`, `since`, `until`, `search`, `address` as the
         /// sender, `limit`; issue 25).
         case history
+        /// An OMEMO account's device and its contacts' devices (`transport`; issue 41).
+        case omemoFingerprints = "omemo-fingerprints"
+        /// A contact's (`address`) key, by `fingerprint`, verified or distrusted by hand.
+        case omemoTrust = "omemo-trust"
+        case omemoDistrust = "omemo-distrust"
     }
 
     package var op: Operation
@@ -51,6 +56,8 @@ package struct ControlRequest: Codable, Sendable {
     package var until: Date? = nil
     package var search: String? = nil
     package var limit: Int? = nil
+    /// `omemo-trust`, `omemo-distrust`: the key as its fingerprint.
+    package var fingerprint: String? = nil
 
     /// The archive query a `history` request makes: a search ranks, best first.
     package var archiveQuery: ArchiveQuery {

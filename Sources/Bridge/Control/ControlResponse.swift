@@ -178,6 +178,8 @@ package struct ControlResponse: Codable, Sendable {
 
     package var ok: Bool
     package var error: String? = nil
+    /// `omemo-fingerprints` (issue 41).
+    package var omemo: OMEMOListing? = nil
     package var channels: [ChannelEntry]? = nil
     package var roster: [RosterEntry]? = nil
     package var transports: [TransportStatus]? = nil

@@ -44,7 +44,7 @@ package final class ControlServer: Service, Sendable {
             for try await line in inbound {
                 let response: ControlResponse
                 if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)),
-                    [.roster, .status, .rooms, .queueList, .queueRetry, .queueDrop, .reconnect, .gatewayUsers, .gatewayRemove, .history].contains(request.op)
+                    ![.list, .add, .remove].contains(request.op)
                 {
                     response = await self.runtime.describe(request)
                 } else if case .text(let text) = line, let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)) {

@@ -1,6 +1,7 @@
 import BridgeRelay
 import BridgeState
 import Foundation
+import OMEMO
 import TransportCore
 import XMPP
 
@@ -72,6 +73,8 @@ package struct RouteEditor {
                 for sequence in request.sequences ?? [] where try self.store.complete(sequence: sequence) { count += 1 }
                 response.count = count
                 return response
+            case .omemoFingerprints, .omemoTrust, .omemoDistrust:
+                return try self.omemo(request)
             case .add, .remove:
                 guard let channel = request.channel, !channel.isEmpty else { return Self.failure("missing channel") }
                 let endpoint: Endpoint
@@ -106,6 +109,28 @@ package struct RouteEditor {
         } catch {
             return Self.failure("\(error)")
         }
+    }
+
+    /// `omemo fingerprints|trust|distrust` on the state, with no daemon running.
+    private func omemo(_ request: ControlRequest) throws -> ControlResponse {
+        let parsed: OMEMORequest
+        switch OMEMORequest.parse(request, configuration: self.configuration) {
+        case .success(let value): parsed = value
+        case .failure(let refusal): return Self.failure(refusal.text)
+        }
+        guard let state = try self.store.omemoState(account: parsed.account) else {
+            return Self.failure("\(parsed.account) has no OMEMO device yet: it is made when the bridge first runs with omemo = true")
+        }
+        var response = ControlResponse(ok: true)
+        if let decision = parsed.decision {
+            var trust = OMEMOTrust(policy: self.configuration.accounts[parsed.account]?.omemoTrust ?? .blind, levels: state.trust)
+            let change = trust.decide(decision.level, decision.key, for: decision.contact)
+            if let change { try self.store.saveOMEMO([change], account: parsed.account) }
+            response.count = change == nil ? 0 : 1
+        } else {
+            response.omemo = OMEMOListing(account: parsed.account, jid: parsed.jid, state: state)
+        }
+        return response
     }
 
     private struct Message: Error {

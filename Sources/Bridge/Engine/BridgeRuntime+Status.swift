@@ -77,6 +77,8 @@ extension BridgeRuntime {
             var response = ControlResponse(ok: true)
             response.rooms = await self.roomEntries()
             return response
+        case .omemoFingerprints, .omemoTrust, .omemoDistrust:
+            return await self.omemo(request)
         case .gatewayUsers:
             var response = ControlResponse(ok: true)
             response.gatewayUsers = self.gatewayUsers(request.gateway)
@@ -132,5 +134,29 @@ extension BridgeRuntime {
             )
             return (status, state != nil)
         }
+    }
+
+    /// `omemo fingerprints|trust|distrust` (issue 41) on the running account, whose device
+    /// commits the decision; an account not running here is answered from the state.
+    private func omemo(_ request: ControlRequest) async -> ControlResponse {
+        let parsed: OMEMORequest
+        switch OMEMORequest.parse(request, configuration: self.currentConfiguration) {
+        case .success(let value): parsed = value
+        case .failure(let refusal): return RouteEditor.failure(refusal.text)
+        }
+        guard let account = self.transports[parsed.account]?.transport as? XMPPTransport, let state = await account.omemoState() else {
+            return RouteEditor.failure("\(parsed.account) is not running here, or its OMEMO device is not open yet; try again in a moment")
+        }
+        var response = ControlResponse(ok: true)
+        guard let decision = parsed.decision else {
+            response.omemo = OMEMOListing(account: parsed.account, jid: parsed.jid, state: state)
+            return response
+        }
+        do {
+            response.count = try await account.decideOMEMOTrust(decision.level, key: decision.key, for: decision.contact) ? 1 : 0
+        } catch {
+            return RouteEditor.failure("\(error)")
+        }
+        return response
     }
 }

@@ -90,7 +90,8 @@ struct OfflineStateAccess {
         switch operation {
         // history: what a killed daemon left in the intake log goes in first, and the
         // full-text index takes what it lacks, so a search sees every message.
-        case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove, .history: true
+        // omemo: OMEMO keys a killed daemon left in the intake log go in first.
+        case .add, .remove, .queueRetry, .queueDrop, .gatewayRemove, .history, .omemoFingerprints, .omemoTrust, .omemoDistrust: true
         case .list, .status, .queueList, .roster, .reconnect, .rooms, .gatewayUsers: false
         }
     }

@@ -8,7 +8,7 @@ struct XMPPBridgeCommand: AsyncParsableCommand {
         abstract: "Link XMPP accounts to each other and to the local machine.",
         discussion: ExitStatus.helpText,
         version: BridgeIdentity.version,
-        subcommands: [DemoCommand.self, RunCommand.self, RouteCommand.self, RosterCommand.self, StatusCommand.self, RoomsCommand.self, GatewayCommand.self, QueueCommand.self, HistoryCommand.self, VCardCommand.self, ReconnectCommand.self, StateCommand.self, SendCommand.self, ListenCommand.self, LoginCommand.self, RegisterCommand.self, CheckCommand.self]
+        subcommands: [DemoCommand.self, RunCommand.self, RouteCommand.self, RosterCommand.self, StatusCommand.self, RoomsCommand.self, GatewayCommand.self, QueueCommand.self, HistoryCommand.self, OMEMOCommand.self, VCardCommand.self, ReconnectCommand.self, StateCommand.self, SendCommand.self, ListenCommand.self, LoginCommand.self, RegisterCommand.self, CheckCommand.self]
     )
 }
 

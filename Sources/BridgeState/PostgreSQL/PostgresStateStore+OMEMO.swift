@@ -30,6 +30,10 @@ extension PostgresStateStore {
         }
     }
 
+    package func saveOMEMO(_ changes: [OMEMOStateChange], account: String) throws(StateStoreError) {
+        try self.apply([.omemo(account: account, changes)], intakeThrough: nil, as: .saveOMEMO)
+    }
+
     /// The accounts with an OMEMO device in the state.
     package func omemoAccounts() throws(StateStoreError) -> [String] {
         try self.query(.readOMEMO, "SELECT account FROM omemo_device ORDER BY account").rows.compactMap { $0.first ?? nil }

@@ -28,6 +28,10 @@ extension SQLiteStateStore {
         try self.read(.readOMEMO) { db in try String.fetchAll(db, sql: "SELECT account FROM omemo_device ORDER BY account") }
     }
 
+    package func saveOMEMO(_ changes: [OMEMOStateChange], account: String) throws(StateStoreError) {
+        try self.write(.saveOMEMO) { db in try Self.applyOMEMO(changes, account: account, in: db) }
+    }
+
     /// `changes` of `account`, in the journal's transaction.
     static func applyOMEMO(_ changes: [OMEMOStateChange], account: String, in db: Database) throws {
         for write in OMEMORows.writes(changes, account: account) {

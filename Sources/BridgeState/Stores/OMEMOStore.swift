@@ -7,6 +7,9 @@ import OMEMOState
 package protocol OMEMOStore: AnyObject, Sendable {
     /// `account`'s OMEMO state; nil when it never was an OMEMO device.
     func omemoState(account: String) throws(StateStoreError) -> OMEMOAccountState?
+    /// Writes `changes` of `account` at once, outside the journal (`omemo trust` with no
+    /// daemon running).
+    func saveOMEMO(_ changes: [OMEMOStateChange], account: String) throws(StateStoreError)
     /// The accounts with an OMEMO device.
     func omemoAccounts() throws(StateStoreError) -> [String]
 }
