@@ -421,6 +421,7 @@ let package = Package(
                 "Bridge",
                 "BridgeRelay",
                 "BridgeState",
+                "OMEMOState",
                 "XMPP",
                 "TransportCore",
                 "TestServers",
