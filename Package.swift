@@ -440,6 +440,7 @@ let package = Package(
                 "XMPP",
                 "HTTPIngress",
                 "XMPPMapping",
+                "OMEMO",
                 "TransportCore",
                 "TestServers",
                 "TestSupport",

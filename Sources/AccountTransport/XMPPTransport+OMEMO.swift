@@ -10,8 +10,11 @@ import XMPP
 extension XMPPTransport {
     /// What became of an arriving message.
     enum OMEMOArrival {
-        /// Goes on as this message (decrypted, or never encrypted).
+        /// Goes on as this message (decrypted, or never encrypted); `undecryptable`: why it
+        /// could not be read (it goes on still encrypted, for the notice to its sender).
         case relay(Message, undecryptable: String?)
+        /// Decrypted: goes on as this message, its text read.
+        case decrypted(Message)
         /// Nothing to relay.
         case done
     }
@@ -28,7 +31,7 @@ extension XMPPTransport {
         }
         switch await omemo.open(message, via: self.session) {
         case .plain: return .relay(message, undecryptable: nil)
-        case .opened(let opened): return .relay(opened, undecryptable: nil)
+        case .opened(let opened): return .decrypted(opened)
         case .consumed: return .done
         case .refused(let reason): return .relay(message, undecryptable: reason)
         case .uncommitted:
@@ -36,6 +39,22 @@ extension XMPPTransport {
             self.logger.error("OMEMO state not committed; dropping the connection so the message comes again")
             await self.session.dropConnection()
             return .done
+        }
+    }
+
+    /// `inbound` as it goes on after the device took `arrival`: a decrypted message's text
+    /// is relayed (an `aesgcm://` link, XEP-0454, as a file: a target that encrypts passes
+    /// it on to clients that open it); one that could not be read carries why, for the
+    /// notice to its sender.
+    static func mark(_ inbound: inout InboundMessage, after arrival: OMEMOArrival) {
+        switch arrival {
+        case .decrypted:
+            inbound.content.encryption = nil
+            if let body = inbound.body, body.hasPrefix("aesgcm://"), !body.contains(where: \.isWhitespace) { inbound.content.url = body }
+        case .relay(_, let undecryptable):
+            inbound.content.undecryptable = undecryptable
+        case .done:
+            break
         }
     }
 

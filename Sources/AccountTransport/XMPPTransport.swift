@@ -343,8 +343,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 return
             }
             guard carbon == nil else { return }
-            guard case .relay(let arrived, let undecryptable) = await self.omemoArrival(message), var inbound = await self.inbound(arrived) else { return }
-            inbound.content.undecryptable = undecryptable
+            let arrival = await self.omemoArrival(message)
+            let arrived: Message
+            switch arrival {
+            case .relay(let message, _), .decrypted(let message): arrived = message
+            case .done: return
+            }
+            guard var inbound = await self.inbound(arrived) else { return }
+            Self.mark(&inbound, after: arrival)
             await self.handler.handle(.message(inbound), from: self.name)
         case .stopped(let error):
             if let error {
