@@ -261,6 +261,10 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
               mod_mam:
                 default: always
               mod_offline: {}
+              mod_pubsub:
+                plugins:
+                  - flat
+                  - pep
             \(self.serverInfo ? "  mod_last: {}\n  mod_version: {}\n" : "")  mod_caps: {}
             \(privileged)  mod_muc:
                 host: "\(self.mucDomain)"
