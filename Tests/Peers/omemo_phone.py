@@ -95,7 +95,7 @@ class Phone(slixmpp.ClientXMPP):
         omemo: XEP_0384 = self.plugin["xep_0384"]
         origin = stanza.xml.find("{urn:xmpp:sid:0}origin-id")
         fields = {"from": stanza["from"].bare, "id": stanza["id"], "origin_id": origin.get("id") if origin is not None else None}
-        if omemo.is_encrypted(stanza) is None:
+        if not omemo.is_encrypted(stanza):
             if stanza["body"]:
                 emit(event="message", body=stanza["body"], encrypted=False, **fields)
             return
