@@ -281,6 +281,10 @@ async def one_variant(args, phone, variant, run):
         server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
         phone0 = cpu_seconds(os.getpid())
         phone.deferred = []
+        profiler = None
+        if os.environ.get("OMEMO_BENCH_PERF") and variant == "required" and os.environ.get("OMEMO_BENCH_PERF_PART", "burst") == "burst":
+            profiler = subprocess.Popen(["perf", "record", "-F", "4999", "-g", "-p", str(bridge.pid), "-o", os.environ["OMEMO_BENCH_PERF"]], stderr=subprocess.DEVNULL)
+            await asyncio.sleep(1.0)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
         writing = asyncio.create_task(fifo_write(fifo, lines))
         done = None
@@ -293,6 +297,9 @@ async def one_variant(args, phone, variant, run):
             await asyncio.sleep(0.02)
         await writing
         cpu = cpu_seconds(bridge.pid) - cpu0
+        if profiler:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(30)
         others = {"server_cpu_ms_per_msg": 1000 * (cpu_seconds(args.server_pid) - server0) / len(lines) if args.server_pid else None,
                   "phone_cpu_ms_per_msg": 1000 * (cpu_seconds(os.getpid()) - phone0) / len(lines)}
         await wait_for(lambda: len(phone.deferred or []) >= len(lines), args.timeout)
@@ -326,10 +333,17 @@ async def one_variant(args, phone, variant, run):
         # then sent at once; until the socket local had them all.
         lines = [f"{variant}-{run}-r{i}" for i in range(args.replies)]
         prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
+        profiler = None
+        if os.environ.get("OMEMO_BENCH_PERF") and variant == "required" and os.environ.get("OMEMO_BENCH_PERF_PART") == "replies":
+            profiler = subprocess.Popen(["perf", "record", "-F", "4999", "-g", "-p", str(bridge.pid), "-o", os.environ["OMEMO_BENCH_PERF"]], stderr=subprocess.DEVNULL)
+            await asyncio.sleep(1.0)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
         for stanza in prepared:
             stanza.send()
         await wait_for(lambda: all(line in sink.arrived for line in lines), args.timeout)
+        if profiler:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(30)
         done = max((sink.arrived[line] for line in lines if line in sink.arrived), default=None)
         cpu = cpu_seconds(bridge.pid) - cpu0
         results.append(result("replies", lines, (done - start) if done else None, cpu, sink.arrived, sink.counts))
@@ -383,7 +397,7 @@ async def main():
     parser.add_argument("-n", type=int, default=500)
     parser.add_argument("--paced", type=int, default=300)
     parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--replies", type=int, default=200)
+    parser.add_argument("--replies", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--strace", action="store_true")
     parser.add_argument("--server-pid", type=int, help="the XMPP server's pid, for its CPU per message")

@@ -22,14 +22,17 @@ extension XMPPTransport {
     /// `message` through the device, if the account is one.
     func omemoArrival(_ message: Message) async -> OMEMOArrival {
         guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
-        if await omemo.follow(message, via: self.session) {
+        // Most messages are neither encrypted nor a PEP notification: no hop onto the device.
+        guard message.extensions.contains(where: { $0.name == "encrypted" || $0.name == "event" }) else { return .relay(message, undecryptable: nil) }
+        let (opening, followed) = await omemo.arrive(message, via: self.session)
+        if followed {
             // A contact's devices changed: a delivery waiting for a trusted one may go.
             if let from = message.from {
                 await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: from.bare.description)), from: self.name)
             }
             return .done
         }
-        switch await omemo.open(message, via: self.session) {
+        switch opening {
         case .plain: return .relay(message, undecryptable: nil)
         case .opened(let opened): return .decrypted(opened)
         case .consumed: return .done

@@ -82,7 +82,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // The device before the session: its first message may be encrypted.
             do {
                 let device = try await AccountOMEMO.open(
-                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, logger: self.logger
+                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, executor: self.eventLoop.executor,
+                    logger: self.logger
                 )
                 self.omemoDevice.withLockedValue { $0 = device }
             } catch {
@@ -106,6 +107,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     // At the end of a burst (or every 64 messages of a long one): once its
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
+                        // OMEMO keys the messages moved, handed over before the barrier waits.
+                        await self.omemoDevice.withLockedValue({ $0 })?.flush()
                         await self.handler.barrier()
                         await session.handled(handled)
                         handled.removeAll(keepingCapacity: true)

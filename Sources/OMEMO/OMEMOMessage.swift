@@ -8,7 +8,7 @@ import XMPP
 /// message without a real body in the archive and offline storage.
 public enum OMEMOMessage {
     /// What a client without OMEMO shows instead of the text.
-    public static let fallbackBody = "I sent you an OMEMO encrypted message but your client doesn’t seem to support that. Find more information on https://conversations.im/omemo"
+    public static let fallbackBody = "[This message is OMEMO encrypted]"
 
     /// The `<encrypted/>` of `message`, if it has one.
     public static func encryptedElement(of message: Message) -> XMLElement? {

@@ -22,11 +22,19 @@ public enum OMEMOWire {
         return value
     }
 
-    /// Bytes from base64, whitespace taken out first; `limit` bounds the decoded size.
+    /// Bytes from base64, whitespace (the line breaks of folded values) passed over;
+    /// `limit` bounds the decoded size. Any other character that is not base64 refuses it.
     static func bytes(_ text: String, _ what: String, in element: String, limit: Int) throws(OMEMOElementError) -> [UInt8] {
-        let compact = text.filter { !$0.isWhitespace }
-        guard compact.count <= (limit + 2) / 3 * 4 else { throw OMEMOElementError(element, "\(what) is longer than \(limit) bytes") }
-        guard let data = Data(base64Encoded: compact) else { throw OMEMOElementError(element, "\(what) is not base64") }
+        var compact: [UInt8] = []
+        compact.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+            default: compact.append(byte)
+            }
+            guard compact.count <= (limit + 2) / 3 * 4 else { throw OMEMOElementError(element, "\(what) is longer than \(limit) bytes") }
+        }
+        guard let data = Data(base64Encoded: Data(compact)) else { throw OMEMOElementError(element, "\(what) is not base64") }
         return Array(data)
     }
 

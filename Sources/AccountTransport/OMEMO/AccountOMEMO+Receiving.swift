@@ -25,6 +25,13 @@ extension AccountOMEMO {
         case uncommitted
     }
 
+    /// `message` through the device in one call (one hop onto the actor per message): a
+    /// device list notification followed (`.consumed`; `followed` true), else opened.
+    func arrive(_ message: Message, via link: some OMEMOLink) async -> (opening: Opening, followed: Bool) {
+        if await self.follow(message, via: link) { return (.consumed, true) }
+        return (await self.open(message, via: link), false)
+    }
+
     /// A device list notification in `message` is kept (our own device put back on ours).
     /// True when `message` was one.
     func follow(_ message: Message, via link: some OMEMOLink) async -> Bool {
@@ -84,10 +91,15 @@ extension AccountOMEMO {
             if let change = self.trust.observe(key, for: jid) { self.pending.append(change) }
             trusted = self.trust.trusts(key, for: jid)
         }
-        do {
-            try await self.commit(self.takePending())
-        } catch {
-            return .uncommitted
+        // A new session is committed before the message goes on: the sender's next
+        // messages depend on it even if this one was marked seen. A ratchet step of an
+        // existing session goes with the account's next acknowledgement (``flush()``).
+        if decrypted.startedSession {
+            do {
+                try await self.commit(self.takePending())
+            } catch {
+                return .uncommitted
+            }
         }
         // Clients answer a key exchange with a key transport, so the sender's next messages
         // stop carrying one; and every so many messages without an answer, so its chain

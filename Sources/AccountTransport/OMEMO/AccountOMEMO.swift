@@ -28,6 +28,10 @@ actor AccountOMEMO {
         var requestTimeout: Duration = .seconds(30)
     }
 
+    /// The account's event loop: the session, the delivery worker and this actor all run
+    /// there, so a message's way through the device is no hop between threads.
+    nonisolated let executor: any SerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
     let jid: String
     let device: OMEMODevice
     var trust: OMEMOTrust
@@ -47,7 +51,11 @@ actor AccountOMEMO {
     /// Trust and device list changes for the next commit.
     var pending: [OMEMOStateChange] = []
 
-    private init(jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, now: @escaping @Sendable () -> Date, logger: Logger) {
+    private init(
+        jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, executor: any SerialExecutor,
+        now: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.executor = executor
         self.jid = jid
         self.device = device
         self.trust = OMEMOTrust(policy: configuration.trust, levels: state.trust)
@@ -60,19 +68,23 @@ actor AccountOMEMO {
 
     /// The account's device as kept, or a new one (committed before it is used).
     static func open(
-        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, executor: any SerialExecutor, now: @escaping @Sendable () -> Date = Date.init,
+        logger: Logger
     ) async throws -> AccountOMEMO {
         if let state = try await keeper.load() {
             let device = try OMEMODevice(jid: jid, keys: state.keys)
             logger.info("OMEMO device restored", metadata: ["device": "\(device.deviceID)"])
-            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, now: now, logger: logger)
+            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, executor: executor, now: now, logger: logger)
         }
         let device = try OMEMODevice.create(jid: jid, now: now())
         _ = device.takeChanges()
         try await keeper.commit([.created(device.keys)])
         let fingerprint = try device.fingerprint
         logger.notice("OMEMO device created", metadata: ["device": "\(device.deviceID)", "fingerprint": "\(fingerprint)"])
-        return AccountOMEMO(jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, now: now, logger: logger)
+        return AccountOMEMO(
+            jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, executor: executor, now: now,
+            logger: logger
+        )
     }
 
     var deviceID: UInt32 { self.device.deviceID }
@@ -91,6 +103,18 @@ actor AccountOMEMO {
             self.logger.error("OMEMO state not committed", metadata: ["error": "\(error)"])
             throw error
         }
+    }
+
+    /// Hands what changed over to be made durable without waiting: before the server hears
+    /// that the messages read so far were handled (the account's acknowledgement waits for
+    /// everything handed over before it). A message read again after a crash before then is
+    /// decrypted again from the state before it.
+    func flush() {
+        let keys = self.device.takeChanges()
+        var changes = self.takePending()
+        if !keys.isEmpty { changes.insert(.keys(keys), at: 0) }
+        guard !changes.isEmpty else { return }
+        self.keeper.record(changes)
     }
 
     /// `jid`'s devices as last seen (our own included for the account's JID).

@@ -8,15 +8,23 @@ public struct OMEMOStateKeeper: Sendable {
     public var load: @Sendable () async throws -> OMEMOAccountState?
     /// Makes `changes` durable; returns once they are.
     public var commit: @Sendable ([OMEMOStateChange]) async throws -> Void
+    /// Hands `changes` over to be made durable in order with what is handed over after
+    /// them, without waiting (the journal's `record`): for what only has to be durable
+    /// before the server hears a message was handled, which waits for everything before it.
+    public var record: @Sendable ([OMEMOStateChange]) -> Void
 
-    public init(load: @escaping @Sendable () async throws -> OMEMOAccountState?, commit: @escaping @Sendable ([OMEMOStateChange]) async throws -> Void) {
+    public init(
+        load: @escaping @Sendable () async throws -> OMEMOAccountState?, commit: @escaping @Sendable ([OMEMOStateChange]) async throws -> Void,
+        record: @escaping @Sendable ([OMEMOStateChange]) -> Void
+    ) {
         self.load = load
         self.commit = commit
+        self.record = record
     }
 
     /// Kept in memory only (tests, and a bridge run without state).
     public static func inMemory(_ initial: OMEMOAccountState? = nil) -> OMEMOStateKeeper {
         let box = OMEMOStateBox(initial)
-        return OMEMOStateKeeper(load: { box.state }, commit: { box.apply($0) })
+        return OMEMOStateKeeper(load: { box.state }, commit: { box.apply($0) }, record: { box.apply($0) })
     }
 }

@@ -139,7 +139,8 @@ package struct TransportFactory: Sendable {
         guard let journal = self.journal else { return .inMemory() }
         return OMEMOStateKeeper(
             load: { try await journal.read { store throws(StateStoreError) in try store.omemoState(account: account) } },
-            commit: { changes in try await journal.commit([.omemo(account: account, changes)]) }
+            commit: { changes in try await journal.commit([.omemo(account: account, changes)]) },
+            record: { changes in journal.record([.omemo(account: account, changes)]) }
         )
     }
 
