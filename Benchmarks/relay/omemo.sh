@@ -33,4 +33,4 @@ trap cleanup EXIT
 PROSODY_PEP=1 prosody_start_with_passwords "$WORK/prosody" 0 home bob || die "prosody did not start"
 cp "$WORK/prosody/home.password" "$WORK/prosody/bob.password" "$WORK/"
 say "bridge: $BIN ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown))"
-"$PY" "$HERE/omemo_bench.py" --bridge "$BIN" --dir "$WORK" --port "$C2S_PORT" --ca-file "$CA_FILE" -n "$N" --runs "$RUNS" --strace --server-pid "$PROSODY_PID"
+"$PY" "$HERE/omemo_bench.py" --bridge "$BIN" --dir "$WORK" --port "$C2S_PORT" --ca-file "$CA_FILE" -n "$N" --runs "$RUNS" --strace --server-pid "$PROSODY_PID" ${OMEMO_BENCH_ARGS:-}

@@ -334,7 +334,7 @@ async def one_variant(args, phone, variant, run):
         lines = [f"{variant}-{run}-r{i}" for i in range(args.replies)]
         prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
         profiler = None
-        if os.environ.get("OMEMO_BENCH_PERF") and variant == "required" and os.environ.get("OMEMO_BENCH_PERF_PART") == "replies":
+        if os.environ.get("OMEMO_BENCH_PERF") and variant == os.environ.get("OMEMO_BENCH_PERF_VARIANT", "required") and os.environ.get("OMEMO_BENCH_PERF_PART") == "replies":
             profiler = subprocess.Popen(["perf", "record", "-F", "4999", "-g", "-p", str(bridge.pid), "-o", os.environ["OMEMO_BENCH_PERF"]], stderr=subprocess.DEVNULL)
             await asyncio.sleep(1.0)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
