@@ -21,7 +21,7 @@ extension XMPPTransport {
 
     /// `message` through the device, if the account is one.
     func omemoArrival(_ message: Message) async -> OMEMOArrival {
-        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
         // Most messages are neither encrypted nor a PEP notification: no hop onto the device.
         guard message.extensions.contains(where: { $0.name == "encrypted" || $0.name == "event" }) else { return .relay(message, undecryptable: nil) }
         let (opening, followed) = await omemo.arrive(message, via: self.session)
@@ -37,11 +37,6 @@ extension XMPPTransport {
         case .opened(let opened): return .decrypted(opened)
         case .consumed: return .done
         case .refused(let reason): return .relay(message, undecryptable: reason)
-        case .uncommitted:
-            // Not handled: the server hands it over again on the next connection.
-            self.logger.error("OMEMO state not committed; dropping the connection so the message comes again")
-            await self.session.dropConnection()
-            return .done
         }
     }
 
@@ -75,7 +70,7 @@ extension XMPPTransport {
     /// `encryption`; one that must wait or failed gets its result at `indices` in
     /// `results` and leaves `messages`.
     func omemoSeal(_ messages: inout [Message], _ indices: inout [Int], _ results: inout [DeliveryResult?]) async {
-        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return }
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return }
         let candidates = messages.map { message -> ContactEncryption in
             guard message.type == .chat || message.type == .normal, let to = message.to else { return .none }
             return self.encryption(for: to)
@@ -104,7 +99,7 @@ extension XMPPTransport {
 
     /// After each login: the device announced, off the event path.
     func announceOMEMO() {
-        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return }
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return }
         let session = self.session
         Task(executorPreference: self.executor) { await omemo.announce(via: session) }
     }
@@ -113,7 +108,7 @@ extension XMPPTransport {
 extension XMPPTransport {
     /// The account's OMEMO state now; nil when it is no OMEMO device (or not open yet).
     public func omemoState() async -> OMEMOAccountState? {
-        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { return nil }
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return nil }
         return await omemo.state
     }
 
@@ -121,7 +116,7 @@ extension XMPPTransport {
     /// the contact may go then. Throws when the account is no OMEMO device or the decision
     /// could not be committed.
     public func decideOMEMOTrust(_ level: OMEMOTrustLevel, key: [UInt8], for contact: String) async throws -> Bool {
-        guard let omemo = self.omemoDevice.withLockedValue({ $0 }) else { throw OMEMOError("decide trust", reason: "\(self.name) is no OMEMO device") }
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { throw OMEMOError("decide trust", reason: "\(self.name) is no OMEMO device") }
         let changed = try await omemo.decide(level, key, for: contact)
         if changed { await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: contact)), from: self.name) }
         return changed

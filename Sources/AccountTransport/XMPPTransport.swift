@@ -34,7 +34,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     let publishing = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// With `omemo = true` (issue 41): how the device is set up, and the device once open.
     let omemoSettings: OMEMOSettings?
-    let omemoDevice = NIOLockedValueBox<AccountOMEMO?>(nil)
+    let omemo = NIOLockedValueBox<AccountOMEMO?>(nil)
     /// Each contact's `encryption`, changed by a reload.
     let contactEncryption: NIOLockedValueBox<[String: ContactEncryption]>
 
@@ -85,7 +85,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, executor: self.eventLoop.executor,
                     logger: self.logger
                 )
-                self.omemoDevice.withLockedValue { $0 = device }
+                self.omemo.withLockedValue { $0 = device }
             } catch {
                 self.logger.error("OMEMO state unreadable; the account does not start", metadata: ["error": "\(error)"])
                 await self.handler.handle(.stopped(reason: "OMEMO state unreadable: \(error)"), from: self.name)
@@ -108,10 +108,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
                         // OMEMO keys the messages moved, handed over before the barrier waits.
-                        await self.omemoDevice.withLockedValue({ $0 })?.flush()
+                        await self.omemo.withLockedValue({ $0 })?.flush()
                         await self.handler.barrier()
                         await session.handled(handled)
                         handled.removeAll(keepingCapacity: true)
+                    } else if handled.isEmpty, !session.events.hasBuffered {
+                        // Without stream management nothing is acknowledged: OMEMO keys the
+                        // messages moved go to the journal at the end of each burst.
+                        await self.omemo.withLockedValue({ $0 })?.flush()
                     }
                 }
                 await group.waitForAll()

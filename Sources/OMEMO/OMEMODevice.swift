@@ -1,4 +1,3 @@
-import CLibOMEMO
 import Foundation
 import OMEMOState
 
@@ -125,6 +124,11 @@ public final class OMEMODevice {
         self.store.keys.identities[address]
     }
 
+    /// Whether `bundle`'s signed prekey is signed by its identity key (XEP-0384 v0.3 §4.3).
+    public func verifies(_ bundle: OMEMOBundle) -> Bool {
+        IdentityKeyPair.verify(bundle.signedPreKeySignature, of: bundle.signedPreKey, by: bundle.identityKey, in: self.context)
+    }
+
     /// Remembers the identity key `address`'s bundle shows, before any session (the
     /// fingerprint listing shows it, and a decision by hand can name it).
     public func noteIdentity(_ key: [UInt8], of address: OMEMOAddress) {
@@ -170,7 +174,7 @@ public final class OMEMODevice {
             keyMaterial = try SignalSession(store: self.store, address: sender).open(key)
         } catch {
             // A duplicate is a repeat of what was read: nothing to mend.
-            throw .session(sender: sender, reason: error.reason ?? error.description, repairable: error.code != SG_ERR_DUPLICATE_MESSAGE)
+            throw .session(sender: sender, reason: error.reason ?? error.description, repairable: !error.isDuplicateMessage)
         }
         var plaintext: [UInt8]?
         if let payload = encrypted.payload {

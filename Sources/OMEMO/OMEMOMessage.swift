@@ -16,10 +16,12 @@ public enum OMEMOMessage {
     }
 
     /// `message` with its body replaced by `encrypted` (the body sealed), the fallback
-    /// body, the EME hint and the store hint.
+    /// body, the EME hint and the store hint. A file's out-of-band URL (XEP-0066) goes: the
+    /// link is the sealed body, as Conversations sends it.
     public static func sealed(_ message: Message, as encrypted: OMEMOEncrypted) -> Message {
         var sealed = message
         sealed.body = Self.fallbackBody
+        sealed.extensions.removeAll { $0.name == "x" && $0.namespace == "jabber:x:oob" }
         sealed.extensions.append(encrypted.element)
         sealed.extensions.append(Self.encryptionHint)
         if !sealed.extensions.contains(where: { $0.name == "store" && $0.namespace == Self.hintsNamespace }) {

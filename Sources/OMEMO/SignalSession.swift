@@ -137,3 +137,8 @@ struct SignalSession {
         return point
     }
 }
+
+extension OMEMOError {
+    /// libomemo-c refused a message it had decrypted already.
+    var isDuplicateMessage: Bool { self.code == SG_ERR_DUPLICATE_MESSAGE }
+}

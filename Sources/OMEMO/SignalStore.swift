@@ -13,7 +13,7 @@ import OMEMOState
 /// One isolation domain uses a store at a time.
 final class SignalStore {
     let context: SignalContext
-    private(set) var pointer: OpaquePointer!
+    let pointer: OpaquePointer
     /// The keys as they are now, committed or not.
     private(set) var keys: OMEMOKeys
     /// What changed since the last ``takeChanges()``.
@@ -43,7 +43,7 @@ final class SignalStore {
     }
 
     deinit {
-        if let pointer = self.pointer { signal_protocol_store_context_destroy(pointer) }
+        signal_protocol_store_context_destroy(self.pointer)
     }
 
     /// The changes since the last call, which the caller now commits.
@@ -52,11 +52,16 @@ final class SignalStore {
         return self.changes
     }
 
-    /// Changes whose commit failed, to go with the next one; later changes win.
+    /// Changes whose commit failed go with the next one, as the records are then: a later
+    /// commit may have written newer ones, which must not be written over with these.
     func putBack(_ failed: OMEMOKeyChanges) {
-        var changes = failed
-        changes.merge(self.changes)
-        self.changes = changes
+        for id in failed.preKeys.keys where self.changes.preKeys[id] == nil { self.changes.preKeys[id] = .some(self.keys.preKeys[id]) }
+        for id in failed.signedPreKeys.keys where self.changes.signedPreKeys[id] == nil {
+            self.changes.signedPreKeys[id] = .some(self.keys.signedPreKeys[id])
+        }
+        for address in failed.sessions.keys where self.changes.sessions[address] == nil { self.changes.sessions[address] = .some(self.keys.sessions[address]) }
+        for address in failed.identities.keys where self.changes.identities[address] == nil { self.changes.identities[address] = self.keys.identities[address] }
+        if failed.nextPreKeyID != nil, self.changes.nextPreKeyID == nil { self.changes.nextPreKeyID = self.keys.nextPreKeyID }
     }
 
     // MARK: - Writes, each recorded

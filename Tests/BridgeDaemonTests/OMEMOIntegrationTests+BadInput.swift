@@ -38,14 +38,6 @@ extension OMEMOIntegrationTests {
         let notice = await Received.message(mallory.log, timeout: .seconds(15)) { $0.body?.contains("could not decrypt") == true }
         #expect(notice != nil, "\(bridge.run.errors.suffix(3000))")
 
-        // Well formed, for another device only.
-        var elsewhere = Message(type: .chat, to: home, id: "bad-2", body: "fallback")
-        elsewhere.extensions.append(OMEMOEncrypted(senderDevice: 77, keys: [.init(device: 1, startsSession: true, data: [1, 2, 3])], iv: Array(repeating: 0, count: 12), payload: [1]).element)
-        try await mallory.session.send(elsewhere)
-        #expect(await bridge.waitForLog { $0.contains("OMEMO message not decrypted") && $0.contains("no key for this device") }, "\(bridge.run.errors.suffix(3000))")
-        // The repair finds no bundle for that device: said so.
-        #expect(await bridge.waitForLog { $0.contains("OMEMO session not repaired") }, "\(bridge.run.errors.suffix(3000))")
-
         // A device list of 1,000 devices, pushed to the bridge by PEP.
         _ = try await mallory.session.request(IQ(type: .set, id: "flood", payload: OMEMOPubSub.publish(OMEMODeviceList(1...1000))))
         #expect(await bridge.waitForLog { $0.contains("OMEMO device list refused") && $0.contains("more than the limit") }, "\(bridge.run.errors.suffix(3000))")
@@ -55,6 +47,13 @@ extension OMEMOIntegrationTests {
         func key(_ fill: UInt8) -> [UInt8] { [0x05] + Array(repeating: fill, count: 32) }
         let forged = OMEMOBundle(identityKey: key(1), signedPreKeyID: 1, signedPreKey: key(2), signedPreKeySignature: Array(repeating: 3, count: 64), preKeys: [.init(id: 1, key: key(4))])
         _ = try await mallory.session.request(IQ(type: .set, id: "bundle", payload: OMEMOPubSub.publish(forged, device: 77)))
+        // Well formed, for another device only, from a device mallory now lists: its repair
+        // finds the forged bundle and says so.
+        var elsewhere = Message(type: .chat, to: home, id: "bad-2", body: "fallback")
+        elsewhere.extensions.append(OMEMOEncrypted(senderDevice: 77, keys: [.init(device: 1, startsSession: true, data: [1, 2, 3])], iv: Array(repeating: 0, count: 12), payload: [1]).element)
+        try await mallory.session.send(elsewhere)
+        #expect(await bridge.waitForLog { $0.contains("OMEMO message not decrypted") && $0.contains("no key for this device") }, "\(bridge.run.errors.suffix(3000))")
+        #expect(await bridge.waitForLog { $0.contains("OMEMO session not repaired") && $0.contains("not signed by its identity") }, "\(bridge.run.errors.suffix(3000))")
         let ops = try await Self.ops(scenario)
         try ops.send("still here")
         // Not encrypted to a device whose bundle is forged: with encryption "omemo", plaintext.

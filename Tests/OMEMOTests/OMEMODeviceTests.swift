@@ -212,4 +212,22 @@ struct OMEMODeviceTests {
         #expect(try bob.device.rotateSignedPreKey(now: Self.now.addingTimeInterval(14 * 86400), every: week))
         #expect(Set(bob.device.keys.signedPreKeys.keys) == [new.signedPreKeyID, new.signedPreKeyID + 1])
     }
+
+    @Test("changes whose commit failed go with the next commit as the records are then, never over a newer record a later commit wrote")
+    func putBack() throws {
+        var alice = try Committed("alice@example.org")
+        let bob = try Committed("bob@example.org")
+        try alice.device.startSession(with: bob.address, bundle: try bob.device.bundle)
+        _ = try alice.device.encrypt(Array("one".utf8), for: [bob.address])
+        let failed = alice.device.takeChanges()
+        _ = try alice.device.encrypt(Array("two".utf8), for: [bob.address])
+        let later = alice.commit()
+        #expect(later.sessions[bob.address] != failed.sessions[bob.address])
+        alice.device.putBack(failed)
+        let retried = alice.device.takeChanges()
+        #expect(retried.sessions[bob.address] == .some(alice.device.keys.sessions[bob.address]), "the current record, not the failed one's")
+        #expect(retried.nextPreKeyID == nil || retried.nextPreKeyID == alice.device.keys.nextPreKeyID)
+        alice.keys.apply(retried)
+        #expect(alice.keys == alice.device.keys)
+    }
 }

@@ -10,7 +10,9 @@ extension AccountOMEMO {
     /// when this process has not yet or it changed.
     func announce(via link: some OMEMOLink) async {
         do {
-            let own = await self.fetchDeviceList(of: self.jid, via: link) ?? OMEMODeviceList([])
+            // Not read, not written: a list published from a failed read would drop the
+            // account's other devices.
+            let own = try await self.fetchDeviceList(of: self.jid, via: link)
             if let republish = await self.received(own, of: self.jid) {
                 try await self.publish(OMEMOPubSub.publish(republish), via: link)
                 _ = await self.received(republish, of: self.jid)
@@ -46,15 +48,15 @@ extension AccountOMEMO {
         }
     }
 
-    /// `jid`'s device list from its PEP node: empty when it has none; nil when it could not
-    /// be had (logged).
-    func fetchDeviceList(of jid: String, via link: some OMEMOLink) async -> OMEMODeviceList? {
+    /// `jid`'s device list from its PEP node: empty when it has none; throws when it could
+    /// not be had or read (logged).
+    func fetchDeviceList(of jid: String, via link: some OMEMOLink) async throws -> OMEMODeviceList {
         do {
             guard let result = try await self.fetch(OMEMOWire.deviceListNode, of: jid, via: link) else { return OMEMODeviceList([]) }
             return try OMEMODeviceList(element: result, limit: self.configuration.deviceLimit)
         } catch {
             self.logger.warning("OMEMO device list not read", metadata: ["jid": "\(jid)", "error": "\(error)"])
-            return nil
+            throw error
         }
     }
 

@@ -20,9 +20,6 @@ extension AccountOMEMO {
         case consumed
         /// Not readable, for this reason (told to the sender).
         case refused(String)
-        /// The keys it moved could not be committed: not handled (the connection is
-        /// dropped, so the server hands it over again).
-        case uncommitted
     }
 
     /// `message` through the device in one call (one hop onto the actor per message): a
@@ -36,6 +33,8 @@ extension AccountOMEMO {
     /// True when `message` was one.
     func follow(_ message: Message, via link: some OMEMOLink) async -> Bool {
         guard let notice = OMEMOPubSub.deviceListNotice(in: message) else { return false }
+        // PEP notifications come from an account's bare JID (or our server, for our own).
+        guard message.from?.resourcepart == nil else { return true }
         let jid = message.from?.bare.description ?? self.jid
         let list: OMEMODeviceList
         switch notice {
@@ -65,7 +64,10 @@ extension AccountOMEMO {
 
     /// `message` opened, if it is encrypted with OMEMO.
     func open(_ message: Message, via link: some OMEMOLink) async -> Opening {
-        guard let element = OMEMOMessage.encryptedElement(of: message), let from = message.from else { return .plain }
+        // OMEMO in rooms is not supported: a room's encrypted message is handled as before.
+        guard message.type == .chat || message.type == .normal, let element = OMEMOMessage.encryptedElement(of: message), let from = message.from else {
+            return .plain
+        }
         let jid = from.bare.description
         let encrypted: OMEMOEncrypted
         do {
@@ -80,7 +82,8 @@ extension AccountOMEMO {
             decrypted = try self.device.decrypt(encrypted, from: jid)
         } catch {
             self.logger.warning("OMEMO message not decrypted", metadata: ["from": "\(jid)", "error": "\(error)"])
-            if error.wantsRepair {
+            // Only a device its account lists is repaired: anyone can claim any device id.
+            if error.wantsRepair, self.deviceLists[jid]?.contains(error.sender.device) == true {
                 let sender = error.sender
                 Task { await self.repair(sender, via: link) }
             }
@@ -91,20 +94,16 @@ extension AccountOMEMO {
             if let change = self.trust.observe(key, for: jid) { self.pending.append(change) }
             trusted = self.trust.trusts(key, for: jid)
         }
-        // A new session is committed before the message goes on: the sender's next
-        // messages depend on it even if this one was marked seen. A ratchet step of an
-        // existing session goes with the account's next acknowledgement (``flush()``).
-        if decrypted.startedSession {
-            do {
-                try await self.commit(self.takePending())
-            } catch {
-                return .uncommitted
-            }
-        }
+        // A new session is handed to the journal before the message goes on, so it is
+        // applied no later than the message's own entries: the sender's next messages
+        // depend on it even once this one is marked seen. A ratchet step of an existing
+        // session goes with the account's next acknowledgement (``flush()``).
+        if decrypted.startedSession { self.flush() }
         // Clients answer a key exchange with a key transport, so the sender's next messages
         // stop carrying one; and every so many messages without an answer, so its chain
         // stays short.
         let count = (self.unanswered[decrypted.sender] ?? 0) + 1
+        if self.unanswered.count > Self.trackedDevices { self.unanswered.removeAll() }
         self.unanswered[decrypted.sender] = count
         if decrypted.startedSession || count >= self.configuration.heartbeatAfter {
             await self.sendKeyTransport(to: decrypted.sender, via: link)
@@ -137,8 +136,10 @@ extension AccountOMEMO {
         let now = self.now()
         if let last = self.repaired[address], now.timeIntervalSince(last) < Double(self.configuration.repairInterval.components.seconds) { return }
         self.repaired[address] = now
+        Self.bound(&self.repaired, now: now, keep: Double(self.configuration.repairInterval.components.seconds))
         do {
             let bundle = try await self.fetchBundle(of: address, via: link)
+            guard self.device.verifies(bundle) else { throw OMEMOError("repair the session with \(address)", reason: "its bundle's signed prekey is not signed by its identity") }
             if let change = self.trust.observe(bundle.identityKey, for: address.jid) { self.pending.append(change) }
             try self.device.startSession(with: address, bundle: bundle)
             self.logger.notice("OMEMO session repaired with a new key exchange", metadata: ["device": "\(address)"])
@@ -158,6 +159,14 @@ extension AccountOMEMO {
         } catch {
             self.logger.warning("OMEMO key transport not sent", metadata: ["device": "\(address)", "error": "\(error)"])
         }
+    }
+
+    /// At most ``AccountOMEMO/trackedDevices`` entries in a per-device table of times: past
+    /// that, those older than `keep` seconds go, and if none is, the table starts over.
+    static func bound(_ table: inout [OMEMOAddress: Date], now: Date, keep: Double) {
+        guard table.count > Self.trackedDevices else { return }
+        table = table.filter { now.timeIntervalSince($0.value) < keep }
+        if table.count > Self.trackedDevices { table.removeAll() }
     }
 
     private static func reason(_ error: OMEMODecryptionError) -> String {

@@ -28,12 +28,18 @@ extension AccountOMEMO {
                 continue
             }
             let contact = to.bare.description
-            let recipients = await self.trustedDevices(of: contact, via: link)
+            let (recipients, unknown) = await self.trustedDevices(of: contact, via: link)
             guard !recipients.isEmpty else {
-                outcomes.append(encryption == .required ? .wait("no trusted OMEMO device of \(contact) yet") : .plain)
+                if unknown {
+                    // Its devices could not be learned now (a timeout, a bundle not had):
+                    // not a reason to send in plaintext; tried again.
+                    outcomes.append(.failed("the OMEMO devices of \(contact) could not be read; tried again"))
+                } else {
+                    outcomes.append(encryption == .required ? .wait("no trusted OMEMO device of \(contact) yet") : .plain)
+                }
                 continue
             }
-            let own = contact == self.jid ? [] : await self.trustedDevices(of: self.jid, via: link)
+            let own = contact == self.jid ? [] : await self.trustedDevices(of: self.jid, via: link).devices
             do {
                 let encrypted = try self.device.encrypt(Array(body.utf8), for: recipients + own)
                 for recipient in recipients { self.unanswered[recipient] = 0 }
@@ -55,12 +61,21 @@ extension AccountOMEMO {
     }
 
     /// The devices of `jid` (ours other than this one, for the account's JID) that are
-    /// trusted and have a session, sessions started where a trusted device has none yet.
-    func trustedDevices(of jid: String, via link: some OMEMOLink) async -> [OMEMOAddress] {
+    /// trusted and have a session, sessions started where a trusted device has none yet;
+    /// `unknown`: the device list or a device's bundle could not be had now.
+    func trustedDevices(of jid: String, via link: some OMEMOLink) async -> (devices: [OMEMOAddress], unknown: Bool) {
         var list = self.deviceLists[jid]
-        if list == nil, let fetched = await self.fetchDeviceList(of: jid, via: link) {
-            _ = await self.received(fetched, of: jid)
-            list = fetched
+        var unknown = false
+        if list == nil {
+            do {
+                let fetched = try await self.fetchDeviceList(of: jid, via: link)
+                _ = await self.received(fetched, of: jid)
+                list = fetched
+            } catch {
+                // No answer: asked again with the next message. A refusal (no access, a
+                // list that is not one): no devices to encrypt to.
+                unknown = Self.isTransient(error)
+            }
         }
         var trusted: [OMEMOAddress] = []
         for device in list?.devices ?? [] where !(jid == self.jid && device == self.deviceID) {
@@ -74,6 +89,8 @@ extension AccountOMEMO {
             if let until = self.unreachable[address], until > self.now() { continue }
             do {
                 let bundle = try await self.fetchBundle(of: address, via: link)
+                // A bundle whose signed prekey its identity did not sign leaves nothing behind.
+                guard self.device.verifies(bundle) else { throw OMEMOError("use the bundle of \(address)", reason: "its signed prekey is not signed by its identity") }
                 self.device.noteIdentity(bundle.identityKey, of: address)
                 if let change = self.trust.observe(bundle.identityKey, for: jid) { self.pending.append(change) }
                 guard self.trust.trusts(bundle.identityKey, for: jid) else { continue }
@@ -82,10 +99,26 @@ extension AccountOMEMO {
                 trusted.append(address)
             } catch {
                 self.logger.warning("OMEMO device passed over", metadata: ["device": "\(address)", "error": "\(error)"])
-                self.unreachable[address] = self.now().addingTimeInterval(Double(self.configuration.bundleRetry.components.seconds))
+                if Self.isTransient(error) {
+                    // The server did not answer: asked again with the next message.
+                    unknown = true
+                } else {
+                    // No bundle, or a bad one (a stale device on the list): passed over for a while.
+                    let now = self.now()
+                    Self.bound(&self.unreachable, now: now, keep: 0)
+                    self.unreachable[address] = now.addingTimeInterval(Double(self.configuration.bundleRetry.components.seconds))
+                }
             }
         }
-        return trusted
+        return (trusted, unknown)
+    }
+
+    /// Whether a request failed for want of an answer (the connection, a timeout), not
+    /// because of what the server answered.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? XMPPSessionError else { return false }
+        if case .stanzaError = error { return false }
+        return true
     }
 
     /// Trust and device list changes waiting for the next commit.

@@ -50,6 +50,8 @@ actor AccountOMEMO {
     var bundlePublished = false
     /// Trust and device list changes for the next commit.
     var pending: [OMEMOStateChange] = []
+    /// At most this many device lists followed, and devices in each per-device table.
+    static let trackedDevices = 10_000
 
     private init(
         jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, executor: any SerialExecutor,
@@ -99,7 +101,10 @@ actor AccountOMEMO {
         do {
             try await self.keeper.commit(changes)
         } catch {
+            // With the next commit: the keys as they are then, and these trust and device
+            // list changes before any made since.
             self.device.putBack(keys)
+            self.pending = more + self.pending
             self.logger.error("OMEMO state not committed", metadata: ["error": "\(error)"])
             throw error
         }
@@ -127,10 +132,12 @@ actor AccountOMEMO {
     /// then, if any.
     func received(_ list: OMEMODeviceList, of jid: String) async -> OMEMODeviceList? {
         if self.deviceLists[jid] != list {
+            // A bound on what strangers can make us keep: past it, a new account's list is
+            // not followed.
+            if self.deviceLists[jid] == nil, self.deviceLists.count >= Self.trackedDevices { return nil }
             self.deviceLists[jid] = list
+            // With the next commit or acknowledgement: a list lost in a crash is read again.
             self.pending.append(.deviceList(jid: jid, devices: list.devices))
-            // Not committed: the list is read again at the next login.
-            try? await self.commit(self.takePending())
         }
         guard jid == self.jid, !list.contains(self.deviceID) else { return nil }
         return list.adding(self.deviceID)

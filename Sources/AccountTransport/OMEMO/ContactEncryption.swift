@@ -1,4 +1,5 @@
-/// How messages to a contact are sent (issue 41: a member's `encryption`).
+/// How messages to a contact are sent (issue 41: a member's `encryption`): OMEMO
+/// (XEP-0384 v0.3 §5) when it can, always, or never.
 public enum ContactEncryption: String, Hashable, Sendable, CaseIterable, Comparable {
     /// Never encrypted.
     case none

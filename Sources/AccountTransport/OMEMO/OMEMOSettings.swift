@@ -1,8 +1,8 @@
 import NIOConcurrencyHelpers
 import OMEMO
 
-/// An account that is an OMEMO device (issue 41: `omemo = true`): its trust policy, where
-/// its state is kept, and how messages to each contact go.
+/// An account that is an OMEMO device (XEP-0384 v0.3; issue 41, `omemo = true`): its trust
+/// policy (§7), where its state is kept, and how messages to each contact go.
 public struct OMEMOSettings: Sendable {
     /// `omemo_trust`.
     public var trust: OMEMOTrust.Policy

@@ -1,6 +1,7 @@
 import OMEMOState
 
-/// Where an account's OMEMO state is kept (issue 41): read once at start, and each change
+/// Where an account's OMEMO state (XEP-0384 v0.3 §5: keys, sessions; trust, §7) is kept
+/// (issue 41): read once at start, and each change
 /// made durable before what it concerns goes on (a message written, a message relayed).
 /// The bridge keeps it in its state through the journal.
 public struct OMEMOStateKeeper: Sendable {

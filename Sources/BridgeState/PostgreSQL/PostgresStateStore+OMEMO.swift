@@ -22,8 +22,14 @@ extension PostgresStateStore {
                     guard row.count == 4, let id = Int64(row[2]) else { throw OMEMORowError("an omemo_keys row that does not read") }
                     return (kind: row[0], jid: row[1], id: id, record: row[3])
                 },
-                trust: trust.filter { $0.count == 3 }.map { (jid: $0[0], identityKey: $0[1], level: $0[2]) },
-                deviceLists: lists.filter { $0.count == 2 }.map { (jid: $0[0], devices: $0[1]) }
+                trust: try trust.map { row throws(OMEMORowError) in
+                    guard row.count == 3 else { throw OMEMORowError("an omemo_trust row that does not read") }
+                    return (jid: row[0], identityKey: row[1], level: row[2])
+                },
+                deviceLists: try lists.map { row throws(OMEMORowError) in
+                    guard row.count == 2 else { throw OMEMORowError("an omemo_device_lists row that does not read") }
+                    return (jid: row[0], devices: row[1])
+                }
             )
         } catch {
             throw StateStoreError(operation: .readOMEMO, location: self.location, underlying: "\(error)")
