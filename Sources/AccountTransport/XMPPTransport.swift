@@ -108,16 +108,18 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
                         // OMEMO keys the messages moved, handed over before the barrier waits.
-                        await self.omemo.withLockedValue({ $0 })?.flush()
+                        await self.omemo.withLockedValue({ $0 })?.flushIfDue()
                         await self.handler.barrier()
                         await session.handled(handled)
                         handled.removeAll(keepingCapacity: true)
                     } else if handled.isEmpty, !session.events.hasBuffered {
                         // Without stream management nothing is acknowledged: OMEMO keys the
-                        // messages moved go to the journal at the end of each burst.
-                        await self.omemo.withLockedValue({ $0 })?.flush()
+                        // messages moved go to the journal at the end of a burst.
+                        await self.omemo.withLockedValue({ $0 })?.flushIfDue()
                     }
                 }
+                // The session ended: what the device still holds goes to the journal.
+                await self.omemo.withLockedValue({ $0 })?.flush()
                 await group.waitForAll()
             }
         } onGracefulShutdown: {

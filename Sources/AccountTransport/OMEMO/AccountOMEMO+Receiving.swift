@@ -97,7 +97,8 @@ extension AccountOMEMO {
         // A new session is handed to the journal before the message goes on, so it is
         // applied no later than the message's own entries: the sender's next messages
         // depend on it even once this one is marked seen. A ratchet step of an existing
-        // session goes with the account's next acknowledgement (``flush()``).
+        // session goes with a later flush (``flushIfDue()``).
+        self.readSinceFlush += 1
         if decrypted.startedSession { self.flush() }
         // Clients answer a key exchange with a key transport, so the sender's next messages
         // stop carrying one; and every so many messages without an answer, so its chain

@@ -50,6 +50,8 @@ actor AccountOMEMO {
     var bundlePublished = false
     /// Trust and device list changes for the next commit.
     var pending: [OMEMOStateChange] = []
+    /// Messages read since the last flush.
+    var readSinceFlush = 0
     /// At most this many device lists followed, and devices in each per-device table.
     static let trackedDevices = 10_000
 
@@ -110,11 +112,24 @@ actor AccountOMEMO {
         }
     }
 
-    /// Hands what changed over to be made durable without waiting: before the server hears
-    /// that the messages read so far were handled (the account's acknowledgement waits for
-    /// everything handed over before it). A message read again after a crash before then is
-    /// decrypted again from the state before it.
+    /// At the account's acknowledgement: what changed goes to the journal when a trust or
+    /// device list change waits, or ``flushEvery`` messages were read since the last time.
+    /// Receiving steps of a session need not be durable one by one: a state some steps
+    /// behind still opens the sender's later messages (it derives the skipped keys), a
+    /// message the server hands over again is opened again, and anything sent, or any new
+    /// session, is committed on its own.
+    func flushIfDue() {
+        guard !self.pending.isEmpty || self.readSinceFlush >= Self.flushEvery else { return }
+        self.flush()
+    }
+
+    /// Messages read between two flushes at most.
+    static let flushEvery = 64
+
+    /// Hands what changed over to be made durable without waiting, in order with what is
+    /// handed over after it.
     func flush() {
+        self.readSinceFlush = 0
         let keys = self.device.takeChanges()
         var changes = self.takePending()
         if !keys.isEmpty { changes.insert(.keys(keys), at: 0) }
