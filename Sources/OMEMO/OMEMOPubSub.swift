@@ -5,7 +5,7 @@ import XMPP
 /// contacts outside the roster must read them too), nodes fetched, and device list
 /// notifications read. Builders and readers only: the account's session sends the IQs.
 public enum OMEMOPubSub {
-    static let namespace = "http://jabber.org/protocol/pubsub"
+    static let namespace = PEPPublish.namespace
     static let eventNamespace = "http://jabber.org/protocol/pubsub#event"
     /// The caps feature that asks the server to push contacts' device lists (XEP-0163 §4).
     public static let notifyFeature = OMEMOWire.deviceListNode + "+notify"
@@ -51,31 +51,6 @@ public enum OMEMOPubSub {
     }
 
     private static func publish(node: String, item id: String, payload: XMLElement, openAccess: Bool) -> XMLElement {
-        var item = XMLElement(name: "item", namespace: Self.namespace, attributes: [XMLAttribute(name: "id", value: id)])
-        item.append(payload)
-        var publish = XMLElement(name: "publish", namespace: Self.namespace, attributes: [XMLAttribute(name: "node", value: node)])
-        publish.append(item)
-        var pubsub = XMLElement(name: "pubsub", namespace: Self.namespace)
-        pubsub.append(publish)
-        if openAccess { pubsub.append(Self.openAccessOptions) }
-        return pubsub
-    }
-
-    /// `<publish-options>` with a data form (XEP-0004) asking for `pubsub#access_model = open`.
-    private static var openAccessOptions: XMLElement {
-        func field(_ name: String, _ value: String, hidden: Bool = false) -> XMLElement {
-            var field = XMLElement(name: "field", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "var", value: name)])
-            if hidden { field[attribute: "type"] = "hidden" }
-            var text = XMLElement(name: "value", namespace: "jabber:x:data")
-            text.append(text: value)
-            field.append(text)
-            return field
-        }
-        var form = XMLElement(name: "x", namespace: "jabber:x:data", attributes: [XMLAttribute(name: "type", value: "submit")])
-        form.append(field("FORM_TYPE", "http://jabber.org/protocol/pubsub#publish-options", hidden: true))
-        form.append(field("pubsub#access_model", "open"))
-        var options = XMLElement(name: "publish-options", namespace: Self.namespace)
-        options.append(form)
-        return options
+        PEPPublish.element(node: node, id: id, payload: payload, options: openAccess ? [("pubsub#access_model", "open")] : [])
     }
 }

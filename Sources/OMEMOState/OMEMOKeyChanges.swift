@@ -13,6 +13,15 @@ public struct OMEMOKeyChanges: Hashable, Sendable {
 
     public init() {}
 
+    /// Every record of `keys` written, and its next prekey id: a new device as changes.
+    public init(writing keys: OMEMOKeys) {
+        self.preKeys = keys.preKeys.mapValues { .some($0) }
+        self.signedPreKeys = keys.signedPreKeys.mapValues { .some($0) }
+        self.sessions = keys.sessions.mapValues { .some($0) }
+        self.identities = keys.identities
+        self.nextPreKeyID = keys.nextPreKeyID
+    }
+
     public var isEmpty: Bool {
         self.preKeys.isEmpty && self.nextPreKeyID == nil && self.signedPreKeys.isEmpty && self.sessions.isEmpty && self.identities.isEmpty
     }

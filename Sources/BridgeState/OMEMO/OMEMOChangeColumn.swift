@@ -56,12 +56,7 @@ package enum OMEMOChangeColumn {
                 u32(keys.deviceID)
                 bytes(keys.identityPublicKey)
                 bytes(keys.identityPrivateKey)
-                var full = OMEMOKeyChanges()
-                full.preKeys = keys.preKeys.mapValues { .some($0) }
-                full.signedPreKeys = keys.signedPreKeys.mapValues { .some($0) }
-                full.sessions = keys.sessions.mapValues { .some($0) }
-                full.identities = keys.identities
-                full.nextPreKeyID = keys.nextPreKeyID
+                let full = OMEMOKeyChanges(writing: keys)
                 keyChanges(full)
             case .keys(let changes):
                 out.append(Tag.keys.rawValue)

@@ -40,11 +40,7 @@ package enum OMEMORows {
                         privateKey: Self.text(keys.identityPrivateKey), nextPreKeyID: Int64(keys.nextPreKeyID)
                     )
                 )
-                var full = OMEMOKeyChanges()
-                full.preKeys = keys.preKeys.mapValues { .some($0) }
-                full.signedPreKeys = keys.signedPreKeys.mapValues { .some($0) }
-                full.sessions = keys.sessions.mapValues { .some($0) }
-                full.identities = keys.identities
+                let full = OMEMOKeyChanges(writing: keys)
                 writes += Self.keyWrites(full, account: account)
             case .keys(let keyChanges):
                 writes += Self.keyWrites(keyChanges, account: account)

@@ -19,7 +19,6 @@ public struct OwnProfile: Hashable, Sendable {
     public static let nickNamespace = "http://jabber.org/protocol/nick"
     public static let avatarDataNamespace = "urn:xmpp:avatar:data"
     public static let avatarMetadataNamespace = "urn:xmpp:avatar:metadata"
-    static let pubsubNamespace = "http://jabber.org/protocol/pubsub"
 
     /// Whether the server's vCard (nil: none) already shows this profile: the nick as FN
     /// and NICKNAME, the avatar as PHOTO (by hash and type).
@@ -67,7 +66,7 @@ public struct OwnProfile: Hashable, Sendable {
         if let avatar {
             var data = XMLElement(name: "data", namespace: Self.avatarDataNamespace)
             data.append(text: Data(avatar.bytes).base64EncodedString())
-            publishes.append(Self.publish(node: Self.avatarDataNamespace, id: avatar.id, payload: data))
+            publishes.append(PEPPublish.element(node: Self.avatarDataNamespace, id: avatar.id, payload: data))
             var info = XMLElement(
                 name: "info", namespace: Self.avatarMetadataNamespace,
                 attributes: [XMLAttribute(name: "bytes", value: "\(avatar.bytes.count)"), XMLAttribute(name: "id", value: avatar.id), XMLAttribute(name: "type", value: avatar.type)]
@@ -78,22 +77,12 @@ public struct OwnProfile: Hashable, Sendable {
             }
             var metadata = XMLElement(name: "metadata", namespace: Self.avatarMetadataNamespace)
             metadata.append(info)
-            publishes.append(Self.publish(node: Self.avatarMetadataNamespace, id: avatar.id, payload: metadata))
+            publishes.append(PEPPublish.element(node: Self.avatarMetadataNamespace, id: avatar.id, payload: metadata))
         }
         if let nickElement = self.nickElement {
-            publishes.append(Self.publish(node: Self.nickNamespace, id: "current", payload: nickElement))
+            publishes.append(PEPPublish.element(node: Self.nickNamespace, id: "current", payload: nickElement))
         }
         return publishes
-    }
-
-    private static func publish(node: String, id: String, payload: XMLElement) -> XMLElement {
-        var item = XMLElement(name: "item", namespace: Self.pubsubNamespace, attributes: [XMLAttribute(name: "id", value: id)])
-        item.append(payload)
-        var publish = XMLElement(name: "publish", namespace: Self.pubsubNamespace, attributes: [XMLAttribute(name: "node", value: node)])
-        publish.append(item)
-        var pubsub = XMLElement(name: "pubsub", namespace: Self.pubsubNamespace)
-        pubsub.append(publish)
-        return pubsub
     }
 
     /// XEP-0153 §3.2: the avatar's hash in every presence; nil without an avatar (we then
