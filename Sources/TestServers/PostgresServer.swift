@@ -13,7 +13,8 @@ import Glibc
 /// postmaster's own and kill -9, SIGSTOP and a restart reach exactly the process started.
 public final class PostgresServer: @unchecked Sendable {
     public let directory: String
-    public let port: Int
+    /// Its loopback port: chosen again only if taken at the first start, kept afterwards.
+    public private(set) var port: Int
     /// The role and database the tests use (the role owns the cluster).
     public let user = "bridge"
     public let database = "bridge"
@@ -46,7 +47,7 @@ public final class PostgresServer: @unchecked Sendable {
         }
         let server = try PostgresServer(binaries: binaries, password: password, readOnly: readOnly)
         do {
-            try server.launch(readOnly: false)
+            try server.launchOnFreePort()
             try Subprocess.run(
                 "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", String(server.port), "-U", server.user, server.database],
                 environment: ["PGPASSWORD": password]
@@ -126,6 +127,20 @@ public final class PostgresServer: @unchecked Sendable {
     /// What it logged so far.
     public var log: String {
         (try? String(contentsOfFile: "\(self.directory)/postgres.log", encoding: .utf8)) ?? ""
+    }
+
+    /// The first start: a port taken meanwhile by another listener (the port was only
+    /// tested free before `initdb`) is replaced by a new one, up to five times.
+    private func launchOnFreePort() throws {
+        var attempt = 1
+        while true {
+            do {
+                return try self.launch(readOnly: false)
+            } catch let failure as Subprocess.Failure where failure.output.hasPrefix("port \(self.port) taken") && attempt < 5 {
+                attempt += 1
+                self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
+            }
+        }
     }
 
     /// `command` run as the server's user: as itself, or through `setpriv` as root (which

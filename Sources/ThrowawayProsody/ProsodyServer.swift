@@ -397,29 +397,8 @@ public final class ProsodyServer: @unchecked Sendable {
         return result == 0
     }
 
-    /// Ports the kernel reports free on 127.0.0.1, held together so they differ.
+    /// Free ports on 127.0.0.1, distinct, outside the kernel's ephemeral range (``LoopbackPorts``).
     public static func freeLoopbackPorts(count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
-        var ports: [Int] = []
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw Subprocess.Failure(command: "socket", status: errno, output: "") }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard bound == 0 else { throw Subprocess.Failure(command: "bind", status: errno, output: "") }
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
-        }
-        return ports
+        try LoopbackPorts.pick(count: count)
     }
 }
