@@ -310,6 +310,11 @@ let package = Package(
             path: "Benchmarks/XMLStreamBenchmark"
         ),
         .executableTarget(
+            name: "omemo-benchmark",
+            dependencies: ["OMEMO", "OMEMOState", "XMPP"],
+            path: "Benchmarks/OMEMOBenchmark"
+        ),
+        .executableTarget(
             name: "send-benchmark",
             dependencies: [
                 "XMPP",

@@ -231,6 +231,28 @@ async def fifo_write(path, lines, rate=None):
     await asyncio.get_running_loop().run_in_executor(None, write_all)
 
 
+async def profile(part, variant, pid):
+    """A profiler attached to the bridge for `part` of `variant`, when asked:
+    OMEMO_BENCH_PERF=FILE (`{variant}` in it is replaced), OMEMO_BENCH_PERF_PART (burst,
+    the default, or replies), OMEMO_BENCH_PERF_VARIANT (required, the default, none or
+    both), OMEMO_BENCH_PERF_MODE (record, the default: perf record -g; strace: syscall
+    counts, strace -f -c; futex: where the futex calls (thread wake-ups) come from)."""
+    out = os.environ.get("OMEMO_BENCH_PERF")
+    if not out or os.environ.get("OMEMO_BENCH_PERF_PART", "burst") != part or os.environ.get("OMEMO_BENCH_PERF_VARIANT", "required") not in (variant, "both"):
+        return None
+    out = out.replace("{variant}", variant)
+    mode = os.environ.get("OMEMO_BENCH_PERF_MODE", "record")
+    if mode == "strace":
+        command = ["strace", "-f", "-c", "-p", str(pid), "-o", out]
+    elif mode == "futex":
+        command = ["perf", "record", "-e", "syscalls:sys_enter_futex", "-g", "-p", str(pid), "-o", out]
+    else:
+        command = ["perf", "record", "-F", "4999", "-g", "-p", str(pid), "-o", out]
+    profiler = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    await asyncio.sleep(1.0)
+    return profiler
+
+
 async def one_variant(args, phone, variant, run):
     config = Path(args.dir) / f"{variant}.toml"
     metrics = free_port()
@@ -281,10 +303,7 @@ async def one_variant(args, phone, variant, run):
         server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
         phone0 = cpu_seconds(os.getpid())
         phone.deferred = []
-        profiler = None
-        if os.environ.get("OMEMO_BENCH_PERF") and variant == "required" and os.environ.get("OMEMO_BENCH_PERF_PART", "burst") == "burst":
-            profiler = subprocess.Popen(["perf", "record", "-F", "4999", "-g", "-p", str(bridge.pid), "-o", os.environ["OMEMO_BENCH_PERF"]], stderr=subprocess.DEVNULL)
-            await asyncio.sleep(1.0)
+        profiler = await profile("burst", variant, bridge.pid)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
         writing = asyncio.create_task(fifo_write(fifo, lines))
         done = None
@@ -333,10 +352,7 @@ async def one_variant(args, phone, variant, run):
         # then sent at once; until the socket local had them all.
         lines = [f"{variant}-{run}-r{i}" for i in range(args.replies)]
         prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
-        profiler = None
-        if os.environ.get("OMEMO_BENCH_PERF") and variant == os.environ.get("OMEMO_BENCH_PERF_VARIANT", "required") and os.environ.get("OMEMO_BENCH_PERF_PART") == "replies":
-            profiler = subprocess.Popen(["perf", "record", "-F", "4999", "-g", "-p", str(bridge.pid), "-o", os.environ["OMEMO_BENCH_PERF"]], stderr=subprocess.DEVNULL)
-            await asyncio.sleep(1.0)
+        profiler = await profile("replies", variant, bridge.pid)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
         for stanza in prepared:
             stanza.send()

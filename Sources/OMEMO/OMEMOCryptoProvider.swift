@@ -5,133 +5,204 @@ import COpenSSL
 /// Signal protocol): random bytes, HMAC-SHA256 (RFC 2104), SHA-512 (FIPS 180-4) and AES in
 /// CBC with PKCS#7 padding or CTR without (SP 800-38A), all on the system OpenSSL 3.
 ///
-/// This file owns the `signal_crypto_provider` table and the contexts its callbacks hand
-/// libomemo-c between calls: an HMAC's key and data (computed in one pass when it is
-/// finished: the Signal protocol MACs a few hundred bytes at most), an `EVP_MD_CTX` for
-/// SHA-512. A failure is a negative return (`SG_ERR_*`), never a trap: libomemo-c turns it
-/// into an error of the operation that asked.
-enum OMEMOCryptoProvider {
-    /// The table a ``SignalContext`` installs (libomemo-c copies it). Made on each use: a C
-    /// struct of function pointers is not `Sendable` to Swift, so it is no stored global.
-    static var table: signal_crypto_provider {
+/// This file owns the OpenSSL objects the callbacks use: the algorithms, fetched once
+/// (OpenSSL 3 looks an algorithm named by `EVP_sha256()` and the like up again, under a
+/// lock, on every use: most of what an HMAC cost before), and HMAC contexts kept for reuse
+/// (`EVP_MAC_CTX`; a new key each time). libomemo-c gets this object as the table's
+/// `user_data`; a ``SignalContext`` owns it and, like libomemo-c's context, uses it from one
+/// isolation domain at a time. A failure is a negative return (`SG_ERR_*`), never a trap:
+/// libomemo-c turns it into an error of the operation that asked.
+final class OMEMOCryptoProvider {
+    /// `EVP_MAC` "HMAC".
+    private let mac: OpaquePointer
+    /// An `EVP_MAC_CTX` set to SHA-256, copied for each context in flight.
+    private let template: OpaquePointer
+    /// `EVP_MAC_CTX`s given back, ready for another key.
+    private var spare: [OpaquePointer] = []
+    /// `EVP_MD` SHA-512.
+    private let sha512: OpaquePointer
+    /// `EVP_CIPHER`s by mode and key length.
+    private let ciphers: [Cipher: OpaquePointer]
+
+    struct Cipher: Hashable {
+        var mode: Int32
+        var keyLength: Int
+    }
+
+    /// At most this many HMAC contexts are kept (libomemo-c has two in flight at most).
+    static let spareLimit = 4
+
+    init() throws(OMEMOError) {
+        func fetch(_ made: OpaquePointer?, _ what: String) throws(OMEMOError) -> OpaquePointer {
+            guard let made else { throw OMEMOError("set up the crypto provider", reason: "OpenSSL has no \(what)") }
+            return made
+        }
+        let mac = try fetch(EVP_MAC_fetch(nil, "HMAC", nil), "HMAC")
+        guard let template = EVP_MAC_CTX_new(mac) else {
+            EVP_MAC_free(mac)
+            throw OMEMOError("set up the crypto provider", reason: "no memory")
+        }
+        let digestSet = "SHA256".withCString { name in
+            var parameters = [
+                OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0), OSSL_PARAM_construct_end(),
+            ]
+            return EVP_MAC_CTX_set_params(template, &parameters) == 1
+        }
+        let sha512 = EVP_MD_fetch(nil, "SHA512", nil)
+        let names: [(Cipher, String)] = [
+            (Cipher(mode: SG_CIPHER_AES_CBC_PKCS5, keyLength: 16), "AES-128-CBC"), (Cipher(mode: SG_CIPHER_AES_CBC_PKCS5, keyLength: 24), "AES-192-CBC"),
+            (Cipher(mode: SG_CIPHER_AES_CBC_PKCS5, keyLength: 32), "AES-256-CBC"), (Cipher(mode: SG_CIPHER_AES_CTR_NOPADDING, keyLength: 16), "AES-128-CTR"),
+            (Cipher(mode: SG_CIPHER_AES_CTR_NOPADDING, keyLength: 24), "AES-192-CTR"), (Cipher(mode: SG_CIPHER_AES_CTR_NOPADDING, keyLength: 32), "AES-256-CTR"),
+        ]
+        var ciphers: [Cipher: OpaquePointer] = [:]
+        for (cipher, name) in names {
+            if let fetched = EVP_CIPHER_fetch(nil, name, nil) { ciphers[cipher] = fetched }
+        }
+        guard digestSet, let sha512, ciphers.count == names.count else {
+            EVP_MAC_CTX_free(template)
+            EVP_MAC_free(mac)
+            if let sha512 { EVP_MD_free(sha512) }
+            ciphers.values.forEach { EVP_CIPHER_free($0) }
+            throw OMEMOError("set up the crypto provider", reason: "OpenSSL lacks SHA-256 HMAC, SHA-512 or AES-CBC/CTR")
+        }
+        self.mac = mac
+        self.template = template
+        self.sha512 = sha512
+        self.ciphers = ciphers
+    }
+
+    deinit {
+        self.spare.forEach { EVP_MAC_CTX_free($0) }
+        EVP_MAC_CTX_free(self.template)
+        EVP_MAC_free(self.mac)
+        EVP_MD_free(self.sha512)
+        self.ciphers.values.forEach { EVP_CIPHER_free($0) }
+    }
+
+    /// What libomemo-c hands back to each callback: this object, not retained (the
+    /// ``SignalContext`` that installed the table keeps it).
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func of(_ userData: UnsafeMutableRawPointer?) -> OMEMOCryptoProvider? {
+        userData.map { Unmanaged<OMEMOCryptoProvider>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// The table a ``SignalContext`` installs (libomemo-c copies it), with this object as
+    /// its `user_data`.
+    var table: signal_crypto_provider {
         signal_crypto_provider(
-        random_func: { data, length, _ in
-            guard let data else { return SG_ERR_INVAL }
-            guard let count = Int32(exactly: length) else { return SG_ERR_INVAL }
-            return RAND_bytes(data, count) == 1 ? 0 : SG_ERR_UNKNOWN
-        },
-        hmac_sha256_init_func: { context, key, length, _ in
-            guard let context else { return SG_ERR_INVAL }
-            let state = HMACState(key: key.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
-            context.pointee = Unmanaged.passRetained(state).toOpaque()
-            return 0
-        },
-        hmac_sha256_update_func: { context, data, length, _ in
-            guard let context else { return SG_ERR_INVAL }
-            let state = Unmanaged<HMACState>.fromOpaque(context).takeUnretainedValue()
-            if let data, length > 0 { state.data.append(contentsOf: UnsafeBufferPointer(start: data, count: length)) }
-            return 0
-        },
-        hmac_sha256_final_func: { context, output, _ in
-            guard let context, let output else { return SG_ERR_INVAL }
-            let state = Unmanaged<HMACState>.fromOpaque(context).takeUnretainedValue()
-            guard let mac = state.finish() else { return SG_ERR_UNKNOWN }
-            return OMEMOCryptoProvider.buffer(mac, into: output)
-        },
-        hmac_sha256_cleanup_func: { context, _ in
-            guard let context else { return }
-            Unmanaged<HMACState>.fromOpaque(context).release()
-        },
-        sha512_digest_init_func: { context, _ in
-            guard let context else { return SG_ERR_INVAL }
-            guard let digest = EVP_MD_CTX_new() else { return SG_ERR_NOMEM }
-            guard EVP_DigestInit_ex(digest, EVP_sha512(), nil) == 1 else {
-                EVP_MD_CTX_free(digest)
-                return SG_ERR_UNKNOWN
-            }
-            context.pointee = UnsafeMutableRawPointer(digest)
-            return 0
-        },
-        sha512_digest_update_func: { context, data, length, _ in
-            guard let context else { return SG_ERR_INVAL }
-            guard length == 0 || EVP_DigestUpdate(OpaquePointer(context), data, length) == 1 else { return SG_ERR_UNKNOWN }
-            return 0
-        },
-        sha512_digest_final_func: { context, output, _ in
-            guard let context, let output else { return SG_ERR_INVAL }
-            let digest = OpaquePointer(context)
-            var bytes = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-            var length: UInt32 = 0
-            guard EVP_DigestFinal_ex(digest, &bytes, &length) == 1,
-                // Ready for the next digest, as libomemo-c expects.
-                EVP_DigestInit_ex(digest, EVP_sha512(), nil) == 1
-            else { return SG_ERR_UNKNOWN }
-            return OMEMOCryptoProvider.buffer(Array(bytes.prefix(Int(length))), into: output)
-        },
-        sha512_digest_cleanup_func: { context, _ in
-            guard let context else { return }
-            EVP_MD_CTX_free(OpaquePointer(context))
-        },
-        encrypt_func: { output, cipher, key, keyLength, iv, ivLength, input, inputLength, _ in
-            OMEMOCryptoProvider.aes(output, cipher, key, keyLength, iv, ivLength, input, inputLength, encrypt: true)
-        },
-        decrypt_func: { output, cipher, key, keyLength, iv, ivLength, input, inputLength, _ in
-            OMEMOCryptoProvider.aes(output, cipher, key, keyLength, iv, ivLength, input, inputLength, encrypt: false)
-        },
-        user_data: nil
+            random_func: { data, length, _ in
+                guard let data, let count = Int32(exactly: length) else { return SG_ERR_INVAL }
+                return RAND_bytes(data, count) == 1 ? 0 : SG_ERR_UNKNOWN
+            },
+            hmac_sha256_init_func: { context, key, length, userData in
+                guard let context, let provider = OMEMOCryptoProvider.of(userData) else { return SG_ERR_INVAL }
+                guard let mac = provider.hmac(key: key, length: length) else { return SG_ERR_UNKNOWN }
+                context.pointee = UnsafeMutableRawPointer(mac)
+                return 0
+            },
+            hmac_sha256_update_func: { context, data, length, _ in
+                guard let context else { return SG_ERR_INVAL }
+                guard length == 0 || EVP_MAC_update(OpaquePointer(context), data, length) == 1 else { return SG_ERR_UNKNOWN }
+                return 0
+            },
+            hmac_sha256_final_func: { context, output, _ in
+                guard let context, let output else { return SG_ERR_INVAL }
+                var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                return withUnsafeMutableBytes(of: &mac) { bytes in
+                    var length = 0
+                    let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    guard EVP_MAC_final(OpaquePointer(context), base, &length, bytes.count) == 1, length == 32 else { return SG_ERR_UNKNOWN }
+                    return OMEMOCryptoProvider.buffer(UnsafeBufferPointer(start: base, count: length), into: output)
+                }
+            },
+            hmac_sha256_cleanup_func: { context, userData in
+                guard let context else { return }
+                guard let provider = OMEMOCryptoProvider.of(userData) else { return EVP_MAC_CTX_free(OpaquePointer(context)) }
+                provider.giveBack(OpaquePointer(context))
+            },
+            sha512_digest_init_func: { context, userData in
+                guard let context, let provider = OMEMOCryptoProvider.of(userData) else { return SG_ERR_INVAL }
+                guard let digest = EVP_MD_CTX_new() else { return SG_ERR_NOMEM }
+                guard EVP_DigestInit_ex2(digest, provider.sha512, nil) == 1 else {
+                    EVP_MD_CTX_free(digest)
+                    return SG_ERR_UNKNOWN
+                }
+                context.pointee = UnsafeMutableRawPointer(digest)
+                return 0
+            },
+            sha512_digest_update_func: { context, data, length, _ in
+                guard let context else { return SG_ERR_INVAL }
+                guard length == 0 || EVP_DigestUpdate(OpaquePointer(context), data, length) == 1 else { return SG_ERR_UNKNOWN }
+                return 0
+            },
+            sha512_digest_final_func: { context, output, userData in
+                guard let context, let output, let provider = OMEMOCryptoProvider.of(userData) else { return SG_ERR_INVAL }
+                let digest = OpaquePointer(context)
+                var bytes = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+                var length: UInt32 = 0
+                guard EVP_DigestFinal_ex(digest, &bytes, &length) == 1,
+                    // Ready for the next digest, as libomemo-c expects.
+                    EVP_DigestInit_ex2(digest, provider.sha512, nil) == 1
+                else { return SG_ERR_UNKNOWN }
+                return bytes.withUnsafeBufferPointer { OMEMOCryptoProvider.buffer(UnsafeBufferPointer(rebasing: $0.prefix(Int(length))), into: output) }
+            },
+            sha512_digest_cleanup_func: { context, _ in
+                guard let context else { return }
+                EVP_MD_CTX_free(OpaquePointer(context))
+            },
+            encrypt_func: { output, cipher, key, keyLength, iv, ivLength, input, inputLength, userData in
+                guard let provider = OMEMOCryptoProvider.of(userData) else { return SG_ERR_INVAL }
+                return provider.aes(output, cipher, key, keyLength, iv, ivLength, input, inputLength, encrypt: true)
+            },
+            decrypt_func: { output, cipher, key, keyLength, iv, ivLength, input, inputLength, userData in
+                guard let provider = OMEMOCryptoProvider.of(userData) else { return SG_ERR_INVAL }
+                return provider.aes(output, cipher, key, keyLength, iv, ivLength, input, inputLength, encrypt: false)
+            },
+            user_data: self.userData
         )
     }
 
-    /// An HMAC under way: its key and the data given so far.
-    final class HMACState {
-        let key: [UInt8]
-        var data: [UInt8] = []
-
-        init(key: [UInt8]) {
-            self.key = key
+    /// An HMAC-SHA256 context under `key` (a spare one, or a copy of the template). A key
+    /// of no bytes is a key all the same: OpenSSL would take a missing one for "the key of
+    /// before".
+    private func hmac(key: UnsafePointer<UInt8>?, length: Int) -> OpaquePointer? {
+        guard let context = self.spare.popLast() ?? EVP_MAC_CTX_dup(self.template) else { return nil }
+        var none: UInt8 = 0
+        let ready = withUnsafePointer(to: &none) { empty in EVP_MAC_init(context, length > 0 ? key ?? empty : empty, length, nil) == 1 }
+        guard ready else {
+            EVP_MAC_CTX_free(context)
+            return nil
         }
+        return context
+    }
 
-        /// HMAC-SHA256 of the data under the key; nil if OpenSSL fails.
-        func finish() -> [UInt8]? {
-            guard let keyLength = Int32(exactly: self.key.count) else { return nil }
-            var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-            var length: UInt32 = 0
-            let done = self.key.withUnsafeBufferPointer { key in
-                self.data.withUnsafeBufferPointer { data in
-                    HMAC(EVP_sha256(), key.baseAddress, keyLength, data.baseAddress, data.count, &mac, &length) != nil
-                }
-            }
-            return done && length == 32 ? Array(mac.prefix(32)) : nil
+    private func giveBack(_ context: OpaquePointer) {
+        if self.spare.count < Self.spareLimit {
+            self.spare.append(context)
+        } else {
+            EVP_MAC_CTX_free(context)
         }
     }
 
     /// Hands `bytes` to libomemo-c as a new `signal_buffer` (it frees it).
-    static func buffer(_ bytes: [UInt8], into output: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
-        guard let buffer = bytes.withUnsafeBufferPointer({ signal_buffer_create($0.baseAddress, $0.count) }) else { return SG_ERR_NOMEM }
+    static func buffer(_ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
+        guard let buffer = signal_buffer_create(bytes.baseAddress, bytes.count) else { return SG_ERR_NOMEM }
         output.pointee = buffer
         return 0
     }
 
     /// AES-128/192/256 by key length, in CBC with PKCS#7 padding or CTR without; the IV (or
     /// initial counter block) is one block.
-    static func aes(
+    private func aes(
         _ output: UnsafeMutablePointer<OpaquePointer?>?, _ mode: Int32, _ key: UnsafePointer<UInt8>?, _ keyLength: Int,
         _ iv: UnsafePointer<UInt8>?, _ ivLength: Int, _ input: UnsafePointer<UInt8>?, _ inputLength: Int, encrypt: Bool
     ) -> Int32 {
         guard let output, let key, let iv, ivLength == 16, let count = Int32(exactly: inputLength) else { return SG_ERR_INVAL }
-        let cipher: OpaquePointer?
-        switch (mode, keyLength) {
-        case (SG_CIPHER_AES_CBC_PKCS5, 16): cipher = EVP_aes_128_cbc()
-        case (SG_CIPHER_AES_CBC_PKCS5, 24): cipher = EVP_aes_192_cbc()
-        case (SG_CIPHER_AES_CBC_PKCS5, 32): cipher = EVP_aes_256_cbc()
-        case (SG_CIPHER_AES_CTR_NOPADDING, 16): cipher = EVP_aes_128_ctr()
-        case (SG_CIPHER_AES_CTR_NOPADDING, 24): cipher = EVP_aes_192_ctr()
-        case (SG_CIPHER_AES_CTR_NOPADDING, 32): cipher = EVP_aes_256_ctr()
-        default: return SG_ERR_INVAL
-        }
+        guard let cipher = self.ciphers[Cipher(mode: mode, keyLength: keyLength)] else { return SG_ERR_INVAL }
         guard let context = EVP_CIPHER_CTX_new() else { return SG_ERR_NOMEM }
         defer { EVP_CIPHER_CTX_free(context) }
-        guard EVP_CipherInit_ex(context, cipher, nil, key, iv, encrypt ? 1 : 0) == 1 else { return SG_ERR_UNKNOWN }
+        guard EVP_CipherInit_ex2(context, cipher, key, iv, encrypt ? 1 : 0, nil) == 1 else { return SG_ERR_UNKNOWN }
         if mode == SG_CIPHER_AES_CTR_NOPADDING { EVP_CIPHER_CTX_set_padding(context, 0) }
         var bytes = [UInt8](repeating: 0, count: inputLength + 16)
         var written: Int32 = 0
@@ -142,6 +213,6 @@ enum OMEMOCryptoProvider {
         }
         // A failed final block on decryption is bad padding: a forged or broken message.
         guard done else { return SG_ERR_UNKNOWN }
-        return Self.buffer(Array(bytes.prefix(Int(written + last))), into: output)
+        return bytes.withUnsafeBufferPointer { Self.buffer(UnsafeBufferPointer(rebasing: $0.prefix(Int(written + last))), into: output) }
     }
 }

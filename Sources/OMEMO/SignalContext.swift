@@ -6,18 +6,22 @@ import CLibOMEMO
 /// callbacks are not installed).
 final class SignalContext {
     let pointer: OpaquePointer
+    /// What the crypto callbacks use; kept as long as the context.
+    private let provider: OMEMOCryptoProvider
 
     init() throws(OMEMOError) {
+        let provider = try OMEMOCryptoProvider()
         var context: OpaquePointer?
         let created = signal_context_create(&context, nil)
         guard created == 0, let context else { throw OMEMOError("create the libomemo-c context", code: created) }
-        var provider = OMEMOCryptoProvider.table
-        let installed = signal_context_set_crypto_provider(context, &provider)
+        var table = provider.table
+        let installed = signal_context_set_crypto_provider(context, &table)
         guard installed == 0 else {
             signal_context_destroy(context)
             throw OMEMOError("install the crypto provider", code: installed)
         }
         self.pointer = context
+        self.provider = provider
     }
 
     deinit {

@@ -9,7 +9,15 @@ import Testing
 /// F.2, F.5); called through the very table libomemo-c calls.
 @Suite("OMEMO crypto provider on OpenSSL")
 struct OMEMOCryptoProviderTests {
-    static var table: signal_crypto_provider { OMEMOCryptoProvider.table }
+    let provider: OMEMOCryptoProvider
+    let table: signal_crypto_provider
+    /// What libomemo-c passes back to each callback.
+    var user: UnsafeMutableRawPointer { self.provider.userData }
+
+    init() throws {
+        self.provider = try OMEMOCryptoProvider()
+        self.table = self.provider.table
+    }
 
     static func bytes(_ hex: String) -> [UInt8] {
         let digits = Array(hex.filter { !$0.isWhitespace })
@@ -39,44 +47,83 @@ struct OMEMOCryptoProviderTests {
         ]
         for (key, data, mac) in cases {
             var context: UnsafeMutableRawPointer?
-            #expect(Self.table.hmac_sha256_init_func(&context, key, key.count, nil) == 0)
+            #expect(self.table.hmac_sha256_init_func(&context, key, key.count, self.user) == 0)
             let half = data.count / 2
-            #expect(Array(data[..<half]).withUnsafeBufferPointer { Self.table.hmac_sha256_update_func(context, $0.baseAddress, $0.count, nil) } == 0)
-            #expect(Array(data[half...]).withUnsafeBufferPointer { Self.table.hmac_sha256_update_func(context, $0.baseAddress, $0.count, nil) } == 0)
+            #expect(Array(data[..<half]).withUnsafeBufferPointer { self.table.hmac_sha256_update_func(context, $0.baseAddress, $0.count, self.user) } == 0)
+            #expect(Array(data[half...]).withUnsafeBufferPointer { self.table.hmac_sha256_update_func(context, $0.baseAddress, $0.count, self.user) } == 0)
             var output: OpaquePointer?
-            #expect(Self.table.hmac_sha256_final_func(context, &output, nil) == 0)
-            Self.table.hmac_sha256_cleanup_func(context, nil)
+            #expect(self.table.hmac_sha256_final_func(context, &output, self.user) == 0)
+            self.table.hmac_sha256_cleanup_func(context, self.user)
             #expect(Self.hex(Self.take(output)) == mac)
         }
+    }
+
+    /// An HMAC through the table: begun, fed in `pieces`, finished, given back.
+    func mac(key: [UInt8], _ pieces: [[UInt8]]) -> String {
+        var context: UnsafeMutableRawPointer?
+        #expect(self.table.hmac_sha256_init_func(&context, key.isEmpty ? nil : key, key.count, self.user) == 0)
+        for piece in pieces {
+            #expect(piece.withUnsafeBufferPointer { self.table.hmac_sha256_update_func(context, $0.baseAddress, $0.count, self.user) } == 0)
+        }
+        var output: OpaquePointer?
+        #expect(self.table.hmac_sha256_final_func(context, &output, self.user) == 0)
+        self.table.hmac_sha256_cleanup_func(context, self.user)
+        return Self.hex(Self.take(output))
+    }
+
+    @Test("HMAC contexts are reused with the next key, never with the last one: an empty key is a key of zero bytes; two in flight at once stay apart")
+    func hmacReuse() {
+        let fox = Array("The quick brown fox jumps over the lazy dog".utf8)
+        let foxMAC = "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+        let emptyMAC = "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"
+        for _ in 0..<3 {
+            #expect(self.mac(key: Array("key".utf8), [fox]) == foxMAC)
+            // Right after a context held "key": OpenSSL must not take the missing key for it.
+            #expect(self.mac(key: [], []) == emptyMAC)
+        }
+        // Two at once (a key derivation inside a MAC): each keeps its own key and data.
+        var first: UnsafeMutableRawPointer?
+        var second: UnsafeMutableRawPointer?
+        let key = Array("key".utf8)
+        #expect(self.table.hmac_sha256_init_func(&first, key, key.count, self.user) == 0)
+        #expect(self.table.hmac_sha256_init_func(&second, nil, 0, self.user) == 0)
+        #expect(fox.withUnsafeBufferPointer { self.table.hmac_sha256_update_func(first, $0.baseAddress, $0.count, self.user) } == 0)
+        var outputs: [OpaquePointer?] = [nil, nil]
+        #expect(self.table.hmac_sha256_final_func(second, &outputs[1], self.user) == 0)
+        #expect(self.table.hmac_sha256_final_func(first, &outputs[0], self.user) == 0)
+        self.table.hmac_sha256_cleanup_func(first, self.user)
+        self.table.hmac_sha256_cleanup_func(second, self.user)
+        #expect(Self.hex(Self.take(outputs[0])) == foxMAC)
+        #expect(Self.hex(Self.take(outputs[1])) == emptyMAC)
     }
 
     @Test("SHA-512 of \"abc\" and of nothing (FIPS 180-4 examples); the context is ready again after each digest")
     func sha512() {
         var context: UnsafeMutableRawPointer?
-        #expect(Self.table.sha512_digest_init_func(&context, nil) == 0)
-        defer { Self.table.sha512_digest_cleanup_func(context, nil) }
+        #expect(self.table.sha512_digest_init_func(&context, self.user) == 0)
+        defer { self.table.sha512_digest_cleanup_func(context, self.user) }
         let abc = Array("abc".utf8)
-        #expect(abc.withUnsafeBufferPointer { Self.table.sha512_digest_update_func(context, $0.baseAddress, $0.count, nil) } == 0)
+        #expect(abc.withUnsafeBufferPointer { self.table.sha512_digest_update_func(context, $0.baseAddress, $0.count, self.user) } == 0)
         var first: OpaquePointer?
-        #expect(Self.table.sha512_digest_final_func(context, &first, nil) == 0)
+        #expect(self.table.sha512_digest_final_func(context, &first, self.user) == 0)
         #expect(
             Self.hex(Self.take(first))
                 == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
         )
         var second: OpaquePointer?
-        #expect(Self.table.sha512_digest_final_func(context, &second, nil) == 0)
+        #expect(self.table.sha512_digest_final_func(context, &second, self.user) == 0)
         #expect(
             Self.hex(Self.take(second))
                 == "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
         )
     }
 
-    static func crypt(_ mode: Int32, key: [UInt8], iv: [UInt8], _ input: [UInt8], encrypt: Bool) -> (Int32, [UInt8]) {
+    func crypt(_ mode: Int32, key: [UInt8], iv: [UInt8], _ input: [UInt8], encrypt: Bool) -> (Int32, [UInt8]) {
         var output: OpaquePointer?
         let result = input.withUnsafeBufferPointer { input in
             encrypt
-                ? Self.table.encrypt_func(&output, mode, key, key.count, iv, iv.count, input.baseAddress, input.count, nil)
-                : Self.table.decrypt_func(&output, mode, key, key.count, iv, iv.count, input.baseAddress, input.count, nil)
+                ? self.table.encrypt_func(&output, mode, key, key.count, iv, iv.count, input.baseAddress, input.count, self.user)
+                : self.table.decrypt_func(&output, mode, key, key.count, iv, iv.count, input.baseAddress, input.count, self.user)
         }
         return (result, Self.take(output))
     }
@@ -99,11 +146,11 @@ struct OMEMOCryptoProviderTests {
             ),
         ]
         for (key, ciphertext) in cases {
-            let (encrypted, output) = Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Self.bytes(key), iv: iv, Self.plaintext, encrypt: true)
+            let (encrypted, output) = self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Self.bytes(key), iv: iv, Self.plaintext, encrypt: true)
             #expect(encrypted == 0)
             #expect(output.count == 80)
             #expect(Self.hex(Array(output.prefix(64))) == ciphertext)
-            let (decrypted, back) = Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Self.bytes(key), iv: iv, output, encrypt: false)
+            let (decrypted, back) = self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Self.bytes(key), iv: iv, output, encrypt: false)
             #expect(decrypted == 0)
             #expect(back == Self.plaintext)
         }
@@ -113,13 +160,13 @@ struct OMEMOCryptoProviderTests {
     func ctr() {
         let key = Self.bytes("2b7e151628aed2a6abf7158809cf4f3c")
         let counter = Self.bytes("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
-        let (encrypted, output) = Self.crypt(SG_CIPHER_AES_CTR_NOPADDING, key: key, iv: counter, Self.plaintext, encrypt: true)
+        let (encrypted, output) = self.crypt(SG_CIPHER_AES_CTR_NOPADDING, key: key, iv: counter, Self.plaintext, encrypt: true)
         #expect(encrypted == 0)
         #expect(
             Self.hex(output)
                 == "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee"
         )
-        let (decrypted, back) = Self.crypt(SG_CIPHER_AES_CTR_NOPADDING, key: key, iv: counter, output, encrypt: false)
+        let (decrypted, back) = self.crypt(SG_CIPHER_AES_CTR_NOPADDING, key: key, iv: counter, output, encrypt: false)
         #expect(decrypted == 0)
         #expect(back == Self.plaintext)
     }
@@ -128,19 +175,19 @@ struct OMEMOCryptoProviderTests {
     func badInput() {
         let key = Self.bytes("2b7e151628aed2a6abf7158809cf4f3c")
         let iv = Self.bytes("000102030405060708090a0b0c0d0e0f")
-        #expect(Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: Array(iv.prefix(12)), Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
-        #expect(Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Array(key.prefix(15)), iv: iv, Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
-        #expect(Self.crypt(99, key: key, iv: iv, Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
-        let (_, ciphertext) = Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: iv, Self.plaintext, encrypt: true)
-        #expect(Self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: iv, Array(ciphertext.dropLast(3)), encrypt: false).0 < 0)
+        #expect(self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: Array(iv.prefix(12)), Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
+        #expect(self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: Array(key.prefix(15)), iv: iv, Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
+        #expect(self.crypt(99, key: key, iv: iv, Self.plaintext, encrypt: true).0 == SG_ERR_INVAL)
+        let (_, ciphertext) = self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: iv, Self.plaintext, encrypt: true)
+        #expect(self.crypt(SG_CIPHER_AES_CBC_PKCS5, key: key, iv: iv, Array(ciphertext.dropLast(3)), encrypt: false).0 < 0)
     }
 
     @Test("random: the bytes asked for, different each time")
     func random() {
         var first = [UInt8](repeating: 0, count: 32)
         var second = [UInt8](repeating: 0, count: 32)
-        #expect(first.withUnsafeMutableBufferPointer { Self.table.random_func($0.baseAddress, $0.count, nil) } == 0)
-        #expect(second.withUnsafeMutableBufferPointer { Self.table.random_func($0.baseAddress, $0.count, nil) } == 0)
+        #expect(first.withUnsafeMutableBufferPointer { self.table.random_func($0.baseAddress, $0.count, self.user) } == 0)
+        #expect(second.withUnsafeMutableBufferPointer { self.table.random_func($0.baseAddress, $0.count, self.user) } == 0)
         #expect(first != second)
     }
 }

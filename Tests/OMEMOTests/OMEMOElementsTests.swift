@@ -152,4 +152,30 @@ struct OMEMOElementsTests {
             #expect(throws: error) { try OMEMOEncrypted(element: try Self.element(xml), limits: limits) }
         }
     }
+
+    @Test("base64 as the elements carry it: every length read as Foundation reads it, folded or not; bad characters, misplaced or missing padding and a size over the limit refused")
+    func base64() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Data(bytes).base64EncodedString()
+            #expect(try OMEMOWire.bytes(text, "v", in: "t", limit: 100) == bytes)
+            let folded = Data(bytes).base64EncodedString(options: [.lineLength64Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
+            #expect(try OMEMOWire.bytes(" \n\t" + folded + "\n ", "v", in: "t", limit: 100) == bytes)
+        }
+        for bad in ["QQ=A", "Q===", "QQ", "QQ==QQ==", "=QQ=", "QUJD\u{e9}", "QUJD-_", "QUJ"] {
+            #expect(throws: OMEMOElementError("t", "v is not base64")) { try OMEMOWire.bytes(bad, "v", in: "t", limit: 100) }
+        }
+        #expect(throws: OMEMOElementError("t", "v is longer than 2 bytes")) { try OMEMOWire.bytes("QUJD", "v", in: "t", limit: 2) }
+        #expect(throws: OMEMOElementError("t", "v is longer than 4 bytes")) { try OMEMOWire.bytes("QUJDREU=", "v", in: "t", limit: 4) }
+    }
+
+    @Test("ids: decimal 1 … 2³¹ − 1 with spaces around; signs, inner spaces, overflow and zero refused")
+    func ids() throws {
+        #expect(try OMEMOWire.id(" 12\t", "rid", in: "t") == 12)
+        #expect(try OMEMOWire.id("2147483647", "rid", in: "t") == 2_147_483_647)
+        for bad in ["", " ", "0", "+5", "-5", "1 2", "2147483648", "4294967296", "99999999999", "0x10", "١٢"] {
+            #expect(throws: OMEMOElementError.self) { try OMEMOWire.id(bad, "rid", in: "t") }
+        }
+    }
 }
