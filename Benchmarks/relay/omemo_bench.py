@@ -8,8 +8,9 @@ client), logged in as bob. For each variant it writes bridge.toml, starts the br
 and measures:
   burst   N lines written to the FIFO at once, until the phone has all of them
   paced   P lines at R msg/s
-  replies M messages from the phone (encrypted under "required") to the account,
-          until the socket local's subscriber has all of them
+  replies M messages from the phone (encrypted under "required") to the account, sent
+          while the bridge is stopped; from its SIGCONT until the socket local's
+          subscriber has all of them
 Relay CPU is the bridge's own utime + stime (/proc/PID/stat) over each part. Then, in an
 extra burst with `strace -c` attached, the durable writes (fsync + fdatasync) per message.
 Each part counts lost, twice and (at the phone) failed decryptions.
@@ -236,7 +237,9 @@ async def profile(part, variant, pid):
     OMEMO_BENCH_PERF=FILE (`{variant}` in it is replaced), OMEMO_BENCH_PERF_PART (burst,
     the default, or replies), OMEMO_BENCH_PERF_VARIANT (required, the default, none or
     both), OMEMO_BENCH_PERF_MODE (record, the default: perf record -g; strace: syscall
-    counts, strace -f -c; futex: where the futex calls (thread wake-ups) come from)."""
+    counts, strace -f -c; futex: where the futex calls (thread wake-ups) come from; dwarf:
+    perf record with DWARF stacks, through C libraries built without frame pointers; stat:
+    perf stat of OMEMO_BENCH_PERF_EVENTS, e.g. a uprobe made with perf probe)."""
     out = os.environ.get("OMEMO_BENCH_PERF")
     if not out or os.environ.get("OMEMO_BENCH_PERF_PART", "burst") != part or os.environ.get("OMEMO_BENCH_PERF_VARIANT", "required") not in (variant, "both"):
         return None
@@ -246,6 +249,10 @@ async def profile(part, variant, pid):
         command = ["strace", "-f", "-c", "-p", str(pid), "-o", out]
     elif mode == "futex":
         command = ["perf", "record", "-e", "syscalls:sys_enter_futex", "-g", "-p", str(pid), "-o", out]
+    elif mode == "stat":
+        command = ["perf", "stat", "-e", os.environ.get("OMEMO_BENCH_PERF_EVENTS", "task-clock,context-switches"), "-p", str(pid), "-o", out]
+    elif mode == "dwarf":
+        command = ["perf", "record", "-F", "2999", "--call-graph", "dwarf,16384", "-p", str(pid), "-o", out]
     else:
         command = ["perf", "record", "-F", "4999", "-g", "-p", str(pid), "-o", out]
     profiler = subprocess.Popen(command, stderr=subprocess.DEVNULL)
@@ -348,21 +355,34 @@ async def one_variant(args, phone, variant, run):
         paced["tail_ms"] = 1000 * (done - written) if done else None
         results.append(paced)
 
-        # Replies: the phone's messages made first (its encryption is Python's, not timed),
-        # then sent at once; until the socket local had them all.
+        # Replies: the phone's messages made first (its encryption is Python's, not timed)
+        # and sent at once while the bridge is stopped (SIGSTOP), until the server answers
+        # a ping sent after them: every one is then routed to the bridge's connection. The
+        # bridge goes on (SIGCONT) and is timed until the socket local had them all: its
+        # own throughput, not how fast this Python process writes or the server routes
+        # bigger stanzas (both on the same two cores otherwise).
         lines = [f"{variant}-{run}-r{i}" for i in range(args.replies)]
         prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
         profiler = await profile("replies", variant, bridge.pid)
+        os.kill(bridge.pid, signal.SIGSTOP)
+        try:
+            server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
+            for stanza in prepared:
+                stanza.send()
+            await phone.plugin["xep_0199"].ping(JID("example.test"), timeout=120)
+            server_cpu = cpu_seconds(args.server_pid) - server0 if args.server_pid else None
+        finally:
+            os.kill(bridge.pid, signal.SIGCONT)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
-        for stanza in prepared:
-            stanza.send()
         await wait_for(lambda: all(line in sink.arrived for line in lines), args.timeout)
         if profiler:
             profiler.send_signal(signal.SIGINT)
             profiler.wait(30)
         done = max((sink.arrived[line] for line in lines if line in sink.arrived), default=None)
         cpu = cpu_seconds(bridge.pid) - cpu0
-        results.append(result("replies", lines, (done - start) if done else None, cpu, sink.arrived, sink.counts))
+        replies = result("replies", lines, (done - start) if done else None, cpu, sink.arrived, sink.counts)
+        replies["server_cpu_ms_per_msg"] = 1000 * server_cpu / len(lines) if server_cpu is not None else None
+        results.append(replies)
 
         # Durable writes per message: a burst with strace counting fsync and fdatasync.
         if args.strace:
@@ -455,7 +475,9 @@ def report(results):
     rows = [("burst", "cpu_ms_per_msg", "relay CPU per message (ms), burst"), ("burst", "throughput", "throughput (msg/s), burst, to the server"),
             ("paced", "cpu_ms_per_msg", "relay CPU per message (ms), paced"), ("paced", "tail_ms", "last taken after the last write (ms), paced"),
             ("replies", "cpu_ms_per_msg", "relay CPU per message (ms), replies"),
-            ("replies", "throughput", "throughput (msg/s), replies"), ("durable", "durable_writes_per_msg", "durable writes (fsync+fdatasync) per message")]
+            ("replies", "throughput", "throughput (msg/s), replies"),
+            ("burst", "server_cpu_ms_per_msg", "server CPU per message (ms), burst (not the bridge's)"),
+            ("replies", "server_cpu_ms_per_msg", "server CPU per message (ms), replies (not the bridge's)"), ("durable", "durable_writes_per_msg", "durable writes (fsync+fdatasync) per message")]
     print("\n| measure | none | required | required / none |")
     print("| --- | --- | --- | --- |")
     for part, key, label in rows:

@@ -24,6 +24,10 @@ extension XMPPTransport {
         guard let omemo = self.omemo.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
         // Most messages are neither encrypted nor a PEP notification: no hop onto the device.
         guard message.extensions.contains(where: { $0.name == "encrypted" || $0.name == "event" }) else { return .relay(message, undecryptable: nil) }
+        if !message.extensions.contains(where: { $0.name == "event" }), let (opening, followUp) = omemo.readInTurn(message) {
+            if !followUp.isEmpty { await omemo.perform(followUp, via: self.session) }
+            return Self.arrival(opening, of: message)
+        }
         let (opening, followed) = await omemo.arrive(message, via: self.session)
         if followed {
             // A contact's devices changed: a delivery waiting for a trusted one may go.
@@ -32,12 +36,23 @@ extension XMPPTransport {
             }
             return .done
         }
+        return Self.arrival(opening, of: message)
+    }
+
+    private static func arrival(_ opening: AccountOMEMO.Opening, of message: Message) -> OMEMOArrival {
         switch opening {
         case .plain: return .relay(message, undecryptable: nil)
         case .opened(let opened): return .decrypted(opened)
         case .consumed: return .done
         case .refused(let reason): return .relay(message, undecryptable: reason)
         }
+    }
+
+    /// The device's keys moved by a burst handed to the journal when due
+    /// (``AccountOMEMO/flushIfDue()``), in this turn when on the device's loop.
+    func omemoFlushIfDue() async {
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return }
+        if !omemo.flushIfDueInTurn() { await omemo.flushIfDue() }
     }
 
     /// `inbound` as it goes on after the device took `arrival`: a decrypted message's text

@@ -82,7 +82,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // The device before the session: its first message may be encrypted.
             do {
                 let device = try await AccountOMEMO.open(
-                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, executor: self.eventLoop.executor,
+                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, loop: self.eventLoop,
                     logger: self.logger
                 )
                 self.omemo.withLockedValue { $0 = device }
@@ -108,14 +108,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     // messages are durable, tell the server (XEP-0198), one acknowledgement.
                     if !handled.isEmpty, !session.events.hasBuffered || handled.count >= 64 {
                         // OMEMO keys the messages moved, handed over before the barrier waits.
-                        await self.omemo.withLockedValue({ $0 })?.flushIfDue()
+                        await self.omemoFlushIfDue()
                         await self.handler.barrier()
                         await session.handled(handled)
                         handled.removeAll(keepingCapacity: true)
                     } else if handled.isEmpty, !session.events.hasBuffered {
                         // Without stream management nothing is acknowledged: OMEMO keys the
                         // messages moved go to the journal at the end of a burst.
-                        await self.omemo.withLockedValue({ $0 })?.flushIfDue()
+                        await self.omemoFlushIfDue()
                     }
                 }
                 // The session ended: what the device still holds goes to the journal.

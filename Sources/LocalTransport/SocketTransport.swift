@@ -23,7 +23,10 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
     public let path: String
     private let mode: mode_t
     private let options: LocalInputOptions
-    private let group: any EventLoopGroup
+    /// The one loop of its server and its clients: the delivery worker runs there too
+    /// (``executor``), so a line reaches a subscriber's socket without crossing a thread.
+    private let loop: any EventLoop
+    public let executor: (any TaskExecutor)?
     private let handler: any TransportEventHandler
     private let channels: @Sendable () -> Set<String>
     private let logger: Logger
@@ -43,7 +46,8 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         self.path = path
         self.mode = mode_t(mode)
         self.options = options
-        self.group = group
+        self.loop = group.next()
+        self.executor = EventLoopTaskExecutor(self.loop)
         self.handler = handler
         self.channels = channels
         var logger = logger
@@ -57,12 +61,15 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
             splitter: LineSplitter(maxLineBytes: self.options.maxLineBytes, invalidUTF8: self.options.invalidUTF8)
         )
         do {
-            try await server.run(group: self.group, stop: self.stopSignal, ready: {
-                self.logger.info("listening", metadata: ["path": "\(self.path)"])
-                await self.handler.handle(.available, from: self.name)
-            }, serve: { client in
-                await self.serve(client)
-            })
+            // Clients are read on the loop too: a line goes to the relay from its thread.
+            try await withTaskExecutorPreference(self.executor) {
+                try await server.run(group: self.loop, stop: self.stopSignal, ready: {
+                    self.logger.info("listening", metadata: ["path": "\(self.path)"])
+                    await self.handler.handle(.available, from: self.name)
+                }, serve: { client in
+                    await self.serve(client)
+                })
+            }
         } catch {
             // The service group only logs a failed service at debug level: say it here.
             self.logger.error("socket not served", metadata: ["path": "\(self.path)", "error": "\(error)"])
@@ -122,22 +129,21 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
 
     /// Writes one line to a subscriber, dropping the subscriber if it fails or does not keep up.
     private func send(_ line: ByteBuffer, to writer: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any NIOCore.Channel, id: Int) async {
-        let timeout = self.subscriberWriteTimeout
-        let written = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await writer.write(line)) != nil }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        // One timer on the client's loop, cancelled once the line is taken (no task, no
+        // wakeup): a client that stopped reading is told and closed when it fires, which
+        // ends the write waiting for room.
+        let stalled = NIOLockedValueBox(false)
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(self.subscriberWriteTimeout)) {
+            stalled.withLockedValue { $0 = true }
+            // Best effort: the client's buffer may be full.
+            channel.writeAndFlush(ByteBuffer(string: Self.error("disconnected: not reading fast enough") + "\n"), promise: nil)
+            channel.close(promise: nil)
         }
-        guard !written else { return }
+        let written = (try? await writer.write(line)) != nil
+        timer.cancel()
+        guard !written || stalled.withLockedValue({ $0 }) else { return }
         self.logger.warning("socket subscriber not reading; disconnected", metadata: ["client": "\(id)"])
         _ = self.subscribers.withLockedValue { $0.removeValue(forKey: id) }
-        // Best effort: the client's buffer may be full, so the line is not awaited.
-        channel.writeAndFlush(ByteBuffer(string: Self.error("disconnected: not reading fast enough") + "\n"), promise: nil)
         channel.close(promise: nil)
     }
 

@@ -3,15 +3,35 @@ import COpenSSL
 /// AES-GCM (NIST SP 800-38D) on the system OpenSSL: OMEMO 0.3 seals each payload with
 /// AES-128-GCM (XEP-0384 v0.3 §5), and a file shared encrypted is AES-256-GCM (XEP-0454).
 /// The 16-byte tag is kept apart from the ciphertext: OMEMO 0.3 carries it with the message
-/// key, XEP-0454 after the file. This file owns the `EVP_CIPHER_CTX` of each call.
-enum AESGCM {
+/// key, XEP-0454 after the file. This file owns the two ciphers, fetched once (OpenSSL 3
+/// looks one named by `EVP_aes_128_gcm()` up again on every use), and the `EVP_CIPHER_CTX`
+/// of each call. Immutable once made: usable from any thread.
+final class AESGCM: Sendable {
     static let tagSize = 16
+    /// `EVP_CIPHER`s AES-128-GCM and AES-256-GCM.
+    private nonisolated(unsafe) let aes128: OpaquePointer
+    private nonisolated(unsafe) let aes256: OpaquePointer
+
+    init() throws(OMEMOError) {
+        guard let aes128 = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil) else { throw OMEMOError("set up AES-GCM", reason: "OpenSSL has no AES-128-GCM") }
+        guard let aes256 = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
+            EVP_CIPHER_free(aes128)
+            throw OMEMOError("set up AES-GCM", reason: "OpenSSL has no AES-256-GCM")
+        }
+        self.aes128 = aes128
+        self.aes256 = aes256
+    }
+
+    deinit {
+        EVP_CIPHER_free(self.aes128)
+        EVP_CIPHER_free(self.aes256)
+    }
 
     /// Seals `plaintext` under `key` (16 or 32 bytes) and `iv` (12 bytes, or the 16 early
     /// OMEMO clients used): the ciphertext, as long as the plaintext, and the tag.
-    static func seal(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(OMEMOError) -> (ciphertext: [UInt8], tag: [UInt8]) {
+    func seal(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(OMEMOError) -> (ciphertext: [UInt8], tag: [UInt8]) {
         var tag = [UInt8](repeating: 0, count: Self.tagSize)
-        let ciphertext = try Self.run(plaintext, key: key, iv: iv, encrypt: true, afterFinal: { context throws(OMEMOError) in
+        let ciphertext = try self.run(plaintext, key: key, iv: iv, encrypt: true, afterFinal: { context throws(OMEMOError) in
             let taken = tag.withUnsafeMutableBytes { EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(Self.tagSize), $0.baseAddress) }
             guard taken == 1 else { throw OMEMOError("take the AES-GCM tag", reason: "OpenSSL refused") }
         })
@@ -20,9 +40,9 @@ enum AESGCM {
 
     /// Opens `ciphertext` sealed under `key` and `iv`; throws when `tag` does not match
     /// (a forged or damaged message, or the wrong key).
-    static func open(_ ciphertext: [UInt8], tag: [UInt8], key: [UInt8], iv: [UInt8]) throws(OMEMOError) -> [UInt8] {
+    func open(_ ciphertext: [UInt8], tag: [UInt8], key: [UInt8], iv: [UInt8]) throws(OMEMOError) -> [UInt8] {
         guard tag.count == Self.tagSize else { throw OMEMOError("open an AES-GCM message", reason: "a tag of \(tag.count) bytes") }
-        return try Self.run(ciphertext, key: key, iv: iv, encrypt: false, beforeFinal: { context throws(OMEMOError) in
+        return try self.run(ciphertext, key: key, iv: iv, encrypt: false, beforeFinal: { context throws(OMEMOError) in
             var expected = tag
             let set = expected.withUnsafeMutableBytes { EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagSize), $0.baseAddress) }
             guard set == 1 else { throw OMEMOError("open an AES-GCM message", reason: "OpenSSL refused the tag") }
@@ -31,15 +51,15 @@ enum AESGCM {
 
     /// One pass of AES-GCM. For sealing, `afterFinal` takes the tag; for opening,
     /// `beforeFinal` sets it and the final step checks it.
-    private static func run(
+    private func run(
         _ input: [UInt8], key: [UInt8], iv: [UInt8], encrypt: Bool,
         beforeFinal: (OpaquePointer) throws(OMEMOError) -> Void = { _ in }, afterFinal: (OpaquePointer) throws(OMEMOError) -> Void = { _ in }
     ) throws(OMEMOError) -> [UInt8] {
         let operation = encrypt ? "seal with AES-GCM" : "open an AES-GCM message"
         let cipher: OpaquePointer?
         switch key.count {
-        case 16: cipher = EVP_aes_128_gcm()
-        case 32: cipher = EVP_aes_256_gcm()
+        case 16: cipher = self.aes128
+        case 32: cipher = self.aes256
         default: throw OMEMOError(operation, reason: "a key of \(key.count) bytes")
         }
         guard iv.count == 12 || iv.count == 16 else { throw OMEMOError(operation, reason: "an IV of \(iv.count) bytes") }
@@ -47,9 +67,9 @@ enum AESGCM {
         guard let context = EVP_CIPHER_CTX_new() else { throw OMEMOError(operation, reason: "no memory") }
         defer { EVP_CIPHER_CTX_free(context) }
         let mode: Int32 = encrypt ? 1 : 0
-        guard EVP_CipherInit_ex(context, cipher, nil, nil, nil, mode) == 1,
+        guard EVP_CipherInit_ex2(context, cipher, nil, nil, mode, nil) == 1,
             EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, Int32(iv.count), nil) == 1,
-            EVP_CipherInit_ex(context, nil, nil, key, iv, mode) == 1
+            EVP_CipherInit_ex2(context, nil, key, iv, mode, nil) == 1
         else { throw OMEMOError(operation, reason: "OpenSSL refused the key or IV") }
         var output = [UInt8](repeating: 0, count: input.count + Self.tagSize)
         var written: Int32 = 0

@@ -34,7 +34,7 @@ public struct EncryptedFileLink: Hashable, Sendable {
         } catch {
             throw OMEMOError("encrypt a file", reason: "\(error)")
         }
-        let (ciphertext, tag) = try AESGCM.seal(file, key: key, iv: iv)
+        let (ciphertext, tag) = try AESGCM().seal(file, key: key, iv: iv)
         return (ciphertext + tag, EncryptedFileLink(url: url, iv: iv, key: key))
     }
 
@@ -47,7 +47,7 @@ public struct EncryptedFileLink: Hashable, Sendable {
     /// The file, from what was downloaded; throws when it does not authenticate.
     public func open(_ downloaded: [UInt8]) throws(OMEMOError) -> [UInt8] {
         guard downloaded.count >= AESGCM.tagSize else { throw OMEMOError("decrypt a file", reason: "\(downloaded.count) bytes, shorter than the tag") }
-        return try AESGCM.open(Array(downloaded.dropLast(AESGCM.tagSize)), tag: Array(downloaded.suffix(AESGCM.tagSize)), key: self.key, iv: self.iv)
+        return try AESGCM().open(Array(downloaded.dropLast(AESGCM.tagSize)), tag: Array(downloaded.suffix(AESGCM.tagSize)), key: self.key, iv: self.iv)
     }
 
     /// The `aesgcm://` URL to send.

@@ -17,6 +17,8 @@ public final class OMEMODevice {
     private let context: SignalContext
     private let store: SignalStore
     private let identity: IdentityKeyPair
+    /// The payloads' cipher.
+    private let aes: AESGCM
     /// The account's bare JID: sessions with its other devices are under it.
     public let jid: String
 
@@ -30,6 +32,7 @@ public final class OMEMODevice {
         self.context = try SignalContext()
         self.identity = try IdentityKeyPair(publicKey: keys.identityPublicKey, privateKey: keys.identityPrivateKey, in: self.context)
         self.store = try SignalStore(keys: keys, context: self.context)
+        self.aes = try AESGCM()
     }
 
     /// A new device: a fresh identity, a device id not among `taken` (the account's device
@@ -150,7 +153,7 @@ public final class OMEMODevice {
         let iv: [UInt8]
         var payload: [UInt8]?
         if let plaintext {
-            let sealed = try OMEMOPayload.seal(plaintext)
+            let sealed = try OMEMOPayload.seal(plaintext, with: self.aes)
             (keyMaterial, iv, payload) = (sealed.keyMaterial, sealed.iv, sealed.ciphertext)
         } else {
             keyMaterial = try OMEMORandom.bytes(32)
@@ -179,7 +182,7 @@ public final class OMEMODevice {
         var plaintext: [UInt8]?
         if let payload = encrypted.payload {
             do {
-                plaintext = try OMEMOPayload.open(payload, keyMaterial: keyMaterial, iv: encrypted.iv)
+                plaintext = try OMEMOPayload.open(payload, keyMaterial: keyMaterial, iv: encrypted.iv, with: self.aes)
             } catch {
                 throw .payload(sender: sender, reason: error.reason ?? error.description)
             }

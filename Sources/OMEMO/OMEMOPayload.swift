@@ -11,22 +11,22 @@ public struct OMEMOPayload: Hashable, Sendable {
     public var ciphertext: [UInt8]
 
     /// Seals `plaintext` under a fresh key and IV from OpenSSL's random source.
-    public static func seal(_ plaintext: [UInt8]) throws(OMEMOError) -> OMEMOPayload {
+    static func seal(_ plaintext: [UInt8], with aes: AESGCM) throws(OMEMOError) -> OMEMOPayload {
         let key = try OMEMORandom.bytes(16)
         let iv = try OMEMORandom.bytes(12)
-        let (ciphertext, tag) = try AESGCM.seal(plaintext, key: key, iv: iv)
+        let (ciphertext, tag) = try aes.seal(plaintext, key: key, iv: iv)
         return OMEMOPayload(keyMaterial: key + tag, iv: iv, ciphertext: ciphertext)
     }
 
     /// The plaintext, given the key material a session opened: 32 bytes (key ‖ tag), or
     /// 16 (the key; the tag ends the ciphertext). Throws when it does not authenticate.
-    public static func open(_ ciphertext: [UInt8], keyMaterial: [UInt8], iv: [UInt8]) throws(OMEMOError) -> [UInt8] {
+    static func open(_ ciphertext: [UInt8], keyMaterial: [UInt8], iv: [UInt8], with aes: AESGCM) throws(OMEMOError) -> [UInt8] {
         switch keyMaterial.count {
         case 32:
-            return try AESGCM.open(ciphertext, tag: Array(keyMaterial[16...]), key: Array(keyMaterial[..<16]), iv: iv)
+            return try aes.open(ciphertext, tag: Array(keyMaterial[16...]), key: Array(keyMaterial[..<16]), iv: iv)
         case 16 where ciphertext.count >= AESGCM.tagSize:
             let body = Array(ciphertext.dropLast(AESGCM.tagSize))
-            return try AESGCM.open(body, tag: Array(ciphertext.suffix(AESGCM.tagSize)), key: keyMaterial, iv: iv)
+            return try aes.open(body, tag: Array(ciphertext.suffix(AESGCM.tagSize)), key: keyMaterial, iv: iv)
         default:
             throw OMEMOError("open an OMEMO payload", reason: "key material of \(keyMaterial.count) bytes for a payload of \(ciphertext.count)")
         }

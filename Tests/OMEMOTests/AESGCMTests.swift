@@ -29,41 +29,41 @@ struct AESGCMTests {
         ),
     ])
     func vectors(key: String, ciphertext: String, tag: String) throws {
-        let sealed = try AESGCM.seal(Self.plaintext, key: Self.bytes(key), iv: Self.iv)
+        let sealed = try AESGCM().seal(Self.plaintext, key: Self.bytes(key), iv: Self.iv)
         #expect(sealed.ciphertext == Self.bytes(ciphertext))
         #expect(sealed.tag == Self.bytes(tag))
-        #expect(try AESGCM.open(sealed.ciphertext, tag: sealed.tag, key: Self.bytes(key), iv: Self.iv) == Self.plaintext)
+        #expect(try AESGCM().open(sealed.ciphertext, tag: sealed.tag, key: Self.bytes(key), iv: Self.iv) == Self.plaintext)
     }
 
     @Test("what does not authenticate is refused: a changed byte, another tag, another key; bad sizes are refused before OpenSSL")
     func refused() throws {
         let key = Self.bytes("feffe9928665731c6d6a8f9467308308")
-        let sealed = try AESGCM.seal(Self.plaintext, key: key, iv: Self.iv)
+        let sealed = try AESGCM().seal(Self.plaintext, key: key, iv: Self.iv)
         var changed = sealed.ciphertext
         changed[5] ^= 1
-        #expect(throws: OMEMOError("open an AES-GCM message", reason: "the tag does not match")) { try AESGCM.open(changed, tag: sealed.tag, key: key, iv: Self.iv) }
-        #expect(throws: OMEMOError.self) { try AESGCM.open(sealed.ciphertext, tag: Array(repeating: 0, count: 16), key: key, iv: Self.iv) }
-        #expect(throws: OMEMOError.self) { try AESGCM.open(sealed.ciphertext, tag: sealed.tag, key: Array(repeating: 1, count: 16), iv: Self.iv) }
-        #expect(throws: OMEMOError("open an AES-GCM message", reason: "a tag of 8 bytes")) { try AESGCM.open(sealed.ciphertext, tag: Array(sealed.tag.prefix(8)), key: key, iv: Self.iv) }
-        #expect(throws: OMEMOError("seal with AES-GCM", reason: "a key of 24 bytes")) { try AESGCM.seal([1], key: Array(repeating: 0, count: 24), iv: Self.iv) }
-        #expect(throws: OMEMOError("seal with AES-GCM", reason: "an IV of 8 bytes")) { try AESGCM.seal([1], key: key, iv: Array(Self.iv.prefix(8))) }
+        #expect(throws: OMEMOError("open an AES-GCM message", reason: "the tag does not match")) { try AESGCM().open(changed, tag: sealed.tag, key: key, iv: Self.iv) }
+        #expect(throws: OMEMOError.self) { try AESGCM().open(sealed.ciphertext, tag: Array(repeating: 0, count: 16), key: key, iv: Self.iv) }
+        #expect(throws: OMEMOError.self) { try AESGCM().open(sealed.ciphertext, tag: sealed.tag, key: Array(repeating: 1, count: 16), iv: Self.iv) }
+        #expect(throws: OMEMOError("open an AES-GCM message", reason: "a tag of 8 bytes")) { try AESGCM().open(sealed.ciphertext, tag: Array(sealed.tag.prefix(8)), key: key, iv: Self.iv) }
+        #expect(throws: OMEMOError("seal with AES-GCM", reason: "a key of 24 bytes")) { try AESGCM().seal([1], key: Array(repeating: 0, count: 24), iv: Self.iv) }
+        #expect(throws: OMEMOError("seal with AES-GCM", reason: "an IV of 8 bytes")) { try AESGCM().seal([1], key: key, iv: Array(Self.iv.prefix(8))) }
     }
 
     @Test("an OMEMO payload: sealed under a fresh key and IV each time, opened with key ‖ tag; an early client's form (the tag after the ciphertext) opens too; empty text too")
     func payload() throws {
         let text = Array("hello from the bridge 😀".utf8)
-        let first = try OMEMOPayload.seal(text)
-        let second = try OMEMOPayload.seal(text)
+        let first = try OMEMOPayload.seal(text, with: try AESGCM())
+        let second = try OMEMOPayload.seal(text, with: try AESGCM())
         #expect(first.keyMaterial.count == 32 && first.iv.count == 12 && first.ciphertext.count == text.count)
         #expect(first.keyMaterial != second.keyMaterial && first.iv != second.iv)
-        #expect(try OMEMOPayload.open(first.ciphertext, keyMaterial: first.keyMaterial, iv: first.iv) == text)
+        #expect(try OMEMOPayload.open(first.ciphertext, keyMaterial: first.keyMaterial, iv: first.iv, with: try AESGCM()) == text)
         let early = first.ciphertext + first.keyMaterial.suffix(16)
-        #expect(try OMEMOPayload.open(early, keyMaterial: Array(first.keyMaterial.prefix(16)), iv: first.iv) == text)
-        let sixteen = try AESGCM.seal(text, key: Array(first.keyMaterial.prefix(16)), iv: Array(repeating: 3, count: 16))
-        #expect(try AESGCM.open(sixteen.ciphertext, tag: sixteen.tag, key: Array(first.keyMaterial.prefix(16)), iv: Array(repeating: 3, count: 16)) == text)
-        let empty = try OMEMOPayload.seal([])
-        #expect(try OMEMOPayload.open(empty.ciphertext, keyMaterial: empty.keyMaterial, iv: empty.iv) == [])
-        #expect(throws: OMEMOError.self) { try OMEMOPayload.open(first.ciphertext, keyMaterial: Array(first.keyMaterial.prefix(20)), iv: first.iv) }
-        #expect(throws: OMEMOError.self) { try OMEMOPayload.open(first.ciphertext, keyMaterial: second.keyMaterial, iv: first.iv) }
+        #expect(try OMEMOPayload.open(early, keyMaterial: Array(first.keyMaterial.prefix(16)), iv: first.iv, with: try AESGCM()) == text)
+        let sixteen = try AESGCM().seal(text, key: Array(first.keyMaterial.prefix(16)), iv: Array(repeating: 3, count: 16))
+        #expect(try AESGCM().open(sixteen.ciphertext, tag: sixteen.tag, key: Array(first.keyMaterial.prefix(16)), iv: Array(repeating: 3, count: 16)) == text)
+        let empty = try OMEMOPayload.seal([], with: try AESGCM())
+        #expect(try OMEMOPayload.open(empty.ciphertext, keyMaterial: empty.keyMaterial, iv: empty.iv, with: try AESGCM()) == [])
+        #expect(throws: OMEMOError.self) { try OMEMOPayload.open(first.ciphertext, keyMaterial: Array(first.keyMaterial.prefix(20)), iv: first.iv, with: try AESGCM()) }
+        #expect(throws: OMEMOError.self) { try OMEMOPayload.open(first.ciphertext, keyMaterial: second.keyMaterial, iv: first.iv, with: try AESGCM()) }
     }
 }

@@ -62,11 +62,32 @@ extension AccountOMEMO {
         return true
     }
 
-    /// `message` opened, if it is encrypted with OMEMO.
+    /// What must follow a message read, with I/O, after it: a key transport to its
+    /// sender, the bundle published again after a key exchange used one of its prekeys,
+    /// a repair of a broken session.
+    struct FollowUp: Sendable {
+        var keyTransport: OMEMOAddress?
+        var publishBundle = false
+        var repair: OMEMOAddress?
+
+        var isEmpty: Bool { self.keyTransport == nil && !self.publishBundle && self.repair == nil }
+    }
+
+    /// `message` opened, if it is encrypted with OMEMO, and what must follow done.
     func open(_ message: Message, via link: some OMEMOLink) async -> Opening {
+        let (opening, followUp) = self.read(message)
+        if !followUp.isEmpty { await self.perform(followUp, via: link) }
+        return opening
+    }
+
+    /// ``open(_:via:)`` without its I/O, so it can run in the caller's turn on the account's
+    /// loop (no hop, and a burst stays one batch): decrypted, trust and counters kept, a new
+    /// session handed to the journal; what needs the server is returned for
+    /// ``perform(_:via:)``.
+    func read(_ message: Message) -> (Opening, FollowUp) {
         // OMEMO in rooms is not supported: a room's encrypted message is handled as before.
         guard message.type == .chat || message.type == .normal, let element = OMEMOMessage.encryptedElement(of: message), let from = message.from else {
-            return .plain
+            return (.plain, FollowUp())
         }
         let jid = from.bare.description
         let encrypted: OMEMOEncrypted
@@ -74,20 +95,18 @@ extension AccountOMEMO {
             encrypted = try OMEMOEncrypted(element: element, limits: self.configuration.limits)
         } catch {
             self.logger.warning("OMEMO message refused", metadata: ["from": "\(jid)", "error": "\(error)"])
-            return .refused("\(error.reason)")
+            return (.refused("\(error.reason)"), FollowUp())
         }
-        if jid == self.jid, encrypted.senderDevice == self.deviceID { return .consumed }
+        if jid == self.jid, encrypted.senderDevice == self.deviceID { return (.consumed, FollowUp()) }
+        var followUp = FollowUp()
         let decrypted: OMEMODecrypted
         do {
             decrypted = try self.device.decrypt(encrypted, from: jid)
         } catch {
             self.logger.warning("OMEMO message not decrypted", metadata: ["from": "\(jid)", "error": "\(error)"])
             // Only a device its account lists is repaired: anyone can claim any device id.
-            if error.wantsRepair, self.deviceLists[jid]?.contains(error.sender.device) == true {
-                let sender = error.sender
-                Task { await self.repair(sender, via: link) }
-            }
-            return .refused(Self.reason(error))
+            if error.wantsRepair, self.deviceLists[jid]?.contains(error.sender.device) == true { followUp.repair = error.sender }
+            return (.refused(Self.reason(error)), followUp)
         }
         var trusted = false
         if let key = decrypted.identityKey {
@@ -106,12 +125,34 @@ extension AccountOMEMO {
         let count = (self.unanswered[decrypted.sender] ?? 0) + 1
         if self.unanswered.count > Self.trackedDevices { self.unanswered.removeAll() }
         self.unanswered[decrypted.sender] = count
-        if decrypted.startedSession || count >= self.configuration.heartbeatAfter {
-            await self.sendKeyTransport(to: decrypted.sender, via: link)
-        }
+        if decrypted.startedSession || count >= self.configuration.heartbeatAfter { followUp.keyTransport = decrypted.sender }
         if decrypted.startedSession {
             // One of our prekeys is used up: the bundle gets a new one.
             self.bundlePublished = false
+            followUp.publishBundle = true
+        }
+        guard let plaintext = decrypted.plaintext else { return (.consumed, followUp) }
+        guard trusted else {
+            self.logger.warning(
+                "OMEMO message from a device not trusted; not relayed",
+                metadata: ["from": "\(decrypted.sender)", "fingerprint": "\(decrypted.identityKey.flatMap(OMEMOFingerprint.init(publicKey:)).map { "\($0)" } ?? "-")"]
+            )
+            return (.refused("the device it came from is not trusted by the bridge; verify its fingerprint with `xmpp-bridge omemo trust`"), followUp)
+        }
+        return (.opened(OMEMOMessage.opened(message, plaintext: String(decoding: plaintext, as: UTF8.self))), followUp)
+    }
+
+    /// What ``read(_:)`` said must follow: the key transport sent (its keys committed
+    /// first); a bundle publish and a repair in tasks beside the event path, which never
+    /// waits for the server.
+    func perform(_ followUp: FollowUp, via link: some OMEMOLink) async {
+        if let repair = followUp.repair {
+            Task { await self.repair(repair, via: link) }
+        }
+        if let address = followUp.keyTransport {
+            await self.sendKeyTransport(to: address, via: link)
+        }
+        if followUp.publishBundle {
             Task {
                 do {
                     try await self.publishBundle(via: link)
@@ -120,15 +161,6 @@ extension AccountOMEMO {
                 }
             }
         }
-        guard let plaintext = decrypted.plaintext else { return .consumed }
-        guard trusted else {
-            self.logger.warning(
-                "OMEMO message from a device not trusted; not relayed",
-                metadata: ["from": "\(decrypted.sender)", "fingerprint": "\(decrypted.identityKey.flatMap(OMEMOFingerprint.init(publicKey:)).map { "\($0)" } ?? "-")"]
-            )
-            return .refused("the device it came from is not trusted by the bridge; verify its fingerprint with `xmpp-bridge omemo trust`")
-        }
-        return .opened(OMEMOMessage.opened(message, plaintext: String(decoding: plaintext, as: UTF8.self)))
     }
 
     /// A new key exchange with `address` (its bundle, a new session, a key transport), at

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import OMEMO
 import OMEMOState
 import XMPP
@@ -30,8 +31,8 @@ actor AccountOMEMO {
 
     /// The account's event loop: the session, the delivery worker and this actor all run
     /// there, so a message's way through the device is no hop between threads.
-    nonisolated let executor: any SerialExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
+    nonisolated let loop: any EventLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.loop.executor.asUnownedSerialExecutor() }
     let jid: String
     let device: OMEMODevice
     var trust: OMEMOTrust
@@ -56,10 +57,10 @@ actor AccountOMEMO {
     static let trackedDevices = 10_000
 
     private init(
-        jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, executor: any SerialExecutor,
+        jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, loop: any EventLoop,
         now: @escaping @Sendable () -> Date, logger: Logger
     ) {
-        self.executor = executor
+        self.loop = loop
         self.jid = jid
         self.device = device
         self.trust = OMEMOTrust(policy: configuration.trust, levels: state.trust)
@@ -72,13 +73,13 @@ actor AccountOMEMO {
 
     /// The account's device as kept, or a new one (committed before it is used).
     static func open(
-        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, executor: any SerialExecutor, now: @escaping @Sendable () -> Date = Date.init,
+        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, loop: any EventLoop, now: @escaping @Sendable () -> Date = Date.init,
         logger: Logger
     ) async throws -> AccountOMEMO {
         if let state = try await keeper.load() {
             let device = try OMEMODevice(jid: jid, keys: state.keys)
             logger.info("OMEMO device restored", metadata: ["device": "\(device.deviceID)"])
-            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, executor: executor, now: now, logger: logger)
+            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, loop: loop, now: now, logger: logger)
         }
         let device = try OMEMODevice.create(jid: jid, now: now())
         _ = device.takeChanges()
@@ -86,12 +87,27 @@ actor AccountOMEMO {
         let fingerprint = try device.fingerprint
         logger.notice("OMEMO device created", metadata: ["device": "\(device.deviceID)", "fingerprint": "\(fingerprint)"])
         return AccountOMEMO(
-            jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, executor: executor, now: now,
+            jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, loop: loop, now: now,
             logger: logger
         )
     }
 
     var deviceID: UInt32 { self.device.deviceID }
+
+    /// ``read(_:)`` in the caller's turn when it runs on the account's loop: no hop, which
+    /// would put the message behind whatever the loop holds and split a burst into
+    /// batches of one. Nil elsewhere (then ``open(_:via:)``).
+    nonisolated func readInTurn(_ message: Message) -> (Opening, FollowUp)? {
+        guard self.loop.inEventLoop else { return nil }
+        return self.assumeIsolated { $0.read(message) }
+    }
+
+    /// ``flushIfDue()`` in the caller's turn on the account's loop; false elsewhere.
+    nonisolated func flushIfDueInTurn() -> Bool {
+        guard self.loop.inEventLoop else { return false }
+        self.assumeIsolated { $0.flushIfDue() }
+        return true
+    }
 
     /// Commits what the device and `more` changed; on failure the key changes are put back
     /// to go with the next commit, and the error is thrown (what they concern must not go on).
