@@ -12,8 +12,10 @@ public struct OMEMOPayload: Hashable, Sendable {
 
     /// Seals `plaintext` under a fresh key and IV from OpenSSL's random source.
     static func seal(_ plaintext: [UInt8], with aes: AESGCM) throws(OMEMOError) -> OMEMOPayload {
-        let key = try OMEMORandom.bytes(16)
-        let iv = try OMEMORandom.bytes(12)
+        // Key and IV from one draw: each call into OpenSSL's random source takes its lock.
+        let fresh = try OMEMORandom.bytes(28)
+        let key = Array(fresh[..<16])
+        let iv = Array(fresh[16...])
         let (ciphertext, tag) = try aes.seal(plaintext, key: key, iv: iv)
         return OMEMOPayload(keyMaterial: key + tag, iv: iv, ciphertext: ciphertext)
     }

@@ -105,6 +105,13 @@ public final class SessionEventStream: AsyncSequence, Sendable {
         }
     }
 
+    /// The next event if one is buffered now (never waits): a consumer takes what the
+    /// session read together as one batch.
+    public func nextBuffered() -> XMPPSessionEvent? {
+        if case .event(let event) = self.take(orWait: nil) { return event }
+        return nil
+    }
+
     /// The next buffered event (waking producers waiting for room), the end, or, with a
     /// continuation, registers it as the waiting consumer.
     private func take(orWait continuation: CheckedContinuation<XMPPSessionEvent?, Never>?) -> Taken {
