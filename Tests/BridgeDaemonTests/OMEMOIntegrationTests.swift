@@ -46,4 +46,30 @@ struct OMEMOIntegrationTests {
         let line = await ops.readLine(timeout: .seconds(20))
         #expect(line?.contains("acknowledged") == true, "local: \(line ?? "nothing") phone: \(phone.events.map(\.fields)) bridge: \(scenario.bridge.run.errors.suffix(6000))")
     }
+
+    @Test("a burst of 120 encrypted messages written at once: the bridge reads them together and the local gets each once, in order, as text")
+    func burstFromThePhone() async throws {
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], others: ["bob"], accountSettings: "omemo = true", rest: Self.channel(encryption: "required"), sockets: ["ops.sock"],
+            prepare: { server in try await MirrorSupport.subscribeBothWays("bob", "home", on: server) }
+        )
+        defer { scenario.shutdown() }
+        let phone = try await OMEMOPhone.start("bob", on: scenario.server)
+        defer { phone.stop() }
+        let ops = try UnixLineClient(path: scenario.path("ops.sock"))
+        try ops.send(#"{"subscribe":["phone"]}"#)
+        #expect(await ops.readObject()?["ok"] as? String == "subscribed")
+        // A session first, as after a first exchange: the bridge's message, the phone's answer.
+        try ops.send("hello phone")
+        #expect(await phone.waitForMessage("hello phone") != nil, "bridge: \(scenario.bridge.run.errors.suffix(4000))")
+
+        let texts = (1...120).map { "reply \($0)" }
+        try phone.sendBurst(texts + ["end of burst"], to: "home@example.test")
+        var bodies: [String] = []
+        while let line = await ops.readObject(timeout: .seconds(30)), let body = line["body"] as? String {
+            bodies.append(String(body.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces))
+            if body.hasSuffix("end of burst") { break }
+        }
+        #expect(bodies == texts + ["end of burst"], "got \(bodies.count): \(bodies.prefix(5)) … phone: \(phone.errors.suffix(2000)) bridge: \(scenario.bridge.run.errors.suffix(4000))")
+    }
 }

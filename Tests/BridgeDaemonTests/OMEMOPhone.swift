@@ -92,6 +92,11 @@ final class OMEMOPhone {
         try self.control.send(String(decoding: try JSONSerialization.data(withJSONObject: command), as: UTF8.self))
     }
 
+    /// Sends `texts` to `to` encrypted, all sealed first and then written at once.
+    func sendBurst(_ texts: [String], to: String) throws {
+        try self.control.send(String(decoding: try JSONSerialization.data(withJSONObject: ["burst": texts, "to": to] as [String: Any]), as: UTF8.self))
+    }
+
     /// Waits until it received a message whose body ends with `text` (after the channel's
     /// prefix); nil on timeout.
     func waitForMessage(_ text: String, timeout: Duration = .seconds(20)) async -> Event? {

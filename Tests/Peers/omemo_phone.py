@@ -128,6 +128,23 @@ class Phone(slixmpp.ClientXMPP):
         emit(event="sent", id=message["id"], encrypted=encrypted_message is not None, errors=[str(error) for error in errors])
 
 
+    async def send_burst(self, bodies: list, to: str) -> None:
+        """`bodies` encrypted first, then written at once: the bridge reads them together."""
+        omemo: XEP_0384 = self.plugin["xep_0384"]
+        sealed = []
+        for body in bodies:
+            message = self.make_message(mto=JID(to), mtype="chat")
+            message["body"] = body
+            message.set_from(self.boundjid)
+            encrypted_message, _ = await omemo.encrypt_message(message, {JID(to)})
+            encrypted_message["eme"]["namespace"] = "eu.siacs.conversations.axolotl"
+            encrypted_message["eme"]["name"] = "OMEMO"
+            sealed.append(encrypted_message)
+        for message in sealed:
+            message.send()
+        emit(event="burst-sent", count=len(sealed))
+
+
 async def control(phone: Phone, path: str) -> None:
     async def serve(reader: asyncio.StreamReader, _writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
@@ -135,6 +152,8 @@ async def control(phone: Phone, path: str) -> None:
             try:
                 if "send" in command:
                     await phone.send_text(command["send"], command["to"], command.get("id"), command.get("encrypted", True))
+                elif "burst" in command:
+                    await phone.send_burst(command["burst"], command["to"])
                 elif "refresh" in command:
                     await phone.plugin["xep_0384"].refresh_device_lists({JID(command["refresh"])}, force_download=True)
                     emit(event="refreshed", jid=command["refresh"])

@@ -74,4 +74,23 @@ struct SessionEventStreamTests {
         #expect(Self.number(await iterator.next()) == 2)
         #expect(await iterator.next() == nil)
     }
+
+    @Test("nextBuffered takes what is buffered, in order, never waits, and makes room for a waiting producer; mixed with iteration nothing is lost")
+    func nextBuffered() async {
+        let stream = SessionEventStream(capacity: 3, waitsWhenFull: true)
+        #expect(stream.nextBuffered() == nil)
+        for n in 1...3 { #expect(await stream.send(Self.event(n))) }
+        let fourth = Task { await stream.send(Self.event(4)) }
+        var iterator = stream.makeAsyncIterator()
+        #expect(Self.number(await iterator.next()) == 1)
+        #expect(Self.number(stream.nextBuffered()) == 2)
+        #expect(Self.number(stream.nextBuffered()) == 3)
+        // The producer held at capacity got room and went on.
+        #expect(await fourth.value)
+        #expect(Self.number(stream.nextBuffered()) == 4)
+        #expect(stream.nextBuffered() == nil)
+        stream.finish()
+        #expect(stream.nextBuffered() == nil)
+        #expect(await iterator.next() == nil)
+    }
 }
