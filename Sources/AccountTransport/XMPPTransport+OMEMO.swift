@@ -19,48 +19,33 @@ extension XMPPTransport {
         case done
     }
 
-    /// The encrypted messages among `events` (read together by the session) opened one
-    /// after the other in this turn on the device's loop, their device I/O after them: the
-    /// arrival of each, at its index (nil: decided when it is forwarded, as for every other
-    /// event). One device's work back to back costs less than interleaved with the relay.
-    func omemoOpen(_ events: [XMPPSessionEvent]) async -> [OMEMOArrival?] {
-        var arrivals = [OMEMOArrival?](repeating: nil, count: events.count)
-        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return arrivals }
-        var followUps: [AccountOMEMO.FollowUp] = []
-        for (index, event) in events.enumerated() {
-            // As ``forward(_:opened:)`` takes them: not a carbon, a bounce or a receipt.
-            guard case .message(let message, nil) = event, message.type == .chat || message.type == .normal,
-                message.extensions.contains(where: { $0.name == "encrypted" }), !message.extensions.contains(where: { $0.name == "event" }),
-                Self.receipt(in: message, account: self.name) == nil, let (opening, followUp) = omemo.readInTurn(message)
-            else { continue }
-            arrivals[index] = Self.arrival(opening, of: message)
-            if !followUp.isEmpty { followUps.append(followUp) }
-        }
-        for followUp in followUps { await omemo.perform(followUp, via: self.session) }
-        return arrivals
-    }
-
-    /// `message` through the device, if the account is one.
-    func omemoArrival(_ message: Message) async -> OMEMOArrival {
-        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return .relay(message, undecryptable: nil) }
+    /// `message` through the device, if the account is one, and what must follow once it
+    /// is relayed (``omemoFollowUp(_:)``).
+    func omemoArrival(_ message: Message) async -> (OMEMOArrival, AccountOMEMO.FollowUp?) {
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return (.relay(message, undecryptable: nil), nil) }
         // Most messages are neither encrypted nor a PEP notification: no hop onto the device.
-        guard message.extensions.contains(where: { $0.name == "encrypted" || $0.name == "event" }) else { return .relay(message, undecryptable: nil) }
-        if !message.extensions.contains(where: { $0.name == "event" }), let (opening, followUp) = omemo.readInTurn(message) {
-            if !followUp.isEmpty { await omemo.perform(followUp, via: self.session) }
-            return Self.arrival(opening, of: message)
+        guard message.extensions.contains(where: { $0.name == "encrypted" || $0.name == "event" }) else { return (.relay(message, undecryptable: nil), nil) }
+        if !message.extensions.contains(where: { $0.name == "event" }), let (opening, followUp) = omemo.openingInTurn(of: message) {
+            return (Self.arrival(opening, of: message), followUp.isEmpty ? nil : followUp)
         }
-        let (opening, followed) = await omemo.arrive(message, via: self.session)
+        let (opening, followUp, followed) = await omemo.arrive(message, via: self.session)
         if followed {
             // A contact's devices changed: a delivery waiting for a trusted one may go.
             if let from = message.from {
                 await self.handler.handle(.targetReady(Endpoint(transport: self.name, address: from.bare.description)), from: self.name)
             }
-            return .done
+            return (.done, nil)
         }
-        return Self.arrival(opening, of: message)
+        return (Self.arrival(opening, of: message), followUp.isEmpty ? nil : followUp)
     }
 
-    private static func arrival(_ opening: AccountOMEMO.Opening, of message: Message) -> OMEMOArrival {
+    /// What must follow an opened message, done once the message is relayed.
+    func omemoFollowUp(_ followUp: AccountOMEMO.FollowUp?) async {
+        guard let followUp, let omemo = self.omemo.withLockedValue({ $0 }) else { return }
+        await omemo.perform(followUp, via: self.session)
+    }
+
+    static func arrival(_ opening: AccountOMEMO.Opening, of message: Message) -> OMEMOArrival {
         switch opening {
         case .plain: return .relay(message, undecryptable: nil)
         case .opened(let opened): return .decrypted(opened)

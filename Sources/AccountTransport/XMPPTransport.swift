@@ -100,30 +100,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 group.addTask { await session.run() }
                 var handled: [UInt32] = []
                 for await first in session.events {
-                    // Read together, taken together: the encrypted ones opened back to back.
                     var batch = [first]
                     while batch.count < Self.readTogether, let next = session.events.nextBuffered() { batch.append(next) }
-                    let opened = await self.omemoOpen(batch)
-                    for (index, event) in batch.enumerated() {
-                        await self.forward(event, opened: opened[index])
-                        if case .message(let message, _) = event, let number = message.streamNumber {
-                            handled.append(number)
-                        }
-                        let burstGoesOn = index + 1 < batch.count || session.events.hasBuffered
-                        // At the end of a burst (or every 64 messages of a long one): once its
-                        // messages are durable, tell the server (XEP-0198), one acknowledgement.
-                        if !handled.isEmpty, !burstGoesOn || handled.count >= 64 {
-                            // OMEMO keys the messages moved, handed over before the barrier waits.
-                            await self.omemoFlushIfDue()
-                            await self.handler.barrier()
-                            await session.handled(handled)
-                            handled.removeAll(keepingCapacity: true)
-                        } else if handled.isEmpty, !burstGoesOn {
-                            // Without stream management nothing is acknowledged: OMEMO keys the
-                            // messages moved go to the journal at the end of a burst.
-                            await self.omemoFlushIfDue()
-                        }
-                    }
+                    await self.take(batch, handled: &handled)
                 }
                 // The session ended: what the device still holds goes to the journal.
                 await self.omemo.withLockedValue({ $0 })?.flush()
@@ -323,14 +302,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         }
     }
 
-    /// At most this many events the session read together are taken as one batch.
-    static let readTogether = 32
-
     /// Hands `event` to the bridge (an encrypted message `opened` already, if given).
     /// Not inlined into the session's event loop: its locals then live in its own frame,
     /// popped after each event, not in the long-lived loop's (one per account).
     @inline(never)
-    private func forward(_ event: XMPPSessionEvent, opened: OMEMOArrival? = nil) async {
+    func forward(_ event: XMPPSessionEvent, opened: OMEMOArrival? = nil) async {
         switch event {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
@@ -362,15 +338,20 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 return
             }
             guard carbon == nil else { return }
-            let arrival = if let opened { opened } else { await self.omemoArrival(message) }
+            var (arrival, followUp): (OMEMOArrival, AccountOMEMO.FollowUp?) = (.relay(message, undecryptable: nil), nil)
+            if let opened { arrival = opened } else { (arrival, followUp) = await self.omemoArrival(message) }
             let arrived: Message
             switch arrival {
             case .relay(let message, _), .decrypted(let message): arrived = message
-            case .done: return
+            case .done:
+                await self.omemoFollowUp(followUp)
+                return
             }
-            guard var inbound = await self.inbound(arrived) else { return }
+            guard var inbound = await self.inbound(arrived) else { return await self.omemoFollowUp(followUp) }
             Self.mark(&inbound, after: arrival)
             await self.handler.handle(.message(inbound), from: self.name)
+            // The device's keys that moved past this message: after its entries.
+            await self.omemoFollowUp(followUp)
         case .stopped(let error):
             if let error {
                 self.logger.error("account stopped", metadata: ["error": "\(error)"])

@@ -3,9 +3,9 @@ import COpenSSL
 /// AES-GCM (NIST SP 800-38D) on the system OpenSSL: OMEMO 0.3 seals each payload with
 /// AES-128-GCM (XEP-0384 v0.3 §5), and a file shared encrypted is AES-256-GCM (XEP-0454).
 /// The 16-byte tag is kept apart from the ciphertext: OMEMO 0.3 carries it with the message
-/// key, XEP-0454 after the file. This file owns the two ciphers, fetched once (OpenSSL 3
-/// looks one named by `EVP_aes_128_gcm()` up again on every use), and the `EVP_CIPHER_CTX`
-/// of each call. Immutable once made: usable from any thread.
+/// key, XEP-0454 after the file. This file owns the two ciphers, fetched once per instance
+/// (a device keeps one; OpenSSL 3 looks one named by `EVP_aes_128_gcm()` up again on every
+/// use), and the `EVP_CIPHER_CTX` of each call. Immutable once made: usable from any thread.
 final class AESGCM: Sendable {
     static let tagSize = 16
     /// `EVP_CIPHER`s AES-128-GCM and AES-256-GCM.

@@ -15,21 +15,21 @@ import COpenSSL
 final class OMEMOCryptoProvider {
     /// `EVP_MAC` "HMAC".
     private let mac: OpaquePointer
-    /// An `EVP_MAC_CTX` set to SHA-256, copied for each context in flight.
-    private let template: OpaquePointer
-    /// `EVP_MAC_CTX`s given back, ready for another key.
+    /// `EVP_MAC_CTX`s set to SHA-256 and given back, ready for another key. Each still
+    /// holds the key of its last use (a chain or root key) until it is used again or freed.
     private var spare: [OpaquePointer] = []
     /// `EVP_MD` SHA-512.
     private let sha512: OpaquePointer
     /// `EVP_CIPHER`s by mode and key length.
     private let ciphers: [Cipher: OpaquePointer]
 
+    /// A cipher libomemo-c asks for: its mode (`SG_CIPHER_*`) and key length in bytes.
     struct Cipher: Hashable {
         var mode: Int32
         var keyLength: Int
     }
 
-    /// At most this many HMAC contexts are kept (libomemo-c has two in flight at most).
+    /// At most this many HMAC contexts are kept (libomemo-c has a few in flight at once).
     static let spareLimit = 4
 
     init() throws(OMEMOError) {
@@ -38,16 +38,8 @@ final class OMEMOCryptoProvider {
             return made
         }
         let mac = try fetch(EVP_MAC_fetch(nil, "HMAC", nil), "HMAC")
-        guard let template = EVP_MAC_CTX_new(mac) else {
-            EVP_MAC_free(mac)
-            throw OMEMOError("set up the crypto provider", reason: "no memory")
-        }
-        let digestSet = "SHA256".withCString { name in
-            var parameters = [
-                OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0), OSSL_PARAM_construct_end(),
-            ]
-            return EVP_MAC_CTX_set_params(template, &parameters) == 1
-        }
+        // The first context, made now: if OpenSSL cannot make one, say so at the start.
+        let first = Self.newContext(mac)
         let sha512 = EVP_MD_fetch(nil, "SHA512", nil)
         let names: [(Cipher, String)] = [
             (Cipher(mode: SG_CIPHER_AES_CBC_PKCS5, keyLength: 16), "AES-128-CBC"), (Cipher(mode: SG_CIPHER_AES_CBC_PKCS5, keyLength: 24), "AES-192-CBC"),
@@ -58,22 +50,21 @@ final class OMEMOCryptoProvider {
         for (cipher, name) in names {
             if let fetched = EVP_CIPHER_fetch(nil, name, nil) { ciphers[cipher] = fetched }
         }
-        guard digestSet, let sha512, ciphers.count == names.count else {
-            EVP_MAC_CTX_free(template)
+        guard let first, let sha512, ciphers.count == names.count else {
+            if let first { EVP_MAC_CTX_free(first) }
             EVP_MAC_free(mac)
             if let sha512 { EVP_MD_free(sha512) }
             ciphers.values.forEach { EVP_CIPHER_free($0) }
             throw OMEMOError("set up the crypto provider", reason: "OpenSSL lacks SHA-256 HMAC, SHA-512 or AES-CBC/CTR")
         }
         self.mac = mac
-        self.template = template
+        self.spare = [first]
         self.sha512 = sha512
         self.ciphers = ciphers
     }
 
     deinit {
         self.spare.forEach { EVP_MAC_CTX_free($0) }
-        EVP_MAC_CTX_free(self.template)
         EVP_MAC_free(self.mac)
         EVP_MD_free(self.sha512)
         self.ciphers.values.forEach { EVP_CIPHER_free($0) }
@@ -163,13 +154,33 @@ final class OMEMOCryptoProvider {
         )
     }
 
-    /// An HMAC-SHA256 context under `key` (a spare one, or a copy of the template). A key
-    /// of no bytes is a key all the same: OpenSSL would take a missing one for "the key of
-    /// before".
+    /// A new HMAC context set to SHA-256 (no key yet), or nil.
+    private static func newContext(_ mac: OpaquePointer) -> OpaquePointer? {
+        guard let context = EVP_MAC_CTX_new(mac) else { return nil }
+        // Both strings outlive the parameters that point at them.
+        let set = "digest".withCString { key in
+            "SHA256".withCString { name in
+                var parameters = [
+                    OSSL_PARAM_construct_utf8_string(key, UnsafeMutablePointer(mutating: name), 0), OSSL_PARAM_construct_end(),
+                ]
+                return EVP_MAC_CTX_set_params(context, &parameters) == 1
+            }
+        }
+        guard set else {
+            EVP_MAC_CTX_free(context)
+            return nil
+        }
+        return context
+    }
+
+    /// An HMAC-SHA256 context under `key` (a spare one, or a new one). A key of no bytes is
+    /// a key all the same: OpenSSL would take a missing one for "the key of before". A
+    /// missing key of some length is refused (nil).
     private func hmac(key: UnsafePointer<UInt8>?, length: Int) -> OpaquePointer? {
-        guard let context = self.spare.popLast() ?? EVP_MAC_CTX_dup(self.template) else { return nil }
+        guard key != nil || length == 0 else { return nil }
+        guard let context = self.spare.popLast() ?? Self.newContext(self.mac) else { return nil }
         var none: UInt8 = 0
-        let ready = withUnsafePointer(to: &none) { empty in EVP_MAC_init(context, length > 0 ? key ?? empty : empty, length, nil) == 1 }
+        let ready = withUnsafePointer(to: &none) { empty in EVP_MAC_init(context, key ?? empty, length, nil) == 1 }
         guard ready else {
             EVP_MAC_CTX_free(context)
             return nil
@@ -177,6 +188,7 @@ final class OMEMOCryptoProvider {
         return context
     }
 
+    /// `context` back for the next HMAC, or freed once ``spareLimit`` are kept.
     private func giveBack(_ context: OpaquePointer) {
         if self.spare.count < Self.spareLimit {
             self.spare.append(context)

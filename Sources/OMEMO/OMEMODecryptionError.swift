@@ -10,10 +10,13 @@ public enum OMEMODecryptionError: Error, Hashable, Sendable, CustomStringConvert
     case session(sender: OMEMOAddress, reason: String, repairable: Bool)
     /// The key opened but the payload did not authenticate.
     case payload(sender: OMEMOAddress, reason: String)
+    /// Its message key was used already: a message read before, handed over again (by the
+    /// server after a restart, or replayed). Nothing to tell or mend.
+    case alreadyRead(sender: OMEMOAddress)
 
     public var sender: OMEMOAddress {
         switch self {
-        case .notForThisDevice(let sender), .session(let sender, _, _), .payload(let sender, _): sender
+        case .notForThisDevice(let sender), .session(let sender, _, _), .payload(let sender, _), .alreadyRead(let sender): sender
         }
     }
 
@@ -22,7 +25,7 @@ public enum OMEMODecryptionError: Error, Hashable, Sendable, CustomStringConvert
         switch self {
         case .notForThisDevice: true
         case .session(_, _, let repairable): repairable
-        case .payload: false
+        case .payload, .alreadyRead: false
         }
     }
 
@@ -31,6 +34,7 @@ public enum OMEMODecryptionError: Error, Hashable, Sendable, CustomStringConvert
         case .notForThisDevice(let sender): "OMEMO message from \(sender) has no key for this device"
         case .session(let sender, let reason, _): "OMEMO message from \(sender) could not be decrypted: \(reason)"
         case .payload(let sender, let reason): "OMEMO payload from \(sender) could not be opened: \(reason)"
+        case .alreadyRead(let sender): "OMEMO message from \(sender) was read before"
         }
     }
 }

@@ -177,7 +177,8 @@ public final class OMEMODevice {
             keyMaterial = try SignalSession(store: self.store, address: sender).open(key)
         } catch {
             // A duplicate is a repeat of what was read: nothing to mend.
-            throw .session(sender: sender, reason: error.reason ?? error.description, repairable: !error.isDuplicateMessage)
+            if error.isDuplicateMessage { throw .alreadyRead(sender: sender) }
+            throw .session(sender: sender, reason: error.reason ?? error.description, repairable: true)
         }
         var plaintext: [UInt8]?
         if let payload = encrypted.payload {

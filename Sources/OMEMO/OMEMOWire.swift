@@ -59,6 +59,7 @@ public enum OMEMOWire {
         }
     }
 
+    /// Why ``decode(_:limit:)`` refused its input.
     enum Base64Failure: Error {
         case notBase64
         case tooLong
@@ -77,8 +78,10 @@ public enum OMEMOWire {
     private static let pad: UInt8 = 0x41
     private static let bad: UInt8 = 0xFF
 
+    /// `input`'s bytes (at most `limit`), through the ``sextets`` table, one quantum of
+    /// four characters at a time.
     private static func decode(_ input: UnsafeBufferPointer<UInt8>, limit: Int) -> Result<[UInt8], Base64Failure> {
-        let capacity = min(limit, input.count / 4 * 3) + 3
+        let capacity = min(max(0, limit), input.count / 4 * 3) + 3
         var failure: Base64Failure?
         let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             Self.sextets.withUnsafeBufferPointer { table in

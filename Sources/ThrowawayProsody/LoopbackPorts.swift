@@ -11,8 +11,9 @@ import Glibc
 /// A port the kernel hands out for `bind(0)` comes from that range, the same range it takes
 /// source ports of outgoing connections from: between the pick and the server's own bind
 /// (seconds for `initdb`), any connection on the machine may take it. Below the range only
-/// another listener can, and the bind test sees that. Each port is handed out once per
-/// process, so two servers starting together never get the same one.
+/// a listener can: the bind test sees one that is there already, not one that comes after
+/// it (another process's server; PostgreSQL's first start then picks again). Each port is
+/// handed out once per process, so two servers of one test run never get the same one.
 public enum LoopbackPorts {
     /// Ports handed out by this process.
     private static let issued = Mutex<Set<Int>>([])
@@ -26,6 +27,7 @@ public enum LoopbackPorts {
 
     /// `count` distinct ports nothing listens on, from 12000 up to the ephemeral range.
     public static func pick(count: Int) throws -> [Int] {
+        // Below the ephemeral range; if that starts very low, the 1,000 ports above 12000.
         let range = 12000..<max(ephemeralStart(), 13000)
         var ports: [Int] = []
         var attempts = 0

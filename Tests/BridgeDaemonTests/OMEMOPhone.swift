@@ -97,6 +97,15 @@ final class OMEMOPhone {
         try self.control.send(String(decoding: try JSONSerialization.data(withJSONObject: ["burst": texts, "to": to] as [String: Any]), as: UTF8.self))
     }
 
+    /// Reads `jid`'s device lists again, as a phone does for a contact it starts writing
+    /// to, and waits until it has them.
+    func refresh(_ jid: String) async throws {
+        let before = self.events.filter { $0.kind == "refreshed" }.count
+        try self.control.send(String(decoding: try JSONSerialization.data(withJSONObject: ["refresh": jid]), as: UTF8.self))
+        let done = await eventually(timeout: .seconds(20), every: .milliseconds(50)) { self.events.filter { $0.kind == "refreshed" }.count > before }
+        guard done else { throw TestFailure("the phone did not read \(jid)'s device lists: \(self.events.suffix(3).map(\.fields)) \(self.errors.suffix(1000))") }
+    }
+
     /// Waits until it received a message whose body ends with `text` (after the channel's
     /// prefix); nil on timeout.
     func waitForMessage(_ text: String, timeout: Duration = .seconds(20)) async -> Event? {

@@ -129,7 +129,8 @@ struct OMEMODeviceTests {
         _ = alice.commit()
         #expect(try bob.device.decrypt(again, from: "alice@example.org").plaintext == Array("four".utf8))
         // What was committed is what was used: the same message again is a duplicate.
-        #expect(throws: OMEMODecryptionError.self) { try bob.device.decrypt(again, from: "alice@example.org") }
+        #expect(throws: OMEMODecryptionError.alreadyRead(sender: alice.address)) { try bob.device.decrypt(again, from: "alice@example.org") }
+        #expect(!OMEMODecryptionError.alreadyRead(sender: alice.address).wantsRepair)
     }
 
     @Test("a key transport (no payload) moves the session on and opens to no text; our own other device gets the same message")

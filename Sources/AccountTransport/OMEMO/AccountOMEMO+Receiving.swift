@@ -23,10 +23,12 @@ extension AccountOMEMO {
     }
 
     /// `message` through the device in one call (one hop onto the actor per message): a
-    /// device list notification followed (`.consumed`; `followed` true), else opened.
-    func arrive(_ message: Message, via link: some OMEMOLink) async -> (opening: Opening, followed: Bool) {
-        if await self.follow(message, via: link) { return (.consumed, true) }
-        return (await self.open(message, via: link), false)
+    /// device list notification followed (`.consumed`; `followed` true), else opened (what
+    /// must follow, for after the relay).
+    func arrive(_ message: Message, via link: some OMEMOLink) async -> (opening: Opening, followUp: FollowUp, followed: Bool) {
+        if await self.follow(message, via: link) { return (.consumed, FollowUp(), true) }
+        let (opening, followUp) = self.opening(of: message)
+        return (opening, followUp, false)
     }
 
     /// A device list notification in `message` is kept (our own device put back on ours).
@@ -62,29 +64,26 @@ extension AccountOMEMO {
         return true
     }
 
-    /// What must follow a message read, with I/O, after it: a key transport to its
-    /// sender, the bundle published again after a key exchange used one of its prekeys,
-    /// a repair of a broken session.
+    /// What must follow an opened message once it is relayed (its entries handed to the
+    /// journal first: keys that moved past a message are never durable before it, so a
+    /// message the server hands over again after a crash is read again, and the relay's
+    /// own de-duplication drops the second copy): a new session handed to the journal, a key
+    /// transport to its sender, the bundle published again after a key exchange used one of
+    /// its prekeys, a repair of a broken session.
     struct FollowUp: Sendable {
+        /// The device's keys to the journal now (a new session).
+        var flush = false
         var keyTransport: OMEMOAddress?
         var publishBundle = false
         var repair: OMEMOAddress?
 
-        var isEmpty: Bool { self.keyTransport == nil && !self.publishBundle && self.repair == nil }
+        var isEmpty: Bool { !self.flush && self.keyTransport == nil && !self.publishBundle && self.repair == nil }
     }
 
-    /// `message` opened, if it is encrypted with OMEMO, and what must follow done.
-    func open(_ message: Message, via link: some OMEMOLink) async -> Opening {
-        let (opening, followUp) = self.read(message)
-        if !followUp.isEmpty { await self.perform(followUp, via: link) }
-        return opening
-    }
-
-    /// ``open(_:via:)`` without its I/O, so it can run in the caller's turn on the account's
-    /// loop (no hop, and a burst stays one batch): decrypted, trust and counters kept, a new
-    /// session handed to the journal; what needs the server is returned for
-    /// ``perform(_:via:)``.
-    func read(_ message: Message) -> (Opening, FollowUp) {
+    /// `message` opened, if it is encrypted with OMEMO: decrypted, trust and counters kept;
+    /// what must follow is for the caller to ``perform(_:via:)`` once it relayed the
+    /// message. Synchronous, so it runs in the caller's turn on the account's loop.
+    func opening(of message: Message) -> (Opening, FollowUp) {
         // OMEMO in rooms is not supported: a room's encrypted message is handled as before.
         guard message.type == .chat || message.type == .normal, let element = OMEMOMessage.encryptedElement(of: message), let from = message.from else {
             return (.plain, FollowUp())
@@ -102,6 +101,11 @@ extension AccountOMEMO {
         let decrypted: OMEMODecrypted
         do {
             decrypted = try self.device.decrypt(encrypted, from: jid)
+        } catch .alreadyRead(let sender) {
+            // Relayed before (its keys reach the journal only after it): the server hands
+            // over again what it was not told was handled before a restart.
+            self.logger.info("OMEMO message read before, dropped (handed over again)", metadata: ["from": "\(sender)"])
+            return (.consumed, FollowUp())
         } catch {
             self.logger.warning("OMEMO message not decrypted", metadata: ["from": "\(jid)", "error": "\(error)"])
             // Only a device its account lists is repaired: anyone can claim any device id.
@@ -113,12 +117,11 @@ extension AccountOMEMO {
             if let change = self.trust.observe(key, for: jid) { self.pending.append(change) }
             trusted = self.trust.trusts(key, for: jid)
         }
-        // A new session is handed to the journal before the message goes on, so it is
-        // applied no later than the message's own entries: the sender's next messages
-        // depend on it even once this one is marked seen. A ratchet step of an existing
-        // session goes with a later flush (``flushIfDue()``).
+        // A new session is handed to the journal right after the message (``perform``),
+        // before the account acknowledges it: the sender's next messages depend on it. A
+        // ratchet step of an existing session goes with a later flush (``flushIfDue()``).
         self.readSinceFlush += 1
-        if decrypted.startedSession { self.flush() }
+        followUp.flush = decrypted.startedSession
         // Clients answer a key exchange with a key transport, so the sender's next messages
         // stop carrying one; and every so many messages without an answer, so its chain
         // stays short.
@@ -142,10 +145,11 @@ extension AccountOMEMO {
         return (.opened(OMEMOMessage.opened(message, plaintext: String(decoding: plaintext, as: UTF8.self))), followUp)
     }
 
-    /// What ``read(_:)`` said must follow: the key transport sent (its keys committed
-    /// first); a bundle publish and a repair in tasks beside the event path, which never
-    /// waits for the server.
+    /// What ``opening(of:)`` said must follow: a new session to the journal, the key
+    /// transport sent (its keys committed first); a bundle publish and a repair in tasks
+    /// beside the event path, which never waits for the server.
     func perform(_ followUp: FollowUp, via link: some OMEMOLink) async {
+        if followUp.flush { self.flush() }
         if let repair = followUp.repair {
             Task { await self.repair(repair, via: link) }
         }
@@ -207,6 +211,7 @@ extension AccountOMEMO {
         case .notForThisDevice: "it was not encrypted for the bridge's device"
         case .session(_, let reason, _): reason
         case .payload(_, let reason): reason
+        case .alreadyRead: "a message already decrypted"
         }
     }
 }

@@ -32,7 +32,9 @@ actor AccountOMEMO {
     /// The account's event loop: the session, the delivery worker and this actor all run
     /// there, so a message's way through the device is no hop between threads.
     nonisolated let loop: any EventLoop
-    nonisolated var unownedExecutor: UnownedSerialExecutor { self.loop.executor.asUnownedSerialExecutor() }
+    /// The loop's executor, made once and kept (an unowned reference must outlive its use).
+    nonisolated let executor: any SerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.executor.asUnownedSerialExecutor() }
     let jid: String
     let device: OMEMODevice
     var trust: OMEMOTrust
@@ -61,6 +63,7 @@ actor AccountOMEMO {
         now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.loop = loop
+        self.executor = loop.executor
         self.jid = jid
         self.device = device
         self.trust = OMEMOTrust(policy: configuration.trust, levels: state.trust)
@@ -94,12 +97,12 @@ actor AccountOMEMO {
 
     var deviceID: UInt32 { self.device.deviceID }
 
-    /// ``read(_:)`` in the caller's turn when it runs on the account's loop: no hop, which
-    /// would put the message behind whatever the loop holds and split a burst into
+    /// ``opening(of:)`` in the caller's turn when it runs on the account's loop: no hop,
+    /// which would put the message behind whatever the loop holds and split a burst into
     /// batches of one. Nil elsewhere (then ``open(_:via:)``).
-    nonisolated func readInTurn(_ message: Message) -> (Opening, FollowUp)? {
+    nonisolated func openingInTurn(of message: Message) -> (Opening, FollowUp)? {
         guard self.loop.inEventLoop else { return nil }
-        return self.assumeIsolated { $0.read(message) }
+        return self.assumeIsolated { $0.opening(of: message) }
     }
 
     /// ``flushIfDue()`` in the caller's turn on the account's loop; false elsewhere.
