@@ -11,11 +11,11 @@ extension XMPPTransport {
 
     /// Takes `batch` in order. The encrypted messages at its head are opened first, back
     /// to back (one device's work costs less than interleaved with the relay's); what must
-    /// follow one (a new session to the journal, a key transport) is done right after it is
-    /// relayed, and no message after it was opened yet: the keys handed to the journal then
-    /// moved past no message that is not in the journal before them. At the batch's end, if the burst ended or
-    /// 64 messages wait: OMEMO's keys to the journal, the barrier, then one acknowledgement
-    /// (XEP-0198) for the messages handled, never for one still unread.
+    /// follow one (a new session to the journal, a key transport) is done right after it
+    /// is relayed, when no message after it was opened yet: the keys handed to the journal
+    /// then moved past no message that is not in the journal before them. At the batch's
+    /// end, if the burst ended or 64 messages wait: OMEMO's keys to the journal, the
+    /// barrier, then one acknowledgement (XEP-0198) for the messages handled.
     func take(_ batch: [XMPPSessionEvent], handled: inout [UInt32]) async {
         let (opened, followUps) = self.omemoArrivals(batch)
         for (index, event) in batch.enumerated() {

@@ -46,6 +46,12 @@ public enum LoopbackPorts {
 
     /// Whether a socket can bind 127.0.0.1:`port` now (released at once).
     private static func bindable(_ port: Int) -> Bool {
+        self.withLoopbackSocket(port) { fd, address, length in bind(fd, address, length) == 0 }
+    }
+
+    /// `body` with a new TCP socket and the address 127.0.0.1:`port` (the socket closed
+    /// after); false when no socket can be made.
+    static func withLoopbackSocket(_ port: Int, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -53,9 +59,8 @@ public enum LoopbackPorts {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        return bound == 0
     }
 }

@@ -384,17 +384,7 @@ public final class ProsodyServer: @unchecked Sendable {
 
     /// Whether something listens on 127.0.0.1:`port`.
     package static func acceptsConnections(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        return result == 0
+        LoopbackPorts.withLoopbackSocket(port) { fd, address, length in connect(fd, address, length) == 0 }
     }
 
     /// Free ports on 127.0.0.1, distinct, outside the kernel's ephemeral range (``LoopbackPorts``).

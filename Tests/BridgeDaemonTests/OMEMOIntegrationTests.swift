@@ -49,16 +49,11 @@ struct OMEMOIntegrationTests {
 
     @Test("a burst of 120 encrypted messages written at once: the bridge reads them together and the local gets each once, in order, as text")
     func burstFromThePhone() async throws {
-        let scenario = try await DaemonScenario.start(
-            accounts: ["home"], others: ["bob"], accountSettings: "omemo = true", rest: Self.channel(encryption: "required"), sockets: ["ops.sock"],
-            prepare: { server in try await MirrorSupport.subscribeBothWays("bob", "home", on: server) }
-        )
+        let scenario = try await Self.phoneScenario()
         defer { scenario.shutdown() }
         let phone = try await OMEMOPhone.start("bob", on: scenario.server)
         defer { phone.stop() }
-        let ops = try UnixLineClient(path: scenario.path("ops.sock"))
-        try ops.send(#"{"subscribe":["phone"]}"#)
-        #expect(await ops.readObject()?["ok"] as? String == "subscribed")
+        let ops = try await Self.ops(scenario)
         // A session first, as after a first exchange: the bridge's message, the phone's answer.
         try ops.send("hello phone")
         #expect(await phone.waitForMessage("hello phone") != nil, "bridge: \(scenario.bridge.run.errors.suffix(4000))")
