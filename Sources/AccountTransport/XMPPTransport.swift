@@ -338,8 +338,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 return
             }
             guard carbon == nil else { return }
-            var (arrival, followUp): (OMEMOArrival, AccountOMEMO.FollowUp?) = (.relay(message, undecryptable: nil), nil)
-            if let opened { arrival = opened } else { (arrival, followUp) = await self.omemoArrival(message) }
+            let (arrival, followUp): (OMEMOArrival, AccountOMEMO.FollowUp?)
+            if let opened { (arrival, followUp) = (opened, nil) } else { (arrival, followUp) = await self.omemoArrival(message) }
             let arrived: Message
             switch arrival {
             case .relay(let message, _), .decrypted(let message): arrived = message

@@ -18,25 +18,10 @@ extension OMEMOIntegrationTests {
         let port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
         let scenario = try await DaemonScenario.start(
             accounts: ["home"], others: ["bob", "alice"], accountSettings: "omemo = true",
-            rest: """
-                [local.web]
-                kind = "http"
-                listen = "127.0.0.1:\(port)"
-                token_file = "web.token"
-
-                [local.sub]
-                kind = "socket"
-                path = "sub.sock"
-
-                [channels.oncall]
-                format = "{body}"
-                members = [
-                  { local = "web" },
-                  { account = "home", jid = "bob@example.test", direction = "out", encryption = "required" },
-                  { local = "sub", direction = "out" },
-                ]
-                escalate = [ { after = "60s", to = [ { account = "home", jid = "alice@example.test" } ] } ]
-                """,
+            rest: PagingIntegrationTests.oncall(
+                port: port, member: #"{ account = "home", jid = "bob@example.test", direction = "out", encryption = "required" }"#,
+                channel: #"escalate = [ { after = "60s", to = [ { account = "home", jid = "alice@example.test" } ] } ]"#
+            ),
             sockets: ["sub.sock"],
             prepare: { server in
                 try await MirrorSupport.subscribeBothWays("bob", "home", on: server)

@@ -26,16 +26,11 @@ struct OMEMOIntegrationTests {
 
     @Test("encrypted both ways: a line from the local reaches the phone encrypted, the phone's encrypted answer reaches the local as text")
     func bothWays() async throws {
-        let scenario = try await DaemonScenario.start(
-            accounts: ["home"], others: ["bob"], accountSettings: "omemo = true", rest: Self.channel(encryption: "required"), sockets: ["ops.sock"],
-            prepare: { server in try await MirrorSupport.subscribeBothWays("bob", "home", on: server) }
-        )
+        let scenario = try await Self.phoneScenario()
         defer { scenario.shutdown() }
         let phone = try await OMEMOPhone.start("bob", on: scenario.server)
         defer { phone.stop() }
-        let ops = try UnixLineClient(path: scenario.path("ops.sock"))
-        try ops.send(#"{"subscribe":["phone"]}"#)
-        #expect(await ops.readObject()?["ok"] as? String == "subscribed")
+        let ops = try await Self.ops(scenario)
 
         try ops.send("disk almost full")
         let received = await phone.waitForMessage("disk almost full")

@@ -22,6 +22,31 @@ struct PagingIntegrationTests {
     /// Prosody with alice (on call), bob (the next tier) and home (the bridge); the bridge
     /// with the HTTP ingress `web`, a socket subscriber `sub` and the channel `oncall`;
     /// `alertmanagers` Alertmanagers notifying it.
+    /// The paging tests' configuration after the accounts: the http local `web` on `port`
+    /// (token in `web.token`), the socket local `sub`, and the channel `oncall` from `web` to
+    /// `member` and `sub`, with `channel`'s lines after its members.
+    static func oncall(port: Int, member: String, channel: String) -> String {
+        """
+        [local.web]
+        kind = "http"
+        listen = "127.0.0.1:\(port)"
+        token_file = "web.token"
+
+        [local.sub]
+        kind = "socket"
+        path = "sub.sock"
+
+        [channels.oncall]
+        format = "{body}"
+        members = [
+          { local = "web" },
+          \(member),
+          { local = "sub", direction = "out" },
+        ]
+        \(channel)
+        """
+    }
+
     struct Setup {
         let server: ProsodyServer
         let alice: TestSession
@@ -46,26 +71,10 @@ struct PagingIntegrationTests {
                 chmod("\(server.directory)/web.token", 0o600)
                 let config = try BridgeConfigFile.write(
                     for: server, accounts: ["home"],
-                    rest: """
-                        [local.web]
-                        kind = "http"
-                        listen = "127.0.0.1:\(port)"
-                        token_file = "web.token"
-
-                        [local.sub]
-                        kind = "socket"
-                        path = "sub.sock"
-
-                        [channels.oncall]
-                        format = "{body}"
-                        members = [
-                          { local = "web" },
-                          { account = "home", jid = "alice@example.test", direction = "out" },
-                          { local = "sub", direction = "out" },
-                        ]
-                        alertmanager_url = "\(alertmanagers.first?.url ?? "http://127.0.0.1:9")"
-                        \(channel)
-                        """
+                    rest: PagingIntegrationTests.oncall(
+                        port: port, member: #"{ account = "home", jid = "alice@example.test", direction = "out" }"#,
+                        channel: "alertmanager_url = \"\(alertmanagers.first?.url ?? "http://127.0.0.1:9")\"\n\(channel)"
+                    )
                 )
                 let alice = try await TestSession.start("alice", on: server)
                 let bob = try await TestSession.start("bob", on: server)
