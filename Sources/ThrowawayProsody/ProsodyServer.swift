@@ -85,6 +85,14 @@ public final class ProsodyServer: @unchecked Sendable {
 
     /// Creates the directory, certificates and configuration and starts Prosody with
     /// these accounts (`(localpart, password)`).
+    /// ``start(_:accounts:)`` on a thread of its own: making certificates, registering
+    /// accounts and waiting for the ports take seconds, which must not hold one of the few
+    /// threads async tests share (two on a 2-core machine: two starts at once stall every
+    /// other test).
+    public static func started(_ options: Options = Options(), accounts: [(String, String)] = []) async throws -> ProsodyServer {
+        try await Subprocess.offThread { try ProsodyServer.start(options, accounts: accounts) }
+    }
+
     public static func start(_ options: Options = Options(), accounts: [(String, String)] = []) throws -> ProsodyServer {
         let missing = self.missingPrerequisites(options.release)
         guard missing.isEmpty else {

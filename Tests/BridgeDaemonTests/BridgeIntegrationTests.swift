@@ -56,7 +56,7 @@ struct BridgeIntegrationTests {
 
     @Test("(ii) printf 'l1\\nl2\\n' | xmpp-bridge run: bob gets l1 then l2, and the bridge exits 0 by itself")
     func standardInputPipe() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("bob", "home"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("bob", "home"))
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let input = "\(server.directory)/input.txt"

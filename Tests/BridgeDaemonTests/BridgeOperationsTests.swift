@@ -95,7 +95,7 @@ struct BridgeOperationsTests {
 
     @Test("an account with a wrong password does not stop the others; status names its authentication error")
     func failingAccountIsolated() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "bob", "dave", "work", "home", "broken"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("alice", "bob", "dave", "work", "home", "broken"))
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home", "broken"],
@@ -198,7 +198,7 @@ struct BridgeOperationsTests {
 
     @Test("a socket subscriber of a presence channel gets alice's away \"lunch\" as a JSON presence event")
     func presenceEventsToSocket() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "work"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("alice", "work"))
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
         let path = "\(server.directory)/ops.sock"
@@ -251,7 +251,7 @@ struct BridgeOperationsTests {
 
     @Test("FIFOs get mode 0600 or their configured mode; a stale socket file is replaced, a live one is left alone")
     func fifoAndSocketFiles() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("bob", "home"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("bob", "home"))
         defer { server.shutdown() }
         let directory = server.directory
         let stalePath = "\(directory)/stale.sock"

@@ -61,7 +61,7 @@ struct CommandLineTests {
 
     @Test("send --lines delivers 1,000 lines in order, none lost, confirmed by exit 0")
     func sendThousandLines() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let password = try Self.write("pw\n", in: server.directory, name: "alice.pw")
@@ -79,7 +79,7 @@ struct CommandLineTests {
 
     @Test("send --account takes the account from bridge.toml")
     func sendWithAccountFromConfig() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         _ = try Self.write("pw\n", in: server.directory, name: "alice.pw")
@@ -130,7 +130,7 @@ struct CommandLineTests {
 
     @Test("listen --json prints what a peer sent, one object per line, and stops on SIGTERM")
     func listenJSON() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let password = try Self.write("pw\n", in: server.directory, name: "bob.pw")
         let run = try Self.start(
@@ -159,7 +159,7 @@ struct CommandLineTests {
     func register() async throws {
         var options = ProsodyServer.Options()
         options.registration = true
-        let server = try ProsodyServer.start(options)
+        let server = try await ProsodyServer.started(options)
         defer { server.shutdown() }
         let password = try Self.write("pw\n", in: server.directory, name: "new.pw")
         let arguments = ["register"] + Self.accountArguments("newcomer", on: server, passwordFile: password)

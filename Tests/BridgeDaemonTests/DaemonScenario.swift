@@ -27,7 +27,7 @@ struct DaemonScenario {
         sockets: [String] = [], online: [String]? = nil, waitsOnline: Bool = true, contactsFirst: Bool = true, server options: ProsodyServer.Options = .init(),
         prepare: (ProsodyServer) async throws -> Void = { _ in }
     ) async throws -> DaemonScenario {
-        let server = try ProsodyServer.start(options, accounts: (contacts + others + accounts).map { ($0, "pw") })
+        let server = try await ProsodyServer.started(options, accounts: (contacts + others + accounts).map { ($0, "pw") })
         var sessions: [String: TestSession] = [:]
         do {
             try await prepare(server)

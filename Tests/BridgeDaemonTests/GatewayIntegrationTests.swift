@@ -22,7 +22,7 @@ struct GatewayIntegrationTests {
         var options = ProsodyServer.Options()
         options.components = [Self.component: GatewayFixture.secret]
         options.adminShell = true
-        let server = try ProsodyServer.start(
+        let server = try await ProsodyServer.started(
             options, accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("c\\20d", "pw"), ("carol", "pw"), ("dave", "pw"), ("erin", Self.erinPassword)]
         )
         // home and bob see each other's presence; home's roster holds bob and a\b.

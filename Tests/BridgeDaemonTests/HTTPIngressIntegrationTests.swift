@@ -31,7 +31,7 @@ struct HTTPIngressIntegrationTests {
         let subscriber: String
 
         static func start(extraUsers: [(String, String)] = [], extraConfig: String = "", accounts: [String] = ["home"]) async throws -> Setup {
-            let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw"), ("alice", "pw")] + extraUsers)
+            let server = try await ProsodyServer.started(accounts: [("bob", "pw"), ("home", "pw"), ("alice", "pw")] + extraUsers)
             do {
                 let bob = try await TestSession.start("bob", on: server)
                 let ports = try ProsodyServer.freeLoopbackPorts(count: 2)

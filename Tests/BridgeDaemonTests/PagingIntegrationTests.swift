@@ -59,8 +59,8 @@ struct PagingIntegrationTests {
         static func start(alertmanagers count: Int, channel: String, upload: Bool = false) async throws -> Setup {
             let server =
                 upload
-                ? try UploadServer.start(users: ["alice", "bob", "home"], httpHost: "localhost")
-                : try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw"), ("home", "pw")])
+                ? try await UploadServer.started(users: ["alice", "bob", "home"], httpHost: "localhost")
+                : try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw"), ("home", "pw")])
             var alertmanagers: [AlertmanagerServer] = []
             do {
                 let port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]

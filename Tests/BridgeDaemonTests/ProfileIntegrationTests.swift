@@ -31,7 +31,7 @@ struct ProfileIntegrationTests {
 
     @Test("nick and avatar are published at login and not again after a restart; vcard and slixmpp read them; PEP has the avatar; messages carry the nick; a contact's XEP-0172 nick or vCard nickname is its {nick}")
     func publishedAndRead() async throws {
-        let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw"), ("carol", "pw"), ("dave", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("bob", "pw"), ("home", "pw"), ("carol", "pw"), ("dave", "pw")])
         defer { server.shutdown() }
         // carol has a vCard nickname and is in home's roster without a name.
         let carol = try await TestSession.start("carol", on: server)

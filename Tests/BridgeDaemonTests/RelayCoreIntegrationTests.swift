@@ -98,7 +98,7 @@ struct RelayCoreIntegrationTests {
 
     @Test("a socket subscriber that never reads is disconnected; the XMPP link keeps relaying meanwhile")
     func stuckSubscriberIsolated() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "bob", "work", "home"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home"],

@@ -26,7 +26,7 @@ struct RichMessageIntegrationTests {
         let bob: TestSession
 
         static func start(rest: String = RichMessageIntegrationTests.link) async throws -> Link {
-            let server = try ProsodyServer.start(accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
+            let server = try await ProsodyServer.started(accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
             let config = try BridgeConfigFile.write(for: server, accounts: ["work", "home"], rest: rest)
             let bridge = try BridgeDaemon.start(config: config, in: server.directory)
             try await bridge.waitOnline(["work", "home"])
@@ -219,7 +219,7 @@ struct RichMessageIntegrationTests {
     func roomStanzaIDs() async throws {
         var options = ProsodyServer.Options()
         options.rooms = true
-        let server = try ProsodyServer.start(options, accounts: ["alice", "bob", "work"].map { ($0, "pw") })
+        let server = try await ProsodyServer.started(options, accounts: ["alice", "bob", "work"].map { ($0, "pw") })
         defer { server.shutdown() }
         let room = try JID("dev@\(server.mucDomain)")
         let bob = try await TestSession.start("bob", on: server, rooms: [RoomConfiguration(jid: room, nick: "bob")])
@@ -285,7 +285,7 @@ struct RichMessageIntegrationTests {
 
     @Test("a socket client gets url, replace_id and encrypted fields with its own ids, and its reaction and reply reach alice on her ids")
     func localJSONFields() async throws {
-        let server = try ProsodyServer.start(accounts: ["alice", "work"].map { ($0, "pw") })
+        let server = try await ProsodyServer.started(accounts: ["alice", "work"].map { ($0, "pw") })
         defer { server.shutdown() }
         let path = "\(server.directory)/ops.sock"
         let config = try BridgeConfigFile.write(

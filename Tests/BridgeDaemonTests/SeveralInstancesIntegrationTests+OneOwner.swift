@@ -24,7 +24,7 @@ extension SeveralInstancesIntegrationTests {
     func ownerOfBothAccounts(fault: OwnerFault) async throws {
         var options = ProsodyServer.Options()
         options.archive = true
-        let server = try ProsodyServer.start(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
+        let server = try await ProsodyServer.started(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
         let database = try await SharedPostgres.freshDatabase()
         // node-a alone first, so it takes both leases; node-b only then.

@@ -35,7 +35,7 @@ extension SeveralInstancesIntegrationTests {
     ) async throws {
         var options = ProsodyServer.Options()
         options.archive = true
-        let server = try ProsodyServer.start(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
+        let server = try await ProsodyServer.started(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
         let bridges = try await Self.start(on: server, database: database, names: names)
         defer { bridges.forEach { $0.terminate() } }

@@ -34,7 +34,7 @@ extension SeveralInstancesIntegrationTests {
     @Test("300 accounts over 3 instances started together: every account online, each run by one instance, none with more than 40 %")
     func spread() async throws {
         let names = (1...300).map { String(format: "s%03d", $0) }
-        let server = try ProsodyServer.start()
+        let server = try await ProsodyServer.started()
         defer { server.shutdown() }
         try await Subprocess.offThread { try server.register(names, password: "pw") }
         let bridges = try await Self.start(on: server, names: ["node-a", "node-b", "node-c"], accounts: names)

@@ -85,7 +85,7 @@ struct SeveralInstancesIntegrationTests {
         // home's archive settles a batch the old owner had in flight as its session closed.
         var options = ProsodyServer.Options()
         options.archive = true
-        let server = try ProsodyServer.start(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
+        let server = try await ProsodyServer.started(options, accounts: DaemonScenario.users("alice", "bob", "work", "home"))
         defer { server.shutdown() }
         let bridges = try await Self.start(on: server)
         defer { bridges.forEach { $0.terminate() } }
@@ -124,7 +124,7 @@ struct SeveralInstancesIntegrationTests {
 
     @Test("HTTP ingress on every instance: 50 alerts posted to the instance that does not run home reach bob through the one that does (LISTEN/NOTIFY), once each, in order; status, route add and reconnect on that instance")
     func ingressOnEveryInstance() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("bob", "carol", "work", "home"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("bob", "carol", "work", "home"))
         defer { server.shutdown() }
         let ports = try ProsodyServer.freeLoopbackPorts(count: 2)
         let bridges = try await Self.start(on: server, httpPorts: ports)

@@ -11,7 +11,7 @@ import XMPP
 struct StartupRaceTests {
     @Test("10 fresh starts, each with status polled from the first moment: every daemon comes up; status says 'starting' (75) or answers (0)")
     func statusDuringStart() async throws {
-        let server = try ProsodyServer.start(accounts: DaemonScenario.users("alice", "work"))
+        let server = try await ProsodyServer.started(accounts: DaemonScenario.users("alice", "work"))
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work"],

@@ -32,7 +32,7 @@ struct StreamResumptionIntegrationTests {
     /// holding every part of `dropped`, thaws it and counts what bob got. `setting` edits
     /// the configuration.
     static func frozenServer(setting: (String, String), dropped expectedLog: String...) async throws {
-        let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("bob", "pw"), ("home", "pw")])
         defer {
             server.resume()
             server.shutdown()

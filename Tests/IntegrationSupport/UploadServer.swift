@@ -8,6 +8,11 @@ public enum UploadServer {
 
     /// Starts one taking files up to ``limit``; every user's password is "pw". `httpHost`
     /// names the service's URLs (`localhost` for a client with only the system resolver).
+    /// ``start(domain:users:httpHost:)`` off the shared threads (``ProsodyServer/started(_:accounts:)``).
+    public static func started(domain: String = "example.test", users: [String] = ["alice"], httpHost: String? = nil) async throws -> ProsodyServer {
+        try await Subprocess.offThread { try UploadServer.start(domain: domain, users: users, httpHost: httpHost) }
+    }
+
     public static func start(domain: String = "example.test", users: [String] = ["alice"], httpHost: String? = nil) throws -> ProsodyServer {
         var options = ProsodyServer.Options()
         options.domain = domain

@@ -24,7 +24,7 @@ struct ClientLoginTests {
 
     @Test("STARTTLS + SCRAM-SHA-256 login binds a server-assigned resource")
     func startTLSLogin() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "s3cret <&>")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "s3cret <&>")])
         defer { server.shutdown() }
         let connection = try await self.client.connect(
             configuration: IntegrationEnvironment.configuration("alice", on: server), password: "s3cret <&>"
@@ -39,7 +39,7 @@ struct ClientLoginTests {
 
     @Test("a reconnect of the same client derives no SCRAM key again; a wrong password still fails")
     func reconnectSkipsPBKDF2() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         let client = XMPPClient(logger: IntegrationEnvironment.logger("login-test"))
         let configuration = try IntegrationEnvironment.configuration("alice", on: server)
@@ -54,7 +54,7 @@ struct ClientLoginTests {
 
     @Test("Direct TLS (XEP-0368) login with a configured resource")
     func directTLSLogin() async throws {
-        let server = try ProsodyServer.start(accounts: [("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("bob", "pw")])
         defer { server.shutdown() }
         let connection = try await self.client.connect(
             configuration: IntegrationEnvironment.configuration("bob", on: server, resource: "bridge", tlsMode: .directTLS),
@@ -69,7 +69,7 @@ struct ClientLoginTests {
     func scramSHA1() async throws {
         var options = ProsodyServer.Options()
         options.passwordHash = "SHA-1"
-        let server = try ProsodyServer.start(options, accounts: [("carol", "pw")])
+        let server = try await ProsodyServer.started(options, accounts: [("carol", "pw")])
         defer { server.shutdown() }
         let connection = try await self.client.connect(configuration: IntegrationEnvironment.configuration("carol", on: server), password: "pw")
         #expect(connection.mechanism == Self.expected(.scramSHA1))
@@ -78,7 +78,7 @@ struct ClientLoginTests {
 
     @Test("a wrong password is a typed authentication error naming the account")
     func wrongPassword() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "right")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "right")])
         defer { server.shutdown() }
         let configuration = try IntegrationEnvironment.configuration("alice", on: server)
         do throws(XMPPClientError) {
@@ -100,7 +100,7 @@ struct ClientLoginTests {
     func wrongCertificateName(mode: TLSMode) async throws {
         var options = ProsodyServer.Options()
         options.certificateName = "wrong.test"
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(options, accounts: [("alice", "pw")])
         defer { server.shutdown() }
         // Trust both certificates, so the only fault is the name.
         let configuration = try IntegrationEnvironment.configuration("alice", on: server, tlsMode: mode, trustFile: server.trustBundleFile)
@@ -121,7 +121,7 @@ struct ClientLoginTests {
 
     @Test("an untrusted self-signed certificate is refused")
     func untrustedCertificate() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         var configuration = try IntegrationEnvironment.configuration("alice", on: server)
         configuration.tls.additionalTrustRootsFile = nil
@@ -141,7 +141,7 @@ struct ClientLoginTests {
     func serverWithoutTLS() async throws {
         var options = ProsodyServer.Options()
         options.tls = false
-        let server = try ProsodyServer.start(options, accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(options, accounts: [("alice", "pw")])
         defer { server.shutdown() }
         let strict = try IntegrationEnvironment.configuration("alice", on: server)
         do throws(XMPPClientError) {
@@ -169,7 +169,7 @@ struct ClientLoginTests {
 
     @Test("two logins of one account with different resources are both bound")
     func twoResources() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         async let first = self.client.connect(configuration: IntegrationEnvironment.configuration("alice", on: server, resource: "one"), password: "pw")
         async let second = self.client.connect(configuration: IntegrationEnvironment.configuration("alice", on: server, resource: "two"), password: "pw")
@@ -183,7 +183,7 @@ struct ClientLoginTests {
 
     @Test("a refused TCP connection is a connect error, not a hang")
     func connectionRefused() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         var configuration = try IntegrationEnvironment.configuration("alice", on: server)
         server.stop()

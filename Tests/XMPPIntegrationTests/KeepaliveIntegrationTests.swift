@@ -11,7 +11,7 @@ import XMPP
 struct KeepaliveIntegrationTests {
     @Test("a frozen server: a ping after 60 quiet seconds, the connection given up 20 s later, and back after the server thaws")
     func frozenServer() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer {
             server.resume()
             server.shutdown()

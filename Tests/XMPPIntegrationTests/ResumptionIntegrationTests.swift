@@ -15,7 +15,7 @@ import Testing
 struct ResumptionIntegrationTests {
     @Test("the old connection cut inside a stanza: the resumed stream answers nothing, the watchdog gives it up for a new session after ack_timeout, and messages flow again")
     func unreadResumedStreamIsGivenUp() async throws {
-        let server = try ProsodyServer.start(accounts: [("bob", "pw"), ("home", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("bob", "pw"), ("home", "pw")])
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let recorder = LogRecorder()

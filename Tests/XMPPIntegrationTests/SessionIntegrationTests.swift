@@ -16,7 +16,7 @@ struct SessionIntegrationTests {
 
     @Test("waitForRoster returns when a push (here from the account's other client) brings the roster there, and false after its timeout")
     func waitForRosterPush() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         let watcher = try await TestSession.start("alice", on: server, resource: "watcher")
         let other = try await TestSession.start("alice", on: server, resource: "other")
@@ -34,7 +34,7 @@ struct SessionIntegrationTests {
 
     @Test("two accounts exchange chat, normal and headline messages, including a 100 kB body")
     func exchangeMessages() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
@@ -62,7 +62,7 @@ struct SessionIntegrationTests {
 
     @Test("subscription both ways: rosters show both, presence is seen, removal propagates")
     func subscriptionsAndPresence() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
@@ -106,7 +106,7 @@ struct SessionIntegrationTests {
 
     @Test("after Prosody is killed and restarted, a running session reconnects and receives new messages")
     func reconnectAfterServerRestart() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("bob", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("bob", "pw")])
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         server.kill()
@@ -134,7 +134,7 @@ struct SessionIntegrationTests {
 
     @Test("a stranger's messages arrive as events but a stranger cannot push our roster")
     func strangerCannotPushRoster() async throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw"), ("eve", "pw")])
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw"), ("eve", "pw")])
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let eve = try await TestSession.start("eve", on: server)

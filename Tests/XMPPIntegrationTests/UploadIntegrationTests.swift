@@ -37,7 +37,7 @@ struct UploadIntegrationTests {
 
     @Test("discovery finds the component with its limit; 1 MB goes up and comes back the same, from bytes and from a file")
     func uploadAndFetch() async throws {
-        let server = try UploadServer.start()
+        let server = try await UploadServer.started()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
@@ -79,7 +79,7 @@ struct UploadIntegrationTests {
 
     @Test("a file over the limit is refused before any slot or PUT; the service's own refusal carries its max-file-size")
     func tooLarge() async throws {
-        let server = try UploadServer.start()
+        let server = try await UploadServer.started()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let http = Self.http(server, trustFile: server.certificate?.certificateFile)
@@ -107,7 +107,7 @@ struct UploadIntegrationTests {
 
     @Test("without trust in the test CA the PUT fails certificate verification; a URL by IP address fails the name check")
     func untrustedCertificate() async throws {
-        let server = try UploadServer.start()
+        let server = try await UploadServer.started()
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let untrusting = Self.http(server, trustFile: nil)
