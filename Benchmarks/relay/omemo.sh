@@ -9,6 +9,7 @@
 #   RELAY_BENCH_BIN   use this xmpp-bridge binary instead of building .build/release/xmpp-bridge
 #   OMEMO_BENCH_PY    a Python with slixmpp-omemo (default .build/test-venv/bin/python)
 #   OMEMO_BENCH_KEEP=1  keep the temporary folder (bridge logs, configs)
+#   OMEMO_BENCH_LOG_LEVEL  the bridge's --log-level (default info; debug shows each delivery)
 # Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
 set -euo pipefail
 N=${1:-500}

@@ -79,9 +79,9 @@ class Phone(omemo_phone.Phone):
         self.arrived = {}
         self.counts = {}
         self.failed = 0
-        # While a burst is measured, stanzas are kept and opened after it: a phone in Python
-        # decrypts a message in about 1.5 ms, and one busy decrypting stops reading its
-        # socket, which would make its server, not the bridge, the measure.
+        # While a burst or the paced part is measured, stanzas are kept and opened after
+        # it: a phone in Python decrypts a message in about 1.5 ms, and one busy decrypting
+        # stops reading its socket, which would make its server, not the bridge, the measure.
         self.deferred = None
 
     async def drain(self):
@@ -235,7 +235,7 @@ async def fifo_write(path, lines, rate=None):
 async def profile(part, variant, pid):
     """A profiler attached to the bridge for `part` of `variant`, when asked:
     OMEMO_BENCH_PERF=FILE (`{variant}` in it is replaced), OMEMO_BENCH_PERF_PART (burst,
-    the default, or replies), OMEMO_BENCH_PERF_VARIANT (required, the default, none or
+    the default, paced or replies), OMEMO_BENCH_PERF_VARIANT (required, the default, none or
     both), OMEMO_BENCH_PERF_MODE (record, the default: perf record -g; strace: syscall
     counts, strace -f -c; futex: where the futex calls (thread wake-ups) come from; dwarf:
     perf record with DWARF stacks, through C libraries built without frame pointers; stat:
@@ -265,7 +265,7 @@ async def one_variant(args, phone, variant, run):
     metrics = free_port()
     write_config(config, args, variant, metrics)
     log = open(Path(args.dir) / f"bridge-{variant}-{run}.log", "w")
-    bridge = subprocess.Popen([args.bridge, "run", "--config", str(config), "--log-level", "info"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    bridge = subprocess.Popen([args.bridge, "run", "--config", str(config), "--log-level", os.environ.get("OMEMO_BENCH_LOG_LEVEL", "info")], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     results = []
     try:
         logfile = Path(args.dir) / f"bridge-{variant}-{run}.log"
@@ -339,6 +339,10 @@ async def one_variant(args, phone, variant, run):
         # last was taken by the server.
         lines = [f"{variant}-{run}-p{i}" for i in range(args.paced)]
         base = delivered(metrics) or 0
+        # The phone keeps what arrives here too, opened after: its decryption in Python
+        # would otherwise hold up this loop, and so the moment the last is seen taken.
+        phone.deferred = []
+        profiler = await profile("paced", variant, bridge.pid)
         cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
         await fifo_write(fifo, lines, rate=args.rate)
         written = time.monotonic()
@@ -350,6 +354,11 @@ async def one_variant(args, phone, variant, run):
                 break
             await asyncio.sleep(0.01)
         cpu = cpu_seconds(bridge.pid) - cpu0
+        if profiler:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(30)
+        await wait_for(lambda: len(phone.deferred or []) >= len(lines), args.timeout)
+        await phone.drain()
         await wait_for(lambda: all(line in phone.arrived for line in lines), args.timeout)
         paced = result("paced", lines, (done - start) if done else None, cpu, phone.arrived, phone.counts)
         paced["tail_ms"] = 1000 * (done - written) if done else None
@@ -361,28 +370,33 @@ async def one_variant(args, phone, variant, run):
         # bridge goes on (SIGCONT) and is timed until the socket local had them all: its
         # own throughput, not how fast this Python process writes or the server routes
         # bigger stanzas (both on the same two cores otherwise).
-        lines = [f"{variant}-{run}-r{i}" for i in range(args.replies)]
-        prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
-        profiler = await profile("replies", variant, bridge.pid)
-        os.kill(bridge.pid, signal.SIGSTOP)
-        try:
-            server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
-            for stanza in prepared:
-                stanza.send()
-            await phone.plugin["xep_0199"].ping(JID("example.test"), timeout=120)
-            server_cpu = cpu_seconds(args.server_pid) - server0 if args.server_pid else None
-        finally:
-            os.kill(bridge.pid, signal.SIGCONT)
-        cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
-        await wait_for(lambda: all(line in sink.arrived for line in lines), args.timeout)
-        if profiler:
-            profiler.send_signal(signal.SIGINT)
-            profiler.wait(30)
-        done = max((sink.arrived[line] for line in lines if line in sink.arrived), default=None)
-        cpu = cpu_seconds(bridge.pid) - cpu0
-        replies = result("replies", lines, (done - start) if done else None, cpu, sink.arrived, sink.counts)
-        replies["server_cpu_ms_per_msg"] = 1000 * server_cpu / len(lines) if server_cpu is not None else None
-        results.append(replies)
+        # In rounds (--reply-rounds), each a sample of its own: a round takes only some
+        # tens of milliseconds, so one alone says little.
+        for round in range(args.reply_rounds):
+            lines = [f"{variant}-{run}-r{round}-{i}" for i in range(args.replies)]
+            prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
+            profiler = await profile("replies", variant, bridge.pid) if round == 0 else None
+            os.kill(bridge.pid, signal.SIGSTOP)
+            try:
+                server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
+                for stanza in prepared:
+                    stanza.send()
+                await phone.plugin["xep_0199"].ping(JID("example.test"), timeout=120)
+                server_cpu = cpu_seconds(args.server_pid) - server0 if args.server_pid else None
+                # Read while the bridge is stopped: after SIGCONT it runs on the other core at
+                # once, and reading every thread's schedstat takes a while.
+                cpu0, start = cpu_seconds(bridge.pid), time.monotonic()
+            finally:
+                os.kill(bridge.pid, signal.SIGCONT)
+            await wait_for(lambda: all(line in sink.arrived for line in lines), args.timeout)
+            if profiler:
+                profiler.send_signal(signal.SIGINT)
+                profiler.wait(30)
+            done = max((sink.arrived[line] for line in lines if line in sink.arrived), default=None)
+            cpu = cpu_seconds(bridge.pid) - cpu0
+            replies = result("replies", lines, (done - start) if done else None, cpu, sink.arrived, sink.counts)
+            replies["server_cpu_ms_per_msg"] = 1000 * server_cpu / len(lines) if server_cpu is not None else None
+            results.append(replies)
 
         # Durable writes per message: a burst with strace counting fsync and fdatasync.
         if args.strace:
@@ -434,6 +448,7 @@ async def main():
     parser.add_argument("--paced", type=int, default=300)
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--replies", type=int, default=500)
+    parser.add_argument("--reply-rounds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--strace", action="store_true")
     parser.add_argument("--server-pid", type=int, help="the XMPP server's pid, for its CPU per message")
