@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import OMEMO
 import TransportCore
 import XMPP
 
@@ -47,17 +48,41 @@ public struct FileReuploader: Sendable {
     static let tokenBytes = Set(Array("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
 
     /// The URL to share for `url`: this account's copy, or `url` itself when it cannot be made.
-    func reupload(_ url: String, maximumBytes: Int, session: XMPPSession<EventLoopClock>) async -> String {
+    /// An `aesgcm://` link (XEP-0454, a file shared alongside OMEMO) is fetched from its
+    /// https URL; for a target that gets the message encrypted (`encrypted`) the encrypted
+    /// bytes are uploaded as they are and the link keeps its key, for any other the file is
+    /// decrypted and uploaded in the clear (the target reads the message's text in the
+    /// clear too, and a client without OMEMO cannot open the link).
+    func reupload(_ url: String, maximumBytes: Int, encrypted: Bool, session: XMPPSession<EventLoopClock>) async -> String {
+        let link = EncryptedFileLink(url)
+        let source = link?.url.absoluteString ?? url
         do {
             let service = try await self.service(session)
             let limit = min(service.maxFileSize ?? maximumBytes, maximumBytes)
-            let response = try await self.http.get(url: url, maxBytes: limit)
-            let name = RichContent.fileName(of: url) ?? "file"
-            let contentType = response.headers["Content-Type"].first.flatMap(Self.mediaType)
-            let copy = try await self.uploads(session).upload(response.body, filename: name, contentType: contentType, service: service)
+            let name = RichContent.fileName(of: source) ?? "file"
+            let copy: String
+            if let link {
+                let response = try await self.http.get(url: source, maxBytes: limit + EncryptedFileLink.overhead)
+                if encrypted {
+                    copy = try await self.uploads(session).upload(response.body, filename: name, contentType: nil, service: service)
+                    guard let moved = URL(string: copy).map({ link.moved(to: $0).text }), !moved.isEmpty else { throw UploadError.invalidSlot("not a URL: \(copy)") }
+                    self.logger.info("encrypted file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
+                    return moved
+                }
+                // Off the event loop: up to `maximumBytes` of AES-GCM.
+                let file = try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    try link.open(Array(buffer: response.body))
+                }
+                copy = try await self.uploads(session).upload(ByteBuffer(bytes: file), filename: name, contentType: nil, service: service)
+                self.logger.info("encrypted file decrypted and uploaded again for the target", metadata: ["bytes": "\(file.count)"])
+            } else {
+                let response = try await self.http.get(url: source, maxBytes: limit)
+                let contentType = response.headers["Content-Type"].first.flatMap(Self.mediaType)
+                copy = try await self.uploads(session).upload(response.body, filename: name, contentType: contentType, service: service)
+                self.logger.info("file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
+            }
             // The URLs are capabilities (whoever has one can fetch the file): debug only.
-            self.logger.info("file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
-            self.logger.debug("file uploaded again", metadata: ["from": "\(url)", "to": "\(copy)"])
+            self.logger.debug("file uploaded again", metadata: ["from": "\(source)", "to": "\(copy)"])
             return copy
         } catch {
             self.logger.warning("cannot upload the file again; sharing the source's URL", metadata: ["error": "\(error)"])

@@ -87,6 +87,17 @@ extension XMPPTransport {
         self.contactEncryption.withLockedValue { $0 = encryption }
     }
 
+    /// Whether a message to `jid` would go encrypted as things stand: `required`, or
+    /// `omemo` with a trusted device of the contact's known already (nothing is fetched).
+    func mayEncrypt(to jid: JID) async -> Bool {
+        guard let omemo = self.omemo.withLockedValue({ $0 }) else { return false }
+        switch self.encryption(for: jid) {
+        case .none: return false
+        case .required: return true
+        case .omemo: return await omemo.hasTrustedSession(with: jid.bare.description)
+        }
+    }
+
     /// `messages` (those to contacts, `chat` or `normal`) encrypted per their contact's
     /// `encryption`; one that must wait or failed gets its result at `indices` in
     /// `results` and leaves `messages`.

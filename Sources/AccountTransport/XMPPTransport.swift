@@ -248,7 +248,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             var content = RichContent(delivery.content)
             if let url = content.url, let limit = delivery.content.reuploadMaxBytes, let reuploader = self.reuploader {
                 // Before the delivery timer starts: a download is not a stuck server.
-                content.url = await reuploader.reupload(url, maximumBytes: limit, session: self.session)
+                let encrypted = await self.mayEncrypt(to: jid)
+                content.url = await reuploader.reupload(url, maximumBytes: limit, encrypted: encrypted, session: self.session)
             }
             let (body, elements) = content.outgoing(text: delivery.body.isEmpty ? nil : delivery.body)
             var message = Message(type: type, to: jid, id: delivery.relayID, body: body, subject: subject)

@@ -50,6 +50,15 @@ public struct EncryptedFileLink: Hashable, Sendable {
         return try AESGCM().open(Array(downloaded.dropLast(AESGCM.tagSize)), tag: Array(downloaded.suffix(AESGCM.tagSize)), key: self.key, iv: self.iv)
     }
 
+    /// How many more bytes the file at ``url`` holds than the file itself: the tag after it.
+    public static var overhead: Int { AESGCM.tagSize }
+
+    /// The same file, key and IV, uploaded again at `url` (https): a copy of the encrypted
+    /// bytes keeps the link's key.
+    public func moved(to url: URL) -> EncryptedFileLink {
+        EncryptedFileLink(url: url, iv: self.iv, key: self.key)
+    }
+
     /// The `aesgcm://` URL to send.
     public var text: String {
         var components = URLComponents(url: self.url, resolvingAgainstBaseURL: false)

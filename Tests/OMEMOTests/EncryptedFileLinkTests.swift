@@ -45,4 +45,17 @@ struct EncryptedFileLinkTests {
         #expect(throws: OMEMOError.self) { try received.open(damaged) }
         #expect(throws: OMEMOError("decrypt a file", reason: "10 bytes, shorter than the tag")) { try received.open(Array(upload.prefix(10))) }
     }
+
+    @Test("a link moved to another upload keeps its key and IV: the copied bytes open under it")
+    func moved() throws {
+        let file = Array("the phone's file".utf8)
+        let (upload, link) = try EncryptedFileLink.seal(file, for: try #require(URL(string: "https://a.example/slot/f.txt")))
+        let moved = link.moved(to: try #require(URL(string: "https://b.example:5281/share/x/f.txt")))
+        #expect(moved.text.hasPrefix("aesgcm://b.example:5281/share/x/f.txt#"))
+        #expect(moved.text.split(separator: "#").last == link.text.split(separator: "#").last)
+        let read = try #require(EncryptedFileLink(moved.text))
+        #expect(read.url.absoluteString == "https://b.example:5281/share/x/f.txt")
+        #expect(try read.open(upload) == file)
+        #expect(upload.count == file.count + EncryptedFileLink.overhead)
+    }
 }
