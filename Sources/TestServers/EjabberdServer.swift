@@ -43,6 +43,15 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
         return missing
     }
 
+    /// ``start(domain:accounts:components:serverInfo:)`` on a thread of its own: ejabberd's
+    /// start and `ejabberdctl register` take seconds, which must not hold one of the few
+    /// threads async tests share.
+    public static func started(
+        domain: String = "example.test", accounts: [(String, String)] = [], components: [String: String] = [:], serverInfo: Bool = true
+    ) async throws -> EjabberdServer {
+        try await Subprocess.offThread { try EjabberdServer.start(domain: domain, accounts: accounts, components: components, serverInfo: serverInfo) }
+    }
+
     /// Creates the directory, certificate and configuration, starts ejabberd and registers
     /// these accounts (`(localpart, password)`).
     /// - Parameter components: external components (XEP-0114), domain → secret, on

@@ -4,12 +4,16 @@ import TestServers
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The OMEMO device on ejabberd (issue 41): its PEP (mod_pep) with the same phone.
 @Suite("OMEMO against a real ejabberd and slixmpp-omemo", .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
 struct OMEMOEjabberdIntegrationTests {
     @Test("encrypted both ways, and after a restart of the bridge still the same device")
     func bothWaysAndRestart() async throws {
-        let server = try EjabberdServer.start(accounts: [("bob", "pw"), ("home", "pw")])
+        let server = try await EjabberdServer.started(accounts: [("bob", "pw"), ("home", "pw")])
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
         let config = try BridgeConfigFile.write(for: server, accounts: ["home"], accountSettings: "omemo = true", rest: OMEMOIntegrationTests.channel(encryption: "required"))
@@ -40,5 +44,40 @@ struct OMEMOEjabberdIntegrationTests {
         try await ops().send("after the restart")
         #expect(await phone.waitForMessage("after the restart")?.encrypted == true, "\(phone.events.map(\.fields)) \(bridge.run.errors.suffix(3000))")
         #expect(phone.undecryptable.isEmpty, "\(phone.undecryptable.map(\.fields))")
+    }
+
+    @Test("kill -9 in the middle of a burst of 200: after the restart the phone has each message once, and decrypted every one")
+    func killMidBurst() async throws {
+        let server = try await EjabberdServer.started(accounts: [("bob", "pw"), ("home", "pw")])
+        defer { server.shutdown() }
+        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
+        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], accountSettings: "omemo = true", rest: OMEMOIntegrationTests.channel(encryption: "required"))
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { bridge.terminate() }
+        try await bridge.waitOnline(["home"])
+        try await bridge.waitForSocket("\(server.directory)/ops.sock")
+        let phone = try await OMEMOPhone.start("bob", on: server)
+        defer { phone.stop() }
+        let ops = try UnixLineClient(path: "\(server.directory)/ops.sock")
+        let count = 200
+        for index in 0..<count { try ops.send("burst \(index)") }
+        let some = await eventually(timeout: .seconds(30)) { phone.messages.count >= 20 }
+        #expect(some, "\(phone.events.suffix(3).map(\.fields)) \(bridge.run.errors.suffix(3000))")
+        kill(bridge.run.process.pid, SIGKILL)
+        _ = bridge.run.finish(timeout: 10)
+        let again = try BridgeDaemon.start(config: config, in: server.directory)
+        defer { again.terminate() }
+        try await again.waitOnline(["home"])
+        try await again.waitForSocket("\(server.directory)/ops.sock")
+        let all = await eventually(timeout: .seconds(90)) { Set(phone.messages.compactMap(\.body)).count >= count }
+        try UnixLineClient(path: "\(server.directory)/ops.sock").send("marker")
+        _ = await phone.waitForMessage("marker", timeout: .seconds(30))
+        let bodies = phone.messages.compactMap(\.body).filter { $0.contains("burst ") }
+        let distinct = Set(bodies)
+        print("[omemo] ejabberd, kill -9 mid burst of \(count): the phone received \(bodies.count), lost \(count - distinct.count), twice \(bodies.count - distinct.count)")
+        #expect(all && distinct.count == count, "lost \(count - distinct.count); \(again.run.errors.suffix(3000))")
+        #expect(bodies.count == distinct.count, "twice: \(bodies.count - distinct.count)")
+        #expect(phone.messages.allSatisfy { $0.encrypted })
+        #expect(phone.undecryptable.isEmpty, "failed decryptions: \(phone.undecryptable.map(\.fields))")
     }
 }

@@ -86,6 +86,54 @@ extension OMEMOIntegrationTests {
         #expect(phone.undecryptable.isEmpty, "failed decryptions: \(phone.undecryptable.map(\.fields))")
     }
 
+    @Test("kill -9 in the middle of a burst of 200 written into a FIFO: after the restart the phone has each line once, and decrypted every one")
+    func killMidBurstFromFIFO() async throws {
+        var options = ProsodyServer.Options()
+        options.archive = true
+        let scenario = try await DaemonScenario.start(
+            accounts: ["home"], others: ["bob"], accountSettings: "omemo = true",
+            rest: """
+                [local.alerts]
+                kind = "fifo"
+                path = "alerts.fifo"
+
+                [channels.phone]
+                format = "{body}"
+                members = [
+                  { account = "home", jid = "bob@example.test", encryption = "required" },
+                  { local = "alerts", direction = "in" },
+                ]
+                """,
+            server: options,
+            prepare: { server in try await MirrorSupport.subscribeBothWays("bob", "home", on: server) }
+        )
+        defer { scenario.shutdown() }
+        let phone = try await OMEMOPhone.start("bob", on: scenario.server)
+        defer { phone.stop() }
+        let fifo = scenario.path("alerts.fifo")
+        #expect(await scenario.bridge.waitForLog { $0.contains("reading FIFO") }, "\(scenario.bridge.run.errors.suffix(2000))")
+        let count = 200
+        // One write, as `command > fifo` does: the bridge reads it whole into its intake.
+        try LocalSocket.writeFIFO(fifo, (0..<count).map { "burst \($0)\n" }.joined())
+        let some = await eventually(timeout: .seconds(30)) { phone.messages.count >= 20 }
+        #expect(some, "\(phone.events.suffix(3).map(\.fields)) \(scenario.bridge.run.errors.suffix(3000))")
+        scenario.bridge.run.process.signal(SIGKILL)
+        _ = scenario.bridge.run.finish(timeout: 10)
+        let again = try await scenario.startAgain(accounts: ["home"])
+        defer { again.terminate() }
+        let all = await eventually(timeout: .seconds(90)) { Set(phone.messages.compactMap(\.body)).count >= count }
+        #expect(await again.waitForLog { $0.contains("reading FIFO") }, "\(again.run.errors.suffix(2000))")
+        try LocalSocket.writeFIFO(fifo, "marker\n")
+        _ = await phone.waitForMessage("marker", timeout: .seconds(30))
+        let bodies = phone.messages.compactMap(\.body).filter { $0.hasPrefix("burst ") }
+        let distinct = Set(bodies)
+        print("[omemo] kill -9 mid burst of \(count) from a FIFO: the phone received \(bodies.count), lost \(count - distinct.count), twice \(bodies.count - distinct.count)")
+        #expect(all && distinct.count == count, "lost \(count - distinct.count); \(again.run.errors.suffix(3000))")
+        #expect(bodies.count == distinct.count, "twice: \(bodies.count - distinct.count)")
+        #expect(phone.messages.allSatisfy { $0.encrypted })
+        #expect(phone.undecryptable.isEmpty, "failed decryptions: \(phone.undecryptable.map(\.fields))")
+    }
+
     /// `name=value` in a log line.
     static func field(_ name: String, in line: Substring) -> String? {
         guard let range = line.range(of: "\(name)=") else { return nil }

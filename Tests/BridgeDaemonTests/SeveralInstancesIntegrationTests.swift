@@ -27,9 +27,10 @@ struct SeveralInstancesIntegrationTests {
     /// With `database` (its URL and password), that one instead of a fresh database on the
     /// shared server.
     /// With `names` and `accounts`, those instances and accounts (and no channel).
+    /// With `omemo`, home is an OMEMO device and bob's member `encryption = "required"`.
     static func start(
         on server: ProsodyServer, httpPorts: [Int]? = nil, database: (url: String, password: String)? = nil, names: [String] = ["node-a", "node-b"],
-        accounts: [String] = ["work", "home"]
+        accounts: [String] = ["work", "home"], omemo: Bool = false
     ) async throws -> [BridgeDaemon] {
         var database = database
         if database == nil {
@@ -56,6 +57,10 @@ struct SeveralInstancesIntegrationTests {
                 accounts: accounts.map { ($0, $0, server) }, in: directory, rest: accounts == ["work", "home"] ? BridgeIntegrationTests.link + web : web
             )
             var text = try String(contentsOfFile: config, encoding: .utf8)
+            if omemo {
+                text = text.replacingOccurrences(of: "[accounts.home]\n", with: "[accounts.home]\nomemo = true\n")
+                text = text.replacingOccurrences(of: #"jid = "bob@example.test", direction"#, with: #"jid = "bob@example.test", encryption = "required", direction"#)
+            }
             text = text.replacingOccurrences(
                 of: "state = \"bridge.sqlite\"\n",
                 with: "state = \"\(url)\"\nstate_password_env = \"BRIDGE_DB_PASSWORD\"\ninstance = \"\(name)\"\nlease_ttl = \"\(Self.ttl)s\"\n"
