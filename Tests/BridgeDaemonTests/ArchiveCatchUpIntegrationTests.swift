@@ -23,13 +23,13 @@ struct ArchiveCatchUpIntegrationTests {
         ]
         """
 
-    static func server(hibernationSeconds: Int? = nil, adminShell: Bool = false) throws -> ProsodyServer {
+    static func server(hibernationSeconds: Int? = nil, adminShell: Bool = false) async throws -> ProsodyServer {
         var options = ProsodyServer.Options()
         options.archive = true
         options.hibernationSeconds = hibernationSeconds
         options.adminShell = adminShell
         options.logLevel = "debug"
-        return try ProsodyServer.start(options, accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
+        return try await ProsodyServer.started(options, accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") })
     }
 
     /// The link's accounts and the test's own clients on a fresh archiving server.
@@ -99,7 +99,7 @@ struct ArchiveCatchUpIntegrationTests {
 
     @Test("bridge stopped while the account's other client is online and takes 20 messages: started again, the bridge relays all 20 once from the archive")
     func otherResourceWhileDown() async throws {
-        let server = try Self.server()
+        let server = try await Self.server()
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob, work) = (link.alice, link.bob, link.work)
@@ -130,7 +130,7 @@ struct ArchiveCatchUpIntegrationTests {
 
     @Test("bridge killed and down past the hibernation time while 30 messages arrive: the restarted bridge cannot resume, catches up from the archive, and relays each once")
     func pastHibernation() async throws {
-        let server = try Self.server(hibernationSeconds: 1)
+        let server = try await Self.server(hibernationSeconds: 1)
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob) = (link.alice, link.bob)
@@ -152,7 +152,7 @@ struct ArchiveCatchUpIntegrationTests {
 
     @Test("messages the server stored offline after the dead session expired reach bob after the older ones the archive has, not before (held until the catch-up ends)")
     func offlineFloodAfterArchive() async throws {
-        let server = try Self.server(hibernationSeconds: 1)
+        let server = try await Self.server(hibernationSeconds: 1)
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob, work) = (link.alice, link.bob, link.work)
@@ -182,7 +182,7 @@ struct ArchiveCatchUpIntegrationTests {
 
     @Test("the server closes the bridge's connection mid burst (admin console c2s:close): after reconnecting, bob has all 2,000 once")
     func serverClosesMidBurst() async throws {
-        let server = try Self.server(adminShell: true)
+        let server = try await Self.server(adminShell: true)
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob, work) = (link.alice, link.bob, link.work)
@@ -217,7 +217,7 @@ struct ArchiveCatchUpIntegrationTests {
 
     @Test("Prosody killed (SIGKILL) and restarted mid burst: every message the server confirmed to alice reaches bob; duplicates are counted")
     func serverKilledMidBurst() async throws {
-        let server = try Self.server()
+        let server = try await Self.server()
         defer { server.shutdown() }
         let link = try await Link.start(server)
         let (alice, bob, work) = (link.alice, link.bob, link.work)

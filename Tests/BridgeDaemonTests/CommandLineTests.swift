@@ -106,8 +106,8 @@ struct CommandLineTests {
     }
 
     @Test("send with a wrong password exits with the authentication code (5)")
-    func sendWrongPassword() throws {
-        let server = try ProsodyServer.start(accounts: [("alice", "pw")])
+    func sendWrongPassword() async throws {
+        let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer { server.shutdown() }
         let password = try Self.write("not-the-password\n", in: server.directory, name: "wrong.pw")
         let run = try Self.start(
@@ -175,8 +175,8 @@ struct CommandLineTests {
     }
 
     @Test("register on a server without registration says so")
-    func registerRefused() throws {
-        let server = try ProsodyServer.start()
+    func registerRefused() async throws {
+        let server = try await ProsodyServer.started()
         defer { server.shutdown() }
         let password = try Self.write("pw\n", in: server.directory, name: "new.pw")
         let run = try Self.start(["register"] + Self.accountArguments("newcomer", on: server, passwordFile: password), in: server.directory)

@@ -91,7 +91,8 @@ struct FaultMatrixIntegrationTests {
 
     static func run(_ server: Server, _ path: FaultScene.Path, _ fault: ServerFault, serverInfo: Bool) async throws {
         guard Self.selected(path, fault) else { return }
-        let started = try server.start(serverInfo: serverInfo)
+        // Off the threads async tests share: a start takes seconds.
+        let started = try await Subprocess.offThread { try server.start(serverInfo: serverInfo) }
         defer { started.shutdown() }
         let scene = FaultScene(path: path, server: started, label: "\(server) info=\(serverInfo ? "on" : "off")")
         Self.check(try await scene.run(fault), server: server, fault: fault, path: path)

@@ -13,7 +13,7 @@ struct GatewayEjabberdIntegrationTests {
 
     @Test("ejabberd grants roster privilege: bob's puppet is written into alice's roster (XEP-0356) with his name and groups; alice ↔ bob cross both ways, and the bridge stops at once")
     func privilegedRosterAndMessages() async throws {
-        let server = try EjabberdServer.start(
+        let server = try await EjabberdServer.started(
             accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw")], components: [Self.component: GatewayFixture.secret]
         )
         defer { server.shutdown() }
@@ -53,7 +53,7 @@ struct GatewayEjabberdIntegrationTests {
 
     @Test("on ejabberd too: markup, emoji and CJK both ways, a contact whose JID needs escaping, presence both ways, a stranger refused, and a user who links an account through the XEP-0077 form and unlinks it")
     func messagesPresenceAndRegistration() async throws {
-        let server = try EjabberdServer.start(
+        let server = try await EjabberdServer.started(
             accounts: [("alice", "pw"), ("home", "pw"), ("bob", "pw"), ("a\\b", "pw"), ("carol", "pw"), ("dave", "pw"), ("erin", GatewayIntegrationTests.erinPassword)],
             components: [Self.component: GatewayFixture.secret]
         )

@@ -20,6 +20,11 @@ struct InteropIntegrationTests {
 
         var testDescription: String { self.rawValue }
 
+        /// ``start(accounts:)`` off the threads async tests share: a start takes seconds.
+        func started(accounts: [String]) async throws -> any TestXMPPServer {
+            try await Subprocess.offThread { try self.start(accounts: accounts) }
+        }
+
         func start(accounts: [String]) throws -> any TestXMPPServer {
             let pairs = accounts.map { ($0, "pw") }
             switch self {
@@ -48,7 +53,7 @@ struct InteropIntegrationTests {
 
     @Test("login over STARTTLS and Direct TLS with SCRAM, and send", arguments: Self.servers)
     func loginAndSend(_ kind: Server) async throws {
-        let server = try kind.start(accounts: ["alice", "bob"])
+        let server = try await kind.started(accounts: ["alice", "bob"])
         defer { server.shutdown() }
         let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.password")
         chmod(password, 0o600)
@@ -71,7 +76,7 @@ struct InteropIntegrationTests {
 
     @Test("the 1:1 relay both ways with stream management; what alice says while the bridge is down comes from the archive, once", arguments: Self.servers)
     func relayAndCatchUp(_ kind: Server) async throws {
-        let server = try kind.start(accounts: ["alice", "bob", "work", "home"])
+        let server = try await kind.started(accounts: ["alice", "bob", "work", "home"])
         defer { server.shutdown() }
         let alice = try await TestSession.start("alice", on: server)
         let bob = try await TestSession.start("bob", on: server)
@@ -113,7 +118,7 @@ struct InteropIntegrationTests {
 
     @Test("two linked rooms: relayed once by nick, never echoed", arguments: Self.servers)
     func rooms(_ kind: Server) async throws {
-        let server = try kind.start(accounts: ["alice", "bob", "relay"])
+        let server = try await kind.started(accounts: ["alice", "bob", "relay"])
         defer { server.shutdown() }
         let dev = RoomConfiguration(jid: try JID("dev@\(server.mucDomain)"), nick: "alice")
         let ops = RoomConfiguration(jid: try JID("ops@\(server.mucDomain)"), nick: "bob")
@@ -150,7 +155,7 @@ struct InteropIntegrationTests {
 
     @Test("presence relay on a 1:1 link and a roster mirror", arguments: Self.servers)
     func presenceAndRosterMirror(_ kind: Server) async throws {
-        let server = try kind.start(accounts: ["alice", "bob", "work", "home", "carol"])
+        let server = try await kind.started(accounts: ["alice", "bob", "work", "home", "carol"])
         defer { server.shutdown() }
         try await MirrorSupport.subscribeBothWays("work", "alice", on: server)
         try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
@@ -187,7 +192,7 @@ struct InteropIntegrationTests {
 
     @Test("kill -9 of the bridge mid inbound burst (alice → work → home → bob): the restarted bridge resumes both sessions; 0 lost, none relayed twice (0 repeats on Prosody)", arguments: Self.servers)
     func streamResumptionAfterKill(_ kind: Server) async throws {
-        let server = try kind.start(accounts: ["alice", "bob", "work", "home"])
+        let server = try await kind.started(accounts: ["alice", "bob", "work", "home"])
         defer { server.shutdown() }
         let config = try BridgeConfigFile.write(
             for: server, accounts: ["work", "home"],

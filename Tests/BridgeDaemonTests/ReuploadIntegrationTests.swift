@@ -12,15 +12,15 @@ import XMPP
 struct ReuploadIntegrationTests {
     static let limit = UploadServer.limit
 
-    static func server(_ domain: String, users: [String]) throws -> ProsodyServer {
-        try UploadServer.start(domain: domain, users: users, httpHost: "localhost")
+    static func server(_ domain: String, users: [String]) async throws -> ProsodyServer {
+        try await UploadServer.started(domain: domain, users: users, httpHost: "localhost")
     }
 
     @Test("alice's file on a.test arrives at bob as a URL on b.test's upload service; the bytes are equal")
     func reuploadToTargetServer() async throws {
-        let a = try Self.server("a.test", users: ["alice", "work"])
+        let a = try await Self.server("a.test", users: ["alice", "work"])
         defer { a.shutdown() }
-        let b = try Self.server("b.test", users: ["bob", "home"])
+        let b = try await Self.server("b.test", users: ["bob", "home"])
         defer { b.shutdown() }
         // Both servers' certificates are trusted by the bridge and by the test.
         let trust = "\(a.directory)/both-servers.pem"

@@ -15,11 +15,11 @@ import Glibc
 @Suite("rooms against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct RoomIntegrationTests {
     /// Prosody for `domain` with rooms on `muc.DOMAIN`, the bridge account `relay` and `users`.
-    static func server(_ domain: String, users: [String]) throws -> ProsodyServer {
+    static func server(_ domain: String, users: [String]) async throws -> ProsodyServer {
         var options = ProsodyServer.Options()
         options.domain = domain
         options.rooms = true
-        return try ProsodyServer.start(options, accounts: (["relay"] + users).map { ($0, "pw") })
+        return try await ProsodyServer.started(options, accounts: (["relay"] + users).map { ($0, "pw") })
     }
 
     static func room(_ name: String, on server: any TestXMPPServer, nick: String) throws -> RoomConfiguration {
@@ -65,8 +65,8 @@ struct RoomIntegrationTests {
         let bob: TestSession
 
         static func start(usersA: [String] = [], usersB: [String] = []) async throws -> Pair {
-            let a = try RoomIntegrationTests.server("a.test", users: ["alice"] + usersA)
-            let b = try RoomIntegrationTests.server("b.test", users: ["bob"] + usersB)
+            let a = try await RoomIntegrationTests.server("a.test", users: ["alice"] + usersA)
+            let b = try await RoomIntegrationTests.server("b.test", users: ["bob"] + usersB)
             let roomA = try RoomIntegrationTests.room("dev", on: a, nick: "alice")
             let roomB = try RoomIntegrationTests.room("ops", on: b, nick: "bob")
             let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
@@ -128,9 +128,9 @@ struct RoomIntegrationTests {
 
     @Test("a room, a 1:1 contact and a socket subscriber in one channel: each reaches the others; occupants reach the socket as events")
     func roomContactAndSocket() async throws {
-        let a = try Self.server("a.test", users: ["alice", "carol", "dave"])
+        let a = try await Self.server("a.test", users: ["alice", "carol", "dave"])
         defer { a.shutdown() }
-        let b = try Self.server("b.test", users: [])
+        let b = try await Self.server("b.test", users: [])
         defer { b.shutdown() }
         let roomA = try Self.room("dev", on: a, nick: "alice")
         let alice = try await TestSession.start("alice", on: a, rooms: [roomA])
@@ -349,9 +349,9 @@ struct RoomIntegrationTests {
     func manyRooms() async throws {
         let pairs = 10
         let people = 5
-        let a = try Self.server("a.test", users: (1...people).map { "a\($0)" })
+        let a = try await Self.server("a.test", users: (1...people).map { "a\($0)" })
         defer { a.shutdown() }
-        let b = try Self.server("b.test", users: (1...people).map { "b\($0)" })
+        let b = try await Self.server("b.test", users: (1...people).map { "b\($0)" })
         defer { b.shutdown() }
         let roomsA = try (1...pairs).map { try JID("r\($0)@\(a.mucDomain)") }
         let roomsB = try (1...pairs).map { try JID("r\($0)@\(b.mucDomain)") }

@@ -13,13 +13,13 @@ struct SendFileCommandTests {
     static let limit = UploadServer.limit
 
     /// Prosody whose upload URLs name `localhost` (the CLI has only the system resolver).
-    static func server() throws -> ProsodyServer {
-        try UploadServer.start(users: ["alice", "bob"], httpHost: "localhost")
+    static func server() async throws -> ProsodyServer {
+        try await UploadServer.started(users: ["alice", "bob"], httpHost: "localhost")
     }
 
     @Test("send --file of 1 MB with a caption: bob gets the caption, then body == URL with OOB, and the URL's bytes are the file's")
     func sendOneMegabyte() async throws {
-        let server = try Self.server()
+        let server = try await Self.server()
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.pw")
@@ -51,7 +51,7 @@ struct SendFileCommandTests {
 
     @Test("send --lines --max-per-minute 20 with 500 lines: bob gets 20 lines and one digest whose file holds the other 480, in order (issue 24)")
     func floodOfLines() async throws {
-        let server = try Self.server()
+        let server = try await Self.server()
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.pw")
@@ -79,7 +79,7 @@ struct SendFileCommandTests {
 
     @Test("send --file of a file over the service's limit: exit 8, a clear error, and nothing sent")
     func tooLarge() async throws {
-        let server = try Self.server()
+        let server = try await Self.server()
         defer { server.shutdown() }
         let bob = try await TestSession.start("bob", on: server)
         let password = try CommandLineTests.write("pw\n", in: server.directory, name: "alice.pw")
