@@ -133,7 +133,7 @@ extension XMPPTransport {
     func announceOMEMO() {
         guard let omemo = self.omemo.withLockedValue({ $0 }) else { return }
         let session = self.session
-        Task(executorPreference: self.executor) { await omemo.announce(via: session) }
+        omemo.side.add { await omemo.announce(via: session) }
     }
 }
 

@@ -78,12 +78,14 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
+        // Beside the event path, child tasks of this run (``SideWork``).
+        let side = SideWork()
         if let settings = self.omemoSettings {
             // The device before the session: its first message may be encrypted.
             do {
                 let device = try await AccountOMEMO.open(
                     jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, loop: self.eventLoop,
-                    logger: self.logger
+                    side: side, logger: self.logger
                 )
                 self.omemo.withLockedValue { $0 = device }
             } catch {
@@ -98,6 +100,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
+                group.addTask { await side.run() }
                 var handled: [UInt32] = []
                 for await first in session.events {
                     var batch = [first]
@@ -106,6 +109,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 }
                 // The session ended: what the device still holds goes to the journal.
                 await self.omemo.withLockedValue({ $0 })?.flush()
+                side.finish()
                 await group.waitForAll()
             }
         } onGracefulShutdown: {

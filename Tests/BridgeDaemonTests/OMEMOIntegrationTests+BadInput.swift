@@ -62,4 +62,23 @@ extension OMEMOIntegrationTests {
         #expect(bridge.logLines.contains { $0.contains("OMEMO device passed over") && $0.contains("mallory@example.test/77") })
         #expect(bridge.run.process.isRunning)
     }
+
+    @Test("another client of the account publishes a device list without the bridge's device: the bridge puts its device back on the list")
+    func deviceListPutBack() async throws {
+        let scenario = try await Self.phoneScenario()
+        defer { scenario.shutdown() }
+        let bridge = scenario.bridge
+        let created = await eventuallyValue(timeout: .seconds(20), every: .milliseconds(50)) { () -> UInt32? in
+            bridge.logLines.first { $0.contains("OMEMO device added") }.flatMap { Self.field("device", in: $0) }.flatMap { UInt32($0) }
+        }
+        let device = try #require(created, "\(bridge.run.errors.suffix(3000))")
+        // A phone of the same account, unaware of the bridge, publishes its own list.
+        let other = try await TestSession.start("home", on: scenario.server, resource: "phone")
+        _ = try await other.session.request(IQ(type: .set, id: "mine", payload: OMEMOPubSub.publish(OMEMODeviceList([4242]))))
+        #expect(await bridge.waitForLog { $0.contains("OMEMO device put back on the account's device list") }, "\(bridge.run.errors.suffix(3000))")
+        let result = try await other.session.request(IQ(type: .get, id: "read", to: try JID("home@example.test"), payload: OMEMOPubSub.fetch(node: OMEMOWire.deviceListNode)))
+        let list = try OMEMODeviceList(element: try #require(OMEMOPubSub.payload(ofResult: result.payload)), limit: 64)
+        #expect(list.contains(device) && list.contains(4242), "the other client's device kept, ours back: \(list)")
+        await other.stop()
+    }
 }

@@ -51,17 +51,20 @@ extension AccountOMEMO {
             }
         }
         if let republish = await self.received(list, of: jid) {
-            Task {
-                do {
-                    _ = try await link.request(IQ(type: .set, id: await link.nextID(), payload: OMEMOPubSub.publish(republish)), timeout: self.configuration.requestTimeout)
-                    _ = await self.received(republish, of: jid)
-                    self.logger.notice("OMEMO device put back on the account's device list", metadata: ["device": "\(self.deviceID)"])
-                } catch {
-                    self.logger.warning("OMEMO device not put back on the device list", metadata: ["error": "\(error)"])
-                }
-            }
+            self.side.add { await self.putBack(republish, of: jid, via: link) }
         }
         return true
+    }
+
+    /// Publishes `list`, our device put back on it (another client's update dropped it).
+    func putBack(_ list: OMEMODeviceList, of jid: String, via link: some OMEMOLink) async {
+        do {
+            _ = try await link.request(IQ(type: .set, id: await link.nextID(), payload: OMEMOPubSub.publish(list)), timeout: self.configuration.requestTimeout)
+            _ = await self.received(list, of: jid)
+            self.logger.notice("OMEMO device put back on the account's device list", metadata: ["device": "\(self.deviceID)"])
+        } catch {
+            self.logger.warning("OMEMO device not put back on the device list", metadata: ["error": "\(error)"])
+        }
     }
 
     /// What must follow an opened message once it is relayed (its entries handed to the
@@ -146,24 +149,27 @@ extension AccountOMEMO {
     }
 
     /// What ``opening(of:)`` said must follow: a new session to the journal, the key
-    /// transport sent (its keys committed first); a bundle publish and a repair in tasks
-    /// beside the event path, which never waits for the server.
+    /// transport sent (its keys committed first); a bundle publish and a repair beside the
+    /// event path (``SideWork``), which never waits for the server.
     func perform(_ followUp: FollowUp, via link: some OMEMOLink) async {
         if followUp.flush { self.flush() }
         if let repair = followUp.repair {
-            Task { await self.repair(repair, via: link) }
+            self.side.add { await self.repair(repair, via: link) }
         }
         if let address = followUp.keyTransport {
             await self.sendKeyTransport(to: address, via: link)
         }
         if followUp.publishBundle {
-            Task {
-                do {
-                    try await self.publishBundle(via: link)
-                } catch {
-                    self.logger.warning("OMEMO bundle not published after a key exchange; published at the next login", metadata: ["error": "\(error)"])
-                }
-            }
+            self.side.add { await self.publishBundleAfterExchange(via: link) }
+        }
+    }
+
+    /// The bundle with a new prekey in place of the one a key exchange used up.
+    func publishBundleAfterExchange(via link: some OMEMOLink) async {
+        do {
+            try await self.publishBundle(via: link)
+        } catch {
+            self.logger.warning("OMEMO bundle not published after a key exchange; published at the next login", metadata: ["error": "\(error)"])
         }
     }
 

@@ -43,6 +43,8 @@ actor AccountOMEMO {
     let keeper: OMEMOStateKeeper
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Where what follows beside the event path runs (a bundle publish, a repair).
+    let side: SideWork
     /// Devices whose bundle could not be had, and until when they are passed over.
     var unreachable: [OMEMOAddress: Date] = [:]
     /// When each device was last repaired.
@@ -60,7 +62,7 @@ actor AccountOMEMO {
 
     private init(
         jid: String, device: OMEMODevice, state: OMEMOAccountState, configuration: Configuration, keeper: OMEMOStateKeeper, loop: any EventLoop,
-        now: @escaping @Sendable () -> Date, logger: Logger
+        side: SideWork, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.loop = loop
         self.executor = loop.executor
@@ -70,19 +72,20 @@ actor AccountOMEMO {
         self.deviceLists = state.deviceLists.mapValues { OMEMODeviceList($0) }
         self.configuration = configuration
         self.keeper = keeper
+        self.side = side
         self.now = now
         self.logger = logger
     }
 
     /// The account's device as kept, or a new one (committed before it is used).
     static func open(
-        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, loop: any EventLoop, now: @escaping @Sendable () -> Date = Date.init,
-        logger: Logger
+        jid: String, configuration: Configuration, keeper: OMEMOStateKeeper, loop: any EventLoop, side: SideWork,
+        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) async throws -> AccountOMEMO {
         if let state = try await keeper.load() {
             let device = try OMEMODevice(jid: jid, keys: state.keys)
             logger.info("OMEMO device restored", metadata: ["device": "\(device.deviceID)"])
-            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, loop: loop, now: now, logger: logger)
+            return AccountOMEMO(jid: jid, device: device, state: state, configuration: configuration, keeper: keeper, loop: loop, side: side, now: now, logger: logger)
         }
         let device = try OMEMODevice.create(jid: jid, now: now())
         _ = device.takeChanges()
@@ -90,8 +93,8 @@ actor AccountOMEMO {
         let fingerprint = try device.fingerprint
         logger.notice("OMEMO device created", metadata: ["device": "\(device.deviceID)", "fingerprint": "\(fingerprint)"])
         return AccountOMEMO(
-            jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, loop: loop, now: now,
-            logger: logger
+            jid: jid, device: device, state: OMEMOAccountState(keys: device.keys), configuration: configuration, keeper: keeper, loop: loop, side: side,
+            now: now, logger: logger
         )
     }
 
