@@ -5,13 +5,27 @@ import OMEMOState
 /// writes them meanwhile) and by the `omemo` commands.
 extension PostgresStateStore {
     package func omemoState(account: String) throws(StateStoreError) -> OMEMOAccountState? {
-        func rows(_ sql: String) throws(StateStoreError) -> [[String]] {
-            try self.query(.readOMEMO, sql, [account]).rows.map { $0.map { $0 ?? "" } }
+        // One snapshot of the four tables (REPEATABLE READ): no commit of another instance
+        // between two of the reads can pair keys with a device they do not belong to.
+        let (device, keys, trust, lists) = try self.withConnection(.readOMEMO) { connection throws(PostgresError) in
+            func rows(_ sql: String) throws(PostgresError) -> [[String]] {
+                try connection.query(sql, [account]).rows.map { $0.map { $0 ?? "" } }
+            }
+            try connection.run(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do throws(PostgresError) {
+                let read = (
+                    try rows("SELECT device_id, identity_public, identity_private, next_prekey_id FROM omemo_device WHERE account = $1").first,
+                    try rows("SELECT kind, jid, id, record FROM omemo_keys WHERE account = $1"),
+                    try rows("SELECT jid, identity_key, trust FROM omemo_trust WHERE account = $1"),
+                    try rows("SELECT jid, devices FROM omemo_device_lists WHERE account = $1")
+                )
+                try connection.run(script: "COMMIT")
+                return read
+            } catch {
+                if connection.isOpen { _ = try? connection.run(script: "ROLLBACK") }
+                throw error
+            }
         }
-        let device = try rows("SELECT device_id, identity_public, identity_private, next_prekey_id FROM omemo_device WHERE account = $1").first
-        let keys = try rows("SELECT kind, jid, id, record FROM omemo_keys WHERE account = $1")
-        let trust = try rows("SELECT jid, identity_key, trust FROM omemo_trust WHERE account = $1")
-        let lists = try rows("SELECT jid, devices FROM omemo_device_lists WHERE account = $1")
         do {
             return try OMEMORows.state(
                 device: try device.map { row throws(OMEMORowError) in
