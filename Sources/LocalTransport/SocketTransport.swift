@@ -115,20 +115,23 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
     /// Broadcasts each delivery to the clients subscribed to its channel.
     public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         let subscribers = self.subscribers.withLockedValue { $0 }
+        // Subscribers dropped during this batch get none of its later lines.
+        var dropped = Set<Int>()
         for delivery in deliveries {
             var line = ByteBuffer(string: LocalOutputLine.json(delivery))
             line.writeString("\n")
-            for (id, subscriber) in subscribers where subscriber.channels.contains(delivery.channel) {
+            for (id, subscriber) in subscribers where subscriber.channels.contains(delivery.channel) && !dropped.contains(id) {
                 // A client's own message is not echoed back to it.
                 if delivery.source.transport == self.name, delivery.sourceID.hasPrefix("\(self.name)-\(id)-") { continue }
-                await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
+                if !(await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)) { dropped.insert(id) }
             }
         }
         return deliveries.map { _ in .delivered }
     }
 
-    /// Writes one line to a subscriber, dropping the subscriber if it fails or does not keep up.
-    private func send(_ line: ByteBuffer, to writer: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any NIOCore.Channel, id: Int) async {
+    /// Writes one line to a subscriber, dropping the subscriber if it fails or does not keep
+    /// up; false when it was dropped (logged once, by the call that dropped it).
+    private func send(_ line: ByteBuffer, to writer: NIOAsyncChannelOutboundWriter<ByteBuffer>, channel: any NIOCore.Channel, id: Int) async -> Bool {
         // One timer on the client's loop, cancelled once the line is taken (no task, no
         // wakeup): a client that stopped reading is told and closed when it fires, which
         // ends the write waiting for room.
@@ -141,10 +144,18 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         }
         let written = (try? await writer.write(line)) != nil
         timer.cancel()
-        guard !written || stalled.withLockedValue({ $0 }) else { return }
-        self.logger.warning("socket subscriber not reading; disconnected", metadata: ["client": "\(id)"])
-        _ = self.subscribers.withLockedValue { $0.removeValue(forKey: id) }
+        let stall = stalled.withLockedValue { $0 }
+        guard !written || stall else { return true }
+        let removed = self.subscribers.withLockedValue { $0.removeValue(forKey: id) } != nil
         channel.close(promise: nil)
+        if removed {
+            if stall {
+                self.logger.warning("socket subscriber not reading; disconnected", metadata: ["client": "\(id)"])
+            } else {
+                self.logger.info("socket subscriber gone", metadata: ["client": "\(id)"])
+            }
+        }
+        return false
     }
 
     // MARK: -

@@ -153,6 +153,8 @@ struct RelayCoreIntegrationTests {
             }
         }
         #expect(seen)
+        // Said once, not once per line the stuck subscriber was still due.
+        #expect(bridge.logLines.filter { $0.contains("socket subscriber not reading") }.count == 1, "\(bridge.logLines.filter { $0.contains("socket subscriber") }.prefix(5))")
         stuck.close()
         talker.close()
         fresh.close()
