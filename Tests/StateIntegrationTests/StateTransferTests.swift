@@ -38,12 +38,13 @@ extension StateIntegration {
                 .notificationAccepted(key: "group/firing", id: "m-1", at: Self.at),
                 .archive(ArchivedMessage(at: Self.at, channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-1", body: "déjà vu, tout ça")),
                 .archive(ArchivedMessage(at: Self.at.addingTimeInterval(1), channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-2", body: "second")),
+                .omemo(account: "home", OMEMOStateContractTests.changes),
             ], intakeThrough: nil)
             try store.saveGatewayRegistration(GatewayRegistrationRecord(gateway: "home", user: "dave@work.example", address: "erin@home.example", password: "pw", registeredAt: Self.at))
             return store
         }
 
-        @Test("round trip: routes, queue, dead letters, id map, stream sessions, resume points, deduplication keys, notifications, registrations and the archive read back the same; sequences and archive ids go on past the copied ones; a second migrate into it is refused")
+        @Test("round trip: routes, queue, dead letters, id map, stream sessions, resume points, deduplication keys, notifications, registrations, OMEMO devices and the archive read back the same; sequences and archive ids go on past the copied ones; a second migrate into it is refused")
         func roundTrip() async throws {
             let sqlite = try await Self.filledSQLite()
             let database = try await SharedPostgres.freshDatabase()
@@ -64,6 +65,8 @@ extension StateIntegration {
             #expect(try postgres.seenDeduplicationKeys(limit: 10) == sqlite.seenDeduplicationKeys(limit: 10))
             #expect(try postgres.acceptedNotifications(since: .distantPast).map(\.key) == ["group/firing"])
             #expect(try postgres.gatewayRegistrations() == sqlite.gatewayRegistrations())
+            // The OMEMO device as it was (issue 41): the same id, keys, sessions, trust and lists.
+            #expect(try postgres.omemoState(account: "home") == sqlite.omemoState(account: "home") && sqlite.omemoState(account: "home") != nil)
             #expect(try postgres.archived(ArchiveQuery()).messages == sqlite.archived(ArchiveQuery()).messages)
             #expect(try postgres.archived(ArchiveQuery(search: "deja")).messages.map(\.sourceID) == ["b-1"], "the words are indexed anew")
 
