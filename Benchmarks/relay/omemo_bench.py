@@ -33,6 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "Tests" / "Peers"))
 import omemo_phone  # noqa: E402  (the phone's client and OMEMO plugin)
+from omemo_profile import profile  # noqa: E402  (a profiler on one part, when asked)
 
 omemo_phone.emit = lambda **_: None  # its event lines are the tests'; this driver prints its own
 import slixmpp  # noqa: E402
@@ -232,34 +233,6 @@ async def fifo_write(path, lines, rate=None):
     await asyncio.get_running_loop().run_in_executor(None, write_all)
 
 
-async def profile(part, variant, pid):
-    """A profiler attached to the bridge for `part` of `variant`, when asked:
-    OMEMO_BENCH_PERF=FILE (`{variant}` in it is replaced), OMEMO_BENCH_PERF_PART (burst,
-    the default, paced or replies), OMEMO_BENCH_PERF_VARIANT (required, the default, none or
-    both), OMEMO_BENCH_PERF_MODE (record, the default: perf record -g; strace: syscall
-    counts, strace -f -c; futex: where the futex calls (thread wake-ups) come from; dwarf:
-    perf record with DWARF stacks, through C libraries built without frame pointers; stat:
-    perf stat of OMEMO_BENCH_PERF_EVENTS, e.g. a uprobe made with perf probe)."""
-    out = os.environ.get("OMEMO_BENCH_PERF")
-    if not out or os.environ.get("OMEMO_BENCH_PERF_PART", "burst") != part or os.environ.get("OMEMO_BENCH_PERF_VARIANT", "required") not in (variant, "both"):
-        return None
-    out = out.replace("{variant}", variant)
-    mode = os.environ.get("OMEMO_BENCH_PERF_MODE", "record")
-    if mode == "strace":
-        command = ["strace", "-f", "-c", "-p", str(pid), "-o", out]
-    elif mode == "futex":
-        command = ["perf", "record", "-e", "syscalls:sys_enter_futex", "-g", "-p", str(pid), "-o", out]
-    elif mode == "stat":
-        command = ["perf", "stat", "-e", os.environ.get("OMEMO_BENCH_PERF_EVENTS", "task-clock,context-switches"), "-p", str(pid), "-o", out]
-    elif mode == "dwarf":
-        command = ["perf", "record", "-F", "2999", "--call-graph", "dwarf,16384", "-p", str(pid), "-o", out]
-    else:
-        command = ["perf", "record", "-F", "4999", "-g", "-p", str(pid), "-o", out]
-    profiler = subprocess.Popen(command, stderr=subprocess.DEVNULL)
-    await asyncio.sleep(1.0)
-    return profiler
-
-
 async def one_variant(args, phone, variant, run):
     config = Path(args.dir) / f"{variant}.toml"
     metrics = free_port()
@@ -299,7 +272,7 @@ async def one_variant(args, phone, variant, run):
             received = [line for line in lines if line in arrived]
             return {
                 "variant": variant, "run": run, "part": part, "n": len(lines), "lost": len(lines) - len(received),
-                "twice": sum(max(0, counts.get(line, 0) - 1) for line in lines), "failed_decryptions": phone.failed - failed_before,
+                "twice": sum(max(0, counts.get(line, 0) - 1) for line in lines),
                 "seconds": seconds, "cpu_ms_per_msg": 1000 * cpu / len(lines), "throughput": len(lines) / max(seconds, 1e-9) if seconds else 0.0,
             }
 
@@ -372,10 +345,10 @@ async def one_variant(args, phone, variant, run):
         # bigger stanzas (both on the same two cores otherwise).
         # In rounds (--reply-rounds), each a sample of its own: a round takes only some
         # tens of milliseconds, so one alone says little.
-        for round in range(args.reply_rounds):
-            lines = [f"{variant}-{run}-r{round}-{i}" for i in range(args.replies)]
+        for index in range(args.reply_rounds):
+            lines = [f"{variant}-{run}-r{index}-{i}" for i in range(args.replies)]
             prepared = [await phone.prepare(line, "home@example.test", variant == "required") for line in lines]
-            profiler = await profile("replies", variant, bridge.pid) if round == 0 else None
+            profiler = await profile("replies", variant, bridge.pid) if index == 0 else None
             os.kill(bridge.pid, signal.SIGSTOP)
             try:
                 server0 = cpu_seconds(args.server_pid) if args.server_pid else 0
@@ -425,7 +398,8 @@ async def one_variant(args, phone, variant, run):
                 prefix = "b" if entry["part"] == "burst" else "p"
                 count = args.n if prefix == "b" else args.paced
                 entry["twice"] = sum(max(0, phone.counts.get(f"{variant}-{run}-{prefix}{i}", 0) - 1) for i in range(count))
-                entry["failed_decryptions"] = phone.failed - failed_before
+        # Counted once per variant and run: what the phone could not decrypt of it all.
+        results.append({"variant": variant, "run": run, "part": "phone", "failed_decryptions": phone.failed - failed_before})
         sink.stop()
     finally:
         bridge.send_signal(signal.SIGTERM)
@@ -501,8 +475,9 @@ def report(results):
             continue
         ratio = f"{required / none:.2f}×" if none else "-"
         print(f"| {label} | {none:.3f} | {required:.3f} | {ratio} |")
-    for key, label in (("lost", "lost"), ("twice", "twice"), ("failed_decryptions", "failed decryptions")):
-        counts = [sum(total(part, variant, key) for part in ("burst", "paced", "replies")) for variant in ("none", "required")]
+    for key, label, parts in (("lost", "lost", ("burst", "paced", "replies")), ("twice", "twice", ("burst", "paced", "replies")),
+                              ("failed_decryptions", "failed decryptions", ("phone",))):
+        counts = [sum(total(part, variant, key) for part in parts) for variant in ("none", "required")]
         print(f"| {label} (all parts, all runs) | {counts[0]} | {counts[1]} | |")
 
 

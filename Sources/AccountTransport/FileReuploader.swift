@@ -62,10 +62,16 @@ public struct FileReuploader: Sendable {
             let name = RichContent.fileName(of: source) ?? "file"
             let copy: String
             if let link {
-                let response = try await self.http.get(url: source, maxBytes: limit + EncryptedFileLink.overhead)
+                // The file is at most `maximumBytes`, the tag after it; what is uploaded must
+                // fit the service: the encrypted bytes as they are, or the file alone.
+                let fetchLimit = encrypted
+                    ? min(service.maxFileSize ?? Int.max, maximumBytes + EncryptedFileLink.overhead) : limit + EncryptedFileLink.overhead
+                let response = try await self.http.get(url: source, maxBytes: fetchLimit)
                 if encrypted {
                     copy = try await self.uploads(session).upload(response.body, filename: name, contentType: nil, service: service)
-                    guard let moved = URL(string: copy).map({ link.moved(to: $0).text }), !moved.isEmpty else { throw UploadError.invalidSlot("not a URL: \(copy)") }
+                    guard let at = URL(string: copy), at.scheme?.lowercased() == "https" else { throw UploadError.invalidSlot("not an https URL: \(copy)") }
+                    let moved = link.moved(to: at).text
+                    guard !moved.isEmpty else { throw UploadError.invalidSlot("no aesgcm link from \(copy)") }
                     self.logger.info("encrypted file uploaded again for the target", metadata: ["bytes": "\(response.body.readableBytes)"])
                     return moved
                 }

@@ -87,14 +87,18 @@ extension XMPPTransport {
         self.contactEncryption.withLockedValue { $0 = encryption }
     }
 
-    /// Whether a message to `jid` would go encrypted as things stand: `required`, or
-    /// `omemo` with a trusted device of the contact's known already (nothing is fetched).
+    /// Whether a message to `jid` would go encrypted: `required`, or `omemo` with a trusted
+    /// device, found as ``omemoSeal(_:_:_:)`` finds them (its device list and bundles
+    /// fetched, sessions started, kept for the seal); when that cannot be told now, yes: a
+    /// file the sender encrypted is never put on a server in the clear by a guess.
     func mayEncrypt(to jid: JID) async -> Bool {
         guard let omemo = self.omemo.withLockedValue({ $0 }) else { return false }
         switch self.encryption(for: jid) {
         case .none: return false
         case .required: return true
-        case .omemo: return await omemo.hasTrustedSession(with: jid.bare.description)
+        case .omemo:
+            let (devices, unknown) = await omemo.trustedDevices(of: jid.bare.description, via: self.session)
+            return !devices.isEmpty || unknown
         }
     }
 

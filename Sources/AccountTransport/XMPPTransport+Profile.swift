@@ -8,7 +8,7 @@ extension XMPPTransport {
     /// yet: the vCard (XEP-0054 §3.2, other fields kept), then the PEP items (XEP-0084
     /// data before metadata, XEP-0172 nick). Nothing when the vCard could not be read (a
     /// set would replace a card we did not see); a refusal is logged; the account works on.
-    func publishProfile() async {
+    func publishProfile(login: Int) async {
         let card: XMLElement?
         switch await self.session.vCard(of: nil, timeout: .seconds(30)) {
         case .card(let found): card = found
@@ -24,7 +24,8 @@ extension XMPPTransport {
         do {
             _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: self.profile.vCard(updating: card)), timeout: .seconds(30))
             for publish in self.profile.pepPublishes {
-                try Task.checkCancellation()
+                // A later login publishes again: this one stops.
+                guard self.logins.withLockedValue({ $0 }) == login else { return }
                 _ = try await self.session.request(IQ(type: .set, id: await self.session.nextID(), payload: publish), timeout: .seconds(30))
             }
             self.logger.info(

@@ -30,8 +30,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     private let nickElement: XMLElement?
     /// Contacts' vCard nicknames (XEP-0054), for a roster item without a name; nil: none.
     let vCardNicks = NIOLockedValueBox<[JID: String?]>([:])
-    /// The publishing under way since the last login, cancelled by the next.
-    let publishing = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// Each login's number: a nick and avatar publish of an earlier login stops at its next
+    /// step.
+    let logins = NIOLockedValueBox(0)
+    /// The side work of the run under way (``SideWork``).
+    let side = NIOLockedValueBox<SideWork?>(nil)
     /// With `omemo = true` (issue 41): how the device is set up, and the device once open.
     let omemoSettings: OMEMOSettings?
     let omemo = NIOLockedValueBox<AccountOMEMO?>(nil)
@@ -80,6 +83,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         let session = self.session
         // Beside the event path, child tasks of this run (``SideWork``).
         let side = SideWork()
+        self.side.withLockedValue { $0 = side }
         if let settings = self.omemoSettings {
             // The device before the session: its first message may be encrypted.
             do {
@@ -107,10 +111,11 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                     while batch.count < Self.readTogether, let next = session.events.nextBuffered() { batch.append(next) }
                     await self.take(batch, handled: &handled)
                 }
-                // The session ended: what the device still holds goes to the journal.
-                await self.omemo.withLockedValue({ $0 })?.flush()
+                // The session ended: the side work's last jobs end (their requests fail at
+                // once), then what the device still holds goes to the journal.
                 side.finish()
                 await group.waitForAll()
+                await self.omemo.withLockedValue({ $0 })?.flush()
             }
         } onGracefulShutdown: {
             stopping.withLockedValue { $0 = Task(executorPreference: self.executor) { await session.stop() } }
@@ -315,10 +320,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         switch event {
         case .online(let jid):
             self.logger.info("online", metadata: ["jid": "\(jid)"])
-            if !self.profile.isEmpty {
+            if !self.profile.isEmpty, let side = self.side.withLockedValue({ $0 }) {
                 // Off the event path: a few round trips, and nothing waits for them.
-                let task = Task(executorPreference: self.executor) { await self.publishProfile() }
-                self.publishing.withLockedValue { $0?.cancel(); $0 = task }
+                let login = self.logins.withLockedValue { count in
+                    count += 1
+                    return count
+                }
+                side.add { await self.publishProfile(login: login) }
             }
             self.announceOMEMO()
             await self.handler.handle(.available, from: self.name)

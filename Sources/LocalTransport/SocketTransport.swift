@@ -108,7 +108,7 @@ public final class SocketTransport: Transport, PresenceEventReceiving {
         line.writeString("\n")
         let subscribers = self.subscribers.withLockedValue { $0 }
         for (id, subscriber) in subscribers where subscriber.channels.contains(channel) {
-            await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
+            _ = await self.send(line, to: subscriber.writer, channel: subscriber.channel, id: id)
         }
     }
 

@@ -77,7 +77,7 @@ extension OMEMOIntegrationTests {
         let all = await eventually(timeout: .seconds(90)) { Set(phone.messages.compactMap(\.body)).count >= count }
         // A marker after the burst: nothing else comes after it.
         try await Self.ops(scenario).send("marker")
-        _ = await phone.waitForMessage("marker", timeout: .seconds(30))
+        #expect(await phone.waitForMessage("marker", timeout: .seconds(30)) != nil, "the marker after the burst")
         let bodies = phone.messages.compactMap(\.body).filter { $0.contains("burst ") }
         let distinct = Set(bodies)
         #expect(all && distinct.count == count, "lost \(count - distinct.count); \(again.run.errors.suffix(3000))")
@@ -124,7 +124,7 @@ extension OMEMOIntegrationTests {
         let all = await eventually(timeout: .seconds(90)) { Set(phone.messages.compactMap(\.body)).count >= count }
         #expect(await again.waitForLog { $0.contains("reading FIFO") }, "\(again.run.errors.suffix(2000))")
         try LocalSocket.writeFIFO(fifo, "marker\n")
-        _ = await phone.waitForMessage("marker", timeout: .seconds(30))
+        #expect(await phone.waitForMessage("marker", timeout: .seconds(30)) != nil, "the marker after the burst")
         let bodies = phone.messages.compactMap(\.body).filter { $0.hasPrefix("burst ") }
         let distinct = Set(bodies)
         print("[omemo] kill -9 mid burst of \(count) from a FIFO: the phone received \(bodies.count), lost \(count - distinct.count), twice \(bodies.count - distinct.count)")

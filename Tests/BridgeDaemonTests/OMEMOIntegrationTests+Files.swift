@@ -69,7 +69,7 @@ extension OMEMOIntegrationTests {
         await alice.stop()
     }
 
-    @Test("an aesgcm:// file from the phone to another OMEMO contact: uploaded again as it is, the link keeps its key")
+    @Test("an aesgcm:// file from the phone to another OMEMO contact (encryption omemo, no session yet): uploaded again as it is, the link keeps its key")
     func encryptedFileKeptForEncryptedTarget() async throws {
         var options = ProsodyServer.Options()
         options.fileShareSizeLimit = UploadServer.limit
@@ -82,7 +82,7 @@ extension OMEMOIntegrationTests {
                 reupload = true
                 members = [
                   { account = "home", jid = "bob@example.test", encryption = "required", direction = "in" },
-                  { account = "home", jid = "carol@example.test", encryption = "required", direction = "out" },
+                  { account = "home", jid = "carol@example.test", encryption = "omemo", direction = "out" },
                 ]
                 """,
             server: options,

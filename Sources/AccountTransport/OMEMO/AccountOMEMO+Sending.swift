@@ -60,15 +60,6 @@ extension AccountOMEMO {
         return outcomes
     }
 
-    /// Whether `jid` has a device, known already, that is trusted and has a session.
-    func hasTrustedSession(with jid: String) -> Bool {
-        (self.deviceLists[jid]?.devices ?? []).contains { device in
-            let address = OMEMOAddress(jid: jid, device: device)
-            guard self.device.hasSession(with: address), let key = self.device.identityKey(of: address) else { return false }
-            return self.trust.trusts(key, for: jid)
-        }
-    }
-
     /// The devices of `jid` (ours other than this one, for the account's JID) that are
     /// trusted and have a session, sessions started where a trusted device has none yet;
     /// `unknown`: the device list or a device's bundle could not be had now.

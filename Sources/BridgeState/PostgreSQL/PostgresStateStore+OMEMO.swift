@@ -1,8 +1,9 @@
 import OMEMOState
 
 /// OMEMO state (issue 41) in PostgreSQL: the same rows as SQLite's (``OMEMORows``), read when
-/// an OMEMO account starts on this instance (it holds the account's lease: nobody else
-/// writes them meanwhile) and by the `omemo` commands.
+/// an OMEMO account starts on this instance (as it takes the account's lease over) and by
+/// the `omemo` commands (on any instance): read in one snapshot, since another instance
+/// may commit while they read.
 extension PostgresStateStore {
     package func omemoState(account: String) throws(StateStoreError) -> OMEMOAccountState? {
         // One snapshot of the four tables (REPEATABLE READ): no commit of another instance
