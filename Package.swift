@@ -51,6 +51,8 @@ let package = Package(
             pkgConfig: "libomemo-c",
             providers: [.apt(["libomemo-c-dev"])]
         ),
+        // The commit a build was made from, as its build command says (`--version`).
+        .target(name: "CBuildInfo"),
         // Function wrappers for C macros Swift cannot import (OpenSSL, resolver).
         .target(
             name: "CXMPPShims",
@@ -265,6 +267,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeCommand",
             dependencies: [
+                "CBuildInfo",
                 "LocalArchive",
                 "Bridge",
                 "BridgeRelay",

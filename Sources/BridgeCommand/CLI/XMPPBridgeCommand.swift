@@ -7,7 +7,7 @@ struct XMPPBridgeCommand: AsyncParsableCommand {
         commandName: "xmpp-bridge",
         abstract: "Link XMPP accounts to each other and to the local machine.",
         discussion: ExitStatus.helpText,
-        version: BridgeIdentity.version,
+        version: BuildInfo.versionLine,
         subcommands: [DemoCommand.self, RunCommand.self, RouteCommand.self, RosterCommand.self, StatusCommand.self, RoomsCommand.self, GatewayCommand.self, QueueCommand.self, HistoryCommand.self, OMEMOCommand.self, VCardCommand.self, ReconnectCommand.self, StateCommand.self, SendCommand.self, ListenCommand.self, LoginCommand.self, RegisterCommand.self, CheckCommand.self]
     )
 }
