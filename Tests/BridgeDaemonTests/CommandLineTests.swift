@@ -119,6 +119,15 @@ struct CommandLineTests {
         #expect(!run.errors.contains("not-the-password"))
     }
 
+    @Test("--version prints the version and the commit the binary was built from")
+    func version() throws {
+        let run = try Self.start(["--version"], in: NSTemporaryDirectory())
+        #expect(run.finish() == 0)
+        let line = run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // "0.1.0 (commit 1a2b3c4)"; a build not told its commit says "unknown".
+        #expect(line.wholeMatch(of: /[0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9A-Za-z.-]+\)/) != nil, "\(line)")
+    }
+
     @Test("send to an invalid JID exits with the invalid-recipient code (6) before connecting")
     func sendInvalidRecipient() throws {
         let run = try Self.start(
