@@ -15,6 +15,10 @@ if [ "$("$venv/bin/python" -c 'import slixmpp, slixmpp_omemo; print(slixmpp.__ve
   "$venv/bin/pip" install --quiet --disable-pip-version-check "slixmpp==$slixmpp" "slixmpp-omemo==$slixmpp_omemo"
 fi
 export XMPP_BRIDGE_TEST_PYTHON=$PWD/$venv/bin/python
+# The Prometheus alert rules shipped in contrib/ (issue 42): valid, and each alert firing
+# when it should and quiet when it should not (promtool comes with Debian's prometheus).
+promtool check rules contrib/prometheus/xmpp-bridge.rules.yml
+promtool test rules contrib/prometheus/xmpp-bridge.rules.test.yml
 # Every import must be a declared dependency of its target (the layers in Package.swift).
 swift build --build-tests --explicit-target-dependency-import-check error
 swift test --skip-build "$@"
