@@ -11,16 +11,33 @@ import Glibc
 /// The OMEMO device on ejabberd (issue 41): its PEP (mod_pep) with the same phone.
 @Suite("OMEMO against a real ejabberd and slixmpp-omemo", .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
 struct OMEMOEjabberdIntegrationTests {
+    /// bob and home subscribed both ways, and the bridge's configuration: home an OMEMO
+    /// device, bob's member `required`, the socket local `ops`.
+    static func configure(_ server: EjabberdServer) async throws -> String {
+        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
+        return try BridgeConfigFile.write(for: server, accounts: ["home"], accountSettings: "omemo = true", rest: OMEMOIntegrationTests.channel(encryption: "required"))
+    }
+
+    /// The bridge on `config`, started (again) and waited for: home online, `ops` listening.
+    static func bridge(_ config: String, on server: EjabberdServer) async throws -> BridgeDaemon {
+        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        do {
+            try await bridge.waitOnline(["home"])
+            try await bridge.waitForSocket("\(server.directory)/ops.sock")
+        } catch {
+            bridge.terminate()
+            throw error
+        }
+        return bridge
+    }
+
     @Test("encrypted both ways, and after a restart of the bridge still the same device")
     func bothWaysAndRestart() async throws {
         let server = try await EjabberdServer.started(accounts: [("bob", "pw"), ("home", "pw")])
         defer { server.shutdown() }
-        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], accountSettings: "omemo = true", rest: OMEMOIntegrationTests.channel(encryption: "required"))
-        var bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        let config = try await Self.configure(server)
+        var bridge = try await Self.bridge(config, on: server)
         defer { bridge.terminate() }
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket("\(server.directory)/ops.sock")
         let phone = try await OMEMOPhone.start("bob", on: server)
         defer { phone.stop() }
 
@@ -37,9 +54,7 @@ struct OMEMOEjabberdIntegrationTests {
         #expect(await listening.readLine(timeout: .seconds(20))?.contains("answer over ejabberd") == true, "\(bridge.run.errors.suffix(3000))")
 
         #expect(bridge.stop() == 0)
-        bridge = try BridgeDaemon.start(config: config, in: server.directory)
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket("\(server.directory)/ops.sock")
+        bridge = try await Self.bridge(config, on: server)
         #expect(bridge.logLines.contains { $0.contains("OMEMO device restored") }, "\(bridge.run.errors)")
         try await ops().send("after the restart")
         #expect(await phone.waitForMessage("after the restart")?.encrypted == true, "\(phone.events.map(\.fields)) \(bridge.run.errors.suffix(3000))")
@@ -50,12 +65,9 @@ struct OMEMOEjabberdIntegrationTests {
     func killMidBurst() async throws {
         let server = try await EjabberdServer.started(accounts: [("bob", "pw"), ("home", "pw")])
         defer { server.shutdown() }
-        try await MirrorSupport.subscribeBothWays("bob", "home", on: server)
-        let config = try BridgeConfigFile.write(for: server, accounts: ["home"], accountSettings: "omemo = true", rest: OMEMOIntegrationTests.channel(encryption: "required"))
-        let bridge = try BridgeDaemon.start(config: config, in: server.directory)
+        let config = try await Self.configure(server)
+        let bridge = try await Self.bridge(config, on: server)
         defer { bridge.terminate() }
-        try await bridge.waitOnline(["home"])
-        try await bridge.waitForSocket("\(server.directory)/ops.sock")
         let phone = try await OMEMOPhone.start("bob", on: server)
         defer { phone.stop() }
         let ops = try UnixLineClient(path: "\(server.directory)/ops.sock")
@@ -65,10 +77,8 @@ struct OMEMOEjabberdIntegrationTests {
         #expect(some, "\(phone.events.suffix(3).map(\.fields)) \(bridge.run.errors.suffix(3000))")
         kill(bridge.run.process.pid, SIGKILL)
         _ = bridge.run.finish(timeout: 10)
-        let again = try BridgeDaemon.start(config: config, in: server.directory)
+        let again = try await Self.bridge(config, on: server)
         defer { again.terminate() }
-        try await again.waitOnline(["home"])
-        try await again.waitForSocket("\(server.directory)/ops.sock")
         let all = await eventually(timeout: .seconds(90)) { Set(phone.messages.compactMap(\.body)).count >= count }
         try UnixLineClient(path: "\(server.directory)/ops.sock").send("marker")
         #expect(await phone.waitForMessage("marker", timeout: .seconds(30)) != nil, "the marker after the burst")
