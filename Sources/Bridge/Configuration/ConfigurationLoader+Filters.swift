@@ -3,6 +3,8 @@ import TOMLKit
 
 extension ConfigurationLoader {
     package static let filterKeys = ["ignore", "replace", "only_from"]
+    /// One `replace` rule.
+    package static let ruleKeys = ["match", "with"]
     private static let replaceExample = #"replace = [ { match = "(?i)password=\\S+", with = "password=***" } ]"#
 
     /// A channel's filters (issue 25); nil when it has none. Every expression is compiled
@@ -22,7 +24,7 @@ extension ConfigurationLoader {
                         self.problem(rulePath, "must be a table with match and with (strings)", Self.replaceExample)
                         continue
                     }
-                    self.rejectUnknownKeys(in: rule, at: rulePath, allowed: ["match", "with"])
+                    self.rejectUnknownKeys(in: rule, at: rulePath, allowed: Self.ruleKeys)
                     guard let pattern = self.pattern(match, at: "\(rulePath).match") else { continue }
                     if let group = Self.groupReferences(replacement).first(where: { $0 > pattern.groups }) {
                         self.problem("\(rulePath).with", "names group $\(group), but match has \(pattern.groups)", "$1… name match's groups; write \\$ for a literal $")

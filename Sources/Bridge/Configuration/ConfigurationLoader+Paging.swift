@@ -6,6 +6,10 @@ import XMPP
 
 extension ConfigurationLoader {
     package static let pagingKeys = ["alertmanager_url", "ack", "repeat", "escalate", "escalate_min_priority", "dedupe_window", "severity_priority", "max_per_minute"]
+    /// A member's `quiet = { … }`, an escalation tier, and a tier's person.
+    package static let quietKeys = ["hours", "tz", "min_priority"]
+    package static let tierKeys = ["after", "to"]
+    package static let personKeys = ["account", "jid"]
     private static let quietExample = "quiet = { hours = \"22:00-07:00\", tz = \"Europe/Berlin\", min_priority = 5 }"
     private static let escalateExample = "escalate = [ { after = \"5m\", to = [ { account = \"work\", jid = \"bob@work.example\" } ] } ]"
 
@@ -99,7 +103,7 @@ extension ConfigurationLoader {
             self.problem(path, "must be a table", Self.quietExample)
             return nil
         }
-        self.rejectUnknownKeys(in: table, at: path, allowed: ["hours", "tz", "min_priority"])
+        self.rejectUnknownKeys(in: table, at: path, allowed: Self.quietKeys)
         guard let text = self.string(table, "hours", path) else {
             self.problem("\(path).hours", "is missing", Self.quietExample)
             return nil
@@ -123,7 +127,7 @@ extension ConfigurationLoader {
             self.problem(path, "must be a table", Self.escalateExample)
             return nil
         }
-        self.rejectUnknownKeys(in: table, at: path, allowed: ["after", "to"])
+        self.rejectUnknownKeys(in: table, at: path, allowed: Self.tierKeys)
         guard table["after"] != nil else {
             self.problem("\(path).after", "is missing", "how long nobody acknowledged before this tier is paged, e.g. after = \"5m\"")
             return nil
@@ -140,7 +144,7 @@ extension ConfigurationLoader {
                 self.problem(personPath, "must be a table", "{ account = \"work\", jid = \"bob@work.example\" }")
                 continue
             }
-            self.rejectUnknownKeys(in: person, at: personPath, allowed: ["account", "jid"])
+            self.rejectUnknownKeys(in: person, at: personPath, allowed: Self.personKeys)
             guard let account = self.string(person, "account", personPath), let text = self.string(person, "jid", personPath) else {
                 self.problem(personPath, "needs account and jid", "{ account = \"work\", jid = \"bob@work.example\" }")
                 continue

@@ -1,0 +1,114 @@
+import BridgeFeatures
+import Foundation
+import Testing
+
+@testable import Bridge
+
+/// `bridge.toml.example` shows every key the loader accepts and no other, table by table
+/// (issue 42): the bridge.toml(5) manual page is made from the example
+/// (`scripts/bridge-toml-manual.py`), so through this test it names what `check` knows.
+@Suite("Configuration keys: the example and the loader")
+struct ConfigurationKeysTests {
+    /// The keys the example sets, or shows commented out ("#key = value", "# key = value"),
+    /// under each table header, by the header's kind ("accounts" for `[accounts.work]`,
+    /// "gateway.user" for `[[gateway.home.user]]`); and every key of an inline table
+    /// (`{ account = "work", jid = … }`), commented out or not.
+    struct ExampleKeys {
+        var tables: [String: Set<String>] = [:]
+        var inline: Set<String> = []
+    }
+
+    static func exampleKeys(_ text: String) -> ExampleKeys {
+        var keys = ExampleKeys()
+        var kind: String?
+        let header = /^\[\[?([A-Za-z0-9_.-]+)\]\]?\s*$/
+        let key = /^([a-z0-9_]+)\s*=/
+        let commentedKey = /^#\s?([a-z0-9_]+) = (?:["'\[{0-9]|true|false)/
+        let inlineTable = /\{([^{}]*)/
+        let inlineKey = /([a-z0-9_]+)\s*=/
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let match = line.wholeMatch(of: header) {
+                let names = match.1.split(separator: ".")
+                kind = names.count == 3 ? "\(names[0]).\(names[2])" : String(names[0])
+                keys.tables[kind!, default: []] = keys.tables[kind!] ?? []
+                // `[[gateway.home.user]]` is the key `user` of `[gateway.home]`.
+                if names.count == 3 { keys.tables[String(names[0]), default: []].insert(String(names[2])) }
+                continue
+            }
+            if let kind, let match = line.prefixMatch(of: key) ?? line.prefixMatch(of: commentedKey) {
+                keys.tables[kind, default: []].insert(String(match.1))
+            }
+            for table in line.matches(of: inlineTable) {
+                for name in table.1.matches(of: inlineKey) { keys.inline.insert(String(name.1)) }
+            }
+        }
+        return keys
+    }
+
+    static func example() throws -> String {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
+        return try String(contentsOfFile: file, encoding: .utf8)
+    }
+
+    @Test("every table kind of the loader is in the example, with exactly the keys the loader accepts")
+    func tables() throws {
+        let keys = Self.exampleKeys(try Self.example())
+        let loader: [String: [String]] = [
+            "bridge": BridgeSettings.keys, "accounts": AccountConfiguration.keys, "local": LocalConfiguration.keys,
+            "channels": ConfigurationLoader.channelKeys, "presence_mirror": PresenceMirrorConfiguration.keys,
+            "roster_mirror": RosterMirrorConfiguration.keys, "gateway": GatewayConfiguration.keys, "gateway.user": GatewayConfiguration.userKeys,
+        ]
+        #expect(Set(ConfigurationLoader.sections) == Set(loader.keys.filter { !$0.contains(".") }), "a top-level table the test does not know")
+        #expect(Set(keys.tables.keys) == Set(loader.keys))
+        for (kind, accepted) in loader.sorted(by: { $0.key < $1.key }) {
+            let shown = keys.tables[kind] ?? []
+            #expect(Set(accepted).subtracting(shown).isEmpty, "[\(kind)]: not in the example: \(Set(accepted).subtracting(shown).sorted())")
+            #expect(shown.subtracting(accepted).isEmpty, "[\(kind)]: in the example, unknown to the loader: \(shown.subtracting(accepted).sorted())")
+        }
+    }
+
+    @Test("every key of a member, quiet hours, an escalation tier and a replace rule is shown in an inline table of the example")
+    func inlineTables() throws {
+        let keys = Self.exampleKeys(try Self.example())
+        let accepted = ConfigurationLoader.memberKeys + ConfigurationLoader.quietKeys + ConfigurationLoader.tierKeys
+            + ConfigurationLoader.personKeys + ConfigurationLoader.ruleKeys
+        #expect(Set(accepted).subtracting(keys.inline).isEmpty, "not in the example: \(Set(accepted).subtracting(keys.inline).sorted())")
+    }
+
+    @Test("the README's first bridge.toml (two accounts and a FIFO in one channel) loads without a problem")
+    func readmeExample() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md").path
+        let text = try String(contentsOfFile: readme, encoding: .utf8)
+        let block = try #require(text.firstMatch(of: /```toml\n([\s\S]*?)```/)?.1)
+        let file = try ConfigurationLoaderTests.write(String(block), files: ["work.password": "a\n", "home.password": "b\n"])
+        var loader = ConfigurationLoader(file: file)
+        let configuration = try loader.loadBridge()
+        #expect(configuration.accounts.keys.sorted() == ["home", "work"])
+        #expect(configuration.locals.mapValues(\.kind) == ["alerts": .fifo])
+        #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [["alerts", "work:alice@work.example", "home:bob@home.example"]])
+    }
+
+    @Test("the reader finds keys set, keys commented out and inline keys, and skips prose")
+    func reader() {
+        let text = """
+            # prose with target_session_attrs=read-write and a key = "in the middle"
+            [bridge]
+            state = "a"
+            #lease_ttl = "10s"
+            # instance = "node-a"
+            # token_file names a file
+            [accounts.work]
+            jid = "a@b"
+            [channels.c]
+            members = [
+              { account = "work", jid = "x@y", quiet = { hours = "1-2" } },
+              # { local = "ops", direction = "in" },
+            ]
+            [[gateway.home.user]]
+            account = "home"
+            """
+        let keys = Self.exampleKeys(text)
+        #expect(keys.tables == ["bridge": ["state", "lease_ttl", "instance"], "accounts": ["jid"], "channels": ["members"], "gateway": ["user"], "gateway.user": ["account"]])
+        #expect(keys.inline == ["account", "jid", "quiet", "hours", "local", "direction"])
+    }
+}
