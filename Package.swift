@@ -296,7 +296,7 @@ let package = Package(
             dependencies: ["ThrowawayProsody"],
             path: "Sources/TestServers"
         ),
-        // Benchmarks (run in release: see README).
+        // Benchmarks (run in release: see docs/performance.md).
         .target(
             name: "CXMLBaseline",
             dependencies: ["CLibXML2"],

@@ -43,7 +43,7 @@
 #   RELAY_BENCH_MAM    space-separated subset of "off on"
 #   RELAY_BENCH_BUSY=1 keep every CPU busy with one lowest-priority busy loop each (nice 19),
 #                      so no CPU goes idle between paced messages: what a paced message costs
-#                      once the machine's wake-from-idle cost is taken out (see README)
+#                      once the machine's wake-from-idle cost is taken out (see docs/performance.md)
 #   RELAY_BENCH_ROUTES extra channels in the bridge's routing table (two idle contacts
 #                      each), to measure the cost of a large table (default 0)
 #

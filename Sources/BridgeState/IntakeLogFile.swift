@@ -13,7 +13,7 @@ import Synchronization
 /// hop. The kernel keeps the pages when the process dies, so after `kill -9` the records
 /// not yet applied to SQLite are read back and applied before anything else runs. A host
 /// crash can lose pages not yet written back, as it can lose SQLite's last WAL frames with
-/// `synchronous = NORMAL`: both give the same promise (see the README, "Nothing lost").
+/// `synchronous = NORMAL`: both give the same promise (see docs/nothing-lost.md, "The journal and the intake log").
 ///
 /// Two halves are used in turn, so a busy bridge never waits for the log to drain: records
 /// go to the active half; the journal turns to the other (``rotate()``) each time it takes

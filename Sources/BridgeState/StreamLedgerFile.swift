@@ -15,7 +15,7 @@ import Synchronization
 /// (`kill -9`) finds on restart which stanza numbers carried which ids, how far the server
 /// had acknowledged them and what we last reported handled. A host crash can lose pages
 /// that were not yet written back: the file records the boot it was written in, and one
-/// from another boot is not trusted (the session is then not resumed; see the README).
+/// from another boot is not trusted (the session is then not resumed; see docs/nothing-lost.md).
 ///
 /// Layout (native byte order, fixed size): a 128-byte header, then `capacity` slots of
 /// 96 bytes, slot `n % capacity` for outbound stanza `n`:

@@ -14,7 +14,7 @@ import XMPP
 @testable import BridgeRouting
 @testable import BridgeState
 
-/// The README's hop list (issue 21): a message from one account to another goes from the
+/// The hop list in docs/design.md ("Threads") (issue 21): a message from one account to another goes from the
 /// source's intake to the target's write on the accounts' event loop, and no journal
 /// commit (the journal's thread) sits in between when the intake log takes it.
 @Suite("relay hops")

@@ -104,7 +104,7 @@ extension ConfigurationLoader {
         do {
             _ = try WebhookTemplate(text)
         } catch {
-            self.problem("\(path).template_file", "\(resolved): \(error)", "fix the template; see the README, \"Notifications to phones\"")
+            self.problem("\(path).template_file", "\(resolved): \(error)", "fix the template; see docs/notifications-and-paging.md, \"HTTP ingress\"")
             return nil
         }
         return text
