@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages xmpp-bridge needs (Debian/Ubuntu), for one use:
 #   build  the build libraries (libxml2, OpenSSL 3, SQLite, libpq, libomemo-c) and pkg-config
+#   package build + what scripts/package.sh uses to make the .deb (dpkg-dev, fakeroot,
+#          lintian, python3)
 #   demo   build + Prosody (the system's, 0.12 on Debian 12) and openssl: what
 #          `scripts/demo.sh` runs
-#   test   demo + ejabberd 24.12, Prometheus (promtool), Alertmanager, PostgreSQL, systemd and
+#   test   demo + package + ejabberd 24.12, Prometheus (promtool), Alertmanager, PostgreSQL, systemd and
 #          python3-venv (for slixmpp, a test peer, from PyPI), and Prosody 13 beside the
 #          system's 0.12 (in /opt/prosody-13): the full test suite's servers and tools (the
 #          default; what CI runs)
@@ -23,12 +25,14 @@ packages=(libxml2-dev libssl-dev libsqlite3-dev libpq-dev libomemo-c-dev pkg-con
 backports=false
 case "$use" in
   build) ;;
+  package) packages+=(dpkg-dev fakeroot lintian python3 binutils xz-utils) ;;
   demo) packages+=(openssl prosody) ;;
   test)
+    packages+=(dpkg-dev fakeroot lintian python3 binutils xz-utils)
     packages+=(openssl prosody prometheus prometheus-alertmanager postgresql systemd python3-venv sqlite3)
     backports=true
     ;;
-  *) echo "usage: $0 [build|demo|test]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|package|demo|test]" >&2; exit 2 ;;
 esac
 prosody13=/opt/prosody-13
 

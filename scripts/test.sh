@@ -26,5 +26,7 @@ swift test --skip-build "$@"
 # runs both releases itself): the same tests again on Prosody 13 (Debian stable), the one
 # fixture's other release. ejabberd's tests and the matrix have run already.
 if [ $# -eq 0 ]; then
+  # The Debian package: built (lintian without errors), installed, checked and purged.
+  scripts/test-package.sh
   XMPP_BRIDGE_TEST_PROSODY=13 swift test --skip-build --filter 'BridgeDaemonTests|XMPPIntegrationTests' --skip 'FaultMatrixIntegrationTests|[Ee]jabberd'
 fi

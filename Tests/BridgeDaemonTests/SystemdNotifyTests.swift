@@ -66,15 +66,17 @@ struct SystemdNotifyTests {
         }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let unit = try String(contentsOfFile: "\(repository)/contrib/systemd/xmpp-bridge.service", encoding: .utf8)
-        #expect(unit.contains("ExecStart=/usr/local/bin/xmpp-bridge run"))
-        for line in ["Type=notify", "WatchdogSec=", "ExecReload=/bin/kill -HUP $MAINPID", "StateDirectory=xmpp-bridge", "RuntimeDirectory=xmpp-bridge", "ProtectSystem=strict", "NoNewPrivileges=yes"] {
+        #expect(unit.contains("ExecStart=/usr/bin/xmpp-bridge run"))
+        for line in ["Type=notify", "WatchdogSec=", "ExecReload=/bin/kill -HUP $MAINPID", "StateDirectory=xmpp-bridge", "RuntimeDirectory=xmpp-bridge", "RuntimeDirectoryPreserve=yes", "ProtectSystem=strict", "NoNewPrivileges=yes"] {
             #expect(unit.contains(line), "missing \(line)")
         }
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = "\(directory)/xmpp-bridge.service"
-        try unit.replacingOccurrences(of: "/usr/local/bin/xmpp-bridge", with: CommandLineTests.binary).write(toFile: file, atomically: true, encoding: .utf8)
-        let output = try Subprocess.run("systemd-analyze", ["verify", file])
+        try unit.replacingOccurrences(of: "/usr/bin/xmpp-bridge", with: CommandLineTests.binary).write(toFile: file, atomically: true, encoding: .utf8)
+        // The pages of Documentation= exist once the package is installed: scripts/test-package.sh
+        // verifies the installed unit with them.
+        let output = try Subprocess.run("systemd-analyze", ["verify", "--man=no", file])
         #expect(!output.contains("xmpp-bridge.service:"), "systemd-analyze verify: \(output)")
     }
 
