@@ -39,6 +39,12 @@ package enum DropReason: Hashable, Sendable, CustomStringConvertible {
     /// sender must try again, to be answered as a duplicate or, if that commit fails, relayed.
     case notificationPending
 
+    /// Every ``label``, for the counters made at 0 before the first drop.
+    package static let labels = [
+        "no_body", "already_relayed", "own_account", "not_a_member", "no_receivers", "encrypted", "unknown_reference", "no_addressee", "duplicate",
+        "echo", "state_error", "transport_replaced", "notification_pending", "filtered",
+    ]
+
     /// A fixed label for metrics (no channel or bridge names).
     package var label: String {
         switch self {

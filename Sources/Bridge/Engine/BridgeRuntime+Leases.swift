@@ -20,6 +20,17 @@ extension BridgeRuntime {
         Self.leasedNames(self.currentConfiguration)
     }
 
+    /// For the metrics, with several instances (nil without leases): the leased transports
+    /// running here, and from the lease rows (nil when the state does not answer) those
+    /// no instance runs and the instances alive.
+    package func leaseCounts() async -> (held: Int, unowned: Int?, alive: Int?)? {
+        guard self.leases != nil else { return nil }
+        let names = Self.leasedNames(self.currentConfiguration)
+        let held = names.count { self.transports[$0] != nil }
+        guard let view = await self.clusterView?() else { return (held, nil, nil) }
+        return (held, names.count { view.owners[$0] == nil }, view.instances.count(where: \.alive))
+    }
+
     /// The lease on `name` was granted: its queue and deduplication keys are read from the shared
     /// state, then it starts; an account first looks up in its archive what of its queue a
     /// former owner may have sent (``InheritedDeliveries``). False when it cannot (the state out of reach, no such

@@ -80,6 +80,17 @@ package actor BridgeRuntime {
         self.configuration.gateways.values.first { $0.transportName == name }
     }
 
+    /// The counters the configuration and the routes name (``RelayMetrics/prepare(_:)``).
+    package static func metricSeries(channels: [RelayChannel], configuration: BridgeConfiguration) -> RelayMetrics.Series {
+        RelayMetrics.Series(
+            transports: Self.transportNames(configuration), accounts: configuration.accounts.keys.sorted(),
+            deliveries: channels.flatMap { channel in
+                channel.members.filter(\.direction.receives).map { (transport: $0.endpoint.transport, channel: channel.name) }
+            },
+            pagingChannels: configuration.paging.filter(\.value.isPaging).keys.sorted()
+        )
+    }
+
     /// Every transport name: accounts, locals, gateways.
     package static func transportNames(_ configuration: BridgeConfiguration) -> [String] {
         configuration.accounts.keys.sorted() + configuration.locals.keys.sorted() + configuration.gateways.values.map(\.transportName).sorted()
@@ -251,6 +262,7 @@ package actor BridgeRuntime {
             let names = Set(channels.map(\.name))
             await self.pipeline.update(router: Self.router(channels: channels, configuration: self.configuration))
             await self.pipeline.updatePaging(policies: self.configuration.paging)
+            self.pipeline.outlets.metrics.prepare(Self.metricSeries(channels: channels, configuration: self.configuration))
             self.directory.names = names
             self.directory.templates = self.configuration.webhookTemplates.compactMapValues { try? WebhookTemplate($0) }
             await self.presence?.update(settings: PresenceSettings(self.configuration), channels: channels)

@@ -31,6 +31,13 @@ package struct DocumentedMetricsFactory: MetricsFactory {
         "xmpp_bridge_transport_connected": "1 when the transport can deliver now.",
         "xmpp_bridge_transport_stopped": "1 when the transport gave up until SIGHUP or reconnect.",
         "xmpp_bridge_ready": "1 when /health/ready would answer 200.",
+        "xmpp_bridge_catch_ups_total": "Catch-ups from an account's message archive (XEP-0313) that got to the end.",
+        "xmpp_bridge_pages_total": "Alerts a paging channel tracks until someone acks them.",
+        "xmpp_bridge_paging_notices_total": "Messages a paging channel sent of its own: repeats, escalations, answers to commands.",
+        "xmpp_bridge_acknowledgements_total": "Alerts acked, by channel and how (reply, reaction, displayed, command).",
+        "xmpp_bridge_leases_held": "Leased transports (accounts, gateways, FIFO, socket and stdio locals) this instance runs.",
+        "xmpp_bridge_leases_unowned": "Leased transports no instance runs now, as the shared state shows them.",
+        "xmpp_bridge_instances_alive": "Instances sharing the state with a heartbeat within lease_ttl.",
     ]
 
     private func descriptor(_ label: String) -> MetricNameDescriptor {

@@ -15,7 +15,8 @@ import TransportCore
 /// (swift-prometheus's registry, filled through swift-metrics by ``RelayMetrics`` and the
 /// HTTP ingress), `GET /health/live` (the process answers) and `GET /health/ready`
 /// (``BridgeRuntime/health()``: 200 or 503 with the reasons). Gauges of state (queue
-/// depth, oldest queued, dead letters, connected) are set from the runtime at each scrape.
+/// depth, oldest queued, dead letters, connected, leases) are set from the runtime at each
+/// scrape.
 package struct MetricsServer: Service {
     package let listen: HTTPListenAddress
     package let registry: PrometheusCollectorRegistry
@@ -114,6 +115,12 @@ package struct MetricsServer: Service {
             Gauge(label: "xmpp_bridge_transport_stopped", dimensions: dimensions, factory: self.factory).record(transport.stopped ? 1 : 0)
         }
         Gauge(label: "xmpp_bridge_ready", dimensions: [], factory: self.factory).record(report.ready ? 1 : 0)
+        // Several instances (PostgreSQL): this instance's leases, and work nobody runs.
+        if let leases = await self.runtime.leaseCounts() {
+            Gauge(label: "xmpp_bridge_leases_held", dimensions: [], factory: self.factory).record(leases.held)
+            if let unowned = leases.unowned { Gauge(label: "xmpp_bridge_leases_unowned", dimensions: [], factory: self.factory).record(unowned) }
+            if let alive = leases.alive { Gauge(label: "xmpp_bridge_instances_alive", dimensions: [], factory: self.factory).record(alive) }
+        }
     }
 
     package init(listen: HTTPListenAddress, registry: PrometheusCollectorRegistry, factory: any MetricsFactory, runtime: BridgeRuntime, group: any EventLoopGroup, logger: Logger) {

@@ -1,3 +1,4 @@
+import BridgeRouting
 import CoreMetrics
 import Foundation
 import NIOConcurrencyHelpers
@@ -75,5 +76,74 @@ package final class RelayMetrics: Sendable {
     /// Receipts and displayed markers from recipients.
     package func receipt(displayed: Bool) {
         self.counter("xmpp_bridge_receipts_total", [("kind", displayed ? "displayed" : "received")]).increment()
+    }
+
+    /// A catch-up from `transport`'s message archive (XEP-0313) got to the end.
+    package func caughtUp(_ transport: String) {
+        self.counter("xmpp_bridge_catch_ups_total", [("transport", transport)]).increment()
+    }
+
+    /// Alerts a paging channel tracks until someone acks them.
+    package func paged(channel: String, count: Int = 1) {
+        self.counter("xmpp_bridge_pages_total", [("channel", channel)]).increment(by: count)
+    }
+
+    /// Messages a paging channel sent of its own: repeats, escalations, answers to commands.
+    package func pagingNotices(channel: String, count: Int = 1) {
+        self.counter("xmpp_bridge_paging_notices_total", [("channel", channel)]).increment(by: count)
+    }
+
+    /// An alert acked, `how` ("reply", "reaction", "displayed", "command").
+    package func acknowledged(channel: String, how: String) {
+        self.counter("xmpp_bridge_acknowledgements_total", [("channel", channel), ("how", how)]).increment()
+    }
+
+    /// The label values a configuration names.
+    package struct Series: Sendable {
+        /// Every transport: accounts, locals, gateways.
+        package var transports: [String] = []
+        /// The accounts, whose archive a catch-up reads.
+        package var accounts: [String] = []
+        /// (target transport, channel) of every member that may receive.
+        package var deliveries: [(transport: String, channel: String)] = []
+        package var pagingChannels: [String] = []
+
+        package init(transports: [String] = [], accounts: [String] = [], deliveries: [(transport: String, channel: String)] = [], pagingChannels: [String] = []) {
+            self.transports = transports
+            self.accounts = accounts
+            self.deliveries = deliveries
+            self.pagingChannels = pagingChannels
+        }
+    }
+
+    /// Makes every counter the configuration names at 0, at start and after a reload: an
+    /// `increase()` or `rate()` then sees the first event (a series that first appears at 1
+    /// shows no increase, so an alert on the first dead letter would never fire), and every
+    /// panel and rule in contrib/ has its series from the first scrape.
+    package func prepare(_ series: Series) {
+        for transport in series.transports {
+            _ = self.counter("xmpp_bridge_messages_received_total", [("transport", transport)])
+            _ = self.counter("xmpp_bridge_reconnects_total", [("transport", transport)])
+        }
+        for account in series.accounts {
+            _ = self.counter("xmpp_bridge_catch_ups_total", [("transport", account)])
+        }
+        for (transport, channel) in series.deliveries {
+            _ = self.counter("xmpp_bridge_messages_relayed_total", [("transport", transport), ("channel", channel)])
+            _ = self.counter("xmpp_bridge_messages_failed_total", [("transport", transport), ("channel", channel)])
+        }
+        for reason in DropReason.labels {
+            _ = self.counter("xmpp_bridge_messages_dropped_total", [("reason", reason)])
+        }
+        for displayed in [false, true] {
+            _ = self.counter("xmpp_bridge_receipts_total", [("kind", displayed ? "displayed" : "received")])
+        }
+        for channel in series.pagingChannels {
+            _ = self.counter("xmpp_bridge_pages_total", [("channel", channel)])
+            _ = self.counter("xmpp_bridge_paging_notices_total", [("channel", channel)])
+            for how in ["reply", "reaction", "displayed", "command"] {
+                _ = self.counter("xmpp_bridge_acknowledgements_total", [("channel", channel), ("how", how)])
+            }
+        }
     }
 }

@@ -77,7 +77,10 @@ extension RelayPipeline {
 
     /// Takes a committed proposal into memory and wakes the timer.
     package func takeIn(_ proposal: PagingProposal) {
-        for page in proposal.pages { self.paging.machine.restore(page) }
+        for page in proposal.pages {
+            self.paging.machine.restore(page)
+            self.outlets.metrics.paged(channel: page.channel)
+        }
         for postponement in proposal.postponements { self.paging.postponed.add(postponement) }
         if let key = proposal.notificationKey { self.paging.accepted.committed(key) }
         if !proposal.pages.isEmpty || !proposal.postponements.isEmpty { self.paging.wake?.wake() }
@@ -101,8 +104,10 @@ extension RelayPipeline {
                 entries.append(.page(page))
             case .send(let more):
                 notices += more
+                for notice in more { self.outlets.metrics.pagingNotices(channel: notice.channel) }
             case .announce(let ack, let key, let channel):
                 self.logger.notice("alert acked", metadata: ["id": "\(key)", "by": "\(ack.by)", "how": "\(ack.how)"])
+                self.outlets.metrics.acknowledged(channel: channel, how: ack.how)
                 self.notify(.alertAcked(ack, channel: channel, source: Endpoint(transport: key.source), id: key.id), from: key.source)
             case .silence(let url, let matchers, let duration, let createdBy, let key, let to, let replyTo):
                 let channel = self.paging.machine.page(source: key.source, id: key.id)?.channel ?? ""

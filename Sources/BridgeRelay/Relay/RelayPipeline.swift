@@ -232,6 +232,7 @@ package actor RelayPipeline<C: Clock>: TransportEventHandler where C.Duration ==
             self.bounced(relayID: relayID, reason: reason, permanent: permanent, from: transport)
         case .resumePointMoved(let point):
             self.journal.record([.resumePoint(key: point.storageKey(transport: transport), position: point.position)])
+            self.outlets.metrics.caughtUp(transport)
         case .targetReady(let target):
             self.targetTable.workers[transport]?.targetReady(Router.normalized(target))
         case .occupant(let room, let nick, let joined):
