@@ -27,5 +27,26 @@ struct DemoCommandTests {
         #expect(narration == expected, "stdout:\n\(run.output)")
         // Bob's reply also comes out of the stdio transport, once.
         #expect(lines.filter { $0 == "bob: Got it, thanks! 👍" }.count == 1, "stdout:\n\(run.output)")
+        try Self.leftNothingBehind(run.output)
+    }
+
+    /// Issue 42: the demo leaves nothing behind. Its Prosody (the pid and folder it printed)
+    /// is gone once it ended; and on CI, a machine the prerequisites were installed on by
+    /// `scripts/install-prerequisites.sh`, no service the demo's packages bring (Prosody's) is
+    /// enabled to start at boot. (Elsewhere an administrator may have enabled their own.)
+    static func leftNothingBehind(_ output: String) throws {
+        let started = try #require(output.firstMatch(of: /Prosody started \(pid (\d+)\) on \S+ \(STARTTLS\) in (\S+);/), "stdout:\n\(output)")
+        let pid = try #require(Int32(started.1))
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "the demo's Prosody (pid \(pid)) still runs")
+        #expect(!FileManager.default.fileExists(atPath: String(started.2)), "the demo's Prosody folder \(started.2) is still there")
+        guard IntegrationEnvironment.isCI else { return }
+        let files = try Subprocess.run("dpkg", ["-L", "prosody"]).split(separator: "\n")
+        let units = files.filter { $0.contains("/systemd/system/") && ($0.hasSuffix(".service") || $0.hasSuffix(".socket") || $0.hasSuffix(".timer")) }
+        #expect(!units.isEmpty, "prosody ships no systemd unit? \(files)")
+        for unit in units {
+            let name = String(unit.split(separator: "/").last ?? unit)
+            let state = (try? Subprocess.run("systemctl", ["is-enabled", name])) ?? "disabled"
+            #expect(!state.hasPrefix("enabled"), "\(name) is \(state) after the prerequisites' installation")
+        }
     }
 }

@@ -45,7 +45,7 @@ struct DemoCommand: AsyncParsableCommand {
         let users = ["bridge-a", "bridge-b", "alice", "bob"]
         let server = try ProsodyServer.start(accounts: users.map { ($0, "\($0)-demo-pw") })
         defer { server.shutdown() }
-        say("Prosody started on 127.0.0.1:\(server.c2sPort) (STARTTLS) in \(server.directory)")
+        say("Prosody started (pid \(server.pid.map(String.init) ?? "?")) on 127.0.0.1:\(server.c2sPort) (STARTTLS) in \(server.directory); stopped and removed when the demo ends")
         let file = try Self.writeConfiguration(for: server, interactive: interactive)
         say("Bridge configuration: \(file)")
         say("Channel 'demo' joins: stdin ↔ alice@example.test (via account A) ↔ bob@example.test (via account B)\n")
