@@ -13,8 +13,9 @@
 # /usr/share/doc/xmpp-bridge (copyright with every statically linked dependency's licence,
 # the examples, the Prometheus rules and the Grafana dashboard). lintian checks it last.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+umask 022
 out=$(realpath "${1:-.}")
+cd "$(dirname "$0")/.."
 bash scripts/install-prerequisites.sh package
 scratch=.build/package
 # Linked with full RELRO (bind now), as Debian's hardening flags ask.
@@ -87,7 +88,7 @@ python3 scripts/bridge-toml-manual.py bridge.toml.example "$version" "$date" | g
 "$binary" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/xmpp-bridge.fish"
 
 # Documentation: the licences, the changelog, the examples.
-bash python3 scripts/package-copyright.py "$scratch" >"$doc/copyright"
+python3 scripts/package-copyright.py "$scratch" >"$doc/copyright"
 {
   echo "$package ($version) unstable; urgency=medium"
   echo
@@ -103,7 +104,7 @@ if [ -e contrib/grafana/xmpp-bridge.json ]; then install -m 0644 contrib/grafana
 install -m 0755 contrib/debian/postinst contrib/debian/prerm contrib/debian/postrm "$root/DEBIAN/"
 mkdir -p "$root/debian"
 touch "$root/debian/control"
-depends=$(cd "$root" && dpkg-shlibdeps -O "usr/bin/xmpp-bridge" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$root" && dpkg-shlibdeps -O "usr/bin/xmpp-bridge" | sed -n 's/^shlibs:Depends=//p') || true
 rm -r "$root/debian"
 [ -n "$depends" ] || { echo "dpkg-shlibdeps found no libraries" >&2; exit 1; }
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)

@@ -10,8 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-if dpkg-query -W -f='${Status}\n' xmpp-bridge 2>/dev/null | grep -q 'install ok installed'; then
-  echo "xmpp-bridge is installed on this machine: the package test would purge it (remove it, or run the test elsewhere)" >&2
+# Anything of an installation here (the package, removed but not purged, or the files of
+# an older install-service.sh) would be purged with the test's: refuse.
+status=$(dpkg-query -W -f='${Status}' xmpp-bridge 2>/dev/null || true)
+if [ -n "$status" ] && [ "$status" != "unknown ok not-installed" ] || [ -e /etc/xmpp-bridge ] || [ -e /var/lib/xmpp-bridge ]; then
+  echo "xmpp-bridge is (or was) installed on this machine: the package test would purge it (purge it, or run the test elsewhere)" >&2
   exit 1
 fi
 work=$(mktemp -d)
@@ -28,10 +31,10 @@ files() {
        -o -path /run/user -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /var/lib/ucf \) -prune -o -print 2>/dev/null |
     grep -vE '^/etc/(passwd|group|shadow|gshadow)-?$|^/etc/\.pwd\.lock$' | LC_ALL=C sort
 }
-files >"$work/before"
-
 deb=$(scripts/package.sh "$work" | tail -n1)
 [ -f "$deb" ] || fail "scripts/package.sh made no package"
+# Taken after the build, which installs its own tools (dpkg-dev, lintian) when missing.
+files >"$work/before"
 echo "package: $(basename "$deb"), $(du -k "$deb" | cut -f1) KiB" >&2
 echo "Depends: $(dpkg-deb -f "$deb" Depends)" >&2
 
@@ -61,8 +64,8 @@ echo "apt-get install to a passing check: $(awk "BEGIN { printf \"%.1f\", $end -
 version=$(xmpp-bridge --version)
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [0-9a-f]{7,}(-dirty)?\)$ ]] || fail "--version printed: $version"
 echo "xmpp-bridge --version: $version" >&2
-[ "$(stat -c '%a %U %G' /etc/xmpp-bridge)" = "750 root xmpp-bridge" ] || fail "/etc/xmpp-bridge is $(stat -c '%a %U %G' /etc/xmpp-bridge)"
-[ "$(stat -c '%a %U %G' /etc/xmpp-bridge/bridge.toml)" = "640 root xmpp-bridge" ] || fail "bridge.toml is $(stat -c '%a %U %G' /etc/xmpp-bridge/bridge.toml)"
+[ "$($sudo stat -c '%a %U %G' /etc/xmpp-bridge)" = "750 root xmpp-bridge" ] || fail "/etc/xmpp-bridge is $($sudo stat -c '%a %U %G' /etc/xmpp-bridge)"
+[ "$($sudo stat -c '%a %U %G' /etc/xmpp-bridge/bridge.toml)" = "640 root xmpp-bridge" ] || fail "bridge.toml is $($sudo stat -c '%a %U %G' /etc/xmpp-bridge/bridge.toml)"
 [ -d /run/xmpp-bridge ] || fail "tmpfiles.d made no /run/xmpp-bridge"
 verify=$(systemd-analyze verify /usr/lib/systemd/system/xmpp-bridge.service 2>&1 || true)
 if grep -q 'xmpp-bridge' <<<"$verify"; then fail "systemd-analyze verify: $verify"; fi
@@ -80,9 +83,18 @@ for file in /usr/share/zsh/vendor-completions/_xmpp-bridge /usr/share/fish/vendo
   grep -q 'route' "$file" || fail "$file has no subcommands"
 done
 
+# An administrator enabled it (the link systemctl makes, with or without a running systemd):
+# the purge takes that away too.
+$sudo systemctl enable xmpp-bridge.service >&2
+[ -L /etc/systemd/system/multi-user.target.wants/xmpp-bridge.service ] || fail "systemctl enable made no link"
 DEBIAN_FRONTEND=noninteractive $sudo apt-get purge -y -qq xmpp-bridge >&2
 files >"$work/after"
-left=$(LC_ALL=C comm -3 "$work/before" "$work/after")
-[ -z "$left" ] || fail "the purge left files behind (or removed some):
+left=$(LC_ALL=C comm -13 "$work/before" "$work/after")
+[ -z "$left" ] || fail "the purge left files behind:
 $left"
+# Nothing else is gone either, but for empty *.wants folders under /etc/systemd/system:
+# deb-systemd-helper's purge (every Debian package's) removes those.
+removed=$(LC_ALL=C comm -23 "$work/before" "$work/after" | grep -vE '^/etc/systemd/system/[^/]+\.wants$' || true)
+[ -z "$removed" ] || fail "the purge removed files it did not install:
+$removed"
 echo "package test: built, installed, checked and purged; nothing left behind" >&2

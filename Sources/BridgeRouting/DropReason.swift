@@ -39,29 +39,47 @@ package enum DropReason: Hashable, Sendable, CustomStringConvertible {
     /// sender must try again, to be answered as a duplicate or, if that commit fails, relayed.
     case notificationPending
 
+    /// The metric label of a reason: fixed words, no channel or bridge names. Each reason
+    /// maps to one (the switch below is exhaustive), and ``labels`` lists every one.
+    package enum Label: String, CaseIterable, Sendable {
+        case noBody = "no_body"
+        case alreadyRelayed = "already_relayed"
+        case ownAccount = "own_account"
+        case notAMember = "not_a_member"
+        case noReceivers = "no_receivers"
+        case encrypted
+        case unknownReference = "unknown_reference"
+        case noAddressee = "no_addressee"
+        case duplicate
+        case echo
+        case stateError = "state_error"
+        case transportReplaced = "transport_replaced"
+        case notificationPending = "notification_pending"
+        case filtered
+    }
+
     /// Every ``label``, for the counters made at 0 before the first drop.
-    package static let labels = [
-        "no_body", "already_relayed", "own_account", "not_a_member", "no_receivers", "encrypted", "unknown_reference", "no_addressee", "duplicate",
-        "echo", "state_error", "transport_replaced", "notification_pending", "filtered",
-    ]
+    package static let labels = Label.allCases.map(\.rawValue)
 
     /// A fixed label for metrics (no channel or bridge names).
-    package var label: String {
+    package var label: String { self.metricLabel.rawValue }
+
+    package var metricLabel: Label {
         switch self {
-        case .noBody: "no_body"
-        case .alreadyRelayed: "already_relayed"
-        case .fromOwnAccount: "own_account"
-        case .notAMember, .notAMemberOf: "not_a_member"
-        case .noReceivers: "no_receivers"
-        case .encrypted: "encrypted"
-        case .unknownReference: "unknown_reference"
-        case .noAddressee: "no_addressee"
-        case .alreadyHandled: "duplicate"
-        case .echo: "echo"
-        case .stateError: "state_error"
-        case .transportReplaced: "transport_replaced"
-        case .notificationPending: "notification_pending"
-        case .filtered: "filtered"
+        case .noBody: .noBody
+        case .alreadyRelayed: .alreadyRelayed
+        case .fromOwnAccount: .ownAccount
+        case .notAMember, .notAMemberOf: .notAMember
+        case .noReceivers: .noReceivers
+        case .encrypted: .encrypted
+        case .unknownReference: .unknownReference
+        case .noAddressee: .noAddressee
+        case .alreadyHandled: .duplicate
+        case .echo: .echo
+        case .stateError: .stateError
+        case .transportReplaced: .transportReplaced
+        case .notificationPending: .notificationPending
+        case .filtered: .filtered
         }
     }
 

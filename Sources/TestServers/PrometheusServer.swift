@@ -28,12 +28,13 @@ public final class PrometheusServer: @unchecked Sendable {
     }
 
     private init(targets: [String], ruleFiles: [String]) throws {
+        self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
         var template = Array("/tmp/xmpp-bridge-prometheus-XXXXXX".utf8CString)
         guard let path = mkdtemp(&template) else {
-            throw Subprocess.Failure(command: "mkdtemp", status: errno, output: String(cString: strerror(errno)))
+            let error = errno
+            throw Subprocess.Failure(command: "mkdtemp", status: error, output: String(cString: strerror(error)))
         }
         self.directory = String(cString: path)
-        self.port = try ProsodyServer.freeLoopbackPorts(count: 1)[0]
         let quoted = { (items: [String]) in items.map { "'\($0)'" }.joined(separator: ", ") }
         let configuration = """
             global:
@@ -45,15 +46,24 @@ public final class PrometheusServer: @unchecked Sendable {
                 static_configs:
                   - targets: [\(quoted(targets))]
             """
-        try configuration.write(toFile: "\(self.directory)/prometheus.yml", atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: "\(self.directory)/data", withIntermediateDirectories: true)
-        self.process = try ChildProcess(
+        do {
+            try configuration.write(toFile: "\(self.directory)/prometheus.yml", atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(atPath: "\(self.directory)/data", withIntermediateDirectories: true)
+            self.process = try Self.launch(in: self.directory, port: self.port)
+        } catch {
+            try? FileManager.default.removeItem(atPath: self.directory)
+            throw error
+        }
+    }
+
+    private static func launch(in directory: String, port: Int) throws -> ChildProcess {
+        try ChildProcess(
             executable: Subprocess.which("prometheus") ?? "/usr/bin/prometheus",
             arguments: [
-                "--config.file=\(self.directory)/prometheus.yml", "--storage.tsdb.path=\(self.directory)/data",
-                "--web.listen-address=127.0.0.1:\(self.port)", "--log.level=info",
+                "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
+                "--web.listen-address=127.0.0.1:\(port)", "--log.level=info",
             ],
-            logFile: "\(self.directory)/prometheus.log"
+            logFile: "\(directory)/prometheus.log"
         )
     }
 

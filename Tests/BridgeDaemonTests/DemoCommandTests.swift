@@ -45,8 +45,22 @@ struct DemoCommandTests {
         #expect(!units.isEmpty, "prosody ships no systemd unit? \(files)")
         for unit in units {
             let name = String(unit.split(separator: "/").last ?? unit)
-            let state = (try? Subprocess.run("systemctl", ["is-enabled", name])) ?? "disabled"
-            #expect(!state.hasPrefix("enabled"), "\(name) is \(state) after the prerequisites' installation")
+            // `is-enabled` answers on standard output, exiting 0 only for the enabled states.
+            let state: String
+            do {
+                state = try Subprocess.run("systemctl", ["is-enabled", name])
+            } catch let failure as Subprocess.Failure where failure.status == 1 {
+                state = failure.output
+            }
+            let word = state.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(["disabled", "masked", "static", "indirect"].contains(word), "\(name) is \(word) after the prerequisites' installation")
         }
+        // And the system's own Prosody is not running (it runs as the user prosody).
+        let prosodyUID = try Subprocess.run("id", ["-u", "prosody"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let running = try FileManager.default.contentsOfDirectory(atPath: "/proc").filter { entry in
+            guard entry.allSatisfy(\.isNumber), let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8) else { return false }
+            return status.split(separator: "\n").contains { $0.hasPrefix("Uid:") && $0.split(separator: "\t").dropFirst().first == Substring(prosodyUID) }
+        }
+        #expect(running.isEmpty, "processes of the user prosody run: pids \(running)")
     }
 }

@@ -31,8 +31,9 @@ struct MonitoringIntegrationTests {
         Set(expression.matches(of: /xmpp_bridge_[a-z_]+/).map { String($0.output) })
     }
 
-    /// Every panel's queries and the template variables' metrics in the dashboard.
-    static func dashboardExpressions() throws -> [(panel: String, expression: String)] {
+    /// Every panel's queries in the dashboard, and its template variables' queries
+    /// (Grafana's `label_values(METRIC, LABEL)`).
+    static func dashboardExpressions() throws -> (panels: [(panel: String, expression: String)], variables: [String]) {
         let data = try Data(contentsOf: URL(fileURLWithPath: "\(self.repository)/contrib/grafana/xmpp-bridge.json"))
         let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let panels = try #require(dashboard["panels"] as? [[String: Any]])
@@ -42,7 +43,8 @@ struct MonitoringIntegrationTests {
                 expressions.append((panel["title"] as? String ?? "?", try #require(target["expr"] as? String)))
             }
         }
-        return expressions
+        let variables = ((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []).compactMap { $0["definition"] as? String }
+        return (expressions, variables)
     }
 
     @Test("Prometheus scrapes the daemon and evaluates every alert rule without an error; every dashboard query is answered; every metric they name is scraped")
@@ -124,17 +126,29 @@ struct MonitoringIntegrationTests {
             let unknown = Self.metricNames(in: expression).subtracting(scrapedNames).filter { !scrapedNames.contains($0 + "_bucket") }
             #expect(unknown.isEmpty, "rule \(name) names \(unknown.sorted()), not scraped (scraped: \(scrapedNames.sorted()))")
         }
-        let expressions = try Self.dashboardExpressions()
-        #expect(expressions.count >= 20)
-        for (panel, expression) in expressions {
+        // A rate needs two samples in its window: three scrapes in, it has them.
+        let samples = try await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+            let answer = try? await Self.query(api, "count_over_time(xmpp_bridge_ready[1m])")
+            return (answer?.result.first?["value"] as? [Any])?.last.flatMap { Double("\($0)") }.map { $0 >= 3 } ?? false
+        }
+        #expect(samples, "Prometheus did not scrape three times; its log:\n\(prometheus.log.suffix(3000))")
+        let dashboard = try Self.dashboardExpressions()
+        #expect(dashboard.panels.count >= 20)
+        for (panel, expression) in dashboard.panels {
             let concrete = expression.replacingOccurrences(of: "$__rate_interval", with: "1m").replacingOccurrences(of: "$instance", with: ".*")
             let answer = try await Self.query(api, concrete)
             #expect(answer.status == "success", "panel \(panel): \(expression): \(answer.error ?? "")")
             let unknown = Self.metricNames(in: concrete).subtracting(scrapedNames)
             #expect(unknown.isEmpty, "panel \(panel) names \(unknown.sorted()), not scraped (scraped: \(scrapedNames.sorted()))")
+            // Every series a panel shows exists from the start (counters at 0), so an empty
+            // answer is a selector that matches nothing: a wrong label or value.
+            #expect(!answer.result.isEmpty, "panel \(panel): \(expression) matches no series")
         }
-        // The instance variable's own query.
-        #expect(scrapedNames.contains("xmpp_bridge_ready"))
+        #expect(!dashboard.variables.isEmpty)
+        for variable in dashboard.variables {
+            let unknown = Self.metricNames(in: variable).subtracting(scrapedNames)
+            #expect(unknown.isEmpty, "template variable \(variable) names \(unknown.sorted()), not scraped")
+        }
         #expect(bridge.stop() == 0, "stderr: \(bridge.run.errors.suffix(2000))")
     }
 }

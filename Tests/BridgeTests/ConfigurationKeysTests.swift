@@ -67,12 +67,43 @@ struct ConfigurationKeysTests {
         }
     }
 
-    @Test("every key of a member, quiet hours, an escalation tier and a replace rule is shown in an inline table of the example")
+    /// The keys of every inline table in the example, by the key that holds it: "members"
+    /// for a channel member, "quiet" for quiet hours, "escalate" for a tier, "to" for a
+    /// tier's person, "replace" for a rule. Tables in a multi-line array count also when
+    /// commented out (`# or …: { … }`); prose elsewhere does not.
+    static func inlineKeys(_ text: String) -> [String: Set<String>] {
+        var reader = InlineTableReader()
+        var array: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let open = line.wholeMatch(of: /([a-z0-9_]+)\s*=\s*\[\s*/) {
+                array = String(open.1)
+                continue
+            }
+            if line.hasPrefix("]") {
+                array = nil
+                continue
+            }
+            if let array {
+                if let brace = line.firstIndex(of: "{") { reader.read(line[brace...], holder: array) }
+            } else if !line.hasPrefix("#"), let pair = line.wholeMatch(of: /([a-z0-9_]+)\s*=\s*(.*)/) {
+                reader.read(pair.2, holder: String(pair.1))
+            }
+        }
+        return reader.keys
+    }
+
+    @Test("a member, quiet hours, an escalation tier, its person and a replace rule each show exactly the keys the loader accepts")
     func inlineTables() throws {
-        let keys = Self.exampleKeys(try Self.example())
-        let accepted = ConfigurationLoader.memberKeys + ConfigurationLoader.quietKeys + ConfigurationLoader.tierKeys
-            + ConfigurationLoader.personKeys + ConfigurationLoader.ruleKeys
-        #expect(Set(accepted).subtracting(keys.inline).isEmpty, "not in the example: \(Set(accepted).subtracting(keys.inline).sorted())")
+        let keys = Self.inlineKeys(try Self.example())
+        let loader: [String: [String]] = [
+            "members": ConfigurationLoader.memberKeys, "quiet": ConfigurationLoader.quietKeys, "escalate": ConfigurationLoader.tierKeys,
+            "to": ConfigurationLoader.personKeys, "replace": ConfigurationLoader.ruleKeys,
+        ]
+        for (holder, accepted) in loader.sorted(by: { $0.key < $1.key }) {
+            let shown = keys[holder] ?? []
+            #expect(Set(accepted).subtracting(shown).isEmpty, "\(holder): not in the example: \(Set(accepted).subtracting(shown).sorted())")
+            #expect(shown.subtracting(accepted).isEmpty, "\(holder): in the example, unknown to the loader: \(shown.subtracting(accepted).sorted())")
+        }
     }
 
     @Test("the README's first bridge.toml (two accounts and a FIFO in one channel) loads without a problem")
@@ -88,7 +119,7 @@ struct ConfigurationKeysTests {
         #expect(configuration.channels.map { $0.members.map(\.endpoint.description) } == [["alerts", "work:alice@work.example", "home:bob@home.example"]])
     }
 
-    @Test("the reader finds keys set, keys commented out and inline keys, and skips prose")
+    @Test("the readers find keys set, keys commented out and inline keys by their holder, and skip prose")
     func reader() {
         let text = """
             # prose with target_session_attrs=read-write and a key = "in the middle"
@@ -107,6 +138,8 @@ struct ConfigurationKeysTests {
             [[gateway.home.user]]
             account = "home"
             """
+        let inline = Self.inlineKeys(text + "\nescalate = [ { after = \"5m\", to = [ { account = \"w\", jid = \"b@w\" } ] } ]\n")
+        #expect(inline == ["members": ["account", "jid", "quiet", "local", "direction"], "quiet": ["hours"], "escalate": ["after", "to"], "to": ["account", "jid"]])
         let keys = Self.exampleKeys(text)
         #expect(keys.tables == ["bridge": ["state", "lease_ttl", "instance"], "accounts": ["jid"], "channels": ["members"], "gateway": ["user"], "gateway.user": ["account"]])
         #expect(keys.inline == ["account", "jid", "quiet", "hours", "local", "direction"])

@@ -115,11 +115,15 @@ package struct MetricsServer: Service {
             Gauge(label: "xmpp_bridge_transport_stopped", dimensions: dimensions, factory: self.factory).record(transport.stopped ? 1 : 0)
         }
         Gauge(label: "xmpp_bridge_ready", dimensions: [], factory: self.factory).record(report.ready ? 1 : 0)
-        // Several instances (PostgreSQL): this instance's leases, and work nobody runs.
+        // Several instances (PostgreSQL): this instance's leases, and work nobody runs. What
+        // only the shared state can tell is left out of a scrape it did not answer, not shown
+        // as it last was.
         if let leases = await self.runtime.leaseCounts() {
             Gauge(label: "xmpp_bridge_leases_held", dimensions: [], factory: self.factory).record(leases.held)
-            if let unowned = leases.unowned { Gauge(label: "xmpp_bridge_leases_unowned", dimensions: [], factory: self.factory).record(unowned) }
-            if let alive = leases.alive { Gauge(label: "xmpp_bridge_instances_alive", dimensions: [], factory: self.factory).record(alive) }
+            for (label, value) in [("xmpp_bridge_leases_unowned", leases.unowned), ("xmpp_bridge_instances_alive", leases.alive)] {
+                let gauge = Gauge(label: label, dimensions: [], factory: self.factory)
+                if let value { gauge.record(value) } else { gauge.destroy() }
+            }
         }
     }
 

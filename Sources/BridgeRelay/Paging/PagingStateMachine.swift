@@ -48,6 +48,10 @@ package struct PagingStateMachine: Sendable {
         case handled([Action])
     }
 
+    /// How an alert acked by a command ("ack", "silence 2h") was acked; the other ways are
+    /// the ``PagingPolicy/AckKind`` names.
+    package static let commandAck = "command"
+
     package private(set) var pages: [PageKey: Page] = [:]
     /// Relay id of any copy → its page.
     private var byCopy: [String: PageKey] = [:]
@@ -261,7 +265,7 @@ package struct PagingStateMachine: Sendable {
         let replyTo = replyTo ?? page.firstCopy(to: from)
         switch command {
         case .ack:
-            return self.ack(key, by: from, how: "command", at: now, replyTo: replyTo, makeID: makeID)
+            return self.ack(key, by: from, how: Self.commandAck, at: now, replyTo: replyTo, makeID: makeID)
         case .silence(let duration):
             guard let url = self.policy(page.channel)?.alertmanagerURL else {
                 return [.send([self.notice(page, to: from, text: "Silences need alertmanager_url in this channel's settings.", replyTo: replyTo, makeID: makeID)])]

@@ -93,7 +93,7 @@ package final class RelayMetrics: Sendable {
         self.counter("xmpp_bridge_paging_notices_total", [("channel", channel)]).increment(by: count)
     }
 
-    /// An alert acked, `how` ("reply", "reaction", "displayed", "command").
+    /// An alert acked, `how`: a ``PagingPolicy/AckKind`` or ``PagingStateMachine/commandAck``.
     package func acknowledged(channel: String, how: String) {
         self.counter("xmpp_bridge_acknowledgements_total", [("channel", channel), ("how", how)]).increment()
     }
@@ -106,6 +106,7 @@ package final class RelayMetrics: Sendable {
         package var accounts: [String] = []
         /// (target transport, channel) of every member that may receive.
         package var deliveries: [(transport: String, channel: String)] = []
+        /// The channels that page (``PagingPolicy/isPaging``).
         package var pagingChannels: [String] = []
 
         package init(transports: [String] = [], accounts: [String] = [], deliveries: [(transport: String, channel: String)] = [], pagingChannels: [String] = []) {
@@ -141,7 +142,7 @@ package final class RelayMetrics: Sendable {
         for channel in series.pagingChannels {
             _ = self.counter("xmpp_bridge_pages_total", [("channel", channel)])
             _ = self.counter("xmpp_bridge_paging_notices_total", [("channel", channel)])
-            for how in ["reply", "reaction", "displayed", "command"] {
+            for how in PagingPolicy.AckKind.allCases.map(\.rawValue) + [PagingStateMachine.commandAck] {
                 _ = self.counter("xmpp_bridge_acknowledgements_total", [("channel", channel), ("how", how)])
             }
         }
