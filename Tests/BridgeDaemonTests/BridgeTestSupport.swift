@@ -49,6 +49,18 @@ enum BridgeConfigFile {
         return file
     }
 
+    /// Moves the state of the bridge.toml at `file` to PostgreSQL (`url`, the password in the
+    /// environment variable BRIDGE_DB_PASSWORD) as instance `instance` with `lease_ttl`
+    /// `ttl` seconds; `bridge` adds lines to its `[bridge]` table.
+    static func onPostgres(_ file: String, url: String, instance: String, ttl: Int, bridge: String = "") throws {
+        var text = try String(contentsOfFile: file, encoding: .utf8)
+        text = text.replacingOccurrences(
+            of: "state = \"bridge.sqlite\"\n",
+            with: "state = \"\(url)\"\nstate_password_env = \"BRIDGE_DB_PASSWORD\"\ninstance = \"\(instance)\"\nlease_ttl = \"\(ttl)s\"\n\(bridge)"
+        )
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+    }
+
     /// The same for accounts on several servers: `[accounts.NAME]` is `user@` the server's
     /// domain; state, control socket and password files in `directory`.
     static func write(accounts: [(name: String, user: String, server: any TestXMPPServer)], in directory: String, rest: String) throws -> String {

@@ -75,19 +75,7 @@ struct MonitoringIntegrationTests {
                 ack = ["reply", "reaction"]
                 """
         )
-        var text = try String(contentsOfFile: config, encoding: .utf8)
-        text = text.replacingOccurrences(
-            of: "state = \"bridge.sqlite\"\n",
-            with: """
-                state = "\(database.url)"
-                state_password_env = "BRIDGE_DB_PASSWORD"
-                instance = "node-a"
-                lease_ttl = "3s"
-                metrics_listen = "127.0.0.1:\(ports[1])"
-
-                """
-        )
-        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        try BridgeConfigFile.onPostgres(config, url: database.url, instance: "node-a", ttl: 3, bridge: "metrics_listen = \"127.0.0.1:\(ports[1])\"\n")
         let bridge = try BridgeDaemon.start(config: config, in: server.directory, environment: ["BRIDGE_DB_PASSWORD": database.password])
         defer { bridge.terminate() }
         try await bridge.waitOnline(["home"])

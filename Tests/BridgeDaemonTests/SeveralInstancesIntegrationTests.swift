@@ -56,16 +56,13 @@ struct SeveralInstancesIntegrationTests {
             let config = try BridgeConfigFile.write(
                 accounts: accounts.map { ($0, $0, server) }, in: directory, rest: accounts == ["work", "home"] ? BridgeIntegrationTests.link + web : web
             )
-            var text = try String(contentsOfFile: config, encoding: .utf8)
             if omemo {
+                var text = try String(contentsOfFile: config, encoding: .utf8)
                 text = text.replacingOccurrences(of: "[accounts.home]\n", with: "[accounts.home]\nomemo = true\n")
                 text = text.replacingOccurrences(of: #"jid = "bob@example.test", direction"#, with: #"jid = "bob@example.test", encryption = "required", direction"#)
+                try text.write(toFile: config, atomically: true, encoding: .utf8)
             }
-            text = text.replacingOccurrences(
-                of: "state = \"bridge.sqlite\"\n",
-                with: "state = \"\(url)\"\nstate_password_env = \"BRIDGE_DB_PASSWORD\"\ninstance = \"\(name)\"\nlease_ttl = \"\(Self.ttl)s\"\n"
-            )
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try BridgeConfigFile.onPostgres(config, url: url, instance: name, ttl: Self.ttl)
             return try BridgeDaemon.start(config: config, in: directory, environment: ["BRIDGE_DB_PASSWORD": password])
         }
     }

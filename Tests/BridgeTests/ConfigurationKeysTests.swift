@@ -45,6 +45,15 @@ struct ConfigurationKeysTests {
         return keys
     }
 
+    /// Each kind's keys in the example are exactly those the loader accepts for it.
+    static func expectSame(_ shown: [String: Set<String>], as loader: [String: [String]], sourceLocation: SourceLocation = #_sourceLocation) {
+        for (kind, accepted) in loader.sorted(by: { $0.key < $1.key }) {
+            let missing = Set(accepted).subtracting(shown[kind] ?? []), unknown = (shown[kind] ?? []).subtracting(accepted)
+            #expect(missing.isEmpty, "\(kind): not in the example: \(missing.sorted())", sourceLocation: sourceLocation)
+            #expect(unknown.isEmpty, "\(kind): in the example, unknown to the loader: \(unknown.sorted())", sourceLocation: sourceLocation)
+        }
+    }
+
     static func example() throws -> String {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bridge.toml.example").path
         return try String(contentsOfFile: file, encoding: .utf8)
@@ -60,11 +69,7 @@ struct ConfigurationKeysTests {
         ]
         #expect(Set(ConfigurationLoader.sections) == Set(loader.keys.filter { !$0.contains(".") }), "a top-level table the test does not know")
         #expect(Set(keys.tables.keys) == Set(loader.keys))
-        for (kind, accepted) in loader.sorted(by: { $0.key < $1.key }) {
-            let shown = keys.tables[kind] ?? []
-            #expect(Set(accepted).subtracting(shown).isEmpty, "[\(kind)]: not in the example: \(Set(accepted).subtracting(shown).sorted())")
-            #expect(shown.subtracting(accepted).isEmpty, "[\(kind)]: in the example, unknown to the loader: \(shown.subtracting(accepted).sorted())")
-        }
+        Self.expectSame(keys.tables, as: loader)
     }
 
     /// The keys of every inline table in the example, by the key that holds it: "members"
@@ -99,11 +104,7 @@ struct ConfigurationKeysTests {
             "members": ConfigurationLoader.memberKeys, "quiet": ConfigurationLoader.quietKeys, "escalate": ConfigurationLoader.tierKeys,
             "to": ConfigurationLoader.personKeys, "replace": ConfigurationLoader.ruleKeys,
         ]
-        for (holder, accepted) in loader.sorted(by: { $0.key < $1.key }) {
-            let shown = keys[holder] ?? []
-            #expect(Set(accepted).subtracting(shown).isEmpty, "\(holder): not in the example: \(Set(accepted).subtracting(shown).sorted())")
-            #expect(shown.subtracting(accepted).isEmpty, "\(holder): in the example, unknown to the loader: \(shown.subtracting(accepted).sorted())")
-        }
+        Self.expectSame(keys, as: loader)
     }
 
     @Test("the README's first bridge.toml (two accounts and a FIFO in one channel) loads without a problem")
