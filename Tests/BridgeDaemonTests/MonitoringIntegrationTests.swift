@@ -88,7 +88,7 @@ struct MonitoringIntegrationTests {
         let api = HTTPTestClient(target: .tcp(port: prometheus.port))
         // Scraped once the lease gauges are in (the daemon took its lease first), and every
         // rule evaluated at least once since.
-        let scraped = try await eventually(timeout: .seconds(60), every: .milliseconds(200)) {
+        let scraped = await eventually(timeout: .seconds(60), every: .milliseconds(200)) {
             (try? await Self.query(api, "xmpp_bridge_leases_held").result.isEmpty == false) ?? false
         }
         #expect(scraped, "Prometheus never scraped the lease gauges; its log:\n\(prometheus.log.suffix(3000))\nbridge:\n\(bridge.run.errors.suffix(3000))")
@@ -115,7 +115,7 @@ struct MonitoringIntegrationTests {
             #expect(unknown.isEmpty, "rule \(name) names \(unknown.sorted()), not scraped (scraped: \(scrapedNames.sorted()))")
         }
         // A rate needs two samples in its window: three scrapes in, it has them.
-        let samples = try await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+        let samples = await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
             let answer = try? await Self.query(api, "count_over_time(xmpp_bridge_ready[1m])")
             return (answer?.result.first?["value"] as? [Any])?.last.flatMap { Double("\($0)") }.map { $0 >= 3 } ?? false
         }

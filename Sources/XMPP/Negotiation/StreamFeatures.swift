@@ -1,5 +1,5 @@
 /// The `<stream:features/>` a server offers, as far as negotiation needs them
-/// (RFC 6120 §4.3.2, §5.4.1, §6.4.1, §7.4; RFC 3921 §3 session; XEP-0440).
+/// (RFC 6120 §4.3.2, §5.4.1, §6.4.1, §7.4; RFC 3921 §3 session; XEP-0440; XEP-0388).
 public struct StreamFeatures: Hashable, Sendable {
     /// STARTTLS offered; `startTLSRequired` when it carries `<required/>`.
     public var startTLS: Bool
@@ -12,6 +12,8 @@ public struct StreamFeatures: Hashable, Sendable {
     public var bind: Bool
     /// The legacy session IQ is offered and not marked `<optional/>`.
     public var sessionRequired: Bool
+    /// SASL2 login (XEP-0388) and what it may inline; nil when not offered.
+    public var sasl2: SASL2Features?
     /// Every feature element, for later layers (stream management, roster versioning, …).
     public var elements: [XMLElement]
 
@@ -27,6 +29,7 @@ public struct StreamFeatures: Hashable, Sendable {
             element.firstChild(named: "sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding)?
             .elements.compactMap { $0[attribute: "type"] } ?? []
         self.bind = element.firstChild(named: "bind", namespace: XMPPNamespace.bind) != nil
+        self.sasl2 = SASL2Features(element)
         let session = element.firstChild(named: "session", namespace: XMPPNamespace.session)
         self.sessionRequired = session != nil && session?.firstChild(named: "optional") == nil
     }

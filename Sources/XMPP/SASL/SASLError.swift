@@ -43,6 +43,16 @@ public enum SASLError: Error, Hashable, Sendable, CustomStringConvertible {
     case unexpectedEvent(String)
     /// The server ended the exchange with `<failure/>` (RFC 6120 §6.4.5, §6.5).
     case failure(condition: SASLFailureCondition, text: String?)
+    /// A SASL2 `<success/>` broke XEP-0388 §2.6.1 (no authorization identifier, a bare
+    /// JID where a bind or resumption succeeded, …).
+    case malformedOutcome(String)
+    /// The server's downgrade-protection hash (XEP-0474 `h=`) does not match the
+    /// mechanisms and channel-binding types we received: an offer was removed on the way.
+    case downgradeDetected
+    /// We settled for no channel binding only because the server announced types we do not
+    /// support, and its server-first-message carries no downgrade-protection hash
+    /// (XEP-0474 §4): we cannot tell that nothing was removed.
+    case downgradeProtectionMissing
 
     public var description: String {
         switch self {
@@ -75,6 +85,12 @@ public enum SASLError: Error, Hashable, Sendable, CustomStringConvertible {
             return "SASL payload is not valid base64"
         case .unexpectedEvent(let detail):
             return "unexpected SASL event: \(detail)"
+        case .malformedOutcome(let detail):
+            return "malformed SASL2 outcome: \(detail)"
+        case .downgradeDetected:
+            return "SCRAM downgrade protection: the server's hash of its offers does not match what arrived (XEP-0474): refusing"
+        case .downgradeProtectionMissing:
+            return "no channel binding we support and no downgrade-protection hash from the server (XEP-0474): refusing"
         case .failure(let condition, let text):
             if let text, !text.isEmpty {
                 return "SASL failure: \(condition.rawValue) (\(text))"
