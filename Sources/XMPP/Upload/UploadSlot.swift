@@ -108,12 +108,8 @@ public struct UploadSlot: Hashable, Sendable {
     /// The `stamp` of a `<retry/>` in the error (§5, XEP-0082 date-time), if it parses.
     private static func retryStamp(_ error: StanzaError) -> Date? {
         guard let retry = error.applicationCondition, retry.name == "retry", retry.namespace == UploadService.namespace,
-            let stamp = retry[attribute: "stamp"], stamp.utf8.count <= 64
+            let stamp = retry[attribute: "stamp"]
         else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: stamp) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: stamp)
+        return XMPPDateTime.parse(stamp)
     }
 }
