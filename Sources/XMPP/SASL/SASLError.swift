@@ -46,6 +46,9 @@ public enum SASLError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A SASL2 `<success/>` broke XEP-0388 §2.6.1 (no authorization identifier, a bare
     /// JID where a bind or resumption succeeded, …).
     case malformedOutcome(String)
+    /// The server's channel-binding offers contradict each other (XEP-0440 §3 rules 4 and
+    /// 5): what an attacker who removed some of them would leave.
+    case channelBindingInconsistent(String)
     /// The server's downgrade-protection hash (XEP-0474 `h=`) does not match the
     /// mechanisms and channel-binding types we received: an offer was removed on the way.
     case downgradeDetected
@@ -87,6 +90,8 @@ public enum SASLError: Error, Hashable, Sendable, CustomStringConvertible {
             return "unexpected SASL event: \(detail)"
         case .malformedOutcome(let detail):
             return "malformed SASL2 outcome: \(detail)"
+        case .channelBindingInconsistent(let detail):
+            return "refusing the server's channel-binding offers: \(detail) (XEP-0440)"
         case .downgradeDetected:
             return "SCRAM downgrade protection: the server's hash of its offers does not match what arrived (XEP-0474): refusing"
         case .downgradeProtectionMissing:

@@ -262,7 +262,7 @@ public struct ReconnectStateMachine<C: Clock>: Sendable where C.Instant: Sendabl
         case .failure, .noAcceptableMechanism, .plainWithoutTLS, .invalidUsername, .invalidPassword,
             .invalidClientNonce, .malformedChallenge, .serverNonceMismatch, .unsupportedMandatoryExtension,
             .iterationCountTooHigh, .serverError, .missingServerSignature, .invalidServerSignature, .invalidBase64,
-            .unexpectedEvent, .malformedOutcome, .downgradeDetected, .downgradeProtectionMissing:
+            .unexpectedEvent, .malformedOutcome, .channelBindingInconsistent, .downgradeDetected, .downgradeProtectionMissing:
             return true
         }
     }
