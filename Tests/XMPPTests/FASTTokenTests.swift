@@ -8,9 +8,7 @@ import Testing
 @Suite("FAST token")
 struct FASTTokenTests {
     static func element(_ xml: String) throws -> XMLElement {
-        let result = parseStream(testStreamHeader + xml)
-        #expect(result.error == nil)
-        return try #require(result.events.compactMap(\.element).first)
+        try parsedElement(xml)
     }
 
     @Test("Prosody's expiry with six fractional digits, ejabberd's without, an offset; usable until an hour before it expires")

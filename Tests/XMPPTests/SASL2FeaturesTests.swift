@@ -7,9 +7,7 @@ import Testing
 @Suite("SASL2 features")
 struct SASL2FeaturesTests {
     static func features(_ xml: String) throws -> StreamFeatures {
-        let result = parseStream(testStreamHeader + "<stream:features>\(xml)</stream:features>")
-        #expect(result.error == nil)
-        return StreamFeatures(try #require(result.events.compactMap(\.element).first))
+        StreamFeatures(try parsedElement("<stream:features>\(xml)</stream:features>"))
     }
 
     @Test("everything inline: mechanisms in order, Bind 2 with its features, inline resumption, FAST mechanisms")

@@ -7,9 +7,7 @@ import Testing
 @Suite("SASL2 outcome")
 struct SASL2OutcomeTests {
     static func outcome(_ xml: String) throws -> SASL2Outcome {
-        let result = parseStream(testStreamHeader + xml)
-        #expect(result.error == nil)
-        return try SASL2Outcome(try #require(result.events.compactMap(\.element).first))
+        try SASL2Outcome(try parsedElement(xml))
     }
 
     @Test("Prosody's success after Bind 2 and inline stream management: data, the full JID last, the answers kept whole")

@@ -7,9 +7,7 @@ import Testing
 @Suite("SASL2 exchange")
 struct SASL2StateMachineTests {
     static func element(_ xml: String) throws -> XMLElement {
-        let result = parseStream(testStreamHeader + xml)
-        #expect(result.error == nil)
-        return try #require(result.events.compactMap(\.element).first)
+        try parsedElement(xml)
     }
 
     static func features(fast: Bool = false) throws -> SASL2Features {

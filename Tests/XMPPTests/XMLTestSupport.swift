@@ -1,4 +1,5 @@
 import NIOCore
+import Testing
 
 @testable import XMPP
 
@@ -28,6 +29,14 @@ func parseStream(_ text: String, chunkSize: Int? = nil, limits: XMLStreamLimits 
     -> (events: [XMLStreamEvent], error: XMLStreamError?)
 {
     parseStream(Array(text.utf8), chunkSize: chunkSize, limits: limits)
+}
+
+/// The first element of `xml`, written inside a `jabber:client` stream; a parse error
+/// fails the test.
+func parsedElement(_ xml: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> XMLElement {
+    let result = parseStream(testStreamHeader + xml)
+    #expect(result.error == nil, sourceLocation: sourceLocation)
+    return try #require(result.events.compactMap(\.element).first, sourceLocation: sourceLocation)
 }
 
 let testStreamHeader =
