@@ -30,6 +30,6 @@ struct HashedTokenMechanismTests {
         #expect(!HashedTokenMechanism.verifyResponder(proof, token: Self.token, channelBinding: []))
         #expect(!HashedTokenMechanism.verifyResponder(proof, token: Self.token + "x", channelBinding: Self.exporter))
         #expect(!HashedTokenMechanism.verifyResponder(Array(proof.dropLast()), token: Self.token, channelBinding: Self.exporter))
-        #expect(HashedTokenMechanism.allCases.map(\.channelBindingType) == ["tls-exporter", "tls-server-end-point", nil])
+        #expect(HashedTokenMechanism.allCases.map { $0.channelBindingType?.rawValue } == ["tls-exporter", "tls-server-end-point", nil])
     }
 }

@@ -108,7 +108,7 @@ struct RegistrationNegotiationTests {
         actions.append(machine.streamOpened(attributes: Fixtures.header))
         actions.append(machine.elementReceived(Fixtures.features(startTLS: true, mechanisms: Fixtures.allMechanisms)))
         actions.append(machine.elementReceived(Fixtures.proceed))
-        actions.append(machine.tlsEstablished(channelBinding: nil))
+        actions.append(machine.tlsEstablished(channelBinding: .none))
         actions.append(machine.streamOpened(attributes: Fixtures.header))
         actions.append(machine.elementReceived(Self.securedFeatures(register: true)))
         actions.append(machine.elementReceived(Self.form))

@@ -34,7 +34,7 @@ struct SASL2StateMachineTests {
     /// A machine past the SCRAM challenge, waiting for the outcome.
     static func challenged() throws -> SASL2StateMachine {
         var machine = SASL2StateMachine()
-        _ = machine.start(Self.password, offered: try Self.features(), tlsActive: true, channelBindingData: nil, request: Self.request)
+        _ = machine.start(Self.password, offered: try Self.features(), tlsActive: true, channelBinding: .none, announcedTypes: nil, request: Self.request)
         let challenge = "<challenge xmlns='urn:xmpp:sasl:2'>\(SASL2Base64.encode(Array(SCRAMTests.sha256ServerFirst.utf8)))</challenge>"
         let response = Self.sent(machine.received(try Self.element(challenge)))
         #expect(response == #"<response xmlns="urn:xmpp:sasl:2">"# + SASL2Base64.encode(Array(SCRAMTests.sha256ClientFinal.utf8)) + "</response>")
@@ -44,7 +44,7 @@ struct SASL2StateMachineTests {
     @Test("SCRAM-SHA-256 over SASL2: <authenticate> with the client-first-message, <response> with the client-final, <success> with v=")
     func scram() throws {
         var machine = SASL2StateMachine()
-        let first = Self.sent(machine.start(Self.password, offered: try Self.features(), tlsActive: true, channelBindingData: nil, request: Self.request))
+        let first = Self.sent(machine.start(Self.password, offered: try Self.features(), tlsActive: true, channelBinding: .none, announcedTypes: nil, request: Self.request))
         #expect(
             first == #"<authenticate xmlns="urn:xmpp:sasl:2" mechanism="SCRAM-SHA-256"><initial-response>"#
                 + SASL2Base64.encode(Array("n,,n=user,r=\(SCRAMTests.sha256ClientNonce)".utf8))
@@ -83,7 +83,7 @@ struct SASL2StateMachineTests {
     func token() throws {
         var machine = SASL2StateMachine()
         let credential = SASL2StateMachine.Credential.token(Self.token, username: "user", channelBinding: [])
-        let first = Self.sent(machine.start(credential, offered: try Self.features(fast: true), tlsActive: true, channelBindingData: nil, request: Self.request))
+        let first = Self.sent(machine.start(credential, offered: try Self.features(fast: true), tlsActive: true, channelBinding: .none, announcedTypes: nil, request: Self.request))
         #expect(
             first == #"<authenticate xmlns="urn:xmpp:sasl:2" mechanism="HT-SHA-256-NONE"><initial-response>dXNlcgBRStt1QmslvXxm2z6lDdckzr8ydMQ3K/JIeje+WP+Mxg==</initial-response>"#
                 + #"<user-agent id="d4565fa7-4d72-4749-b3d3-740edbf87770"/><fast xmlns="urn:xmpp:fast:0"/></authenticate>"#
@@ -97,9 +97,9 @@ struct SASL2StateMachineTests {
         guard case .tokenRefused(.credentialsExpired) = refused.received(
             try Self.element("<failure xmlns='urn:xmpp:sasl:2'><credentials-expired xmlns='urn:ietf:params:xml:ns:xmpp-sasl'/></failure>")
         ) else { Issue.record("no token refusal"); return }
-        #expect(Self.sent(refused.start(Self.password, offered: try Self.features(fast: true), tlsActive: true, channelBindingData: nil, request: Self.request)) != nil)
+        #expect(Self.sent(refused.start(Self.password, offered: try Self.features(fast: true), tlsActive: true, channelBinding: .none, announcedTypes: nil, request: Self.request)) != nil)
         var notOffered = SASL2StateMachine()
-        guard case .failed(.noAcceptableMechanism) = notOffered.start(credential, offered: try Self.features(), tlsActive: true, channelBindingData: nil, request: Self.request) else {
+        guard case .failed(.noAcceptableMechanism) = notOffered.start(credential, offered: try Self.features(), tlsActive: true, channelBinding: .none, announcedTypes: nil, request: Self.request) else {
             Issue.record("used a token the server does not offer FAST for")
             return
         }

@@ -13,7 +13,7 @@ struct SessionLoginTests {
     static func queued() async throws -> (gate: ConnectionGate, server: SessionTestServer, connecting: Task<Result<XMPPConnection, XMPPClientError>?, Never>) {
         let gate = ConnectionGate(limit: 1)
         let server = SessionTestServer(jid: SessionScene.account)
-        let login = SessionLogin(connector: server, password: "pw", gate: gate)
+        let login = SessionLogin(connector: server, password: "pw", gate: gate, kept: nil)
         try await gate.acquire()
         let connecting = Task { await login.connect(Self.configuration, resume: nil) }
         #expect(await untilTrue { gate.usage.waiting == 1 }, "the login did not queue")

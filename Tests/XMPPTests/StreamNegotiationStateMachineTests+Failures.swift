@@ -54,7 +54,7 @@ extension StreamNegotiationStateMachineTests {
             _ = machine.streamOpened(attributes: header)
             _ = machine.elementReceived(features(startTLS: true, mechanisms: allMechanisms))
             _ = machine.elementReceived(proceed)
-            _ = machine.tlsEstablished(channelBinding: nil)
+            _ = machine.tlsEstablished(channelBinding: .none)
         case .awaitingSecuredFeatures:
             driveToSecuredFeatures(&machine, sourceLocation: sourceLocation)
         case .authenticating:
@@ -300,7 +300,7 @@ extension StreamNegotiationStateMachineTests {
 
         var early = try Self.machine(at: .awaitingFeatures)
         #expect(
-            Step(early.tlsEstablished(channelBinding: nil))
+            Step(early.tlsEstablished(channelBinding: .none))
                 == .closeWithStreamError(.unsupportedStanzaType, .unexpectedElement("TLS handshake"))
         )
 
@@ -384,11 +384,11 @@ extension StreamNegotiationStateMachineTests {
         case .initial:
             break
         case .scramAfterChallenge:
-            _ = machine.connected(channelBinding: nil)
+            _ = machine.connected(channelBinding: .none)
             _ = machine.streamOpened(attributes: Self.header)
             _ = machine.elementReceived(Self.features(startTLS: true, mechanisms: Self.allMechanisms))
             _ = machine.elementReceived(Self.proceed)
-            _ = machine.tlsEstablished(channelBinding: nil)
+            _ = machine.tlsEstablished(channelBinding: .none)
             _ = machine.streamOpened(attributes: Self.header)
             _ = machine.elementReceived(Self.features(mechanisms: Self.allMechanisms))
             _ = try #require(Self.sent(machine.elementReceived(Self.challenge(Self.serverFirst))))

@@ -25,7 +25,7 @@ extension StreamNegotiationStateMachineTests {
 
         #expect(Step(machine.elementReceived(Self.proceed)) == .startTLS)
         #expect(Self.summary(machine.state) == "tlsHandshaking")
-        #expect(Step(machine.tlsEstablished(channelBinding: nil)) == .restartStream)
+        #expect(Step(machine.tlsEstablished(channelBinding: .none)) == .restartStream)
         #expect(Self.summary(machine.state) == "awaitingStreamHeader(secured)")
         #expect(Step(machine.streamOpened(attributes: Self.header)) == .none)
 
@@ -145,7 +145,7 @@ extension StreamNegotiationStateMachineTests {
     @Test("Direct TLS starts secured: features lead straight to <auth/>")
     func directTLS() throws {
         var machine = try Self.machine(tlsMode: .directTLS)
-        #expect(Step(machine.connected(channelBinding: nil)) == .sendStreamHeader)
+        #expect(Step(machine.connected(channelBinding: .none)) == .sendStreamHeader)
         #expect(Self.summary(machine.state) == "awaitingStreamHeader(secured)")
         #expect(Step(machine.streamOpened(attributes: Self.header)) == .none)
         #expect(
@@ -217,7 +217,7 @@ extension StreamNegotiationStateMachineTests {
     @Test("plaintextOnLoopback without STARTTLS: SCRAM runs unbound ('n,,')")
     func plaintextOnLoopbackSCRAM() throws {
         var machine = try Self.machine(tlsMode: .plaintextOnLoopback)
-        _ = machine.connected(channelBinding: Self.exporter)
+        _ = machine.connected(channelBinding: ChannelBindingData(exporter: Self.exporter))
         _ = machine.streamOpened(attributes: Self.header)
         let offered = Self.features(mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], channelBindingTypes: ["tls-exporter"])
         #expect(Step(machine.elementReceived(offered)) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
@@ -374,7 +374,7 @@ extension StreamNegotiationStateMachineTests {
     @Test("XEP-0440 tls-exporter advertised with -PLUS: SCRAM-SHA-256-PLUS with p=tls-exporter")
     func channelBindingPlus() throws {
         var machine = try Self.machine()
-        Self.driveToSecuredFeatures(&machine, channelBinding: Self.exporter)
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter))
         let offered = Self.features(
             mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256", "SCRAM-SHA-1", "PLAIN"],
             channelBindingTypes: ["tls-server-end-point", "tls-exporter"]
@@ -393,7 +393,7 @@ extension StreamNegotiationStateMachineTests {
     @Test("Direct TLS passes the channel binding of connected(channelBinding:)")
     func channelBindingDirectTLS() throws {
         var machine = try Self.machine(tlsMode: .directTLS)
-        _ = machine.connected(channelBinding: Self.exporter)
+        _ = machine.connected(channelBinding: ChannelBindingData(exporter: Self.exporter))
         _ = machine.streamOpened(attributes: Self.header)
         let offered = Self.features(mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], channelBindingTypes: ["tls-exporter"])
         #expect(
@@ -402,31 +402,91 @@ extension StreamNegotiationStateMachineTests {
         )
     }
 
-    @Test("-PLUS offered but tls-exporter not advertised (XEP-0440): SCRAM-SHA-256 with 'n,,'", arguments: [
-        nil, ["tls-server-end-point"], [String](),
-    ] as [[String]?])
+    /// A server of RFC 6120's SASL from before XEP-0440 offers -PLUS and names no type:
+    /// on TLS 1.3 that is tls-exporter (RFC 9266 §3). An empty announcement names none.
+    @Test("-PLUS offered with no XEP-0440 types: bound with tls-exporter", arguments: [nil, [String]()] as [[String]?])
     func channelBindingNotAdvertised(types: [String]?) throws {
         var machine = try Self.machine()
-        Self.driveToSecuredFeatures(&machine, channelBinding: Self.exporter)
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter))
         let offered = Self.features(mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], channelBindingTypes: types)
-        #expect(Step(machine.elementReceived(offered)) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
+        guard let auth = Self.sent(machine.elementReceived(offered)) else { return }
+        #expect(auth[attribute: "mechanism"] == "SCRAM-SHA-256-PLUS")
+        #expect(Self.decoded(auth.text)?.hasPrefix("p=tls-exporter,,n=user,") == true)
     }
 
-    @Test("tls-exporter advertised without -PLUS: SCRAM-SHA-256 with 'y,,' (RFC 5802 §6)")
+    /// XEP-0440 §3 rule 6 as XEP-0474 §4 relaxes it: only types we cannot bind with are
+    /// announced; `n`, and the server must prove with `h` that it offered no more.
+    @Test("only unusable types announced: 'n,,', and the server-first-message must carry a matching h")
+    func channelBindingOnlyUnusableTypes() throws {
+        var machine = try Self.machine()
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter))
+        let mechanisms = ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"]
+        let offered = Self.features(mechanisms: mechanisms, channelBindingTypes: ["tls-unique"])
+        #expect(Step(machine.elementReceived(offered)) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
+        var withoutHash = machine
+        guard case .close(.authenticationFailed(_, .downgradeProtectionMissing)) = withoutHash.elementReceived(Self.challenge(Self.serverFirst)) else {
+            Issue.record("a server-first-message without h was taken: \(Self.summary(withoutHash.state))")
+            return
+        }
+        let hash = DowngradeProtection(mechanisms: mechanisms, channelBindingTypes: ["tls-unique"]).expectedHash(.sha256)
+        let withHash = Self.serverFirst + ",h=" + Data(hash).base64EncodedString()
+        guard let response = Self.sent(machine.elementReceived(Self.challenge(withHash))) else { return }
+        #expect(Self.decoded(response.text)?.hasPrefix("c=biws,r=") == true)
+    }
+
+    /// XEP-0474 §3: a hash over other lists than those received means something removed
+    /// an offer on the way; no proof is sent.
+    @Test("an h that does not match the lists received ends the login before any proof")
+    func downgradeDetected() throws {
+        var machine = try Self.machine()
+        Self.driveToSecuredFeatures(&machine)
+        #expect(Step(machine.elementReceived(Self.features(mechanisms: ["SCRAM-SHA-256"]))) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
+        let hash = DowngradeProtection(mechanisms: ["SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"], channelBindingTypes: ["tls-exporter"]).expectedHash(.sha256)
+        guard case .close(.authenticationFailed(_, .downgradeDetected)) = machine.elementReceived(Self.challenge(Self.serverFirst + ",h=" + Data(hash).base64EncodedString())) else {
+            Issue.record("a mismatching h was taken: \(Self.summary(machine.state))")
+            return
+        }
+    }
+
+    /// XEP-0440 §3 rule 5: types announced and no -PLUS to bind with is what a man in the
+    /// middle who removed the -PLUS mechanisms leaves: refused, never `y`.
+    @Test("tls-exporter announced without a -PLUS mechanism: refused as a downgrade")
     func channelBindingWithoutPlus() throws {
         var machine = try Self.machine()
-        Self.driveToSecuredFeatures(&machine, channelBinding: Self.exporter)
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter))
         let offered = Self.features(mechanisms: ["SCRAM-SHA-256"], channelBindingTypes: ["tls-exporter"])
-        #expect(
-            Step(machine.elementReceived(offered))
-                == .sending(Self.auth("SCRAM-SHA-256", "y,,n=user,r=rOprNGfwEbeRWgbNEkqO"))
-        )
+        guard case .close(.authenticationFailed(_, .channelBindingInconsistent)) = machine.elementReceived(offered) else {
+            Issue.record("types without -PLUS were taken: \(Self.summary(machine.state))")
+            return
+        }
+    }
+
+    @Test("neither -PLUS nor types, but we could bind: 'y,,' (RFC 5802 §6)")
+    func channelBindingNotSupportedByServer() throws {
+        var machine = try Self.machine()
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter))
+        let offered = Self.features(mechanisms: ["SCRAM-SHA-256"])
+        #expect(Step(machine.elementReceived(offered)) == .sending(Self.auth("SCRAM-SHA-256", "y,,n=user,r=rOprNGfwEbeRWgbNEkqO")))
+    }
+
+    @Test("tls-server-end-point where the exporter is not announced: SCRAM-SHA-256-PLUS bound to the certificate")
+    func channelBindingServerEndPoint() throws {
+        var machine = try Self.machine()
+        let endPoint = [UInt8](repeating: 0xE9, count: 32)
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: Self.exporter, serverEndPoint: endPoint))
+        let offered = Self.features(mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], channelBindingTypes: ["tls-server-end-point"])
+        guard let auth = Self.sent(machine.elementReceived(offered)) else { return }
+        #expect(auth[attribute: "mechanism"] == "SCRAM-SHA-256-PLUS")
+        #expect(Self.decoded(auth.text) == "p=tls-server-end-point,,n=user,r=rOprNGfwEbeRWgbNEkqO")
+        guard let response = Self.sent(machine.elementReceived(Self.challenge(Self.serverFirst))) else { return }
+        let binding = Data(Array("p=tls-server-end-point,,".utf8) + endPoint).base64EncodedString()
+        #expect(Self.decoded(response.text)?.hasPrefix("c=\(binding),") == true)
     }
 
     @Test("-PLUS advertised but no exporter bytes from TLS: SCRAM-SHA-256")
     func channelBindingUnavailable() throws {
         var machine = try Self.machine()
-        Self.driveToSecuredFeatures(&machine, channelBinding: nil)
+        Self.driveToSecuredFeatures(&machine, channelBinding: .none)
         let offered = Self.features(mechanisms: ["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"], channelBindingTypes: ["tls-exporter"])
         #expect(Step(machine.elementReceived(offered)) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
     }

@@ -100,6 +100,8 @@ struct StreamNegotiationStateMachineTests {
         case .awaitingProceed: "awaitingProceed"
         case .tlsHandshaking: "tlsHandshaking"
         case .authenticating(let sasl): "authenticating(\(sasl.selectedMechanism?.rawValue ?? "-"))"
+        case .authenticating2(let sasl2): "authenticating2(\(sasl2.mechanism ?? "-"))"
+        case .awaitingBoundFeatures(let jid): "awaitingBoundFeatures(\(jid))"
         case .binding(let id): "binding(\(id))"
         case .resuming(let request): "resuming(\(request.previousID), h: \(request.handled))"
         case .establishingSession(let id, let jid): "establishingSession(\(id), \(jid))"
@@ -217,7 +219,7 @@ struct StreamNegotiationStateMachineTests {
     /// connected → header → features(starttls) → proceed → TLS done → header: awaiting secured features.
     static func driveToSecuredFeatures(
         _ machine: inout Machine,
-        channelBinding: [UInt8]? = nil,
+        channelBinding: ChannelBindingData = .none,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(Step(machine.connected()) == .sendStreamHeader, sourceLocation: sourceLocation)

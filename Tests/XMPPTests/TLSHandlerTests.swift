@@ -122,8 +122,10 @@ struct TLSHandlerTests {
             return
         }
         #expect(version == "TLSv1.3")
-        #expect(clientBinding?.count == 32)
-        #expect(clientBinding == serverBinding)
+        #expect(clientBinding.exporter?.count == 32)
+        #expect(clientBinding.exporter == serverBinding.exporter)
+        // The server sees no certificate of ours: no end-point binding on its side.
+        #expect(serverBinding.serverEndPoint == nil)
 
         let big = [UInt8]((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         try pair.client.writeAndFlush(ByteBuffer(bytes: big)).wait()
@@ -141,6 +143,35 @@ struct TLSHandlerTests {
         #expect(closing.client.first == 23 && closing.client.count == 24)
         #expect(closing.server.first == 23 && closing.server.count == 24)
         #expect(try pair.finishIsClean())
+    }
+
+    /// RFC 5929 §4.1: the certificate's hash with its signature's hash, SHA-256 in place of
+    /// SHA-1, and none for Ed25519, whose signature has no separate hash.
+    @Test(
+        "tls-server-end-point is the certificate's hash with its signature's hash",
+        arguments: [
+            (SelfSignedCertificate.KeyKind.p256, "sha256" as String?), (.p384SHA384, "sha384"), (.rsaSHA1, "sha256"), (.ed25519, nil),
+        ]
+    )
+    func serverEndPoint(kind: SelfSignedCertificate.KeyKind, hash: String?) throws {
+        let directory = NSTemporaryDirectory() + "xmpp-bridge-tls-tests-\(getpid())"
+        let certificate = try SelfSignedCertificate.make(name: "example.test", in: directory, stem: "end-point-\(hash ?? "none")-\(kind)", key: kind)
+        let pair = try Pair(trust: certificate.certificateFile, serverCertificate: certificate)
+        try pair.start()
+        guard case .handshakeCompleted(_, let binding) = pair.clientRecorder.events.first else {
+            Issue.record("no handshake: \(pair.clientRecorder.errors)")
+            return
+        }
+        guard let hash else {
+            #expect(binding.serverEndPoint == nil)
+            return
+        }
+        // "sha256 Fingerprint=AB:CD:…", the hash of the DER certificate.
+        let fingerprint = try Subprocess.run("openssl", ["x509", "-in", certificate.certificateFile, "-noout", "-fingerprint", "-\(hash)"])
+        let hex = fingerprint.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let expected = hex.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+        #expect(expected.count == (hash == "sha384" ? 48 : 32))
+        #expect(binding.serverEndPoint == expected)
     }
 
     @Test("a certificate for another name is rejected and the channel closed")

@@ -36,10 +36,28 @@ package struct AccountConfiguration: Sendable {
     /// `omemo_trust`: whose new keys are trusted without verification.
     package var omemoTrust = OMEMOTrust.Policy.blind
 
+    /// `login`: SASL2 (XEP-0388) with Bind 2 and FAST where the server offers them
+    /// (`auto`, the default), or RFC 6120's SASL and bind only (`legacy`).
+    package var login = LoginPolicy.auto
+
+    /// How the account logs in.
+    package enum LoginPolicy: String, Sendable, CaseIterable {
+        case auto
+        case legacy
+    }
+
+    /// Bind 2 (XEP-0386) binds a resource the server names, and ejabberd then drops the
+    /// offline messages it holds, trusting the archive: only for an account with no
+    /// resource of its own that catches up from the archive and relays no OMEMO (whose
+    /// key exchanges are not archived).
+    package var bindsInline: Bool {
+        self.client.jid.resourcepart == nil && self.catchUp && !self.omemo
+    }
+
     package static let keys = [
         "jid", "resource", "password_file", "password_env", "password_command", "host", "port", "tls", "ca_file", "insecure",
         "subscription_policy", "max_stanza_bytes", "stream_management",
         "catch_up", "catch_up_max_age", "room_ping_interval", "room_rejoin_delay", "ack_timeout", "nick", "avatar",
-        "omemo", "omemo_trust",
+        "omemo", "omemo_trust", "login",
     ]
 }

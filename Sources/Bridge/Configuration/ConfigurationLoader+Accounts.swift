@@ -85,6 +85,13 @@ extension ConfigurationLoader {
             omemoTrust = OMEMOTrust.Policy(rawValue: text)
             if omemoTrust == nil { self.problem("\(path).omemo_trust", "unknown trust '\(text)'", "one of: blind, manual") }
         }
+        var login: AccountConfiguration.LoginPolicy?
+        if let text = self.string(table, "login", path) {
+            login = AccountConfiguration.LoginPolicy(rawValue: text)
+            if login == nil {
+                self.problem("\(path).login", "unknown login '\(text)'", "one of: " + AccountConfiguration.LoginPolicy.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
         guard let jid, let source = sources.first, sources.count == 1 else { return nil }
         let client = XMPPClientConfiguration(
             jid: jid, tlsMode: tlsMode,
@@ -102,6 +109,7 @@ extension ConfigurationLoader {
         account.profile = profile
         if let omemo { account.omemo = omemo }
         if let omemoTrust { account.omemoTrust = omemoTrust }
+        if let login { account.login = login }
         return account
     }
 

@@ -9,6 +9,20 @@ public enum BridgeIdentity {
     public static let version = "0.1.0"
     public static let node = "https://github.com/xmpp-bridge/xmpp-bridge"
 
+    /// The Bind 2 tag (XEP-0386): the server names the resource after it.
+    public static let bindTag = "xmpp-bridge"
+
+    /// How an account logs in where SASL2 is offered (XEP-0388): as this software, with
+    /// Bind 2 where `bindInline` (XEP-0386), stream management enabled on the way where
+    /// `streamManagement`, and FAST tokens asked for where `fast` (XEP-0484). The user
+    /// agent id is the account's own, set from its kept state at each login.
+    public static func login(bindInline: Bool, streamManagement: Bool, fast: Bool) -> SASL2Login {
+        SASL2Login(
+            userAgent: SASL2Request.UserAgent(id: "", software: Self.name, device: nil),
+            bindTag: bindInline ? Self.bindTag : nil, enableStreamManagement: streamManagement, enableCarbons: true, requestsToken: fast
+        )
+    }
+
     /// The session's configuration of who it is, with `policy` for subscription requests;
     /// an OMEMO device (issue 41) also asks for contacts' device lists (XEP-0163 §4 `+notify`).
     public static func session<Instant: InstantProtocol & Sendable>(

@@ -80,9 +80,16 @@ package struct TransportFactory: Sendable {
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
         let cursor = self.journal == nil ? nil : try self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
+        var client = account.client
+        if account.login == .auto {
+            client.sasl2 = BridgeIdentity.login(
+                bindInline: account.bindsInline, streamManagement: account.streamManagement,
+                fast: client.tls.certificateVerification != .insecureNoVerification
+            )
+        }
         let session = XMPPSession(
             configuration: .init(
-                client: account.client,
+                client: client,
                 initialPresence: Presence(),
                 session: BridgeIdentity.session(subscriptionPolicy: account.subscriptionPolicy, omemo: account.omemo),
                 // The bridge reads every event: a slow journal pauses the socket, never drops.

@@ -66,7 +66,10 @@ public struct XMPPClient: Sendable {
             logger.info("connecting", metadata: ["target": "\(target)"])
             do {
                 let connection = try await self.attempt(target, configuration: configuration, password: password, purpose: purpose, resume: resume, logger: logger)
-                logger.info(purpose == .login ? "session established" : "account registered", metadata: ["jid": "\(connection.jid)", "target": "\(target)"])
+                logger.info(
+                    purpose == .login ? "session established" : "account registered",
+                    metadata: ["jid": "\(connection.jid)", "target": "\(target)", "login": "\(connection.login.summary)"]
+                )
                 return connection
             } catch {
                 logger.notice("connection attempt failed", metadata: ["target": "\(target)", "error": "\(error)"])
@@ -129,7 +132,9 @@ public struct XMPPClient: Sendable {
         var sasl = configuration.sasl
         if target.tlsMode == .plaintextOnLoopback { sasl.allowPlainWithoutTLS = true }
         let machine = StreamNegotiationStateMachine(
-            configuration: .init(jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose, resume: resume),
+            configuration: .init(
+                jid: configuration.jid, tlsMode: target.tlsMode, sasl: sasl, purpose: purpose, resume: resume, sasl2: configuration.sasl2
+            ),
             password: password,
             clientNonce: nonce,
             ids: StanzaIDGenerator(prefix: String(nonce.prefix(8))),
@@ -182,7 +187,7 @@ public struct XMPPClient: Sendable {
             return XMPPConnection(
                 jid: result.jid, features: result.features, mechanism: result.mechanism,
                 elements: XMPPElementSequence(producer: producer), target: target, channel: channel,
-                terminated: terminated.futureResult, resumeAnswer: result.resumeAnswer
+                terminated: terminated.futureResult, resumeAnswer: result.resumeAnswer, login: result.login
             )
         } catch let error as XMPPClientError {
             try? await channel.close()

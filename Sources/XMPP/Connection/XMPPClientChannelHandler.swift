@@ -23,6 +23,8 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         var mechanism: SASLMechanism?
         /// The answer to `<resume/>` (XEP-0198), when one was tried.
         var resumeAnswer: XMLElement?
+        /// How the stream logged in.
+        var login = LoginOutcome()
     }
 
     private var machine: StreamNegotiationStateMachine
@@ -155,7 +157,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
                 action = self.machine.streamOpened(attributes: attributes)
             case .element(let element):
                 let dataFollows = self.eventIndex < self.events.count || self.parser.bytesAfterLastElement > 0 || self.decodeError != nil
-                if let blockingWork = self.blockingWork, element.name == "challenge", element.namespace == XMPPNamespace.sasl {
+                // SCRAM's server-first-message, in either profile, costs PBKDF2.
+                if let blockingWork = self.blockingWork, element.name == "challenge",
+                    element.namespace == XMPPNamespace.sasl || element.namespace == XMPPNamespace.sasl2
+                {
                     self.answerOffLoop(element, dataFollows: dataFollows, runner: blockingWork, context: context)
                     return
                 }
@@ -231,8 +236,8 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         switch action {
         case .none:
             return false
-        case .sendStreamHeader:
-            self.writeStreamHeader(context: context)
+        case .sendStreamHeader(let from):
+            self.writeStreamHeader(from: from, context: context)
             return false
         case .send(let element):
             self.logger.trace("negotiation send", metadata: ["element": "\(element.name)"])
@@ -252,9 +257,9 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
                 self.run(self.machine.tlsFailed(TLSError(.configuration, openSSLErrors: ["\(error)"])), context: context)
             }
             return true
-        case .restartStream:
+        case .restartStream(let from):
             self.parser.reset()
-            self.writeStreamHeader(context: context)
+            self.writeStreamHeader(from: from, context: context)
             return true
         case .ready(let jid, let features):
             self.negotiationDeadline?.cancel()
@@ -262,7 +267,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
                 self.logger.warning("SASL", metadata: ["warning": "\(warning)"])
             }
             self.negotiated.succeed(
-                Negotiated(jid: jid, features: features, mechanism: self.machine.authenticatedWith, resumeAnswer: self.machine.resumeAnswer)
+                Negotiated(
+                    jid: jid, features: features, mechanism: self.machine.authenticatedWith, resumeAnswer: self.machine.resumeAnswer,
+                    login: self.machine.login
+                )
             )
             return false
         case .closeWithStreamError(let condition, let error):
@@ -297,10 +305,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         return buffer
     }
 
-    private func writeStreamHeader(context: ChannelHandlerContext) {
+    private func writeStreamHeader(from: JID?, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: 256)
         XMLSerializer.writeStreamHeader(
-            to: self.domain, from: nil, language: "en", contentNamespace: XMPPNamespace.client, into: &buffer
+            to: self.domain, from: from?.description, language: "en", contentNamespace: XMPPNamespace.client, into: &buffer
         )
         context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
     }

@@ -17,6 +17,9 @@ public struct XMPPClientConfiguration: Sendable {
     public var negotiationTimeout: Duration
     public var limits: XMLStreamLimits
     public var sasl: SASLConfiguration
+    /// Log in with SASL2 (XEP-0388) where the server offers it, with Bind 2 and FAST as
+    /// set there; nil: RFC 6120's SASL and bind only.
+    public var sasl2: SASL2Login?
 
     public init(
         jid: JID,
@@ -27,7 +30,8 @@ public struct XMPPClientConfiguration: Sendable {
         connectTimeout: Duration = .seconds(10),
         negotiationTimeout: Duration = .seconds(30),
         limits: XMLStreamLimits = XMLStreamLimits(),
-        sasl: SASLConfiguration = SASLConfiguration()
+        sasl: SASLConfiguration = SASLConfiguration(),
+        sasl2: SASL2Login? = nil
     ) {
         self.jid = jid
         self.tlsMode = tlsMode
@@ -38,5 +42,6 @@ public struct XMPPClientConfiguration: Sendable {
         self.negotiationTimeout = negotiationTimeout
         self.limits = limits
         self.sasl = sasl
+        self.sasl2 = sasl2
     }
 }

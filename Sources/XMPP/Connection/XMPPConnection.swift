@@ -19,13 +19,18 @@ public final class XMPPConnection: Sendable {
     /// The server's answer when a stream management session was to be resumed
     /// (`<resumed/>`: this stream continues it; `<failed/>`: a new session was bound).
     public let resumeAnswer: XMLElement?
+    /// How the stream logged in: profile, mechanism, channel binding, FAST's token news and
+    /// what Bind 2 enabled on the way.
+    public let login: LoginOutcome
     let channel: any Channel
     private let terminated: EventLoopFuture<XMPPClientError?>
 
     init(
         jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: XMPPElementSequence,
-        target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>, resumeAnswer: XMLElement? = nil
+        target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>, resumeAnswer: XMLElement? = nil,
+        login: LoginOutcome = LoginOutcome()
     ) {
+        self.login = login
         self.terminated = terminated
         self.resumeAnswer = resumeAnswer
         self.jid = jid

@@ -1,7 +1,10 @@
 /// Client-side stream negotiation as a pure state machine (RFC 6120 §4.3, §5, §6, §7):
 /// stream header → features → STARTTLS → restart → SASL → restart → bind → (session) → ready,
 /// or, with a stream management session to resume (XEP-0198 §5), `<resume/>` instead of
-/// bind: `<resumed/>` is ready at once, `<failed/>` goes on to bind.
+/// bind: `<resumed/>` is ready at once, `<failed/>` goes on to bind. Where the server offers
+/// SASL2 (XEP-0388) and ``Configuration/sasl2`` is set, one `<authenticate>` carries the
+/// login, the resumption or a Bind 2 bind (XEP-0386) and FAST (XEP-0484), with no restart
+/// (`+SASL2.swift`).
 ///
 /// It does no I/O. The channel handler reports what happened through the event
 /// methods and carries out the returned ``Action``. TLS is never skipped when it is
@@ -22,13 +25,18 @@ public struct StreamNegotiationStateMachine: Sendable {
         public var purpose: Purpose
         /// A stream management session to resume instead of binding, if the server offers it.
         public var resume: ResumeRequest?
+        /// Log in with SASL2 where the server offers it; nil: RFC 6120's SASL only.
+        public var sasl2: SASL2Login?
 
-        public init(jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration, purpose: Purpose = .login, resume: ResumeRequest? = nil) {
+        public init(
+            jid: JID, tlsMode: TLSMode, sasl: SASLConfiguration, purpose: Purpose = .login, resume: ResumeRequest? = nil, sasl2: SASL2Login? = nil
+        ) {
             self.jid = jid
             self.tlsMode = tlsMode
             self.sasl = sasl
             self.purpose = purpose
             self.resume = resume
+            self.sasl2 = sasl2
         }
     }
 
@@ -61,6 +69,10 @@ public struct StreamNegotiationStateMachine: Sendable {
         case awaitingProceed
         case tlsHandshaking
         case authenticating(SASLStateMachine)
+        /// A SASL2 exchange (XEP-0388): no stream restart follows it.
+        case authenticating2(SASL2StateMachine)
+        /// SASL2 bound the resource with Bind 2; the features of the stream come next.
+        case awaitingBoundFeatures(JID)
         case binding(requestID: String)
         /// `<resume/>` sent; the server answers `<resumed/>` or `<failed/>`.
         case resuming(ResumeRequest)
@@ -77,14 +89,15 @@ public struct StreamNegotiationStateMachine: Sendable {
     public enum Action: Sendable {
         /// Nothing to do until the next event.
         case none
-        /// Write a stream header for the current stage.
-        case sendStreamHeader
+        /// Write a stream header for the current stage, `from` the account's bare JID once
+        /// the stream is secured (RFC 6120 §4.7.1; XEP-0388 §2.1 and XEP-0484 need it).
+        case sendStreamHeader(from: JID?)
         /// Write this element.
         case send(XMLElement)
         /// `<proceed/>` arrived: check no plaintext followed it, then start TLS.
         case startTLS
         /// Reset the XML parser (at a safe point) and write a new stream header.
-        case restartStream
+        case restartStream(from: JID?)
         /// Negotiation is complete with this full JID; the features of the final stream.
         case ready(JID, StreamFeatures)
         /// Send `<stream:error>` with this condition, close the stream, and report the error.
@@ -104,19 +117,25 @@ public struct StreamNegotiationStateMachine: Sendable {
     public internal(set) var state: State = .initial
     let configuration: Configuration
     var ids: StanzaIDGenerator
-    private let clientNonce: String
+    let clientNonce: String
     let password: String
-    private var channelBinding: [UInt8]?
+    var channelBinding: ChannelBindingData = .none
     /// Features of the most recent stream, handed out with ``Action/ready(_:_:)``.
-    private var features: StreamFeatures?
-    /// The SASL mechanism that authenticated this stream, once it has.
-    public private(set) var authenticatedWith: SASLMechanism?
+    var features: StreamFeatures?
+    /// The SASL mechanism that authenticated this stream, once it has (nil for FAST).
+    public internal(set) var authenticatedWith: SASLMechanism?
+    /// How the stream logged in, once it has.
+    public internal(set) var login = LoginOutcome()
     /// The server's answer to `<resume/>` (`<resumed/>` or `<failed/>`), for the session's
     /// stream management machine; nil when no resumption was tried.
-    public private(set) var resumeAnswer: XMLElement?
-    private let keyCache: SCRAMKeyCache?
+    public internal(set) var resumeAnswer: XMLElement?
+    /// `<resume/>` went inline in SASL2: not tried again after it.
+    var resumedInline = false
+    /// The SASL2 request sent, for reading what `<success>` answers to it.
+    var sasl2Request: SASL2Request?
+    let keyCache: SCRAMKeyCache?
     /// SASL warnings (e.g. a low SCRAM iteration count) for the caller to log.
-    public private(set) var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
 
     /// - Parameters:
     ///   - password: used only to build SASL messages; never part of any description.
@@ -133,16 +152,22 @@ public struct StreamNegotiationStateMachine: Sendable {
     // MARK: - Events
 
     /// The transport is connected (for Direct TLS: the TLS handshake is done).
-    public mutating func connected(channelBinding: [UInt8]? = nil) -> Action {
+    public mutating func connected(channelBinding: ChannelBindingData = .none) -> Action {
         guard case .initial = self.state else { return self.unexpected("connected twice") }
         switch self.configuration.tlsMode {
         case .directTLS:
             self.channelBinding = channelBinding
             self.state = .awaitingStreamHeader(.secured)
+            return .sendStreamHeader(from: self.streamFrom)
         case .startTLS, .plaintextOnLoopback:
             self.state = .awaitingStreamHeader(.plaintext)
+            return .sendStreamHeader(from: nil)
         }
-        return .sendStreamHeader
+    }
+
+    /// The `from` of a secured stream's header: the account, when logging in.
+    var streamFrom: JID? {
+        self.configuration.purpose == .login ? self.configuration.jid.bare : nil
     }
 
     /// The server's `<stream:stream>` header arrived.
@@ -167,7 +192,12 @@ public struct StreamNegotiationStateMachine: Sendable {
             return self.fail(Self.streamError(from: element))
         }
         switch self.state {
-        case .ready, .closing:
+        case .ready:
+            // Features on an established stream are no stanza: Prosody sends them after an
+            // inline SASL2 resumption, against XEP-0198's rule.
+            if element.name == "features", element.namespace == XMPPNamespace.stream { return .none }
+            return .emit(element)
+        case .closing:
             return .emit(element)
         case .awaitingFeatures(let stage):
             guard element.name == "features", element.namespace == XMPPNamespace.stream else {
@@ -188,80 +218,26 @@ public struct StreamNegotiationStateMachine: Sendable {
             default:
                 return self.unexpected(element.name)
             }
-        case .authenticating(var sasl):
-            guard element.namespace == XMPPNamespace.sasl else { return self.unexpected(element.name) }
-            let action: SASLStateMachine.Action
-            switch element.name {
-            case "challenge":
-                guard let payload = try? SASLBase64.decode(element.text) else {
-                    return self.authenticationFailed(.invalidBase64)
-                }
-                action = sasl.challengeReceived(payload)
-            case "success":
-                guard let payload = try? SASLBase64.decode(element.text) else {
-                    return self.authenticationFailed(.invalidBase64)
-                }
-                action = sasl.successReceived(additionalData: payload)
-            case "failure":
-                let condition = element.elements.lazy.compactMap { SASLFailureCondition(elementName: $0.name) }.first
-                let text = element.firstChild(named: "text")?.text
-                action = sasl.failureReceived(condition: condition ?? .notAuthorized, text: text)
-            default:
-                return self.unexpected(element.name)
-            }
-            self.state = .authenticating(sasl)
-            if case .succeeded = action, dataFollows {
-                return self.closeWithStreamError(.badFormat, .unexpectedElement("data after <success/> before the stream restart"))
-            }
-            return self.run(action)
+        case .authenticating(let sasl):
+            return self.saslElementReceived(element, sasl, dataFollows: dataFollows)
+        case .authenticating2(let sasl2):
+            return self.sasl2ElementReceived(element, sasl2)
+        case .awaitingBoundFeatures(let jid):
+            guard element.name == "features", element.namespace == XMPPNamespace.stream else { return self.unexpected(element.name) }
+            self.features = StreamFeatures(element)
+            return self.becomeReady(jid)
         case .registering(let requestID, let submitted):
             guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
             return self.registrationReply(result, submitted: submitted)
-        case .binding(let requestID):
-            guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
-            switch result {
-            case .failure(let condition, let text):
-                return self.fail(.bindFailed(condition: condition, text: text))
-            case .success(let payload):
-                guard payload?.name == "bind", payload?.namespace == XMPPNamespace.bind,
-                    let text = payload?.firstChild(named: "jid")?.text, let jid = try? JID(text), jid.isFull,
-                    jid.bare == self.configuration.jid.bare
-                else {
-                    return self.fail(.bindFailed(condition: "bad-jid", text: "server returned no valid full JID of this account"))
-                }
-                return self.bound(jid)
-            }
-        case .resuming(let resume):
-            guard element.namespace == StreamManagementStateMachine.namespace else { return self.unexpected(element.name) }
-            switch element.name {
-            case "resumed":
-                guard element[attribute: "previd"].map({ $0 == resume.previousID }) ?? true else {
-                    return self.closeWithStreamError(.undefinedCondition, .unexpectedElement("<resumed/> for another session"))
-                }
-                self.resumeAnswer = element
-                return self.becomeReady(resume.jid)
-            case "failed":
-                // The old session is gone: a new one, bound afresh.
-                self.resumeAnswer = element
-                return self.startBinding(self.features ?? StreamFeatures(XMLElement(name: "features", namespace: XMPPNamespace.stream)))
-            default:
-                return self.unexpected(element.name)
-            }
-        case .establishingSession(let requestID, let jid):
-            guard let result = Self.iqResult(element, id: requestID) else { return self.unexpected(element.name) }
-            switch result {
-            case .failure(let condition, let text):
-                return self.fail(.bindFailed(condition: condition, text: text))
-            case .success:
-                return self.becomeReady(jid)
-            }
+        case .binding, .resuming, .establishingSession:
+            return self.bindingElementReceived(element)
         case .initial, .awaitingStreamHeader, .tlsHandshaking, .failed:
             return self.unexpected(element.name)
         }
     }
 
     /// The TLS handshake finished: for Direct TLS the stream starts, after `<proceed/>` it restarts.
-    public mutating func tlsHandshakeCompleted(channelBinding: [UInt8]?) -> Action {
+    public mutating func tlsHandshakeCompleted(channelBinding: ChannelBindingData) -> Action {
         if case .initial = self.state {
             return self.connected(channelBinding: channelBinding)
         }
@@ -274,18 +250,18 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .resuming, .establishingSession, .registering, .ready:
+            .authenticating, .authenticating2, .awaitingBoundFeatures, .binding, .resuming, .establishingSession, .registering, .ready:
             self.state = .closing
             return .sendStreamClose
         }
     }
 
     /// The TLS handshake after `<proceed/>` finished.
-    public mutating func tlsEstablished(channelBinding: [UInt8]?) -> Action {
+    public mutating func tlsEstablished(channelBinding: ChannelBindingData) -> Action {
         guard case .tlsHandshaking = self.state else { return self.unexpected("TLS handshake") }
         self.channelBinding = channelBinding
         self.state = .awaitingStreamHeader(.secured)
-        return .restartStream
+        return .restartStream(from: self.streamFrom)
     }
 
     /// The TLS layer failed (handshake, certificate, or session).
@@ -316,7 +292,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready:
             return self.fail(.closedByServer)
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .resuming, .establishingSession, .registering:
+            .authenticating, .authenticating2, .awaitingBoundFeatures, .binding, .resuming, .establishingSession, .registering:
             return self.fail(.closedByServer)
         }
     }
@@ -327,7 +303,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .ready, .closing, .failed:
             return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking,
-            .authenticating, .binding, .resuming, .establishingSession, .registering:
+            .authenticating, .authenticating2, .awaitingBoundFeatures, .binding, .resuming, .establishingSession, .registering:
             return self.closeWithStreamError(.connectionTimeout, .timedOut("stream negotiation"))
         }
     }
@@ -350,87 +326,11 @@ public struct StreamNegotiationStateMachine: Sendable {
         case .secured:
             return self.startAuthentication(features, tlsActive: true)
         case .authenticated:
-            if let resume = self.configuration.resume,
-                features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
-            {
-                self.state = .resuming(resume)
-                var element = XMLElement(name: "resume", namespace: StreamManagementStateMachine.namespace)
-                element[attribute: "previd"] = resume.previousID
-                element[attribute: "h"] = String(resume.handled)
-                return .send(element)
-            }
-            return self.startBinding(features)
+            return self.authenticatedFeaturesReceived(features)
         }
     }
 
-    private mutating func startBinding(_ features: StreamFeatures) -> Action {
-        guard features.bind else { return self.fail(.bindFailed(condition: "not-offered", text: nil)) }
-        let id = self.ids.next()
-        var bind = XMLElement(name: "bind", namespace: XMPPNamespace.bind)
-        if let resource = self.configuration.jid.resourcepart {
-            var element = XMLElement(name: "resource", namespace: XMPPNamespace.bind)
-            element.append(text: resource)
-            bind.append(element)
-        }
-        self.state = .binding(requestID: id)
-        return .send(Self.iq(type: "set", id: id, payload: bind))
-    }
-
-    private mutating func startAuthentication(_ features: StreamFeatures, tlsActive: Bool) -> Action {
-        switch self.configuration.purpose {
-        case .register: return self.startRegistration(features)
-        case .login: break
-        }
-        var sasl = SASLStateMachine(
-            username: self.configuration.jid.localpart ?? "",
-            password: self.password,
-            clientNonce: self.clientNonce,
-            configuration: self.configuration.sasl,
-            keyCache: self.keyCache
-        )
-        // Bind to the channel only where the server says it understands tls-exporter (XEP-0440).
-        let binding = features.channelBindingTypes.contains("tls-exporter") ? self.channelBinding : nil
-        let action = sasl.start(offeredMechanisms: features.mechanisms, tlsActive: tlsActive, channelBindingData: binding)
-        self.state = .authenticating(sasl)
-        return self.run(action)
-    }
-
-    private mutating func run(_ action: SASLStateMachine.Action) -> Action {
-        guard case .authenticating(let sasl) = self.state else { return self.unexpected("SASL") }
-        self.warnings = sasl.warnings.map { "\($0)" }
-        switch action {
-        case .sendAuth(let mechanism, let initialResponse):
-            var auth = XMLElement(
-                name: "auth", namespace: XMPPNamespace.sasl, attributes: [XMLAttribute(name: "mechanism", value: mechanism)]
-            )
-            auth.append(text: initialResponse.map(SASLBase64.encode) ?? "=")
-            return .send(auth)
-        case .sendResponse(let bytes):
-            var response = XMLElement(name: "response", namespace: XMPPNamespace.sasl)
-            response.append(text: SASLBase64.encode(bytes))
-            return .send(response)
-        case .succeeded:
-            self.authenticatedWith = sasl.selectedMechanism
-            self.state = .awaitingStreamHeader(.authenticated)
-            return .restartStream
-        case .failed(let error):
-            return self.authenticationFailed(error)
-        }
-    }
-
-    private mutating func bound(_ jid: JID) -> Action {
-        guard self.features?.sessionRequired == true else { return self.becomeReady(jid) }
-        let id = self.ids.next()
-        self.state = .establishingSession(requestID: id, jid: jid)
-        return .send(Self.iq(type: "set", id: id, payload: XMLElement(name: "session", namespace: XMPPNamespace.session)))
-    }
-
-    private mutating func becomeReady(_ jid: JID) -> Action {
-        self.state = .ready(jid)
-        return .ready(jid, self.features ?? StreamFeatures(XMLElement(name: "features", namespace: XMPPNamespace.stream)))
-    }
-
-    private mutating func authenticationFailed(_ error: SASLError) -> Action {
+    mutating func authenticationFailed(_ error: SASLError) -> Action {
         self.fail(.authenticationFailed(account: self.configuration.jid.bare.description, error))
     }
 
@@ -439,49 +339,21 @@ public struct StreamNegotiationStateMachine: Sendable {
         return .close(error)
     }
 
-    private mutating func closeWithStreamError(_ condition: StreamErrorCondition, _ error: XMPPClientError) -> Action {
+    mutating func closeWithStreamError(_ condition: StreamErrorCondition, _ error: XMPPClientError) -> Action {
         self.state = .failed(error)
         return .closeWithStreamError(condition, error)
     }
 
-    private mutating func unexpected(_ what: String) -> Action {
+    mutating func unexpected(_ what: String) -> Action {
         switch self.state {
         case .failed, .closing: return .none
         case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .authenticating,
-            .binding, .resuming, .establishingSession, .registering, .ready:
+            .authenticating2, .awaitingBoundFeatures, .binding, .resuming, .establishingSession, .registering, .ready:
             break
         }
         return self.closeWithStreamError(.unsupportedStanzaType, .unexpectedElement(what))
     }
 
-    // MARK: - Element helpers
-
-    enum IQResult {
-        case success(XMLElement?)
-        case failure(condition: String, text: String?)
-    }
-
-    static func iq(type: String, id: String, payload: XMLElement) -> XMLElement {
-        XMLElement(
-            name: "iq", namespace: XMPPNamespace.client,
-            attributes: [XMLAttribute(name: "type", value: type), XMLAttribute(name: "id", value: id)],
-            children: [.element(payload)]
-        )
-    }
-
-    private static func iqResult(_ element: XMLElement, id: String) -> IQResult? {
-        guard element.name == "iq", element[attribute: "id"] == id else { return nil }
-        switch element[attribute: "type"] {
-        case "result":
-            return .success(element.elements.first)
-        case "error":
-            let error = element.firstChild(named: "error")
-            let condition = error?.elements.first(where: { $0.namespace == XMPPNamespace.stanzas && $0.name != "text" })
-            return .failure(condition: condition?.name ?? "undefined-condition", text: error?.firstChild(named: "text")?.text)
-        default:
-            return nil
-        }
-    }
 }
 
 extension StreamNegotiationStateMachine: CustomReflectable {

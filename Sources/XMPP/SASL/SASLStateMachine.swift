@@ -62,6 +62,8 @@ public struct SASLStateMachine: Sendable {
     private let clientNonce: String
     private let keyCache: SCRAMKeyCache?
     private var phase: Phase = .idle
+    /// The binding announced in the GS2 header, once a SCRAM exchange started.
+    public private(set) var channelBinding: SCRAMChannelBinding?
 
     private enum Phase: Sendable {
         case idle
@@ -159,41 +161,80 @@ public struct SASLStateMachine: Sendable {
 
     // MARK: - Events
 
-    /// Selects a mechanism and produces the `<auth/>` to send.
-    ///
-    /// - Parameters:
-    ///   - offeredMechanisms: the names from the `<mechanisms/>` stream feature.
-    ///   - tlsActive: whether the stream is TLS-protected.
-    ///   - channelBindingData: the `tls-exporter` value (RFC 9266 §2: 32 bytes
-    ///     exported with label `EXPORTER-Channel-Binding` and no context), or
-    ///     `nil` if unavailable (no TLS, TLS 1.2 without extended master secret,
-    ///     or the server does not support `tls-exporter`, XEP-0440). Ignored
-    ///     without TLS.
+    /// Selects a mechanism and produces the `<auth/>` to send, with `tls-exporter` data
+    /// only and no XEP-0440 announcement (a server of RFC 6120's SASL before XEP-0440).
     public mutating func start(
         offeredMechanisms: [String],
         tlsActive: Bool,
         channelBindingData: [UInt8]?
     ) -> Action {
+        self.start(
+            offeredMechanisms: offeredMechanisms, tlsActive: tlsActive, channelBinding: ChannelBindingData(exporter: channelBindingData),
+            announcedTypes: nil, profile: .sasl1
+        )
+    }
+
+    /// Selects a mechanism and produces the `<auth/>` (or SASL2 `<authenticate>`) to send.
+    ///
+    /// - Parameters:
+    ///   - offeredMechanisms: the mechanism names of the profile in use.
+    ///   - tlsActive: whether the stream is TLS-protected.
+    ///   - channelBinding: what the TLS connection can bind with; ignored without TLS.
+    ///   - announcedTypes: XEP-0440's channel-binding types; nil when not announced.
+    ///   - profile: RFC 6120's SASL or XEP-0388's SASL2 (XEP-0440 §3 differs for them).
+    ///
+    /// The binding is chosen by ``ChannelBindingChoice``; a SCRAM exchange checks the
+    /// server's downgrade-protection hash (XEP-0474) over exactly these lists.
+    public mutating func start(
+        offeredMechanisms: [String],
+        tlsActive: Bool,
+        channelBinding: ChannelBindingData,
+        announcedTypes: [String]?,
+        profile: ChannelBindingChoice.Profile
+    ) -> Action {
         guard case .idle = self.phase else {
             return self.fail(.unexpectedEvent("SASL negotiation started twice"))
         }
-        let bindingData = tlsActive ? channelBindingData.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let data = tlsActive ? channelBinding : .none
+        let names = offeredMechanisms.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let plusAllowed = self.configuration.allowedMechanisms.contains(where: \.usesChannelBinding)
+        var choice: ChannelBindingChoice
+        do throws(SASLError) {
+            choice = try ChannelBindingChoice.choose(
+                offeredPlus: names.contains(where: Self.isPlusMechanismName), announcedTypes: announcedTypes,
+                available: plusAllowed ? data.available : [], profile: profile
+            )
+        } catch {
+            return self.fail(error)
+        }
+        let usablePlus = names.contains { SASLMechanism(rawValue: $0).map { $0.usesChannelBinding && self.configuration.allowedMechanisms.contains($0) } ?? false }
+        if case .bind = choice, !usablePlus {
+            // The server binds only with -PLUS mechanisms we do not have.
+            choice = .none(requiresDowngradeProtection: false)
+        }
+        var bindingType: ChannelBindingChoice.ChannelBindingType?
+        if case .bind(let type) = choice { bindingType = type }
 
         let mechanism: SASLMechanism
         do throws(SASLError) {
             mechanism = try Self.selectMechanism(
-                offered: offeredMechanisms,
+                offered: names,
                 tlsActive: tlsActive,
-                channelBindingAvailable: bindingData != nil,
+                channelBindingAvailable: bindingType != nil,
                 configuration: self.configuration
             )
         } catch {
             return self.fail(error)
         }
+        let protection = DowngradeProtection(
+            mechanisms: names, channelBindingTypes: announcedTypes, required: choice == .none(requiresDowngradeProtection: true)
+        )
 
         let algorithm: HashAlgorithm
         switch mechanism {
         case .plain:
+            // PLAIN has no server-first-message to carry the proof a downgrade needs.
+            guard !protection.required else { return self.fail(.downgradeProtectionMissing) }
             return self.startPLAIN()
         case .scramSHA256Plus, .scramSHA256:
             algorithm = .sha256
@@ -202,14 +243,11 @@ public struct SASLStateMachine: Sendable {
         }
 
         let binding: SCRAMChannelBinding
-        if mechanism.usesChannelBinding, let bindingData {
-            binding = .tlsExporter(data: bindingData)
-        } else if bindingData != nil,
-                  !offeredMechanisms.contains(where: { Self.isPlusMechanismName($0) }),
-                  self.configuration.allowedMechanisms.contains(where: \.usesChannelBinding) {
-            // We could bind, but the server offered no -PLUS mechanism: say so
-            // with 'y' so a server that does support binding detects a
-            // downgrade (RFC 5802 §6).
+        if mechanism.usesChannelBinding, let bindingType, let bytes = data.data(for: bindingType) {
+            binding = SCRAMChannelBinding(bindingType, data: bytes)
+        } else if choice == .notSupportedByServer {
+            // We could bind, but the server offered no -PLUS mechanism: say so with 'y' so
+            // a server that does support binding detects a downgrade (RFC 5802 §6).
             binding = .notSupportedByServer
         } else {
             binding = .none
@@ -223,10 +261,12 @@ public struct SASLStateMachine: Sendable {
                 clientNonce: self.clientNonce,
                 channelBinding: binding,
                 maximumIterationCount: self.configuration.maximumIterationCount,
-                keyCache: self.keyCache
+                keyCache: self.keyCache,
+                downgradeProtection: protection
             )
             let clientFirst = scram.start()
             self.phase = .scram(mechanism, scram)
+            self.channelBinding = binding
             return .sendAuth(mechanism: mechanism.rawValue, initialResponse: clientFirst)
         } catch {
             return self.fail(error)

@@ -82,6 +82,8 @@ public struct SCRAMStateMachine: Sendable {
     private let maximumIterationCount: Int
     /// Salted passwords derived before for this account (a reconnect skips PBKDF2).
     private let keyCache: SCRAMKeyCache?
+    /// What the server-first-message's `h` must match (XEP-0474); nil: not checked.
+    private let downgradeProtection: DowngradeProtection?
     private var clientFirstMessageBare: [UInt8] = []
     private var expectedServerSignature: [UInt8] = []
 
@@ -109,7 +111,8 @@ public struct SCRAMStateMachine: Sendable {
         clientNonce: String,
         channelBinding: SCRAMChannelBinding = .none,
         maximumIterationCount: Int = SCRAMStateMachine.defaultMaximumIterationCount,
-        keyCache: SCRAMKeyCache? = nil
+        keyCache: SCRAMKeyCache? = nil,
+        downgradeProtection: DowngradeProtection? = nil
     ) throws(SASLError) {
         let preparedUsername: String
         do throws(SASLPrep.Violation) {
@@ -135,6 +138,7 @@ public struct SCRAMStateMachine: Sendable {
         self.clientNonce = nonce
         self.maximumIterationCount = min(max(maximumIterationCount, 1), Int(Int32.max))
         self.keyCache = keyCache
+        self.downgradeProtection = downgradeProtection
     }
 
     /// A fresh client nonce: 24 random bytes (192 bits) as 32 base64 characters,
@@ -247,7 +251,12 @@ public struct SCRAMStateMachine: Sendable {
         let nonce = try Self.take("r", from: &attributes)
         let saltText = try Self.take("s", from: &attributes)
         let iterationText = try Self.take("i", from: &attributes)
-        // Remaining attributes are optional extensions (RFC 5802 §5.1), ignored.
+        // Remaining attributes are optional extensions (RFC 5802 §5.1), ignored but for
+        // XEP-0474's `h`, checked before any proof is computed.
+        if let protection = self.downgradeProtection {
+            let hash = attributes.first(where: { $0.name == UInt8(ascii: "h") }).map { String(decoding: $0.value, as: UTF8.self) }
+            try protection.verify(hash, algorithm: self.algorithm)
+        }
 
         guard nonce.allSatisfy(Self.isPrintable) else {
             throw .malformedChallenge("server nonce contains non-printable characters or ','")

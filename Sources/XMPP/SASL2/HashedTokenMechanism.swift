@@ -10,13 +10,34 @@ public enum HashedTokenMechanism: String, Hashable, Sendable, CaseIterable {
     case tlsServerEndPoint = "HT-SHA-256-ENDP"
     case none = "HT-SHA-256-NONE"
 
-    /// The XEP-0440 channel-binding type it needs; nil for NONE.
-    public var channelBindingType: String? {
+    /// The channel-binding type it needs; nil for NONE.
+    public var channelBindingType: ChannelBindingChoice.ChannelBindingType? {
         switch self {
-        case .tlsExporter: "tls-exporter"
-        case .tlsServerEndPoint: "tls-server-end-point"
+        case .tlsExporter: .tlsExporter
+        case .tlsServerEndPoint: .tlsServerEndPoint
         case .none: nil
         }
+    }
+
+    /// The channel-binding data it proves with on this connection: empty for NONE, nil
+    /// when the connection has none of its type.
+    public func channelBindingData(_ data: ChannelBindingData) -> [UInt8]? {
+        guard let type = self.channelBindingType else { return [] }
+        return data.data(for: type)
+    }
+
+    /// Whether a login may use it here: the server offers it, the connection has its
+    /// data, and a bound one's type is among those XEP-0440 announced (ejabberd offers
+    /// all four whatever the connection can do; an unannounced type fails the login).
+    public func isUsable(offered: [String], announcedTypes: [String]?, data: ChannelBindingData) -> Bool {
+        guard offered.contains(self.rawValue), self.channelBindingData(data) != nil else { return false }
+        guard let type = self.channelBindingType else { return true }
+        return announcedTypes?.contains(type.rawValue) == true
+    }
+
+    /// The strongest one usable here, to ask a token for (XEP-0484 §3.2).
+    public static func strongest(offered: [String], announcedTypes: [String]?, data: ChannelBindingData) -> HashedTokenMechanism? {
+        Self.allCases.first { $0.isUsable(offered: offered, announcedTypes: announcedTypes, data: data) }
     }
 
     /// The initial response: `authcid NUL HMAC-SHA-256(token, "Initiator" ‖ cb-data)`.

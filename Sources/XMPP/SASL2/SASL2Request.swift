@@ -86,7 +86,7 @@ public struct SASL2Request: Hashable, Sendable {
             if bind.enableStreamManagement {
                 item.append(XMLElement(name: "enable", namespace: "urn:xmpp:sm:3", attributes: [XMLAttribute(name: "resume", value: "true")]))
             }
-            if bind.enableCarbons { item.append(XMLElement(name: "enable", namespace: "urn:xmpp:carbons:2")) }
+            if bind.enableCarbons { item.append(XMLElement(name: "enable", namespace: CarbonFilter.namespace)) }
             element.append(item)
         }
         if let mechanism = self.requestToken {

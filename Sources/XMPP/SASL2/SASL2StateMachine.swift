@@ -43,20 +43,28 @@ public struct SASL2StateMachine: Sendable {
     public private(set) var state: State = .idle
     /// The mechanism in use, once started.
     public private(set) var mechanism: String?
+    /// The channel binding of the login, once started; nil without.
+    public private(set) var channelBinding: ChannelBindingChoice.ChannelBindingType?
+    /// The login uses a FAST token.
+    public private(set) var usesToken = false
 
     public init() {}
 
     /// Starts the exchange: `request` holds everything inline but the mechanism and its
     /// initial response, which come from the credential.
     public mutating func start(
-        _ credential: Credential, offered: SASL2Features, tlsActive: Bool, channelBindingData: [UInt8]?, request: SASL2Request
+        _ credential: Credential, offered: SASL2Features, tlsActive: Bool, channelBinding: ChannelBindingData, announcedTypes: [String]?,
+        request: SASL2Request
     ) -> Action {
         guard case .idle = self.state else { return self.fail(.unexpectedEvent("SASL2 started twice")) }
         var request = request
         switch credential {
         case .password(var sasl):
-            guard case .sendAuth(let mechanism, let initial) = sasl.start(offeredMechanisms: offered.mechanisms, tlsActive: tlsActive, channelBindingData: channelBindingData)
-            else {
+            let started = sasl.start(
+                offeredMechanisms: offered.mechanisms, tlsActive: tlsActive, channelBinding: channelBinding, announcedTypes: announcedTypes,
+                profile: .sasl2
+            )
+            guard case .sendAuth(let mechanism, let initial) = started else {
                 if case .failed(let error) = sasl.state { return self.fail(error) }
                 return self.fail(.unexpectedEvent("the mechanism did not start"))
             }
@@ -65,6 +73,8 @@ public struct SASL2StateMachine: Sendable {
             request.usesToken = false
             self.state = .authenticating(.password(sasl))
             self.mechanism = mechanism
+            self.channelBinding = sasl.channelBinding?.type
+            self.usesToken = false
         case .token(let token, let username, let binding):
             guard offered.fastMechanisms?.contains(token.mechanism.rawValue) == true else {
                 return self.fail(.noAcceptableMechanism(offered: offered.fastMechanisms ?? []))
@@ -74,6 +84,8 @@ public struct SASL2StateMachine: Sendable {
             request.usesToken = true
             self.state = .authenticating(credential)
             self.mechanism = token.mechanism.rawValue
+            self.channelBinding = token.mechanism.channelBindingType
+            self.usesToken = true
         }
         return .send(request.element)
     }

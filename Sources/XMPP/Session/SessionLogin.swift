@@ -6,6 +6,8 @@ struct SessionLogin: Sendable {
     let connector: any XMPPConnector
     let password: String
     let gate: ConnectionGate?
+    /// The SASL2 user agent and FAST token kept between logins (only with SASL2).
+    let kept: LoginStateKeeper?
 
     /// Connects with `configuration`, asking to resume `resume`; nil when cancelled while
     /// waiting in the login queue. The negotiation runs in a child task of its own: its deep
@@ -19,11 +21,16 @@ struct SessionLogin: Sendable {
             }
         }
         defer { self.gate?.release() }
-        let (connector, password) = (self.connector, self.password)
+        let (connector, password, kept) = (self.connector, self.password, self.kept)
+        var prepared = configuration
+        if let kept, let login = prepared.sasl2 { prepared.sasl2 = kept.prepare(login) }
+        let configuration = prepared
         return await withTaskGroup(of: Result<XMPPConnection, XMPPClientError>.self) { group in
             group.addTask {
                 do throws(XMPPClientError) {
-                    return .success(try await connector.connect(configuration: configuration, password: password, resume: resume))
+                    let connection = try await connector.connect(configuration: configuration, password: password, resume: resume)
+                    kept?.update(after: connection.login)
+                    return .success(connection)
                 } catch {
                     return .failure(error)
                 }

@@ -81,13 +81,14 @@ public struct SessionRestoreStateMachine: Sendable {
 
     /// A connection is ready (bound or resumed). `offersStreamManagement`: the server
     /// advertised `urn:xmpp:sm:3` in its features; `inDoubt`: the last session was lost
-    /// with messages unacknowledged.
+    /// with messages unacknowledged; `carbonsEnabled`: the login enabled carbons already
+    /// (Bind 2, XEP-0386).
     ///
     /// A resumed stream reports online at once: it kept everything else, and deliveries
     /// must not wait on the roster request (its answer is reported when it comes). A new
     /// session settles what is in doubt after enabling stream management (so what it sends
     /// again is counted) and before it reports online (so nothing new overtakes it).
-    public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false) -> Action {
+    public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false, carbonsEnabled: Bool = false) -> Action {
         var steps: [Step] = []
         if resumed {
             // Left in doubt by a session lost during its own check, before anything new.
@@ -105,7 +106,7 @@ public struct SessionRestoreStateMachine: Sendable {
         if self.configuration.presence { steps.append(.announcePresence) }
         steps.append(.reportOnline)
         // Carbons only concern what the user's other clients send: not worth a delay.
-        if self.configuration.carbons { steps.append(.discoverCarbons) }
+        if self.configuration.carbons, !carbonsEnabled { steps.append(.discoverCarbons) }
         steps.append(.catchUp)
         return self.advance(steps)
     }

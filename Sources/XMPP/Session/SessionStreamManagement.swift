@@ -108,6 +108,14 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
         return resumed
     }
 
+    /// Stream management enabled inline by Bind 2 (XEP-0198 §"SASL2 and Bind2"): as if
+    /// `<enable/>` had been sent before anything else on the stream, and its answer read.
+    func applyInlineEnable(_ answer: XMLElement, on connection: XMPPConnection, in session: isolated XMPPSession<C>) async {
+        _ = self.machine.enable(resume: true)
+        guard let actions = self.machine.received(answer) else { return }
+        await self.perform(actions, on: connection, in: session)
+    }
+
     /// The old session is gone: its numbered stanzas' senders are told to try again.
     func abandonResumption(in session: isolated XMPPSession<C>) {
         self.end(in: session)

@@ -54,7 +54,10 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
         self.account = configuration.client.jid.bare
         self.dependencies = SessionDependencies(
-            configuration: configuration, login: SessionLogin(connector: client, password: password, gate: connectionGate),
+            configuration: configuration, login: SessionLogin(
+                connector: client, password: password, gate: connectionGate,
+                kept: configuration.client.sasl2 == nil ? nil : configuration.loginState ?? LoginStateKeeper(stored: nil)
+            ),
             executor: executor, logger: logger, ids: ids, clock: clock
         )
         self.machine = SessionStateMachine(ownJID: configuration.client.jid, configuration: configuration.session)
@@ -181,6 +184,9 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
         self.archiveCheck.inDoubt.lastLossEndedByServer = false
         if !resumed { self.machine.bound(as: connection.jid) }
+        if !resumed, let answer = connection.login.streamManagementAnswer {
+            await self.streamManagement.applyInlineEnable(answer, on: connection, in: self)
+        }
         // Only a stream resumed within this process has missed nothing.
         self.catchUp.state.streamStarted(continuesLast: resumed && !restored)
         self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)

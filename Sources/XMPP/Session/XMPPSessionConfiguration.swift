@@ -95,6 +95,8 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
     public var roomTimings: RoomTimings
     /// Each room's archive cursor stored by an earlier run.
     public var roomCursors: [JID: ArchiveCursor]
+    /// The SASL2 user agent and FAST token kept between logins; nil: kept in memory.
+    public var loginState: LoginStateKeeper?
 
     public init(
         client: XMPPClientConfiguration,
@@ -130,7 +132,8 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
         mayConnect: (@Sendable () -> Bool)? = nil,
         rooms: [RoomConfiguration] = [],
         roomTimings: RoomTimings = RoomTimings(),
-        roomCursors: [JID: ArchiveCursor] = [:]
+        roomCursors: [JID: ArchiveCursor] = [:],
+        loginState: LoginStateKeeper? = nil
     ) {
         self.client = client
         self.initialPresence = initialPresence
@@ -166,6 +169,7 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
         self.rooms = rooms
         self.roomTimings = roomTimings
         self.roomCursors = roomCursors
+        self.loginState = loginState
     }
 }
 

@@ -155,6 +155,29 @@ final class TLSConnection {
         return status == 1 ? output : nil
     }
 
+    /// RFC 5929 §4.1 `tls-server-end-point` channel-binding data: the server certificate's
+    /// hash, with the hash its signature uses (SHA-256 for MD5 and SHA-1). Nil where the
+    /// signature uses no single hash (Ed25519, Ed448): the type is undefined there.
+    func channelBindingServerEndPoint() -> [UInt8]? {
+        guard let certificate = SSL_get0_peer_certificate(self.ssl) else { return nil }
+        var digestNID: Int32 = 0
+        guard X509_get_signature_info(certificate, &digestNID, nil, nil, nil) == 1, digestNID != NID_undef else { return nil }
+        if digestNID == NID_md5 || digestNID == NID_sha1 { digestNID = NID_sha256 }
+        guard let name = OBJ_nid2sn(digestNID), let digest = EVP_get_digestbyname(name) else { return nil }
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard X509_digest(certificate, digest, &output, &length) == 1 else {
+            OpenSSLErrorStack.clear()
+            return nil
+        }
+        return Array(output.prefix(Int(length)))
+    }
+
+    /// What this connection gives for channel binding (``ChannelBindingData``).
+    var channelBindingData: ChannelBindingData {
+        ChannelBindingData(exporter: self.channelBindingTLSExporter(), serverEndPoint: self.channelBindingServerEndPoint())
+    }
+
     /// The negotiated protocol version, e.g. `TLSv1.3`.
     var protocolVersion: String {
         SSL_get_version(self.ssl).map { String(cString: $0) } ?? "unknown"

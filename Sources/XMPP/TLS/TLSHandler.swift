@@ -125,7 +125,7 @@ public final class TLSHandler: ChannelDuplexHandler {
             context.fireUserInboundEventTriggered(
                 TLSUserEvent.handshakeCompleted(
                     protocolVersion: self.connection.protocolVersion,
-                    channelBinding: self.connection.channelBindingTLSExporter()
+                    channelBinding: self.connection.channelBindingData
                 )
             )
             // Application data may have come with the last handshake flight.
