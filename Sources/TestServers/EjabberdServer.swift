@@ -270,6 +270,7 @@ public final class EjabberdServer: TestXMPPServer, @unchecked Sendable {
               mod_mam:
                 default: always
               mod_offline: {}
+              mod_auth_fast: {}
               mod_pubsub:
                 plugins:
                   - flat

@@ -21,9 +21,11 @@ public struct TestSession {
         rooms: [RoomConfiguration] = [],
         catchUp: ArchiveCatchUpStateMachine.Configuration? = nil,
         acknowledgementTimeout: Duration = .seconds(5),
+        sasl2: SASL2Login? = nil,
         logger: Logger = IntegrationEnvironment.logger("session-test")
     ) async throws -> TestSession {
-        let configuration = try IntegrationEnvironment.configuration(user, on: server, resource: resource)
+        var configuration = try IntegrationEnvironment.configuration(user, on: server, resource: resource)
+        configuration.sasl2 = sasl2
         let session = XMPPSession(
             configuration: .init(
                 client: configuration, initialPresence: presence,

@@ -432,6 +432,8 @@ extension StreamNegotiationStateMachineTests {
         let withHash = Self.serverFirst + ",h=" + Data(hash).base64EncodedString()
         guard let response = Self.sent(machine.elementReceived(Self.challenge(withHash))) else { return }
         #expect(Self.decoded(response.text)?.hasPrefix("c=biws,r=") == true)
+        guard case .authenticating(let sasl) = machine.state else { return }
+        #expect(sasl.downgradeProtected)
     }
 
     /// XEP-0474 §3: a hash over other lists than those received means something removed

@@ -13,6 +13,8 @@ public struct LoginOutcome: Hashable, Sendable {
     public var mechanism: String?
     /// The channel binding of a SCRAM login; nil without.
     public var channelBinding: ChannelBindingChoice.ChannelBindingType?
+    /// The server's SCRAM offers were checked with XEP-0474's hash.
+    public var downgradeProtected = false
     /// Logged in with a FAST token (XEP-0484 §3.4): no password hashing.
     public var usedToken = false
     /// The server refused the FAST token it was offered: forget it.
@@ -33,6 +35,7 @@ public struct LoginOutcome: Hashable, Sendable {
     public var summary: String {
         var words = [self.profile.rawValue, self.mechanism ?? "?"]
         if let binding = self.channelBinding { words.append(binding.rawValue) }
+        if self.downgradeProtected { words.append("ssdp") }
         if self.boundInline { words.append("bind2") }
         if self.tokenRefused { words.append("token-refused") }
         if self.newToken != nil { words.append("new-token") }

@@ -84,6 +84,7 @@ extension StreamNegotiationStateMachine {
             self.login.profile = .sasl
             self.login.mechanism = sasl.selectedMechanism?.rawValue
             self.login.channelBinding = sasl.channelBinding?.type
+            self.login.downgradeProtected = sasl.downgradeProtected
             self.state = .awaitingStreamHeader(.authenticated)
             return .restartStream(from: self.streamFrom)
         case .failed(let error):

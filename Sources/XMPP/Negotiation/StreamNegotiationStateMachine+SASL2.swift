@@ -78,6 +78,7 @@ extension StreamNegotiationStateMachine {
         self.login.mechanism = machine.mechanism
         self.login.channelBinding = machine.channelBinding
         self.login.usedToken = machine.usesToken
+        self.login.downgradeProtected = machine.downgradeProtected
         self.authenticatedWith = machine.mechanism.flatMap(SASLMechanism.init(rawValue:))
         if let element = success.token {
             let mechanism = request?.requestToken.flatMap(HashedTokenMechanism.init(rawValue:))

@@ -64,6 +64,8 @@ public struct SASLStateMachine: Sendable {
     private var phase: Phase = .idle
     /// The binding announced in the GS2 header, once a SCRAM exchange started.
     public private(set) var channelBinding: SCRAMChannelBinding?
+    /// The server proved with XEP-0474's `h` that nothing was stripped from its offers.
+    public private(set) var downgradeProtected = false
 
     private enum Phase: Sendable {
         case idle
@@ -280,6 +282,7 @@ public struct SASLStateMachine: Sendable {
             do throws(SASLError) {
                 let response = try scram.challengeReceived(bytes)
                 self.warnings = scram.warnings
+                self.downgradeProtected = scram.downgradeProtected
                 self.phase = .scram(mechanism, scram)
                 return .sendResponse(response)
             } catch {

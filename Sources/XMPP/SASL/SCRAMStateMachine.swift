@@ -73,6 +73,8 @@ public struct SCRAMStateMachine: Sendable {
     public private(set) var state: State = .initial
     /// Non-fatal findings, in the order they arose.
     public private(set) var warnings: [Warning] = []
+    /// The server-first-message carried XEP-0474's `h`, and it matched.
+    public private(set) var downgradeProtected = false
 
     /// `saslname` (RFC 5802 §5.1 `n`): the SASLprep'd username with `=` and `,` escaped.
     private let escapedUsername: [UInt8]
@@ -256,6 +258,7 @@ public struct SCRAMStateMachine: Sendable {
         if let protection = self.downgradeProtection {
             let hash = attributes.first(where: { $0.name == UInt8(ascii: "h") }).map { String(decoding: $0.value, as: UTF8.self) }
             try protection.verify(hash, algorithm: self.algorithm)
+            self.downgradeProtected = hash != nil
         }
 
         guard nonce.allSatisfy(Self.isPrintable) else {

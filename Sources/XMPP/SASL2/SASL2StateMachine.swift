@@ -47,6 +47,8 @@ public struct SASL2StateMachine: Sendable {
     public private(set) var channelBinding: ChannelBindingChoice.ChannelBindingType?
     /// The login uses a FAST token.
     public private(set) var usesToken = false
+    /// A password login's server proved with XEP-0474's `h` that nothing was stripped.
+    public private(set) var downgradeProtected = false
 
     public init() {}
 
@@ -140,6 +142,7 @@ public struct SASL2StateMachine: Sendable {
         case (.success(let success), .password(var sasl)):
             switch sasl.successReceived(additionalData: success.additionalData ?? []) {
             case .succeeded:
+                self.downgradeProtected = sasl.downgradeProtected
                 self.state = .succeeded
                 return .succeeded(success)
             case .failed(let error):
