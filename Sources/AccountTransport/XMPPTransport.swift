@@ -40,6 +40,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     let omemo = NIOLockedValueBox<AccountOMEMO?>(nil)
     /// Each contact's `encryption`, changed by a reload.
     let contactEncryption: NIOLockedValueBox<[String: ContactEncryption]>
+    /// Where "offline" goes when many accounts share the process; nil: logged here.
+    private let notices: ConnectionNotices<EventLoopClock>?
 
     /// - Parameter deliveryTimeout: a batch not written and taken within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -54,8 +56,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         profile: OwnProfile = OwnProfile(),
         omemo: OMEMOSettings? = nil,
         eventLoop: any EventLoop,
+        notices: ConnectionNotices<EventLoopClock>? = nil,
         logger: Logger
     ) {
+        self.notices = notices
         self.omemoSettings = omemo
         self.contactEncryption = NIOLockedValueBox(omemo?.encryption ?? [:])
         self.profile = profile
@@ -333,7 +337,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             // The roster was fetched while restoring the session.
             await self.handler.handle(.rosterChanged, from: self.name)
         case .offline(let error):
-            if let error {
+            if let error, let notices = self.notices {
+                notices.notice(.offline, account: self.session.account, reason: "\(error)", metadata: ["error": "\(error)"], logger: self.logger)
+            } else if let error {
                 self.logger.warning("offline", metadata: ["error": "\(error)"])
             } else {
                 self.logger.info("offline")

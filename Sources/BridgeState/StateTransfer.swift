@@ -2,7 +2,7 @@ import Foundation
 
 /// `xmpp-bridge state migrate` (issue 26): copies a single host's SQLite state (routes, id
 /// map, queue, dead letters, stream sessions, roster mirror snapshots, deduplication keys, paging,
-/// gateway registrations, archive, OMEMO state) into an empty PostgreSQL database, in one transaction.
+/// gateway registrations, archive, OMEMO state, logins) into an empty PostgreSQL database, in one transaction.
 /// Both stores hold the same values in the same columns (``PostgresSchema``), so rows are
 /// copied as they are; what PostgreSQL computes itself (the archive's words, positions that
 /// stand for SQLite's `rowid`) it computes, in the same order. Identities and the queue's
@@ -21,7 +21,7 @@ package struct StateTransfer {
         ("routes", true), ("relays", true), ("queue", false), ("dead_letters", false), ("stream_sessions", false),
         ("source_checkpoints", false), ("seen_unique_ids", true), ("roster_mirror_snapshots", false), ("gateway_registrations", false),
         ("pages", false), ("accepted_notifications", false), ("postponed_deliveries", true), ("archive", true),
-        ("omemo_device", false), ("omemo_keys", false), ("omemo_trust", false), ("omemo_device_lists", false),
+        ("omemo_device", false), ("omemo_keys", false), ("omemo_trust", false), ("omemo_device_lists", false), ("logins", false),
     ]
 
     package let source: SQLiteStateStore

@@ -50,6 +50,8 @@ struct JournalEntryCodecTests {
             .archiveEdit(channels: ["ops"], source: Self.target, nick: nil, sourceID: "m-1", body: "disk fine", at: date),
             .archiveEdit(channels: ["ops", "dev"], source: Self.local, nick: "bob", sourceID: "m-2", body: nil, at: date),
             .pruneArchive(channel: "ops", before: date, limit: 1000), .indexArchive,
+            .login(transport: "home", StoredLogin(userAgentID: "ua")),
+            .login(transport: "work", StoredLogin(userAgentID: "ua-2", token: .init(secret: "s", mechanism: "HT-SHA-256-NONE", expiry: date, passwordCheck: "c"))),
         ]
     }
 

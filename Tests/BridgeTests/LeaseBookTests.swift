@@ -44,6 +44,8 @@ struct LeaseBookTests {
         second.sequence = 6
         let entries: [JournalEntry] = [.enqueue(delivery, enqueuedAt: Date(), attempts: 0), .enqueue(second, enqueuedAt: Date(), attempts: 0), .seen(transport: "work", deduplicationKey: "u")]
         #expect(PostgresJournalScript.actingTransports(entries) == ["work"])
+        // A FAST token moves only with the account's lease: a former owner must not roll it back.
+        #expect(PostgresJournalScript.actingTransports([.login(transport: "home", StoredLogin(userAgentID: "ua"))]) == ["home"])
         let sql = PostgresJournalScript(entries, intakeThrough: nil, fence: ("node-a", ["work": 9])).sql
         #expect(sql.hasPrefix("SELECT bridge_fence(E'node-a', ARRAY[E'work']::text[], ARRAY[9]::bigint[]);"))
         #expect(sql.components(separatedBy: "pg_notify").count == 2, "one notice for home")

@@ -54,7 +54,7 @@ struct StateStoreTests {
     }
 
     /// Every migration's name, in order (written out: a renamed or dropped one must fail).
-    static let allMigrations = ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters", "v4-stream-sessions", "v5-source-checkpoints", "v6-route-rooms", "v7-receipts", "v8-rich-content", "v9-lean-relay-indexes", "v10-intake-log-position", "v11-gateway-registrations", "v12-paging", "v13-archive", "v14-lean-archive-index", "v15-fts-without-sizes", "v16-copy-stanza-id", "v17-omemo"]
+    static let allMigrations = ["v1-create-routes-relays-queue", "v2-roster-mirror", "v3-attempts-dead-letters", "v4-stream-sessions", "v5-source-checkpoints", "v6-route-rooms", "v7-receipts", "v8-rich-content", "v9-lean-relay-indexes", "v10-intake-log-position", "v11-gateway-registrations", "v12-paging", "v13-archive", "v14-lean-archive-index", "v15-fts-without-sizes", "v16-copy-stanza-id", "v17-omemo", "v18-logins"]
 
     @Test("opening twice applies the migrations once")
     func migrationsAreIdempotent() throws {

@@ -80,6 +80,23 @@ extension StateIntegration {
             #expect(try store.streamSessions().isEmpty)
         }
 
+        @Test("login state (issue 43): the user agent id alone, then a token, then a rotated one, read back as written; text no literal breaks", arguments: StateBackend.available)
+        func logins(_ backend: StateBackend) async throws {
+            let store = try await StateFixture(backend).open()
+            #expect(try store.logins().isEmpty)
+            let agent = "d4565fa7-4d72-4749-b3d3-740edbf87770"
+            let first = StoredLogin.Token(secret: "secret-token:fast-'1' \\", mechanism: "HT-SHA-256-EXPR", expiry: Self.at, passwordCheck: "c2hlY2s=")
+            let rotated = StoredLogin.Token(secret: "secret-token:fast-2", mechanism: "HT-SHA-256-NONE", expiry: Self.at.addingTimeInterval(86_400), passwordCheck: "c2hlY2s=")
+            try store.apply([.login(transport: "home", StoredLogin(userAgentID: agent)), .login(transport: "work", StoredLogin(userAgentID: "w"))], intakeThrough: nil)
+            #expect(try store.logins() == ["home": StoredLogin(userAgentID: agent), "work": StoredLogin(userAgentID: "w")])
+            try store.apply([.login(transport: "home", StoredLogin(userAgentID: agent, token: first))], intakeThrough: nil)
+            #expect(try store.logins()["home"] == StoredLogin(userAgentID: agent, token: first))
+            try store.apply([.login(transport: "home", StoredLogin(userAgentID: agent, token: rotated))], intakeThrough: nil)
+            #expect(try store.logins()["home"] == StoredLogin(userAgentID: agent, token: rotated))
+            try store.apply([.login(transport: "home", StoredLogin(userAgentID: agent))], intakeThrough: nil)
+            #expect(try store.logins()["home"]?.token == nil, "a refused token is forgotten in the state too")
+        }
+
         @Test("receipts and markers (the first time of each), stanza ids of the copy and the source, and what a reference then finds", arguments: StateBackend.available)
         func idMapEntries(_ backend: StateBackend) async throws {
             let store = try await StateFixture(backend).open()

@@ -39,6 +39,10 @@ extension StateIntegration {
                 .archive(ArchivedMessage(at: Self.at, channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-1", body: "déjà vu, tout ça")),
                 .archive(ArchivedMessage(at: Self.at.addingTimeInterval(1), channel: "ops", source: bob, sender: "bob@b.example/x", nick: "bob", sourceID: "b-2", body: "second")),
                 .omemo(account: "home", OMEMOStateContractTests.changes),
+                .login(
+                    transport: "home",
+                    StoredLogin(userAgentID: "ua-1", token: .init(secret: "secret-token:fast-1", mechanism: "HT-SHA-256-EXPR", expiry: Self.at, passwordCheck: "c"))
+                ),
             ], intakeThrough: nil)
             try store.saveGatewayRegistration(GatewayRegistrationRecord(gateway: "home", user: "dave@work.example", address: "erin@home.example", password: "pw", registeredAt: Self.at))
             return store
@@ -61,6 +65,7 @@ extension StateIntegration {
             #expect(try postgres.deadLetters(transport: nil) == sqlite.deadLetters(transport: nil))
             #expect(try postgres.relay("r-3") == sqlite.relay("r-3") && sqlite.relay("r-3") != nil)
             #expect(try postgres.streamSessions() == sqlite.streamSessions())
+            #expect(try postgres.logins() == sqlite.logins() && sqlite.logins()["home"]?.token != nil)
             #expect(try postgres.resumePoints() == sqlite.resumePoints())
             #expect(try postgres.seenDeduplicationKeys(limit: 10) == sqlite.seenDeduplicationKeys(limit: 10))
             #expect(try postgres.acceptedNotifications(since: .distantPast).map(\.key) == ["group/firing"])

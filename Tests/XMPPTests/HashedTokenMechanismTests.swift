@@ -32,4 +32,19 @@ struct HashedTokenMechanismTests {
         #expect(!HashedTokenMechanism.verifyResponder(Array(proof.dropLast()), token: Self.token, channelBinding: Self.exporter))
         #expect(HashedTokenMechanism.allCases.map { $0.channelBindingType?.rawValue } == ["tls-exporter", "tls-server-end-point", nil])
     }
+
+    /// ejabberd offers all four HT mechanisms whatever the connection can do: a bound one is
+    /// used only with its data and its type announced (XEP-0440).
+    @Test("which token mechanism a connection can use, strongest first")
+    func usable() {
+        let all = ["HT-SHA-256-NONE", "HT-SHA-256-UNIQ", "HT-SHA-256-EXPR", "HT-SHA-256-ENDP"]
+        let both = ChannelBindingData(exporter: Self.exporter, serverEndPoint: [1, 2, 3])
+        #expect(HashedTokenMechanism.strongest(offered: all, announcedTypes: ["tls-exporter", "tls-server-end-point"], data: both) == .tlsExporter)
+        #expect(HashedTokenMechanism.strongest(offered: all, announcedTypes: ["tls-server-end-point"], data: both) == .tlsServerEndPoint)
+        #expect(HashedTokenMechanism.strongest(offered: all, announcedTypes: nil, data: both) == HashedTokenMechanism.none, "types not announced: unbound")
+        #expect(HashedTokenMechanism.strongest(offered: all, announcedTypes: ["tls-exporter"], data: .none) == HashedTokenMechanism.none, "no data on this connection")
+        #expect(HashedTokenMechanism.strongest(offered: ["HT-SHA-256-EXPR"], announcedTypes: ["tls-exporter"], data: .none) == nil)
+        #expect(!HashedTokenMechanism.tlsExporter.isUsable(offered: ["HT-SHA-256-NONE"], announcedTypes: ["tls-exporter"], data: both), "not offered")
+        #expect(HashedTokenMechanism.none.channelBindingData(.none) == [])
+    }
 }

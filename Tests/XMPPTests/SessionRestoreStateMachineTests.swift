@@ -31,6 +31,18 @@ struct SessionRestoreStateMachineTests {
         #expect(machine.state == .finished(completed: true))
     }
 
+    @Test("what Bind 2 enabled in the login (stream management, carbons) is not asked for again")
+    func bind2EnabledSteps() {
+        var machine = Machine(configuration: Self.everything)
+        var steps: [Machine.Step] = []
+        var action = machine.connected(resumed: false, offersStreamManagement: true, streamManagementEnabled: true, carbonsEnabled: true)
+        while case .run(let step) = action {
+            steps.append(step)
+            action = machine.stepFinished(.done)
+        }
+        #expect(steps == [.fetchRoster, .announcePresence, .reportOnline, .catchUp])
+    }
+
     @Test func carbonsAreEnabledOnlyWhenTheServerOffersThem() {
         var machine = Machine(configuration: Self.everything)
         let steps = Self.steps(&machine, resumed: false)

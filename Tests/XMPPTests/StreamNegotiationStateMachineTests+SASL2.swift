@@ -67,8 +67,19 @@ extension StreamNegotiationStateMachineTests {
         }
         #expect(from?.description == "user@example.com")
         var direct = try Self.machine(tlsMode: .directTLS)
-        guard case .sendStreamHeader(let directFrom) = direct.connected() else { return }
+        guard case .sendStreamHeader(let directFrom) = direct.connected() else {
+            Issue.record("Direct TLS sent no header")
+            return
+        }
         #expect(directFrom?.description == "user@example.com")
+        // After RFC 6120's SASL, the restarted stream names the account too.
+        _ = machine.streamOpened(attributes: Self.header)
+        _ = machine.elementReceived(Self.features(mechanisms: ["PLAIN"]))
+        guard case .restartStream(let authenticatedFrom) = machine.elementReceived(Self.success(nil)) else {
+            Issue.record("no restart after SASL: \(Self.summary(machine.state))")
+            return
+        }
+        #expect(authenticatedFrom?.description == "user@example.com")
         var registering = Machine(
             configuration: .init(jid: try JID(Self.account), tlsMode: .directTLS, sasl: SASLConfiguration(), purpose: .register),
             password: Self.password, clientNonce: Self.nonce, ids: StanzaIDGenerator(prefix: "t")
@@ -229,5 +240,54 @@ extension StreamNegotiationStateMachineTests {
         var machine = try Self.machine()
         Self.driveToSecuredFeatures(&machine)
         #expect(Step(machine.elementReceived(try Self.sasl2Features())) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
+        let login = SASL2Login(userAgent: .init(id: Self.userAgentID), bindTag: "xmpp-bridge")
+        var plaintext = Machine(
+            configuration: .init(jid: try JID(Self.account), tlsMode: .plaintextOnLoopback, sasl: SASLConfiguration(), sasl2: login),
+            password: Self.password, clientNonce: Self.nonce, ids: StanzaIDGenerator(prefix: "t")
+        )
+        _ = plaintext.connected()
+        _ = plaintext.streamOpened(attributes: Self.header)
+        #expect(Step(plaintext.elementReceived(try Self.sasl2Features())) == .sending(Self.auth("SCRAM-SHA-256", Self.clientFirst)))
+    }
+
+    @Test("SCRAM's findings on a SASL2 login reach the caller (a low iteration count)")
+    func sasl2Warnings() throws {
+        var machine = try Self.sasl2Machine()
+        Self.driveToSecuredFeatures(&machine)
+        _ = try #require(Self.sent(machine.elementReceived(try Self.sasl2Features())))
+        let lowCount = Self.serverFirst.replacingOccurrences(of: "i=4096", with: "i=1024")
+        _ = try #require(Self.sent(machine.elementReceived(try parsedElement("<challenge xmlns='urn:xmpp:sasl:2'>\(Self.base64(lowCount))</challenge>"))))
+        #expect(machine.warnings == ["\(SCRAMStateMachine.Warning.lowIterationCount(1024))"])
+    }
+
+    @Test("an EXPR token proves with the connection's tls-exporter data, and a success without the server's proof for it is refused")
+    func boundTokenLogin() throws {
+        let exporter = [UInt8](repeating: 0x42, count: 32)
+        let token = FASTToken(secret: "secret-token:fast-e", expiry: Date(timeIntervalSinceNow: 86_400), mechanism: .tlsExporter)
+        var machine = try Self.sasl2Machine(token: token)
+        Self.driveToSecuredFeatures(&machine, channelBinding: ChannelBindingData(exporter: exporter))
+        let features = try parsedElement(
+            """
+            <stream:features><authentication xmlns='urn:xmpp:sasl:2'><mechanism>SCRAM-SHA-256-PLUS</mechanism><mechanism>SCRAM-SHA-256</mechanism>\
+            <inline><fast xmlns='urn:xmpp:fast:0'><mechanism>HT-SHA-256-EXPR</mechanism><mechanism>HT-SHA-256-NONE</mechanism></fast></inline>\
+            </authentication><sasl-channel-binding xmlns='urn:xmpp:sasl-cb:0'><channel-binding type='tls-exporter'/></sasl-channel-binding></stream:features>
+            """
+        )
+        let authenticate = try #require(Self.sent(machine.elementReceived(features)))
+        #expect(authenticate[attribute: "mechanism"] == "HT-SHA-256-EXPR")
+        let initial = try #require(authenticate.firstChild(named: "initial-response", namespace: XMPPNamespace.sasl2))
+        #expect(try SASL2Base64.decode(initial.text) == HashedTokenMechanism.initialResponse(username: "user", token: token.secret, channelBinding: exporter))
+        // The server's proof over no channel binding is not the proof for this connection.
+        let unbound = OpenSSLCrypto.hmac(.sha256, key: Array(token.secret.utf8), data: Array("Responder".utf8))
+        let forged = try parsedElement(
+            """
+            <success xmlns='urn:xmpp:sasl:2'><additional-data>\(Data(unbound).base64EncodedString())</additional-data>\
+            <authorization-identifier>user@example.com</authorization-identifier></success>
+            """
+        )
+        guard case .close(.authenticationFailed(_, .invalidServerSignature)) = machine.elementReceived(forged) else {
+            Issue.record("a proof for another channel was taken: \(Self.summary(machine.state))")
+            return
+        }
     }
 }

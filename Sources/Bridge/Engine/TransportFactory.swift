@@ -23,6 +23,10 @@ package struct TransportFactory: Sendable {
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     package var journal: Journal?
     package var storedSessions: @Sendable () throws -> [String: StoredStreamSession] = { [:] }
+    /// Connection warnings of all accounts, held back when many come at once.
+    package var connectionNotices: ConnectionNotices<EventLoopClock>?
+    /// Each account's login state (SASL2 user agent, FAST token), kept through ``journal``.
+    package var storedLogins: @Sendable () throws -> [String: StoredLogin] = { [:] }
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
     package var ledgers: StreamLedgers?
@@ -81,11 +85,13 @@ package struct TransportFactory: Sendable {
         let loop = self.group.next()
         let cursor = self.journal == nil ? nil : try self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
         var client = account.client
+        var loginState: LoginStateKeeper?
         if account.login == .auto {
             client.sasl2 = BridgeIdentity.login(
                 bindInline: account.bindsInline, streamManagement: account.streamManagement,
                 fast: client.tls.certificateVerification != .insecureNoVerification
             )
+            loginState = try self.loginState(account: name, password: password)
         }
         let session = XMPPSession(
             configuration: .init(
@@ -116,7 +122,9 @@ package struct TransportFactory: Sendable {
                 acknowledgementTimeout: account.acknowledgementTimeout,
                 priorSession: inherited.map { $0.handed(with: lastSession) },
                 mayConnect: mayConnect,
-                roomTimings: Self.roomTimings(account.roomTimings, deliveryTimeout: self.deliveryTimeout)
+                roomTimings: Self.roomTimings(account.roomTimings, deliveryTimeout: self.deliveryTimeout),
+                loginState: loginState,
+                connectionNotices: self.connectionNotices
             ),
             password: password,
             client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: logger),
@@ -136,7 +144,18 @@ package struct TransportFactory: Sendable {
             name: account.name, session: session, handler: handler, bridgeID: self.bridgeID, deliveryTimeout: self.deliveryTimeout,
             reuploader: FileReuploader(http: http, logger: logger), profile: account.profile,
             omemo: account.omemo ? OMEMOSettings(trust: account.omemoTrust, keeper: self.omemoKeeper(account: name), encryption: encryption) : nil,
-            eventLoop: loop, logger: logger
+            eventLoop: loop, notices: self.connectionNotices, logger: logger
+        )
+    }
+
+    /// Where an account's login state is kept: the state, through the journal (a change is
+    /// recorded, not waited for: both servers keep a token valid until its successor is
+    /// used); in memory without a journal.
+    private func loginState(account: String, password: String) throws -> LoginStateKeeper {
+        guard let journal = self.journal else { return LoginStateKeeper(stored: nil, password: password) }
+        return LoginStateKeeper(
+            stored: try self.storedLogins()[account].map(LoginStateKeeper.Stored.init), password: password,
+            record: { journal.record([.login(transport: account, StoredLogin($0))]) }
         )
     }
 

@@ -55,6 +55,7 @@ package enum JournalEntryCodec {
         case archiveEdit, pruneArchive, indexArchive
         case archiveRow
         case omemo
+        case login
     }
 
     private struct Writer {
@@ -189,6 +190,17 @@ package enum JournalEntryCodec {
                 let bytes = OMEMOChangeColumn.encode(changes)
                 self.u32(UInt32(bytes.count))
                 self.bytes.append(contentsOf: bytes)
+            case .login(let transport, let login):
+                self.u8(Tag.login.rawValue)
+                self.string(transport)
+                self.string(login.userAgentID)
+                self.bool(login.token != nil)
+                if let token = login.token {
+                    self.string(token.secret)
+                    self.string(token.mechanism)
+                    self.date(token.expiry)
+                    self.string(token.passwordCheck)
+                }
             case .page(let page):
                 self.u8(Tag.page.rawValue)
                 self.string(PageColumn.encode(page))
@@ -351,6 +363,15 @@ package enum JournalEntryCodec {
                 let count = Int(try self.u32())
                 guard let changes = OMEMOChangeColumn.decode(Array(try self.take(count))) else { throw Malformed(offset: offset) }
                 return .omemo(account: account, changes)
+            case .login:
+                let transport = try self.string()
+                var login = StoredLogin(userAgentID: try self.string())
+                if try self.bool() {
+                    login.token = StoredLogin.Token(
+                        secret: try self.string(), mechanism: try self.string(), expiry: try self.date(), passwordCheck: try self.string()
+                    )
+                }
+                return .login(transport: transport, login)
             case .page:
                 let offset = self.offset
                 guard let page = PageColumn.decode(try self.string()) else { throw Malformed(offset: offset) }

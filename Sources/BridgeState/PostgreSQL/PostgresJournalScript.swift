@@ -77,9 +77,9 @@ package struct PostgresJournalScript {
             switch entry {
             case .streamSession(let transport, _), .sourcePosition(let transport, _), .seen(let transport, _), .trimSeen(let transport, _):
                 transports.insert(transport)
-            case .omemo(let account, _):
-                // An account's OMEMO keys move only with its lease: a former owner's late
-                // commit must not roll a ratchet back.
+            case .omemo(let account, _), .login(let account, _):
+                // An account's OMEMO keys and FAST token move only with its lease: a former
+                // owner's late commit must not roll a ratchet or a rotated token back.
                 transports.insert(account)
             case .resumePoint(let key, _):
                 // `transport` or `transport room:JID` (``ResumePoint/key``).
@@ -103,7 +103,7 @@ package struct PostgresJournalScript {
         case .archiveEdit(_, let source, _, _, _, _), .sourceStanzaID(let source, _, _): source.transport
         // Session state (``actingTransports(_:)``), a target's outcomes, and housekeeping.
         case .streamSession, .sourcePosition, .seen, .resumePoint, .trimSeen, .complete, .attempted, .deadLetter, .removeDeadLetter, .receipt,
-            .copyStanzaID, .page, .notificationAccepted, .prunePaging, .releasePostponed, .indexArchive, .pruneArchive, .omemo:
+            .copyStanzaID, .page, .notificationAccepted, .prunePaging, .releasePostponed, .indexArchive, .pruneArchive, .omemo, .login:
             nil
         }
     }
@@ -186,6 +186,12 @@ package struct PostgresJournalScript {
             for write in OMEMORows.writes(changes, account: account) {
                 for (sql, values) in OMEMOSchema.statements(write) { self.statement(Self.inline(sql, values)) }
             }
+        case .login(let transport, let login):
+            self.statement("""
+                INSERT INTO logins (\(StoredLogin.columnList)) VALUES \(Self.row(login.columns(transport: transport).map(Self.text)))
+                ON CONFLICT (transport) DO UPDATE SET user_agent_id = excluded.user_agent_id, token = excluded.token,
+                  mechanism = excluded.mechanism, expires_at = excluded.expires_at, password_check = excluded.password_check
+                """)
         case .enqueue(let delivery, let enqueuedAt, let attempts):
             if plan.touchesQueue(at: index) {
                 self.queueRows.append(DeliveryRow.literals(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))

@@ -192,6 +192,7 @@ package enum PostgresSchema {
             ALTER INDEX relays_target_stanza RENAME TO relays_copy_stanza;
             """),
         ("v17-omemo", OMEMOSchema.tables),
+        ("v18-logins", StoredLogin.table),
     ]
 
     /// Applies the migrations `connection`'s database lacks, in one transaction.

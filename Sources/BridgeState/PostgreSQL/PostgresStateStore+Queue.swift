@@ -69,6 +69,15 @@ extension PostgresStateStore {
         return rows.first?.first.flatMap { $0 }.flatMap(StorageTimestamp.date)
     }
 
+    package func logins() throws(StateStoreError) -> [String: StoredLogin] {
+        var logins: [String: StoredLogin] = [:]
+        for row in try self.query(.readQueue, "SELECT \(StoredLogin.columnList) FROM logins").rows {
+            guard row.count == 6, let transport = row[0] else { continue }
+            logins[transport] = StoredLogin(userAgentID: row[1], token: row[2], mechanism: row[3], expiry: row[4], passwordCheck: row[5])
+        }
+        return logins
+    }
+
     package func streamSessions() throws(StateStoreError) -> [String: StoredStreamSession] {
         let records = try self.fetch(
             StreamSessionRecord.self, .readQueue,

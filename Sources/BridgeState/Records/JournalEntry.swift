@@ -59,6 +59,9 @@ package enum JournalEntry: Sendable {
     /// An OMEMO account's state changed (issue 41): keys, trust, device lists. Committed
     /// before the message it concerns is written or relayed.
     case omemo(account: String, [OMEMOStateChange])
+    /// An account's login state changed (issue 43): its user agent id was made, or a FAST
+    /// token taken, rotated or forgotten.
+    case login(transport: String, StoredLogin)
     /// The archive's full-text index takes what it does not have yet, in one batch.
     case indexArchive
     /// At most `limit` of `channel`'s archived messages older than `before` are forgotten.

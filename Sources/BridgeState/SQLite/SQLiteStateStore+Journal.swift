@@ -128,6 +128,9 @@ extension SQLiteStateStore {
             case .pruneArchive(let channel, let before, let limit):
                 try insertArchived()
                 try Self.pruneArchive(channel: channel, before: before, limit: limit, in: db)
+            case .login(let transport, let login):
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO logins (\(StoredLogin.columnList)) VALUES (?, ?, ?, ?, ?, ?)")
+                    .execute(arguments: StatementArguments(login.columns(transport: transport)))
             case .omemo(let account, let changes):
                 try Self.applyOMEMO(changes, account: account, in: db)
             case .sourceStanzaID(let source, let sourceID, let stanzaID):

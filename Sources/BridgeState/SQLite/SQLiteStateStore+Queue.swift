@@ -134,6 +134,21 @@ extension SQLiteStateStore {
         }
     }
 
+    /// Every account's login state (``StoredLogin``), by account name.
+    package func logins() throws(StateStoreError) -> [String: StoredLogin] {
+        try self.read(.readQueue) { db in
+            var logins: [String: StoredLogin] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT \(StoredLogin.columnList) FROM logins") {
+                let transport: String = row["transport"]
+                logins[transport] = StoredLogin(
+                    userAgentID: row["user_agent_id"], token: row["token"], mechanism: row["mechanism"], expiry: row["expires_at"],
+                    passwordCheck: row["password_check"]
+                )
+            }
+            return logins
+        }
+    }
+
     /// Every stored resume point's position (``ResumePoint``), by storage key (a transport's
     /// name, or the key its transport gave a room). The table keeps its first name.
     package func resumePoints() throws(StateStoreError) -> [String: String] {

@@ -24,6 +24,7 @@ package enum StateMigrations {
         migrator.registerMigration("v15-fts-without-sizes", migrate: textIndexWithoutSizes)
         migrator.registerMigration("v16-copy-stanza-id", migrate: renameCopyStanzaID)
         migrator.registerMigration("v17-omemo", migrate: createOMEMO)
+        migrator.registerMigration("v18-logins", migrate: createLogins)
         return migrator
     }
 
@@ -368,5 +369,11 @@ package enum StateMigrations {
     /// (``OMEMORows``). Binary values are base64 text.
     private static func createOMEMO(_ db: Database) throws {
         try db.execute(sql: OMEMOSchema.tables)
+    }
+
+    /// v18 (issue 43): each account's login state (``StoredLogin``): its SASL2 user agent id
+    /// and its FAST token, a credential kept like the passwords (the file is mode 0600).
+    private static func createLogins(_ db: Database) throws {
+        try db.execute(sql: StoredLogin.table)
     }
 }

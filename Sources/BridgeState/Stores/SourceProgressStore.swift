@@ -10,4 +10,6 @@ package protocol SourceProgressStore: AnyObject, Sendable {
     func resumePoints() throws(StateStoreError) -> [String: String]
     /// The newest `limit` deduplication keys each transport handled, oldest first.
     func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]]
+    /// Every account's login state (``StoredLogin``), by account name.
+    func logins() throws(StateStoreError) -> [String: StoredLogin]
 }

@@ -52,6 +52,8 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private var machineChanges = 0
     /// The parser failed after the events in `events`: handled once they are.
     private var decodeError: XMLStreamError?
+    /// Stream headers and elements sent during negotiation (``LoginOutcome/roundTrips``).
+    private var roundTrips = 0
 
     init(
         machine: StreamNegotiationStateMachine,
@@ -237,9 +239,11 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         case .none:
             return false
         case .sendStreamHeader(let from):
+            self.roundTrips += 1
             self.writeStreamHeader(from: from, context: context)
             return false
         case .send(let element):
+            self.roundTrips += 1
             self.logger.trace("negotiation send", metadata: ["element": "\(element.name)"])
             context.writeAndFlush(self.wrapOutboundOut(self.serialize(element, context: context)), promise: nil)
             return false
@@ -258,6 +262,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             }
             return true
         case .restartStream(let from):
+            self.roundTrips += 1
             self.parser.reset()
             self.writeStreamHeader(from: from, context: context)
             return true
@@ -266,10 +271,12 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             for warning in self.machine.warnings {
                 self.logger.warning("SASL", metadata: ["warning": "\(warning)"])
             }
+            var login = self.machine.login
+            login.roundTrips = self.roundTrips
             self.negotiated.succeed(
                 Negotiated(
                     jid: jid, features: features, mechanism: self.machine.authenticatedWith, resumeAnswer: self.machine.resumeAnswer,
-                    login: self.machine.login
+                    login: login
                 )
             )
             return false

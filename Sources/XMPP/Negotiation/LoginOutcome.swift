@@ -28,6 +28,9 @@ public struct LoginOutcome: Hashable, Sendable {
     public var streamManagementAnswer: XMLElement?
     /// Message carbons were enabled inline (XEP-0280; no answer is sent).
     public var carbonsEnabled = false
+    /// The round trips of the negotiation: stream headers and elements the client sent and
+    /// waited on (TCP's and TLS's handshakes not counted).
+    public var roundTrips = 0
 
     public init() {}
 
@@ -39,6 +42,7 @@ public struct LoginOutcome: Hashable, Sendable {
         if self.boundInline { words.append("bind2") }
         if self.tokenRefused { words.append("token-refused") }
         if self.newToken != nil { words.append("new-token") }
+        words.append("round-trips=\(self.roundTrips)")
         return words.joined(separator: " ")
     }
 }

@@ -3,7 +3,7 @@
 /// session IQ where a server still requires it (RFC 3921 §3).
 extension StreamNegotiationStateMachine {
     mutating func authenticatedFeaturesReceived(_ features: StreamFeatures) -> Action {
-        if let resume = self.configuration.resume, !self.resumedInline,
+        if let resume = self.configuration.resume, !self.resumeSentInline,
             features.elements.contains(where: { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace })
         {
             self.state = .resuming(resume)
@@ -69,7 +69,8 @@ extension StreamNegotiationStateMachine {
             case .success:
                 return self.becomeReady(jid)
             }
-        default:
+        case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .authenticating, .authenticating2,
+            .awaitingBoundFeatures, .registering, .ready, .closing, .failed:
             return self.unexpected(element.name)
         }
     }

@@ -7,10 +7,11 @@
 extension StreamNegotiationStateMachine {
     mutating func startSASL2(_ offered: SASL2Features, login: SASL2Login, token: FASTToken?) -> Action {
         let announced = self.announcedChannelBindingTypes
-        var request = SASL2Request(mechanism: "", initialResponse: nil, userAgent: login.userAgent)
+        // XEP-0388 §2.3: the id is a UUID v4; none is sent rather than an empty one.
+        var request = SASL2Request(mechanism: "", initialResponse: nil, userAgent: login.userAgent.id.isEmpty ? nil : login.userAgent)
         if let resume = self.configuration.resume, offered.inlineResumption {
             request.resume = resume
-            self.resumedInline = true
+            self.resumeSentInline = true
         }
         // A new bind would end the session there is to resume: Bind 2 only where the
         // resumption rides along, or there is none to make.
@@ -45,6 +46,7 @@ extension StreamNegotiationStateMachine {
         var machine = machine
         let action = machine.received(element)
         self.state = .authenticating2(machine)
+        for warning in machine.warnings.map({ "\($0)" }) where !self.warnings.contains(warning) { self.warnings.append(warning) }
         return self.run(action, machine)
     }
 
@@ -61,7 +63,7 @@ extension StreamNegotiationStateMachine {
             guard let offered = self.features?.sasl2, let login = self.configuration.sasl2 else {
                 return self.authenticationFailed(.unexpectedEvent("SASL2 without its features"))
             }
-            self.resumedInline = false
+            self.resumeSentInline = false
             return self.startSASL2(offered, login: login, token: nil)
         case .succeeded(let success):
             return self.succeeded(success, machine)
@@ -81,21 +83,30 @@ extension StreamNegotiationStateMachine {
         self.login.downgradeProtected = machine.downgradeProtected
         self.authenticatedWith = machine.mechanism.flatMap(SASLMechanism.init(rawValue:))
         if let element = success.token {
-            let mechanism = request?.requestToken.flatMap(HashedTokenMechanism.init(rawValue:))
+            // Asked for with a mechanism, or rotated in for the one logged in with.
+            if let mechanism = request?.requestToken.flatMap(HashedTokenMechanism.init(rawValue:))
                 ?? machine.mechanism.flatMap(HashedTokenMechanism.init(rawValue:))
-            if let mechanism, let token = FASTToken(element, mechanism: mechanism) {
-                self.login.newToken = token
+            {
+                if let token = FASTToken(element, mechanism: mechanism) {
+                    self.login.newToken = token
+                } else {
+                    self.warnings.append("a FAST token without its secret or a valid expiry; not kept")
+                }
             } else {
-                self.warnings.append("a FAST token without its secret or a valid expiry; not kept")
+                self.warnings.append("a FAST token nobody asked for, for no known mechanism; not kept")
             }
         }
         if request?.resume != nil, let answer = success.resumeAnswer {
             self.resumeAnswer = answer
             if answer.name == "resumed" {
-                guard answer[attribute: "previd"].map({ $0 == request?.resume?.previousID }) ?? true else {
+                guard let resume = request?.resume, answer[attribute: "previd"].map({ $0 == resume.previousID }) ?? true else {
                     return self.closeWithStreamError(.undefinedCondition, .unexpectedElement("<resumed/> for another session"))
                 }
-                return self.becomeReady(identity)
+                // A resumed stream keeps the session's JID (XEP-0198 §5).
+                guard identity == resume.jid else {
+                    return self.closeWithStreamError(.undefinedCondition, .unexpectedElement("resumed as \(identity), not as \(resume.jid)"))
+                }
+                return self.becomeReady(resume.jid)
             }
         }
         if let bind = request?.bind, let answer = success.bindAnswer {

@@ -130,7 +130,7 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// stream management machine; nil when no resumption was tried.
     public internal(set) var resumeAnswer: XMLElement?
     /// `<resume/>` went inline in SASL2: not tried again after it.
-    var resumedInline = false
+    var resumeSentInline = false
     /// The SASL2 request sent, for reading what `<success>` answers to it.
     var sasl2Request: SASL2Request?
     let keyCache: SCRAMKeyCache?

@@ -30,7 +30,7 @@ public struct SASL2Features: Hashable, Sendable {
         } else {
             self.bind2Features = nil
         }
-        self.inlineResumption = inline?.firstChild(named: "sm", namespace: "urn:xmpp:sm:3") != nil
+        self.inlineResumption = inline?.firstChild(named: "sm", namespace: StreamManagementStateMachine.namespace) != nil
         self.fastMechanisms = inline?.firstChild(named: "fast", namespace: XMPPNamespace.fast).map { fast in
             fast.elements.filter { $0.name == "mechanism" }.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
         }

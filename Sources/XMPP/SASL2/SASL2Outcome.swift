@@ -53,7 +53,7 @@ public enum SASL2Outcome: Hashable, Sendable {
             throw SASLError.malformedOutcome("<authorization-identifier> is no JID: \(SASLError.excerpt(identifiers[0].text))")
         }
         let data = element.firstChild(named: "additional-data", namespace: XMPPNamespace.sasl2)
-        let resume = element.elements.first { $0.namespace == "urn:xmpp:sm:3" && ($0.name == "resumed" || $0.name == "failed") }
+        let resume = element.elements.first { $0.namespace == StreamManagementStateMachine.namespace && ($0.name == "resumed" || $0.name == "failed") }
         let bind = element.elements.first { $0.namespace == XMPPNamespace.bind2 && ($0.name == "bound" || $0.name == "failed") }
         if resume?.name == "resumed" || bind?.name == "bound" {
             guard jid.resourcepart != nil else {

@@ -75,7 +75,7 @@ public struct SASL2Request: Hashable, Sendable {
         if let resume = self.resume {
             element.append(
                 XMLElement(
-                    name: "resume", namespace: "urn:xmpp:sm:3",
+                    name: "resume", namespace: StreamManagementStateMachine.namespace,
                     attributes: [XMLAttribute(name: "previd", value: resume.previousID), XMLAttribute(name: "h", value: "\(resume.handled)")]
                 )
             )
@@ -84,7 +84,7 @@ public struct SASL2Request: Hashable, Sendable {
             var item = XMLElement(name: "bind", namespace: XMPPNamespace.bind2)
             if let tag = bind.tag { item.append(Self.text("tag", XMPPNamespace.bind2, tag)) }
             if bind.enableStreamManagement {
-                item.append(XMLElement(name: "enable", namespace: "urn:xmpp:sm:3", attributes: [XMLAttribute(name: "resume", value: "true")]))
+                item.append(XMLElement(name: "enable", namespace: StreamManagementStateMachine.namespace, attributes: [XMLAttribute(name: "resume", value: "true")]))
             }
             if bind.enableCarbons { item.append(XMLElement(name: "enable", namespace: CarbonFilter.namespace)) }
             element.append(item)

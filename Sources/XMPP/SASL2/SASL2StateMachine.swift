@@ -49,6 +49,8 @@ public struct SASL2StateMachine: Sendable {
     public private(set) var usesToken = false
     /// A password login's server proved with XEP-0474's `h` that nothing was stripped.
     public private(set) var downgradeProtected = false
+    /// SCRAM's non-fatal findings (a low iteration count), for the caller to log.
+    public private(set) var warnings: [SCRAMStateMachine.Warning] = []
 
     public init() {}
 
@@ -123,6 +125,7 @@ public struct SASL2StateMachine: Sendable {
         do throws(SASLError) {
             let bytes = try SASL2Base64.decode(element.text)
             let action = sasl.challengeReceived(bytes)
+            self.warnings = sasl.warnings
             self.state = .authenticating(.password(sasl))
             switch action {
             case .sendResponse(let response):

@@ -32,6 +32,7 @@ struct SessionLogin: Sendable {
                     kept?.update(after: connection.login)
                     return .success(connection)
                 } catch {
+                    if case .authenticationFailed = error, configuration.sasl2?.token != nil { kept?.forgetToken() }
                     return .failure(error)
                 }
             }

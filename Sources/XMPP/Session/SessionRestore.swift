@@ -13,13 +13,11 @@ enum SessionRestore<C: Clock> where C.Duration == Duration, C.Instant: Sendable 
                 roster: session.dependencies.configuration.fetchRoster, presence: session.own.presence != nil
             )
         )
+        let offersStreamManagement = connection.features.elements.contains { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace }
         // What Bind 2 enabled in the login (XEP-0386) is not asked for again.
-        let offersStreamManagement =
-            connection.login.streamManagementAnswer == nil
-            && connection.features.elements.contains { $0.name == "sm" && $0.namespace == StreamManagementStateMachine.namespace }
         var action = restore.connected(
             resumed: resumed, offersStreamManagement: offersStreamManagement, inDoubt: !session.archiveCheck.inDoubt.messages.isEmpty,
-            carbonsEnabled: connection.login.carbonsEnabled
+            streamManagementEnabled: connection.login.streamManagementAnswer != nil, carbonsEnabled: connection.login.carbonsEnabled
         )
         while case .run(let step) = action {
             let outcome = await Self.perform(step, on: connection, resumed: resumed, in: session)

@@ -81,14 +81,16 @@ public struct SessionRestoreStateMachine: Sendable {
 
     /// A connection is ready (bound or resumed). `offersStreamManagement`: the server
     /// advertised `urn:xmpp:sm:3` in its features; `inDoubt`: the last session was lost
-    /// with messages unacknowledged; `carbonsEnabled`: the login enabled carbons already
-    /// (Bind 2, XEP-0386).
+    /// with messages unacknowledged; `streamManagementEnabled`, `carbonsEnabled`: the login
+    /// enabled them already (Bind 2, XEP-0386).
     ///
     /// A resumed stream reports online at once: it kept everything else, and deliveries
     /// must not wait on the roster request (its answer is reported when it comes). A new
     /// session settles what is in doubt after enabling stream management (so what it sends
     /// again is counted) and before it reports online (so nothing new overtakes it).
-    public mutating func connected(resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false, carbonsEnabled: Bool = false) -> Action {
+    public mutating func connected(
+        resumed: Bool, offersStreamManagement: Bool, inDoubt: Bool = false, streamManagementEnabled: Bool = false, carbonsEnabled: Bool = false
+    ) -> Action {
         var steps: [Step] = []
         if resumed {
             // Left in doubt by a session lost during its own check, before anything new.
@@ -98,7 +100,7 @@ public struct SessionRestoreStateMachine: Sendable {
             steps.append(.catchUp)
             return self.advance(steps)
         }
-        if self.configuration.streamManagement, offersStreamManagement { steps.append(.enableStreamManagement) }
+        if self.configuration.streamManagement, offersStreamManagement, !streamManagementEnabled { steps.append(.enableStreamManagement) }
         // The roster before "online": the application's presence handling reads it then. Before the in-doubt
         // check too: its answer would otherwise wait behind everything sent again.
         if self.configuration.roster { steps.append(.fetchRoster) }

@@ -56,7 +56,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         self.dependencies = SessionDependencies(
             configuration: configuration, login: SessionLogin(
                 connector: client, password: password, gate: connectionGate,
-                kept: configuration.client.sasl2 == nil ? nil : configuration.loginState ?? LoginStateKeeper(stored: nil)
+                kept: configuration.client.sasl2 == nil ? nil : configuration.loginState ?? LoginStateKeeper(stored: nil, password: password)
             ),
             executor: executor, logger: logger, ids: ids, clock: clock
         )
@@ -103,6 +103,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                         break
                     }
                     action = reconnect.connectSucceeded()
+                    self.dependencies.configuration.connectionNotices?.settled()
                     let reason = await self.serve(connection)
                     lastError = reason
                     await self.emit(.offline(reason))
@@ -119,7 +120,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
             case .wait(let until):
                 var metadata: Logger.Metadata = ["in": "\(self.dependencies.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
                 if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
-                self.dependencies.logger.warning("connection failed; retrying", metadata: metadata)
+                if let notices = self.dependencies.configuration.connectionNotices {
+                    notices.notice(.connectionFailed, account: self.account, reason: lastError.map { "\($0)" }, metadata: metadata, logger: self.dependencies.logger)
+                } else {
+                    self.dependencies.logger.warning("connection failed; retrying", metadata: metadata)
+                }
                 let wake = OneShotWaiter<Void>()
                 self.lifecycle.backoff = wake
                 await wake.value(until: until, on: self.dependencies.clock, orElse: (), executor: self.dependencies.executor)

@@ -97,6 +97,9 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
     public var roomCursors: [JID: ArchiveCursor]
     /// The SASL2 user agent and FAST token kept between logins; nil: kept in memory.
     public var loginState: LoginStateKeeper?
+    /// Where connection warnings go when many accounts share a process (``ConnectionNotices``);
+    /// nil: each is logged.
+    public var connectionNotices: ConnectionNotices<C>?
 
     public init(
         client: XMPPClientConfiguration,
@@ -133,7 +136,8 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
         rooms: [RoomConfiguration] = [],
         roomTimings: RoomTimings = RoomTimings(),
         roomCursors: [JID: ArchiveCursor] = [:],
-        loginState: LoginStateKeeper? = nil
+        loginState: LoginStateKeeper? = nil,
+        connectionNotices: ConnectionNotices<C>? = nil
     ) {
         self.client = client
         self.initialPresence = initialPresence
@@ -170,6 +174,7 @@ public struct XMPPSessionConfiguration<C: Clock>: Sendable where C.Duration == D
         self.roomTimings = roomTimings
         self.roomCursors = roomCursors
         self.loginState = loginState
+        self.connectionNotices = connectionNotices
     }
 }
 

@@ -160,16 +160,15 @@ final class TLSConnection {
     /// signature uses no single hash (Ed25519, Ed448): the type is undefined there.
     func channelBindingServerEndPoint() -> [UInt8]? {
         guard let certificate = SSL_get0_peer_certificate(self.ssl) else { return nil }
+        // What fails below leaves its reason on the thread's error queue: not ours to keep.
+        defer { OpenSSLErrorStack.clear() }
         var digestNID: Int32 = 0
         guard X509_get_signature_info(certificate, &digestNID, nil, nil, nil) == 1, digestNID != NID_undef else { return nil }
         if digestNID == NID_md5 || digestNID == NID_sha1 { digestNID = NID_sha256 }
         guard let name = OBJ_nid2sn(digestNID), let digest = EVP_get_digestbyname(name) else { return nil }
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        guard X509_digest(certificate, digest, &output, &length) == 1 else {
-            OpenSSLErrorStack.clear()
-            return nil
-        }
+        guard X509_digest(certificate, digest, &output, &length) == 1 else { return nil }
         return Array(output.prefix(Int(length)))
     }
 
