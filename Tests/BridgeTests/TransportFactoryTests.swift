@@ -19,11 +19,11 @@ struct TransportFactoryTests {
         func handle(_ event: TransportEvent, from transport: String) async -> TransportEventOutcome { .accepted }
     }
 
-    static func factory(resumePoints: @escaping @Sendable () throws -> [String: String], in folder: String) throws -> TransportFactory {
+    static func factory(resumePoints: @escaping @Sendable (String) throws -> StoredStartingPoint, in folder: String) throws -> TransportFactory {
         var factory = TransportFactory(group: MultiThreadedEventLoopGroup.singleton, bridgeID: "test", logger: Logger(label: "test"))
         factory.journal = try Journal(store: try SQLiteStateStore.inMemory(), logger: Logger(label: "test"))
         factory.ledgers = try StreamLedgers(folder: folder)
-        factory.storedResumePoints = resumePoints
+        factory.storedStartingPoint = resumePoints
         return factory
     }
 
@@ -37,9 +37,9 @@ struct TransportFactoryTests {
     func unreadableResumePointStopsTheAccount() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("factory-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let refusing = try Self.factory(resumePoints: { throw Unreadable() }, in: folder)
+        let refusing = try Self.factory(resumePoints: { _ in throw Unreadable() }, in: folder)
         #expect(throws: Unreadable.self) { _ = try refusing.make(account: try Self.account(), handler: NoHandler()) }
-        let reading = try Self.factory(resumePoints: { ["work": "since:0"] }, in: folder)
+        let reading = try Self.factory(resumePoints: { StoredStartingPoint(resumePoint: $0 == "work" ? "since:0" : nil) }, in: folder)
         #expect(try reading.make(account: try Self.account(), handler: NoHandler()).name == "work")
     }
 }

@@ -95,6 +95,15 @@ extension StateIntegration {
             #expect(try store.logins()["home"] == StoredLogin(userAgentID: agent, token: rotated))
             try store.apply([.login(transport: "home", StoredLogin(userAgentID: agent))], intakeThrough: nil)
             #expect(try store.logins()["home"]?.token == nil, "a refused token is forgotten in the state too")
+            let session = StoredStreamSession(id: "s-1", location: nil, handled: 3, acknowledged: 1, unacknowledgedIDs: ["r-9"], jid: "home@b.example/x")
+            try store.apply([
+                .login(transport: "home", StoredLogin(userAgentID: agent, token: rotated)), .streamSession(transport: "home", session),
+                .resumePoint(key: "home", position: "archive-7"), .resumePoint(key: "home room:ops@muc", position: "room-1"),
+            ], intakeThrough: nil)
+            // One account's row of each, as the bridge reads them when it makes the account.
+            #expect(try store.startingPoint(transport: "home") == StoredStartingPoint(session: session, login: StoredLogin(userAgentID: agent, token: rotated), resumePoint: "archive-7"))
+            #expect(try store.startingPoint(transport: "work") == StoredStartingPoint(login: StoredLogin(userAgentID: "w")))
+            #expect(try store.startingPoint(transport: "nobody") == StoredStartingPoint())
         }
 
         @Test("receipts and markers (the first time of each), stanza ids of the copy and the source, and what a reference then finds", arguments: StateBackend.available)

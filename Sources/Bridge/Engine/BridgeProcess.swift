@@ -130,11 +130,10 @@ package struct BridgeProcess {
                 group: eventLoops, bridgeID: configuration.settings.bridgeID,
                 deliveryTimeout: .milliseconds(configuration.settings.deliveryTimeoutMilliseconds),
                 eventBuffer: configuration.settings.eventBuffer,
-                journal: inMemory ? nil : journal, storedSessions: { try store.streamSessions() },
+                journal: inMemory ? nil : journal, storedStartingPoint: { try store.startingPoint(transport: $0) },
                 // A server restart under thousands of accounts: a few warnings and a summary.
                 connectionNotices: ConnectionNotices(clock: EventLoopClock(eventLoops.next()), logger: logger),
-                storedLogins: { try store.logins() }, ledgers: ledgers,
-                storedResumePoints: { try store.resumePoints() },
+                ledgers: ledgers,
                 connectionGates: ConnectionGates(limitPerServer: configuration.settings.maxConcurrentLogins), blockingWork: blockingWork, leases: leases,
                 deliveryStatus: statusBook, archive: ArchiveReader(pipeline: pipeline), metrics: metricsFactory, logger: logger
             ),

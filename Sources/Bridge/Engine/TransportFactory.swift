@@ -22,18 +22,16 @@ package struct TransportFactory: Sendable {
     package var eventBuffer: Int = 256
     /// Where accounts' stream management sessions are kept across restarts (nil: not kept).
     package var journal: Journal?
-    package var storedSessions: @Sendable () throws -> [String: StoredStreamSession] = { [:] }
+    /// What the state holds for an account when it is made: its stream session, its login
+    /// state (SASL2 user agent, FAST token) and its archive cursor (``ResumePoint``). A read
+    /// that fails stops the account from starting: without its cursor a session would start
+    /// its catch-up at the archive's end and skip everything since.
+    package var storedStartingPoint: @Sendable (String) throws -> StoredStartingPoint = { _ in StoredStartingPoint() }
     /// Connection warnings of all accounts, held back when many come at once.
     package var connectionNotices: ConnectionNotices<EventLoopClock>?
-    /// Each account's login state (SASL2 user agent, FAST token), kept through ``journal``.
-    package var storedLogins: @Sendable () throws -> [String: StoredLogin] = { [:] }
     /// Each account's stream positions (with ``journal``): where its session writes them
     /// before each write, and what a restart resumes from.
     package var ledgers: StreamLedgers?
-    /// Each account's stored archive cursor (``ResumePoint``). A read that fails stops the
-    /// account from starting: without its cursor a session would start its catch-up at the
-    /// archive's end and skip everything since.
-    package var storedResumePoints: @Sendable () throws -> [String: String] = { [:] }
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     package var tlsContexts = TLSContextCache()
     /// The login queues, one per server: how many accounts connect and log in at once.
@@ -62,6 +60,8 @@ package struct TransportFactory: Sendable {
         var logger = self.logger
         logger[metadataKey: "account"] = "\(account.name)"
         let name = account.name
+        // One read of what the state holds for this account (nothing without a journal).
+        let starting = self.journal == nil ? nil : try self.storedStartingPoint(name)
         var stateChanged: (@Sendable (StreamManagementStateMachine.StoredSession?) -> Void)?
         var ledger: (any StreamPositionLedger)?
         var stored: StreamManagementStateMachine.StoredSession?
@@ -73,7 +73,7 @@ package struct TransportFactory: Sendable {
             let file = try ledgers.ledger(for: name)
             // Several instances: what the server was told is shared, for the next owner.
             ledger = self.leases == nil ? file : SharedStreamPositions(local: file, transport: name, journal: journal)
-            lastSession = try self.storedSessions()[name]
+            lastSession = starting?.session
             // Taken over, the session in the state is another owner's, even when this host's
             // ledger names it (a session resumed elsewhere keeps its id): inherited, never
             // restored with this ledger's positions, which may be out of date.
@@ -83,7 +83,7 @@ package struct TransportFactory: Sendable {
         if let leases = self.leases { mayConnect = { leases.mayWork(name) } }
         // One event loop per account for all its connections; the account's tasks prefer it.
         let loop = self.group.next()
-        let cursor = self.journal == nil ? nil : try self.storedResumePoints()[name].flatMap(ArchiveCursor.init)
+        let cursor = starting?.resumePoint.flatMap(ArchiveCursor.init)
         var client = account.client
         var loginState: LoginStateKeeper?
         if account.login == .auto {
@@ -91,7 +91,7 @@ package struct TransportFactory: Sendable {
                 bindInline: account.bindsInline, streamManagement: account.streamManagement,
                 fast: client.tls.certificateVerification != .insecureNoVerification
             )
-            loginState = try self.loginState(account: name, password: password)
+            loginState = self.loginState(account: name, stored: starting?.login, password: password)
         }
         let session = XMPPSession(
             configuration: .init(
@@ -151,10 +151,10 @@ package struct TransportFactory: Sendable {
     /// Where an account's login state is kept: the state, through the journal (a change is
     /// recorded, not waited for: both servers keep a token valid until its successor is
     /// used); in memory without a journal.
-    private func loginState(account: String, password: String) throws -> LoginStateKeeper {
+    private func loginState(account: String, stored: StoredLogin?, password: String) -> LoginStateKeeper {
         guard let journal = self.journal else { return LoginStateKeeper(stored: nil, password: password) }
         return LoginStateKeeper(
-            stored: try self.storedLogins()[account].map(LoginStateKeeper.Stored.init), password: password,
+            stored: stored.map(LoginStateKeeper.Stored.init), password: password,
             record: { journal.record([.login(transport: account, StoredLogin($0))]) }
         )
     }

@@ -69,6 +69,18 @@ extension PostgresStateStore {
         return rows.first?.first.flatMap { $0 }.flatMap(StorageTimestamp.date)
     }
 
+    package func startingPoint(transport: String) throws(StateStoreError) -> StoredStartingPoint {
+        let sessions = try self.fetch(
+            StreamSessionRecord.self, .readQueue,
+            "SELECT transport, session_id, location, jid, handled, acknowledged, unacknowledged_ids FROM stream_sessions WHERE transport = $1", [transport]
+        )
+        let login = try self.query(.readQueue, "SELECT \(StoredLogin.columnList) FROM logins WHERE transport = $1", [transport]).rows.first.flatMap { row in
+            row.count == 6 ? StoredLogin(userAgentID: row[1], token: row[2], mechanism: row[3], expiry: row[4], passwordCheck: row[5]) : nil
+        }
+        let resumePoint = try self.query(.readQueue, "SELECT checkpoint FROM source_checkpoints WHERE transport = $1", [transport]).rows.first?.first ?? nil
+        return StoredStartingPoint(session: sessions.first?.session, login: login, resumePoint: resumePoint)
+    }
+
     package func logins() throws(StateStoreError) -> [String: StoredLogin] {
         var logins: [String: StoredLogin] = [:]
         for row in try self.query(.readQueue, "SELECT \(StoredLogin.columnList) FROM logins").rows {

@@ -134,6 +134,22 @@ extension SQLiteStateStore {
         }
     }
 
+    package func startingPoint(transport: String) throws(StateStoreError) -> StoredStartingPoint {
+        try self.read(.readQueue) { db in
+            let login = try Row.fetchOne(db, sql: "SELECT \(StoredLogin.columnList) FROM logins WHERE transport = ?", arguments: [transport]).flatMap { row in
+                StoredLogin(
+                    userAgentID: row["user_agent_id"], token: row["token"], mechanism: row["mechanism"], expiry: row["expires_at"],
+                    passwordCheck: row["password_check"]
+                )
+            }
+            return StoredStartingPoint(
+                session: try StreamSessionRecord.fetchOne(db, key: transport)?.session,
+                login: login,
+                resumePoint: try String.fetchOne(db, sql: "SELECT checkpoint FROM source_checkpoints WHERE transport = ?", arguments: [transport])
+            )
+        }
+    }
+
     /// Every account's login state (``StoredLogin``), by account name.
     package func logins() throws(StateStoreError) -> [String: StoredLogin] {
         try self.read(.readQueue) { db in

@@ -12,4 +12,7 @@ package protocol SourceProgressStore: AnyObject, Sendable {
     func seenDeduplicationKeys(limit: Int) throws(StateStoreError) -> [String: [String]]
     /// Every account's login state (``StoredLogin``), by account name.
     func logins() throws(StateStoreError) -> [String: StoredLogin]
+    /// What one account starts from: its stream session, login state and resume point
+    /// (one indexed read each: the bridge makes thousands of accounts at a start).
+    func startingPoint(transport: String) throws(StateStoreError) -> StoredStartingPoint
 }
