@@ -20,6 +20,7 @@
 #   RELAY_BENCH_LOGIN   auto (default) or legacy (RFC 6120 only), the accounts' `login`
 #   RELAY_BENCH_IDLE    seconds of the idle phase (default 60; 0 skips it)
 #   RELAY_BENCH_BIN     default .build/release/xmpp-bridge, built if missing
+#   RELAY_BENCH_KEEP    set: keep the work folder (logs, state) and print its path
 # Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
 set -euo pipefail
 ACCOUNTS=${1:-1000}
@@ -50,7 +51,7 @@ BRIDGE_PID=
 cleanup() {
   [ -n "$BRIDGE_PID" ] && kill "$BRIDGE_PID" 2>/dev/null && wait "$BRIDGE_PID" 2>/dev/null || true
   if [ "$SERVER" = ejabberd ]; then ejabberd_stop || true; else prosody_stop || true; fi
-  rm -rf "$WORK"
+  if [ -n "${RELAY_BENCH_KEEP:-}" ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 
@@ -59,7 +60,7 @@ started=$(date +%s)
 if [ "$SERVER" = ejabberd ]; then
   ejabberd_start "$WORK/server" >&2
   ejabberd_register_copies "$ACCOUNTS"
-  server_pids() { pgrep -f -- "benchejabberd$$@localhost" | tr '\n' ' '; }
+  server_pids() { pgrep -f -- "-sname $EJABBERD_NODE" | tr '\n' ' '; }
   restart_server() { ejabberd_restart >&2; }
 else
   prosody_start "$WORK/server" 0 >&2

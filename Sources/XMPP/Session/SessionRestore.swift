@@ -51,6 +51,11 @@ enum SessionRestore<C: Clock> where C.Duration == Duration, C.Instant: Sendable 
                 // A resumed stream reported online before fetching: the roster's owners look again.
                 if resumed { await session.emit(.rosterFetched) }
                 return .done
+            } catch XMPPSessionError.disconnected {
+                // The connection's end is reported once, as "offline"; thousands of accounts
+                // lose theirs together when their server restarts.
+                session.dependencies.logger.debug("roster fetch cut off by the connection's end")
+                return .failed
             } catch {
                 session.dependencies.logger.warning("roster fetch failed", metadata: ["error": "\(error)"])
                 return .failed
