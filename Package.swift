@@ -370,6 +370,7 @@ let package = Package(
                 "HTTPIngress",
                 "GatewayComponent",
                 "TransportCore",
+                "OMEMOState",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -36,6 +36,11 @@ public enum SharedPostgres {
         return Database(url: server.url(database: name), password: server.password, port: server.port)
     }
 
+    /// What the shared server logged so far (empty before it started).
+    public static var log: String {
+        self.running.withLock { $0 }?.log ?? ""
+    }
+
     private static func stopAtExit() {
         self.running.withLock { $0 }?.shutdown()
     }

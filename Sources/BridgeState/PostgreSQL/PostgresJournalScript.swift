@@ -6,8 +6,15 @@ import TransportCore
 /// ``SQLLiteral``s, so the whole group is one round trip. Rows appended one after another
 /// (queued deliveries, id map rows, seen ids, archive rows, completions) gather into one
 /// multi-row statement each, written out before any statement that is not such an append.
+///
+/// The statements that carry secrets are not in the script: they follow it, in the same
+/// transaction, with bound parameters (``bound``).
 package struct PostgresJournalScript {
     package private(set) var sql = ""
+    /// What the group writes of accounts' secrets (OMEMO keys, FAST tokens), in order, to run
+    /// after ``sql`` in its transaction. These tables are written by nothing else in a
+    /// group, so running them last keeps every table's order.
+    package private(set) var bound: [PostgresBoundStatement] = []
     private var queueRows: [String] = []
     private var relayRows: [String] = []
     private var seenRows: [String] = []
@@ -155,43 +162,23 @@ package struct PostgresJournalScript {
 
     private static func text(_ value: String?) -> String { SQLLiteral.text(value) }
 
-    /// `sql` with its numbered placeholders (`?1` … `?9`) replaced by literals, in one pass
-    /// (a value holding `?2` stays as it is).
-    private static func inline(_ sql: String, _ values: [OMEMOSchemaValue]) -> String {
-        var text = ""
-        var characters = sql.makeIterator()
-        while let character = characters.next() {
-            guard character == "?", let digit = characters.next() else {
-                text.append(character)
-                continue
-            }
-            guard let number = digit.wholeNumberValue, number >= 1, number <= values.count else {
-                text.append(character)
-                text.append(digit)
-                continue
-            }
-            switch values[number - 1] {
-            case .text(let string): text += SQLLiteral.text(string)
-            case .integer(let integer): text += SQLLiteral.integer(integer)
-            }
-        }
-        return text
-    }
-
-
-
     private mutating func add(_ entry: JournalEntry, at index: Int, plan: JournalCommitPlan) {
         switch entry {
         case .omemo(let account, let changes):
             for write in OMEMORows.writes(changes, account: account) {
-                for (sql, values) in OMEMOSchema.statements(write) { self.statement(Self.inline(sql, values)) }
+                for (sql, values) in OMEMOSchema.statements(write) { self.bound.append(PostgresBoundStatement(numbered: sql, values: values)) }
             }
         case .login(let transport, let login):
-            self.statement("""
-                INSERT INTO logins (\(StoredLogin.columnList)) VALUES \(Self.row(login.columns(transport: transport).map(Self.text)))
-                ON CONFLICT (transport) DO UPDATE SET user_agent_id = excluded.user_agent_id, token = excluded.token,
-                  mechanism = excluded.mechanism, expires_at = excluded.expires_at, password_check = excluded.password_check
-                """)
+            let columns = login.columns(transport: transport)
+            self.bound.append(
+                PostgresBoundStatement(
+                    sql: """
+                        INSERT INTO logins (\(StoredLogin.columnList)) VALUES (\((1...columns.count).map { "$\($0)" }.joined(separator: ", ")))
+                        ON CONFLICT (transport) DO UPDATE SET user_agent_id = excluded.user_agent_id, token = excluded.token,
+                          mechanism = excluded.mechanism, expires_at = excluded.expires_at, password_check = excluded.password_check
+                        """,
+                    parameters: columns
+                ))
         case .enqueue(let delivery, let enqueuedAt, let attempts):
             if plan.touchesQueue(at: index) {
                 self.queueRows.append(DeliveryRow.literals(DeliveryRow.queue(delivery, enqueuedAt: enqueuedAt, attempts: attempts)))

@@ -5,6 +5,19 @@ extension PostgresStateStore {
     package func apply(_ entries: [JournalEntry], intakeThrough: IntakeLogFile.Position?, as operation: StateStoreError.Operation) throws(StateStoreError) {
         let (kept, fence) = self.fenced(entries)
         let script = PostgresJournalScript(kept, intakeThrough: intakeThrough, fence: fence)
+        guard script.bound.isEmpty else {
+            // The script, then its secrets with bound parameters, in one transaction.
+            return try self.withConnection(operation) { connection throws(PostgresError) in
+                do throws(PostgresError) {
+                    try connection.run(script: "BEGIN;\n" + script.sql)
+                    for statement in script.bound { try connection.execute(statement.sql, statement.parameters) }
+                    try connection.run(script: "COMMIT")
+                } catch {
+                    if connection.isOpen { _ = try? connection.run(script: "ROLLBACK") }
+                    throw error
+                }
+            }
+        }
         guard !script.sql.isEmpty else { return }
         try self.script(operation, script.sql)
     }
@@ -16,9 +29,11 @@ extension PostgresStateStore {
             try connection.run(script: "BEGIN")
             do throws(PostgresError) {
                 for entry in entries {
-                    let sql = PostgresJournalScript([entry], intakeThrough: nil).sql
+                    let script = PostgresJournalScript([entry], intakeThrough: nil)
                     do throws(PostgresError) {
-                        try connection.run(script: "SAVEPOINT entry;\n" + sql + "RELEASE SAVEPOINT entry;")
+                        try connection.run(script: "SAVEPOINT entry;\n" + script.sql)
+                        for statement in script.bound { try connection.execute(statement.sql, statement.parameters) }
+                        try connection.run(script: "RELEASE SAVEPOINT entry")
                     } catch {
                         try connection.run(script: "ROLLBACK TO SAVEPOINT entry")
                         dropped(entry, error)
