@@ -6,8 +6,9 @@
 #   cold     the bridge starts on an empty state: every login a password login (SCRAM);
 #   idle     60 s with nothing to do: the bridge's CPU (goal <= 5 % of one core);
 #   restart  the server is stopped and started again under the connected bridge;
-#   warm     the bridge is stopped and started again on its state: the FAST tokens it kept
-#            log in (HT-SHA-256, no SCRAM) where the server offers FAST.
+#   stop     SIGTERM: how long until every stream is closed and the bridge has exited;
+#   warm     the bridge is started again on its state: the FAST tokens it kept log in
+#            (HT-SHA-256, no SCRAM) where the server offers FAST.
 # For each: time, the bridge's CPU seconds (per login), the server's, lines at warning or
 # above; for cold, the RSS. Round trips per login from the "session established" lines.
 # Goals (issue 43): 10,000 online within 60 s in <= 600 MB and <= 10 warnings; again within
@@ -21,6 +22,8 @@
 #   RELAY_BENCH_IDLE    seconds of the idle phase (default 60; 0 skips it)
 #   RELAY_BENCH_BIN     default .build/release/xmpp-bridge, built if missing
 #   RELAY_BENCH_KEEP    set: keep the work folder (logs, state) and print its path
+#   RELAY_BENCH_WRAP    a command the bridge is run under that execs it (the pid stays the
+#                       bridge's), e.g. "env LD_PRELOAD=.../libheaptrack_preload.so ..."
 # Only 127.0.0.1 is used; only processes this script started are signalled, by pid.
 set -euo pipefail
 ACCOUNTS=${1:-1000}
@@ -103,7 +106,8 @@ try: print(sum(1 for x in json.load(sys.stdin) if x["connected"]))
 except Exception: print(0)'
 }
 start_bridge() {
-  "$BIN" run --config "$CFG" --log-level info >> "$WORK/bridge.log" 2>&1 &
+  # shellcheck disable=SC2086
+  ${RELAY_BENCH_WRAP:-} "$BIN" run --config "$CFG" --log-level info >> "$WORK/bridge.log" 2>&1 &
   BRIDGE_PID=$!
 }
 # PHASE: waits until every account is connected (at most 300 s); reports its time, CPU and
@@ -163,8 +167,10 @@ measure restart "$start_ns" "$from_log" "$from_bridge" "$(ticks $(server_pids))"
 restart_s=$ELAPSED_S
 logins_summary "$from_log"
 
+stop_ns=$(date +%s%N)
 kill -TERM "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2>/dev/null || true
+printf '  stop     every stream closed and the bridge gone %s s after SIGTERM\n' "$(awk -v n="$(( $(date +%s%N) - stop_ns ))" 'BEGIN {printf "%.1f", n / 1e9}')"
 # shellcheck disable=SC2046
 from_log=$(log_size) from_server=$(ticks $(server_pids)) start_ns=$(date +%s%N)
 start_bridge

@@ -154,7 +154,12 @@ package struct BridgeProcess {
         await runtime.attach(presence: presence, mirrors: mirrors, gateways: gateways)
         await runtime.attach(gatewayLinking: GatewayRegistrar(runtime: runtime, group: eventLoops, tlsContexts: TLSContextCache(), blockingWork: blockingWork, logger: logger))
         await runtime.refreshRouter()
-        var services = await runtime.services()
+        // Every transport and its worker as one service: told of a shutdown at once.
+        let transports = TransportServices(await runtime.services(), logger: logger)
+        await runtime.attach(transports)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: transports, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
+        ]
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
         services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
         services.append(.init(service: paging, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
@@ -195,7 +200,6 @@ package struct BridgeProcess {
         services += extraServices.map { .init(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore) }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group
-        await runtime.attach(group)
         return BridgeProcess(
             group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, blockingWork: blockingWork, lock: lock
         )

@@ -22,7 +22,7 @@ package actor BridgeRuntime {
     private let factory: TransportFactory
     private let pipeline: RelayPipeline<ContinuousClock>
     package let logger: Logger
-    private var group: ServiceGroup?
+    private var transportServices: TransportServices?
     package private(set) var transports: [String: (transport: any Transport, capabilities: TransportCapabilities, worker: DeliveryWorker<ContinuousClock>, fingerprint: String)] = [:]
     /// With other instances on one state (issue 26): the leases this one holds. Leased
     /// transports start when their lease is granted (``takeOver(_:)``), not with the rest.
@@ -97,8 +97,8 @@ package actor BridgeRuntime {
     }
 
     /// Builds the transports and workers for the configuration; returns their services.
-    package func services() async -> [ServiceGroupConfiguration.ServiceConfiguration] {
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+    package func services() async -> [any Service] {
+        var services: [any Service] = []
         let leased = self.leases == nil ? [] : Set(Self.leasedNames(self.configuration))
         for name in Self.transportNames(self.configuration) where !leased.contains(name) {
             services += await self.start(name)
@@ -107,12 +107,12 @@ package actor BridgeRuntime {
         return services
     }
 
-    package func attach(_ group: ServiceGroup) {
-        self.group = group
+    func attach(_ transports: TransportServices) {
+        self.transportServices = transports
     }
 
     /// Builds transport `name`; a failure (unreadable password) is logged and skipped.
-    private func start(_ name: String) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+    private func start(_ name: String) async -> [any Service] {
         let pipeline = self.pipeline
         self.nextInstance += 1
         let instance = self.nextInstance
@@ -161,10 +161,7 @@ package actor BridgeRuntime {
             worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes,
             fileSharing: capabilities.textFileSharing
         )
-        let services: [any Service] = [transport, worker]
-        return services.map {
-            ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
-        }
+        return [transport, worker]
     }
 
     /// Applies a new configuration (SIGHUP): channels and routes at once; transports that
@@ -236,10 +233,10 @@ package actor BridgeRuntime {
             await self.pipeline.remove(transport: name)
             self.transports.removeValue(forKey: name)
         }
-        if wanted, let group = self.group {
+        if wanted, let transports = self.transportServices {
             self.logger.info("starting transport", metadata: ["transport": "\(name)"])
             for service in await self.start(name) {
-                await group.addServiceUnlessShutdown(service)
+                transports.add(service)
             }
             await self.applyRooms()
             // Sharing the queue: rows queued for it while it was down are read back.
