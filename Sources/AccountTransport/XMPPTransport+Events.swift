@@ -40,6 +40,13 @@ extension XMPPTransport {
         }
     }
 
+    /// ``take(_:handled:)`` as a value: what is still to be acknowledged after `batch`.
+    func taken(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
+        var handled = handled
+        await self.take(batch, handled: &handled)
+        return handled
+    }
+
     /// The encrypted messages at the head of `batch` opened in this turn on the device's
     /// loop: the arrival of each at its index, and what must follow it. It stops after a
     /// message that needs a follow-up, and at an event that may change the device's view

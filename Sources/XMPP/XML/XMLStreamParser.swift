@@ -121,6 +121,9 @@ public final class XMLStreamParser {
 
     // MARK: - Context
 
+    /// Half the input buffer's first capacity, in bytes (libxml2's default: 4,000).
+    static let initialBufferSize: Int32 = 512
+
     private func makeContext() -> xmlParserCtxtPtr? {
         var handler = xmlSAXHandler()
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -184,7 +187,16 @@ public final class XMLStreamParser {
             parser.libxml2Error(error.pointee)
         }
         let userData = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = xmlCreatePushParserCtxt(&handler, userData, nil, 0, nil) else {
+        // The input buffer starts at twice libxml2's default buffer size (a per-thread
+        // setting, 4,000 bytes): 8 KB per connection held for life, most of an idle
+        // account's parser. It grows as chunks need, so it starts small; the thread's
+        // setting is put back at once.
+        let defaultSize = __xmlDefaultBufferSize()
+        let savedSize = defaultSize?.pointee
+        defaultSize?.pointee = Self.initialBufferSize
+        let created = xmlCreatePushParserCtxt(&handler, userData, nil, 0, nil)
+        if let savedSize { defaultSize?.pointee = savedSize }
+        guard let context = created else {
             return nil
         }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_IGNORE_ENC.rawValue | XML_PARSE_NOCDATA.rawValue)
