@@ -59,6 +59,11 @@ public final class ManualClock: Clock, @unchecked Sendable {
         self.lock.withLock { self.sleepers.count }
     }
 
+    /// The earliest deadline a task sleeps until; nil when none sleeps.
+    public var earliestDeadline: Instant? {
+        self.lock.withLock { self.sleepers.values.map(\.deadline).min() }
+    }
+
     /// Moves time forward and resumes, earliest first, every sleeper whose deadline is reached.
     public func advance(by duration: Duration) {
         let due: [Sleeper] = self.lock.withLock {
@@ -113,6 +118,12 @@ extension ManualClock {
     /// to the scheduler in between: tests wait on that event, not on time.
     public func waitForSleepers(_ count: Int = 1) async {
         while self.sleeperCount < count { await Task.yield() }
+    }
+
+    /// Returns once a task sleeps until `deadline` or earlier (a timer was armed for it,
+    /// where the task sleeping for a later one woke for it: the count stays the same).
+    public func waitForSleeper(until deadline: Instant) async {
+        while !(self.earliestDeadline.map { $0 <= deadline } ?? false) { await Task.yield() }
     }
 }
 

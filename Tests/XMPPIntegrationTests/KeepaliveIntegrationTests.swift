@@ -9,7 +9,7 @@ import XMPP
 /// session's jobs as machines; the issue-3 note left this untested at the actor level).
 @Suite("session keepalive against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
 struct KeepaliveIntegrationTests {
-    @Test("a frozen server: a ping after 60 quiet seconds, the connection given up 20 s later, and back after the server thaws")
+    @Test("a frozen server: a ping (`<r/>`) after 60 quiet seconds, the connection given up 20 s later, and back after the server thaws")
     func frozenServer() async throws {
         let server = try await ProsodyServer.started(accounts: [("alice", "pw")])
         defer {
@@ -46,8 +46,8 @@ struct KeepaliveIntegrationTests {
         server.pause()
         // The keepalive sleeps on the manual clock: nothing happens until time moves.
         await clock.waitForSleepers()
-        clock.advance(by: .seconds(60))  // ping goes out, unanswered
-        await clock.waitForSleepers(2)  // keepalive and the ping's own timeout
+        clock.advance(by: .seconds(60))  // ping (stream management's `<r/>`) goes out, unanswered
+        await clock.waitForSleepers()  // the keepalive, now until the ping's timeout
         clock.advance(by: .seconds(20))
         let offline = await log.waitFor { if case .offline = $0 { true } else { false } }
         let afterFreeze = await log.events

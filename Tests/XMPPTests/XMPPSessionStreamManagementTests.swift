@@ -93,11 +93,10 @@ struct XMPPSessionStreamManagementTests {
             if case .online = $0 { return true }
             return false
         }
-        let sleepers = scene.clock.sleeperCount
         // The server's message and its `<r/>`: our `<a/>` waits for the acknowledgement timer.
         try await scene.link.send("<message xmlns='jabber:client' type='chat' from='bob@example.test/phone' to='bridge@example.test/bridge' id='in1'><body>hi</body></message>")
         try await scene.link.send("<r xmlns='urn:xmpp:sm:3'/>")
-        await scene.clock.waitForSleepers(sleepers + 1)
+        await scene.clock.waitForSleeper(until: scene.clock.now.advanced(by: .seconds(1)))
         scene.link.stopReading()
         // Its timer fires: the `<a/>` is written to a server that no longer reads, and waits.
         scene.clock.advance(by: .seconds(1))

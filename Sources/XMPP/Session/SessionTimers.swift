@@ -17,6 +17,8 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
         case requestExpiry
         /// The earliest deadline of any room (XEP-0045 joins, self-pings, reflections).
         case rooms
+        /// The keepalive's next ping or give-up (``SessionKeepalive``).
+        case keepalive
     }
 
     private var deadlines: [Kind: Instant] = [:]

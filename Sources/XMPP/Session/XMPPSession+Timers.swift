@@ -36,6 +36,9 @@ extension XMPPSession {
         case .watchdog: await self.streamManagement.watchdogFired(in: self)
         case .requestExpiry: self.expireRequests()
         case .rooms: await self.rooms.timerFired(in: self)
+        case .keepalive:
+            guard let connection = self.current.connection else { return }
+            await SessionKeepalive.fired(on: connection, in: self)
         }
     }
 }

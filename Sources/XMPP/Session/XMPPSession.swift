@@ -195,12 +195,12 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         // Only a stream resumed within this process has missed nothing.
         self.catchUp.state.streamStarted(continuesLast: resumed && !restored)
         self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)
+        SessionKeepalive.arm(in: self)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.read(connection) }
-            group.addTask { await SessionKeepalive.run(on: connection, in: self) }
             group.addTask { await self.runTimers() }
             group.addTask {
                 await withDiscardingTaskGroup { running in
