@@ -12,15 +12,16 @@ import ServiceLifecycle
 /// and every worker waits for its batch in flight at the same time. A transport added
 /// later (reload, a lease taken over) joins them; one that ends is left out.
 final class TransportServices: Service, Sendable {
-    private let initial: [any Service]
+    /// The services to start, the first ones included: held only until started, so a
+    /// transport stopped later is not kept alive from here.
     private let additions: AsyncStream<any Service>
     private let continuation: AsyncStream<any Service>.Continuation
     private let logger: Logger
 
     init(_ services: [any Service], logger: Logger) {
-        self.initial = services
         (self.additions, self.continuation) = AsyncStream.makeStream(of: (any Service).self)
         self.logger = logger
+        for service in services { self.continuation.yield(service) }
     }
 
     /// Runs `service` with the others; ignored once the shutdown began.
@@ -30,7 +31,6 @@ final class TransportServices: Service, Sendable {
 
     func run() async {
         await withDiscardingTaskGroup { group in
-            for service in self.initial { group.addTask { await self.run(service) } }
             await withGracefulShutdownHandler {
                 for await service in self.additions { group.addTask { await self.run(service) } }
             } onGracefulShutdown: {
