@@ -46,4 +46,13 @@ struct SASL2RequestTests {
                 + #"<user-agent id="d4565fa7-4d72-4749-b3d3-740edbf87770"/><bind xmlns="urn:xmpp:bind:0"/><fast xmlns="urn:xmpp:fast:0"/></authenticate>"#
         )
     }
+
+    @Test("stream management enabled in the bind without resumption when the session does not resume streams")
+    func notResumable() {
+        let request = SASL2Request(
+            mechanism: "SCRAM-SHA-256", initialResponse: [], userAgent: SASL2Request.UserAgent(id: Self.agent.id),
+            bind: .init(tag: nil, enableStreamManagement: true, resumable: false, enableCarbons: false)
+        )
+        #expect(XMLSerializer.string(request.element).contains(#"<bind xmlns="urn:xmpp:bind:0"><enable xmlns="urn:xmpp:sm:3"/></bind>"#))
+    }
 }

@@ -13,14 +13,11 @@ public enum BridgeIdentity {
     public static let bindTag = "xmpp-bridge"
 
     /// How an account logs in where SASL2 is offered (XEP-0388): as this software, with
-    /// Bind 2 where `bindInline` (XEP-0386), stream management enabled on the way where
-    /// `streamManagement`, and FAST tokens asked for where `fast` (XEP-0484). The user
-    /// agent id is the account's own, set from its kept state at each login.
-    public static func login(bindInline: Bool, streamManagement: Bool, fast: Bool) -> SASL2Login {
-        SASL2Login(
-            userAgent: SASL2Request.UserAgent(id: "", software: Self.name, device: nil),
-            bindTag: bindInline ? Self.bindTag : nil, enableStreamManagement: streamManagement, enableCarbons: true, requestsToken: fast
-        )
+    /// Bind 2 where `bindInline` (XEP-0386), and FAST tokens asked for where `fast`
+    /// (XEP-0484). The user agent id is the account's own, set from its kept state at each
+    /// login; what Bind 2 enables, the session's own settings.
+    public static func login(bindInline: Bool, fast: Bool) -> SASL2Login {
+        SASL2Login(userAgent: SASL2Request.UserAgent(id: "", software: Self.name, device: nil), bindTag: bindInline ? Self.bindTag : nil, requestsToken: fast)
     }
 
     /// The session's configuration of who it is, with `policy` for subscription requests;

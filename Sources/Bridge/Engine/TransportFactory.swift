@@ -87,10 +87,7 @@ package struct TransportFactory: Sendable {
         var client = account.client
         var loginState: LoginStateKeeper?
         if account.login == .auto {
-            client.sasl2 = BridgeIdentity.login(
-                bindInline: account.bindsInline, streamManagement: account.streamManagement,
-                fast: client.tls.certificateVerification != .insecureNoVerification
-            )
+            client.sasl2 = BridgeIdentity.login(bindInline: account.bindsInline, fast: client.tls.certificateVerification != .insecureNoVerification)
             loginState = self.loginState(account: name, stored: starting?.login, password: password)
         }
         let session = XMPPSession(

@@ -10,8 +10,12 @@ public struct SASL2Login: Hashable, Sendable {
     /// Bind with Bind 2 under this tag where offered (the server names the resource
     /// `tag` + a suffix of its own); nil: bind as RFC 6120 §7 says, after SASL2.
     public var bindTag: String?
-    /// Enable stream management with resumption (XEP-0198) in the Bind 2 request, where offered.
+    /// Enable stream management (XEP-0198) in the Bind 2 request, where offered. An
+    /// ``XMPPSession`` sets this and the two below from its own configuration
+    /// (`streamManagement`, `resumesStreams`, `enableCarbons`), which they follow.
     public var enableStreamManagement: Bool
+    /// Ask for a resumable stream management session (XEP-0198 §5).
+    public var resumesStreams: Bool
     /// Enable message carbons (XEP-0280) in the Bind 2 request, where offered.
     public var enableCarbons: Bool
     /// A FAST token to log in with, where its mechanism is offered and usable on the
@@ -21,12 +25,13 @@ public struct SASL2Login: Hashable, Sendable {
     public var requestsToken: Bool
 
     public init(
-        userAgent: SASL2Request.UserAgent, bindTag: String? = nil, enableStreamManagement: Bool = true, enableCarbons: Bool = true,
-        token: FASTToken? = nil, requestsToken: Bool = false
+        userAgent: SASL2Request.UserAgent, bindTag: String? = nil, enableStreamManagement: Bool = true, resumesStreams: Bool = true,
+        enableCarbons: Bool = true, token: FASTToken? = nil, requestsToken: Bool = false
     ) {
         self.userAgent = userAgent
         self.bindTag = bindTag
         self.enableStreamManagement = enableStreamManagement
+        self.resumesStreams = resumesStreams
         self.enableCarbons = enableCarbons
         self.token = token
         self.requestsToken = requestsToken

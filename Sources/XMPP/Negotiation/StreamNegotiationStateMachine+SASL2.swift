@@ -18,7 +18,7 @@ extension StreamNegotiationStateMachine {
         if let tag = login.bindTag, let features = offered.bind2Features, self.configuration.resume == nil || offered.inlineResumption {
             request.bind = SASL2Request.Bind(
                 tag: tag, enableStreamManagement: login.enableStreamManagement && features.contains(StreamManagementStateMachine.namespace),
-                enableCarbons: login.enableCarbons && features.contains(CarbonFilter.namespace)
+                resumable: login.resumesStreams, enableCarbons: login.enableCarbons && features.contains(CarbonFilter.namespace)
             )
         }
         let credential: SASL2StateMachine.Credential

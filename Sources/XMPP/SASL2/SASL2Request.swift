@@ -23,14 +23,17 @@ public struct SASL2Request: Hashable, Sendable {
     /// enable in the same round trip, each only if the server listed it.
     public struct Bind: Hashable, Sendable {
         public var tag: String?
-        /// Stream management with resumption (XEP-0198 §3).
+        /// Stream management (XEP-0198 §3).
         public var enableStreamManagement: Bool
+        /// Asked to be resumable (XEP-0198 §5), when stream management is enabled.
+        public var resumable: Bool
         /// Message carbons (XEP-0280 §4).
         public var enableCarbons: Bool
 
-        public init(tag: String?, enableStreamManagement: Bool, enableCarbons: Bool) {
+        public init(tag: String?, enableStreamManagement: Bool, resumable: Bool = true, enableCarbons: Bool) {
             self.tag = tag
             self.enableStreamManagement = enableStreamManagement
+            self.resumable = resumable
             self.enableCarbons = enableCarbons
         }
     }
@@ -84,7 +87,8 @@ public struct SASL2Request: Hashable, Sendable {
             var item = XMLElement(name: "bind", namespace: XMPPNamespace.bind2)
             if let tag = bind.tag { item.append(Self.text("tag", XMPPNamespace.bind2, tag)) }
             if bind.enableStreamManagement {
-                item.append(XMLElement(name: "enable", namespace: StreamManagementStateMachine.namespace, attributes: [XMLAttribute(name: "resume", value: "true")]))
+                let resume = bind.resumable ? [XMLAttribute(name: "resume", value: "true")] : []
+                item.append(XMLElement(name: "enable", namespace: StreamManagementStateMachine.namespace, attributes: resume))
             }
             if bind.enableCarbons { item.append(XMLElement(name: "enable", namespace: CarbonFilter.namespace)) }
             element.append(item)

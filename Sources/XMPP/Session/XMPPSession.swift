@@ -52,6 +52,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     ) {
         var logger = logger
         logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
+        // What a Bind 2 login enables on the way is what this session would enable after it.
+        var configuration = configuration
+        configuration.client.sasl2?.enableStreamManagement = configuration.streamManagement
+        configuration.client.sasl2?.resumesStreams = configuration.resumesStreams
+        configuration.client.sasl2?.enableCarbons = configuration.enableCarbons
         self.account = configuration.client.jid.bare
         self.dependencies = SessionDependencies(
             configuration: configuration, login: SessionLogin(
