@@ -45,6 +45,8 @@ extension StreamNegotiationStateMachineTests {
         guard let authenticate = Self.sent(machine.elementReceived(features), sourceLocation: sourceLocation) else { return nil }
         #expect(authenticate.name == "authenticate" && authenticate.namespace == XMPPNamespace.sasl2, sourceLocation: sourceLocation)
         let challenge = try parsedElement("<challenge xmlns='urn:xmpp:sasl:2'>\(base64(serverFirst))</challenge>")
+        #expect(machine.derivesKey(challenge), "SCRAM's server-first-message: PBKDF2, off the loop", sourceLocation: sourceLocation)
+        #expect(!machine.derivesKey(try parsedElement("<challenge xmlns='\(XMPPNamespace.sasl)'>eA==</challenge>")), "another profile's", sourceLocation: sourceLocation)
         guard let response = Self.sent(machine.elementReceived(challenge), sourceLocation: sourceLocation) else { return nil }
         #expect(response.name == "response" && response.namespace == XMPPNamespace.sasl2, sourceLocation: sourceLocation)
         #expect(decoded(response.text) == clientFinal, sourceLocation: sourceLocation)
@@ -120,6 +122,9 @@ extension StreamNegotiationStateMachineTests {
         #expect(login.newToken?.secret == "secret-token:fast-1" && login.newToken?.mechanism == HashedTokenMechanism.none)
         #expect(machine.authenticatedWith == .scramSHA256)
         #expect(!login.summary.contains("secret"), "the log line shows no token")
+        // The header, <starttls/>, the secured header, <authenticate>, SCRAM's response.
+        #expect(login.roundTrips == 5)
+        #expect(!machine.derivesKey(try parsedElement("<challenge xmlns='urn:xmpp:sasl:2'>eA==</challenge>")), "not once ready")
     }
 
     @Test("inline resumption: <resumed/> in <success> is ready at once; the features Prosody sends after are no stanza")

@@ -52,8 +52,6 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private var machineChanges = 0
     /// The parser failed after the events in `events`: handled once they are.
     private var decodeError: XMLStreamError?
-    /// Stream headers and elements sent during negotiation (``LoginOutcome/roundTrips``).
-    private var roundTrips = 0
 
     init(
         machine: StreamNegotiationStateMachine,
@@ -159,10 +157,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
                 action = self.machine.streamOpened(attributes: attributes)
             case .element(let element):
                 let dataFollows = self.eventIndex < self.events.count || self.parser.bytesAfterLastElement > 0 || self.decodeError != nil
-                // SCRAM's server-first-message, in either profile, costs PBKDF2.
-                if let blockingWork = self.blockingWork, element.name == "challenge",
-                    element.namespace == XMPPNamespace.sasl || element.namespace == XMPPNamespace.sasl2
-                {
+                if let blockingWork = self.blockingWork, self.machine.derivesKey(element) {
                     self.answerOffLoop(element, dataFollows: dataFollows, runner: blockingWork, context: context)
                     return
                 }
@@ -239,11 +234,9 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         case .none:
             return false
         case .sendStreamHeader(let from):
-            self.roundTrips += 1
             self.writeStreamHeader(from: from, context: context)
             return false
         case .send(let element):
-            self.roundTrips += 1
             self.logger.trace("negotiation send", metadata: ["element": "\(element.name)"])
             context.writeAndFlush(self.wrapOutboundOut(self.serialize(element, context: context)), promise: nil)
             return false
@@ -262,7 +255,6 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             }
             return true
         case .restartStream(let from):
-            self.roundTrips += 1
             self.parser.reset()
             self.writeStreamHeader(from: from, context: context)
             return true
@@ -271,12 +263,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
             for warning in self.machine.warnings {
                 self.logger.warning("SASL", metadata: ["warning": "\(warning)"])
             }
-            var login = self.machine.login
-            login.roundTrips = self.roundTrips
             self.negotiated.succeed(
                 Negotiated(
                     jid: jid, features: features, mechanism: self.machine.authenticatedWith, resumeAnswer: self.machine.resumeAnswer,
-                    login: login
+                    login: self.machine.login
                 )
             )
             return false

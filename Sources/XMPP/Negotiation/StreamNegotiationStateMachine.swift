@@ -154,6 +154,7 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// The transport is connected (for Direct TLS: the TLS handshake is done).
     public mutating func connected(channelBinding: ChannelBindingData = .none) -> Action {
         guard case .initial = self.state else { return self.unexpected("connected twice") }
+        self.login.roundTrips += 1
         switch self.configuration.tlsMode {
         case .directTLS:
             self.channelBinding = channelBinding
@@ -188,6 +189,26 @@ public struct StreamNegotiationStateMachine: Sendable {
     /// after it in the same read: after `<proceed/>` and `<success/>` nothing may
     /// (RFC 6120 §5.4.3.3, §6.4.6).
     public mutating func elementReceived(_ element: XMLElement, dataFollows: Bool = false) -> Action {
+        let action = self.handle(element, dataFollows: dataFollows)
+        // Each element sent before the stream is ready waits for an answer: a round trip.
+        if case .send = action { self.login.roundTrips += 1 }
+        if case .restartStream = action { self.login.roundTrips += 1 }
+        return action
+    }
+
+    /// Whether ``elementReceived(_:dataFollows:)`` with `element` now derives a key
+    /// (SCRAM's server-first-message, RFC 5802 §3: PBKDF2, milliseconds of CPU): the caller
+    /// may hand that event to a copy of the machine off its event loop.
+    public func derivesKey(_ element: XMLElement) -> Bool {
+        guard element.name == "challenge" else { return false }
+        switch self.state {
+        case .authenticating: return element.namespace == XMPPNamespace.sasl
+        case .authenticating2: return element.namespace == XMPPNamespace.sasl2
+        default: return false
+        }
+    }
+
+    private mutating func handle(_ element: XMLElement, dataFollows: Bool) -> Action {
         if element.name == "error", element.namespace == XMPPNamespace.stream {
             return self.fail(Self.streamError(from: element))
         }
@@ -261,6 +282,7 @@ public struct StreamNegotiationStateMachine: Sendable {
         guard case .tlsHandshaking = self.state else { return self.unexpected("TLS handshake") }
         self.channelBinding = channelBinding
         self.state = .awaitingStreamHeader(.secured)
+        self.login.roundTrips += 1
         return .restartStream(from: self.streamFrom)
     }
 
