@@ -52,7 +52,7 @@ public struct IQTracker<Instant: InstantProtocol>: Sendable where Instant: Senda
 
     /// The earliest deadline among pending requests, for the owner's timer.
     public var nextDeadline: Instant? {
-        self.pending.values.lazy.map(\.deadline).min()
+        self.pending.values.lazy.map { $0.deadline }.min()
     }
 
     /// Records a `get`/`set` request that has been sent.
@@ -97,7 +97,7 @@ public struct IQTracker<Instant: InstantProtocol>: Sendable where Instant: Senda
                     ? lhs.value.deadline < rhs.value.deadline
                     : lhs.value.sequence < rhs.value.sequence
             }
-            .map(\.key)
+            .map { $0.key }
         for id in expired {
             self.pending[id] = nil
         }
@@ -106,7 +106,7 @@ public struct IQTracker<Instant: InstantProtocol>: Sendable where Instant: Senda
 
     /// Forgets every pending request (the stream ended) and returns their ids in the order sent.
     public mutating func cancelAll() -> [String] {
-        let ids = self.pending.sorted { $0.value.sequence < $1.value.sequence }.map(\.key)
+        let ids = self.pending.sorted { $0.value.sequence < $1.value.sequence }.map { $0.key }
         self.pending.removeAll()
         return ids
     }

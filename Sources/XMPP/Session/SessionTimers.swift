@@ -63,7 +63,7 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
         }
         for entry in due { self.deadlines[entry.timer] = nil }
         // Stable: equal deadlines keep the cases' order.
-        return due.enumerated().sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }.map(\.element.timer)
+        return due.enumerated().sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }.map { $0.element.timer }
     }
 
     /// The connection ended: no timer runs without one.
