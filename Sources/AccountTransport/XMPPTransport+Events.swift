@@ -40,8 +40,16 @@ extension XMPPTransport {
         }
     }
 
-    /// ``take(_:handled:)`` as a value: what is still to be acknowledged after `batch`.
-    func taken(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
+    /// ``take(_:handled:)`` in a child task, ended with the batch; returns what is still to
+    /// be acknowledged after it. A task keeps the largest stack of async frames it ever
+    /// ran for life, and taking an event runs the relay's deepest path (tens of KB in a
+    /// release build), which the account's task, there for the account's life, would keep.
+    func takeInChildTask(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
+        async let taken = self.taken(batch, handled: handled)
+        return await taken
+    }
+
+    private func taken(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
         var handled = handled
         await self.take(batch, handled: &handled)
         return handled

@@ -113,12 +113,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 for await first in session.events {
                     var batch = [first]
                     while batch.count < Self.readTogether, let next = session.events.nextBuffered() { batch.append(next) }
-                    // In a child task, ended with the batch: a task keeps the largest stack
-                    // of async frames it ever ran for life, and taking an event runs the
-                    // relay's deepest path (tens of KB in a release build), which this task,
-                    // one per account for the account's life, would otherwise keep.
-                    async let taken = self.taken(batch, handled: handled)
-                    handled = await taken
+                    handled = await self.takeInChildTask(batch, handled: handled)
                 }
                 // The session ended: the side work's last jobs end (their requests fail at
                 // once), then what the device still holds goes to the journal.

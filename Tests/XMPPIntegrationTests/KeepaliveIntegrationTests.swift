@@ -24,7 +24,9 @@ struct KeepaliveIntegrationTests {
                 // the manual clock beside the keepalive's.
                 enableCarbons: false,
                 session: .init(softwareName: "keepalive-test", softwareVersion: "1.0", capabilitiesNode: "https://example.org/keepalive-test"),
-                reconnect: .init(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0)
+                reconnect: .init(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0),
+                // No acknowledgement watchdog: the keepalive's own give-up is what is tested.
+                acknowledgementTimeout: .zero
             ),
             password: "pw",
             client: XMPPClient(logger: IntegrationEnvironment.logger("keepalive-test")),
@@ -47,7 +49,7 @@ struct KeepaliveIntegrationTests {
         // The keepalive sleeps on the manual clock: nothing happens until time moves.
         await clock.waitForSleepers()
         clock.advance(by: .seconds(60))  // ping (stream management's `<r/>`) goes out, unanswered
-        await clock.waitForSleepers()  // the keepalive, now until the ping's timeout
+        await clock.waitForSleepers()  // the timers, now until the ping's timeout
         clock.advance(by: .seconds(20))
         let offline = await log.waitFor { if case .offline = $0 { true } else { false } }
         let afterFreeze = await log.events

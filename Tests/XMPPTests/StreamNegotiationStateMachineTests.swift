@@ -246,6 +246,7 @@ struct StreamNegotiationStateMachineTests {
     /// Full RFC 7677 SCRAM exchange and restart: awaiting the features of the authenticated stream.
     static func driveToAuthenticatedFeatures(_ machine: inout Machine, sourceLocation: SourceLocation = #_sourceLocation) {
         driveToAuthenticating(&machine, sourceLocation: sourceLocation)
+        #expect(machine.derivesKey(challenge(serverFirst)), "SCRAM's server-first-message: PBKDF2, off the loop", sourceLocation: sourceLocation)
         #expect(
             Step(machine.elementReceived(challenge(serverFirst))) == .sending(response(clientFinal)),
             sourceLocation: sourceLocation

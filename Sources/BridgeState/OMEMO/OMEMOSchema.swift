@@ -33,8 +33,8 @@ package enum OMEMOSchema {
         );
         """
 
-    /// A write as statements with numbered placeholders (`?1` …) and their values (SQLite
-    /// binds them, PostgreSQL's script inlines them).
+    /// A write as statements with numbered placeholders (`?1` …) and their values, bound
+    /// by both stores (``PostgresBoundStatement`` for PostgreSQL).
     package static func statements(_ write: OMEMORows.Write) -> [(sql: String, values: [OMEMOSchemaValue])] {
         switch write {
         case .clear(let account):

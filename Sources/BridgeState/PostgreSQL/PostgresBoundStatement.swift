@@ -3,7 +3,8 @@
 /// (XEP-0484). PostgreSQL writes the text of a statement that fails into its log
 /// (`log_min_error_statement`, on by default) but not its parameters
 /// (`log_parameter_max_length_on_error`, 0 by default), so a lost lease (SQLSTATE XB001)
-/// or a timeout never puts a secret there.
+/// or a timeout puts no secret in its error log. (Logging every statement,
+/// `log_statement = all`, writes parameters too: the server's administrator's choice.)
 package struct PostgresBoundStatement: Equatable, Sendable {
     package var sql: String
     package var parameters: [String?]

@@ -3,7 +3,8 @@ import TransportCore
 
 /// One journal group commit as a PostgreSQL script (``PostgresStateStore``): the statements
 /// ``SQLiteStateStore/apply(_:in:)`` runs, in the same order, with their values as
-/// ``SQLLiteral``s, so the whole group is one round trip. Rows appended one after another
+/// ``SQLLiteral``s, so the group is one round trip (with ``bound``, one more for each of
+/// those statements). Rows appended one after another
 /// (queued deliveries, id map rows, seen ids, archive rows, completions) gather into one
 /// multi-row statement each, written out before any statement that is not such an append.
 ///

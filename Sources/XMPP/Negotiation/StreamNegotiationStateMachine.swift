@@ -204,7 +204,9 @@ public struct StreamNegotiationStateMachine: Sendable {
         switch self.state {
         case .authenticating: return element.namespace == XMPPNamespace.sasl
         case .authenticating2: return element.namespace == XMPPNamespace.sasl2
-        default: return false
+        case .initial, .awaitingStreamHeader, .awaitingFeatures, .awaitingProceed, .tlsHandshaking, .awaitingBoundFeatures, .binding, .resuming,
+            .establishingSession, .registering, .ready, .closing, .failed:
+            return false
         }
     }
 
