@@ -189,6 +189,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def io_calls(pid):
+    """The process's read and write system calls so far (/proc/PID/io syscr, syscw), or None."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
+        return int(fields["syscr"]), int(fields["syscw"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 def schedstat(pid):
     """Summed over the process's threads from /proc/PID/task/*/schedstat: seconds on CPU
     (finer than the 10 ms ticks of /proc/PID/stat) and how many times a thread was put on
@@ -274,6 +286,7 @@ async def run(args):
 
         sched0, slices0 = schedstat(args.relay_pid)
         cpu0 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid), "relay_sched": sched0}
+        io0 = io_calls(args.server_pid)
         start = now_ns()
         if args.mode == "throughput":
             for seq in range(args.n):
@@ -295,6 +308,7 @@ async def run(args):
         await asyncio.sleep(0.3)  # let the relay finish its bookkeeping for the last message
         sched1, slices1 = schedstat(args.relay_pid)
         cpu1 = {"relay": cpu_seconds(args.relay_pid), "server": cpu_seconds(args.server_pid), "relay_sched": sched1}
+        io1 = io_calls(args.server_pid)
 
         records = done["records"]
         if os.environ.get("RELAY_BENCH_DUMP"):
@@ -325,6 +339,11 @@ async def run(args):
                 used = cpu1[who] - cpu0[who]
                 result[f"{who}_cpu_s"] = round(used, 3)
                 result[f"{who}_cpu_us_per_msg"] = round(used / received * 1e6, 1) if received else None
+        if io0 is not None and io1 is not None and received:
+            # The server's reads and writes per message: how many times our stanzas (and
+            # acknowledgements) made it read a socket or write one, free of the machine's noise.
+            result["server_reads_per_msg"] = round((io1[0] - io0[0]) / received, 2)
+            result["server_writes_per_msg"] = round((io1[1] - io0[1]) / received, 2)
         if slices0 is not None and slices1 is not None and received:
             result["relay_wakeups_per_msg"] = round((slices1 - slices0) / received, 2)
     except Exception as error:  # reported in the JSON line; run.sh carries on

@@ -112,6 +112,10 @@ def report(path):
         wb, wbot = g("bridge", "latency", "relay_wakeups_per_msg"), g("bot", "latency", "relay_wakeups_per_msg")
         print(f"  relay wake-ups/msg, paced bridge {fmt(wb, 2)}, bot {fmt(wbot, 2)}  (times a relay thread was put on a CPU,"
               " /proc/PID/task/*/schedstat: a count, free of the machine's noise)")
+        sb, sbot = g("bridge", "throughput", "server_cpu_us_per_msg"), g("bot", "throughput", "server_cpu_us_per_msg")
+        io = lambda label: f"{fmt(g(label, 'throughput', 'server_reads_per_msg'), 2)} reads, {fmt(g(label, 'throughput', 'server_writes_per_msg'), 2)} writes"
+        print(f"  server CPU/msg bridge/bot {fmt(ratio(sb, sbot), 2)}x  throughput run ({fmt(sb)} vs {fmt(sbot)} µs; issue 43 goal <= 1.2x);"
+              f" server per msg: bridge {io('bridge')}, bot {io('bot')}")
         print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         if not rooms or tm is not None:

@@ -146,6 +146,9 @@ package struct Router: Sendable {
         var skipped = false
         for index in channels {
             let channel = self.channels[index]
+            // A copy asks its target for a receipt only when the receipt goes back to a sender
+            // who asked (an XMPP source; a local input's copies always ask, for its status).
+            let wantsReceipt: Bool? = content.wantsReceipt == true && self.passesReceiptsBack(in: channel, to: source) ? true : nil
             // The channel's `replace` rules rewrite the text every target gets.
             let rewritten = self.filters[channel.name].flatMap { filter in
                 filter.replace.isEmpty ? nil : RichRelay(text: (written ?? subjectChange).map(filter.rewrite), content: content, references: references)
@@ -170,7 +173,8 @@ package struct Router: Sendable {
                     for: target, room: member.room != nil, render: render, plainFormat: self.formats[index].isBodyOnly, reuploadMaxBytes: channel.reuploadMaxBytes
                 )
                 if pieces.isEmpty { skipped = true }
-                for piece in pieces {
+                for var piece in pieces {
+                    piece.content.wantsReceipt = wantsReceipt
                     deliveries.append(
                         Delivery(
                             channel: channel.name, target: target, body: piece.body, originalBody: piece.originalBody, nick: message.nick,
@@ -207,6 +211,12 @@ package struct Router: Sendable {
             channel: self.channels[channel].name, target: Self.normalized(message.source), body: text, originalBody: text, nick: "xmpp-bridge",
             type: .chat, source: message.source, sourceID: message.id, relayID: relayID
         )
+    }
+
+    /// Whether receipts of `channel`'s copies go back to `source` (normalized): the channel
+    /// passes them (`receipts`) and the source is a contact that receives in it.
+    package func passesReceiptsBack(in channel: RelayChannel, to source: Endpoint) -> Bool {
+        channel.passesReceipts && channel.members.contains { $0.room == nil && $0.endpoint == source && $0.direction.receives }
     }
 
     /// Whether `endpoint` (normalized) is a room (XEP-0045) in some channel.

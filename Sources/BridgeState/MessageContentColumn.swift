@@ -2,10 +2,11 @@ import Foundation
 import TransportCore
 
 /// How ``MessageContent`` is stored in the `content` column of `queue` and `dead_letters`
-/// (migration v8): JSON with sorted keys, NULL for plain text (most rows).
+/// (migration v8): JSON with sorted keys, NULL for plain text (most rows). A copy that asks
+/// for a receipt keeps that word (``MessageContent/wantsReceipt``) across a restart.
 package enum MessageContentColumn {
     package static func encode(_ content: MessageContent) -> String? {
-        guard !content.isEmpty else { return nil }
+        guard !content.isEmpty || content.wantsReceipt != nil else { return nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(content)).map { String(decoding: $0, as: UTF8.self) }

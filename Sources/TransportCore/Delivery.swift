@@ -41,3 +41,13 @@ public struct Delivery: Hashable, Sendable, Codable {
         self.relayID = relayID
     }
 }
+
+extension Delivery {
+    /// Whether this copy asks its target for a receipt: the copy of a local input or of the
+    /// bridge's own message (its delivery status is kept), or a copy whose receipt goes back
+    /// to a sender who asked (``MessageContent/wantsReceipt``). A receipt nobody reads is
+    /// not asked for: every element costs the server (and its archive) on every message.
+    public var asksReceipt: Bool {
+        self.source.address == nil || self.content.wantsReceipt == true
+    }
+}

@@ -32,6 +32,13 @@ public struct MessageContent: Hashable, Sendable, Codable {
     /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
     public var receiptFor: String?
     public var receiptDisplayed: Bool?
+    /// Whether a receipt of this message is wanted. From a source: its sender asked for a
+    /// delivery receipt or a displayed marker (XEP-0184 §5.1 `<request/>`, XEP-0333 §4
+    /// `<markable/>`). On a delivery: the router's word that the target's receipt goes back
+    /// to that sender (a channel with `receipts`), so the copy asks for one. Nil: not said
+    /// (a transport asks for the copies of local inputs and of the bridge's own messages,
+    /// whose delivery status is kept). Not part of ``isEmpty``: it is no content.
+    public var wantsReceipt: Bool?
     /// An instruction to the delivering transport: fetch the file at `url` (at most this
     /// many bytes) and share its own upload of it instead (a channel with `reupload`).
     public var reuploadMaxBytes: Int?
@@ -39,7 +46,7 @@ public struct MessageContent: Hashable, Sendable, Codable {
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
         reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, receiptFor: String? = nil, receiptDisplayed: Bool? = nil,
-        reuploadMaxBytes: Int? = nil
+        wantsReceipt: Bool? = nil, reuploadMaxBytes: Int? = nil
     ) {
         self.url = url
         self.replaceID = replaceID
@@ -51,20 +58,29 @@ public struct MessageContent: Hashable, Sendable, Codable {
         self.encryption = encryption
         self.receiptFor = receiptFor
         self.receiptDisplayed = receiptDisplayed
+        self.wantsReceipt = wantsReceipt
         self.reuploadMaxBytes = reuploadMaxBytes
     }
 
     /// The names in the stored JSON (the queue's `content` column): fixed here so that
     /// renaming a property cannot make queued rows unreadable.
     enum CodingKeys: String, CodingKey {
-        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, reuploadMaxBytes
+        case url, replaceID, replyTo, replyFallback, reactionTo, reactions, retractID, encryption, reuploadMaxBytes, wantsReceipt
         // Stored names from before the receipt fields were named so (queue and journal rows).
         case receiptFor = "confirms"
         case receiptDisplayed = "confirmsDisplayed"
     }
 
-    /// Nothing but text.
-    public var isEmpty: Bool { self == MessageContent() }
+    /// Nothing but text (whether a receipt is wanted aside).
+    public var isEmpty: Bool { self.withoutReceiptWish == MessageContent() }
+
+    /// The content without ``wantsReceipt``: what is kept of a message once relayed (the
+    /// archive, its API).
+    public var withoutReceiptWish: MessageContent {
+        var content = self
+        content.wantsReceipt = nil
+        return content
+    }
 
     /// An operation on an earlier message (correction, reaction, retraction), or a reply.
     public var references: String? { self.replaceID ?? self.reactionTo ?? self.retractID ?? self.replyTo }

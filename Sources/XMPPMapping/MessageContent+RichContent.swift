@@ -9,7 +9,7 @@ extension MessageContent {
         self.init(
             url: rich.url, replaceID: rich.replaceID, replyTo: rich.replyTo, replyFallback: rich.replyFallback, reactionTo: rich.reactionTo,
             reactions: rich.reactions, retractID: rich.retractID, encryption: rich.encryption, receiptFor: rich.receiptFor,
-            receiptDisplayed: rich.receiptDisplayed
+            receiptDisplayed: rich.receiptDisplayed, wantsReceipt: rich.wantsReceipt
         )
     }
 }
@@ -19,7 +19,7 @@ extension RichContent {
         self.init(
             url: content.url, replaceID: content.replaceID, replyTo: content.replyTo, replyFallback: content.replyFallback,
             reactionTo: content.reactionTo, reactions: content.reactions, retractID: content.retractID, encryption: content.encryption,
-            receiptFor: content.receiptFor, receiptDisplayed: content.receiptDisplayed
+            receiptFor: content.receiptFor, receiptDisplayed: content.receiptDisplayed, wantsReceipt: content.wantsReceipt
         )
     }
 }

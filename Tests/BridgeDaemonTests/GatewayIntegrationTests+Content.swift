@@ -15,12 +15,14 @@ extension GatewayIntegrationTests {
         let (bridge, alice, bob) = (scenario.bridge, try scenario.contact("alice"), try scenario.contact("bob"))
         let home = try JID("home@example.test")
         let puppet = try GatewayFixture.puppet("bob@example.test", on: Self.component)
-        try await bob.session.send(Message(type: .chat, to: home, id: "b-original", body: "original"))
+        var original = Message(type: .chat, to: home, id: "b-original", body: "original")
+        original.extensions = MessageReceipt.requests
+        try await bob.session.send(original)
         guard let copy = await Received.message(alice.log, body: "original"), let copyID = copy.id else {
             Issue.record("no copy; stderr: \(bridge.run.errors.suffix(3000))")
             return
         }
-        #expect(copy.extensions.contains { $0.name == "request" && $0.namespace == "urn:xmpp:receipts" }, "a receipt is asked for")
+        #expect(copy.extensions.contains { $0.name == "request" && $0.namespace == "urn:xmpp:receipts" }, "bob asked for a receipt: so does his copy")
 
         try await bob.session.send(Message.rich(to: home, id: "b-fix", "corrected", RichContent(replaceID: "b-original")))
         let correction = await Received.message(alice.log, body: "corrected")

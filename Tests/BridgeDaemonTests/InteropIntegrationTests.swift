@@ -86,14 +86,24 @@ struct InteropIntegrationTests {
         try await bridge.waitOnline(["work", "home"])
         #expect(bridge.logLines.contains { $0.contains("stream management enabled") }, "\(bridge.run.errors)")
 
-        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "hi bob"))
+        // alice's phone asks for receipts, as Conversations does.
+        var asking = Message(type: .chat, to: try JID("work@example.test"), body: "hi bob")
+        asking.extensions = MessageReceipt.requests
+        try await alice.session.send(asking)
         let relayed = await Received.message(bob.log, body: "[work] alice: hi bob")
         #expect(relayed != nil, "stderr: \(bridge.run.errors.suffix(3000))")
-        // Phone-safe (issue 11): chat, with a receipt request, markable and a store hint, and
-        // the server passed them on.
+        // Phone-safe (issue 11): chat, with a receipt request, markable and a store hint (the
+        // link passes receipts back to alice, who asked), and the server passed them on.
         #expect(relayed?.type == .chat)
         let extensions = Set((relayed?.extensions ?? []).map { "\($0.namespace) \($0.name)" })
         #expect(extensions.isSuperset(of: ["urn:xmpp:receipts request", "urn:xmpp:chat-markers:0 markable", "urn:xmpp:hints store", "urn:xmpp:sid:0 origin-id"]), "\(extensions)")
+        // A sender who asks for nothing: her copy asks for nothing either (issue 43: each
+        // element costs the server, and its archive, on every message).
+        try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "no receipt"))
+        let plain = await Received.message(bob.log, body: "[work] alice: no receipt")
+        let plainExtensions = Set((plain?.extensions ?? []).map { "\($0.namespace) \($0.name)" })
+        #expect(plain != nil && plainExtensions.isDisjoint(with: ["urn:xmpp:receipts request", "urn:xmpp:chat-markers:0 markable", "urn:xmpp:hints store"]), "\(plainExtensions)")
+        #expect(plainExtensions.contains("urn:xmpp:sid:0 origin-id"), "\(plainExtensions)")
         try await bob.session.send(Message(type: .chat, to: try JID("home@example.test"), body: "hi alice"))
         #expect(await Received.message(alice.log, body: "[home] bob: hi alice") != nil)
 
@@ -110,7 +120,7 @@ struct InteropIntegrationTests {
         try await alice.session.send(Message(type: .chat, to: try JID("work@example.test"), body: "marker"))
         #expect(await Received.message(bob.log, body: "[work] alice: marker") != nil)
         let bodies = await Received.bodies(bob.log).filter { $0.hasPrefix("[work] alice: ") }
-        #expect(bodies == ["[work] alice: hi bob"] + missed.map { "[work] alice: \($0)" } + ["[work] alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
+        #expect(bodies == ["[work] alice: hi bob", "[work] alice: no receipt"] + missed.map { "[work] alice: \($0)" } + ["[work] alice: marker"], "stderr: \(bridge.run.errors.suffix(3000))")
         #expect(bridge.stop() == 0)
         await alice.stop()
         await bob.stop()

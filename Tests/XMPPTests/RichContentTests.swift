@@ -26,6 +26,17 @@ struct RichContentTests {
         #expect(RichContent.parse(try self.message(old)).content == RichContent(retractID: "o4"))
     }
 
+    @Test("a receipt request or a markable says the sender wants a receipt; neither, nothing; no content either way")
+    func receiptWish() throws {
+        let request = RichContent.parse(try self.message("<request xmlns='urn:xmpp:receipts'/>", body: "hi")).content
+        #expect(request.wantsReceipt == true && request.isEmpty)
+        #expect(RichContent.parse(try self.message("<markable xmlns='urn:xmpp:chat-markers:0'/>", body: "hi")).content.wantsReceipt == true)
+        #expect(RichContent.parse(try self.message("<request xmlns='urn:xmpp:other'/>", body: "hi")).content.wantsReceipt == nil)
+        #expect(RichContent.parse(try self.message("", body: "hi")).content.wantsReceipt == nil)
+        // Written: nothing of its own (the sending transport adds the requests).
+        #expect(RichContent(wantsReceipt: true).outgoing(text: "hi").elements.isEmpty)
+    }
+
     @Test("a reply's fallback range (code points) is cut from the text; a bad range cuts nothing")
     func replyFallback() throws {
         let quote = "> 😀 hi\n"

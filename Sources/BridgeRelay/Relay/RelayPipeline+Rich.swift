@@ -59,8 +59,8 @@ extension RelayPipeline {
             // Through a gateway, both sides are one conversation: receipts always go back.
             guard self.routing.router.relaysThroughGateway(source) else { return }
         } else {
-            guard let channel = self.routing.router.channels.first(where: { $0.name == record.channel }), channel.passesReceipts,
-                channel.members.contains(where: { $0.room == nil && $0.endpoint == source && $0.direction.receives })
+            guard let channel = self.routing.router.channels.first(where: { $0.name == record.channel }),
+                self.routing.router.passesReceiptsBack(in: channel, to: source)
             else { return }
         }
         let alreadyReceived = receipt.displayed ? record.displayedAt != nil : record.receivedAt != nil

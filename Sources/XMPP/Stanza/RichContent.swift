@@ -9,7 +9,8 @@
 ///   older `<apply-to id><retract/></apply-to>` of version 0, still sent by Conversations);
 /// - end-to-end encryption (OMEMO XEP-0384, OX XEP-0373, legacy PGP XEP-0027, OTR; the
 ///   name announced by XEP-0380 when present), whose body is only a fallback notice;
-/// - a delivery receipt or displayed marker to pass back (XEP-0184 §5.2, XEP-0333 §4).
+/// - a delivery receipt or displayed marker to pass back (XEP-0184 §5.2, XEP-0333 §4);
+/// - whether the sender wants one (XEP-0184 §5.1 `<request/>`, XEP-0333 §4 `<markable/>`).
 ///
 /// The ids are those of the side the message is on: read from a received stanza they are
 /// the sender's; before sending, a bridge replaces them with the ids the target knows.
@@ -35,10 +36,14 @@ public struct RichContent: Hashable, Sendable {
     /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
     public var receiptFor: String?
     public var receiptDisplayed: Bool?
+    /// Read: the sender asked for a receipt or a displayed marker. Written: nothing (the
+    /// sending transport adds ``MessageReceipt/requests`` when it asks).
+    public var wantsReceipt: Bool?
 
     public init(
         url: String? = nil, replaceID: String? = nil, replyTo: String? = nil, replyFallback: String? = nil, reactionTo: String? = nil,
-        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, receiptFor: String? = nil, receiptDisplayed: Bool? = nil
+        reactions: [String]? = nil, retractID: String? = nil, encryption: String? = nil, receiptFor: String? = nil, receiptDisplayed: Bool? = nil,
+        wantsReceipt: Bool? = nil
     ) {
         self.url = url
         self.replaceID = replaceID
@@ -50,6 +55,7 @@ public struct RichContent: Hashable, Sendable {
         self.encryption = encryption
         self.receiptFor = receiptFor
         self.receiptDisplayed = receiptDisplayed
+        self.wantsReceipt = wantsReceipt
     }
 
     /// The namespaces of the elements read and written (the XEPs above).
@@ -66,7 +72,11 @@ public struct RichContent: Hashable, Sendable {
     }
 
     /// Nothing but text.
-    public var isEmpty: Bool { self == RichContent() }
+    public var isEmpty: Bool {
+        var content = self
+        content.wantsReceipt = nil
+        return content == RichContent()
+    }
 
     /// Whether a message with this content may ask for a receipt and a displayed marker
     /// (``MessageReceipt/requests``): one with a body that is no receipt itself (XEP-0184
@@ -117,6 +127,8 @@ public struct RichContent: Hashable, Sendable {
                 content.retractID = id(element)
             case ("apply-to", Namespace.fasten) where element.firstChild(named: "retract", namespace: Namespace.retractV0) != nil:
                 content.retractID = content.retractID ?? id(element)
+            case ("request", MessageReceipt.receiptsNamespace), ("markable", MessageReceipt.markersNamespace):
+                content.wantsReceipt = true
             default:
                 if let name = EncryptionKind.name(of: element) { content.encryption = content.encryption ?? name }
             }
