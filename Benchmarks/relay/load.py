@@ -46,7 +46,19 @@ def now_ns():
     return time.monotonic_ns()  # CLOCK_MONOTONIC: one clock for every process on the host
 
 
-def make_client(jid, password_file, ca_file):
+# What a relayed copy may carry besides its body (issue 43: what each costs the server),
+# for --elements: the relay marker, origin-id (XEP-0359), a receipt request (XEP-0184),
+# markable (XEP-0333) and a store hint (XEP-0334).
+ELEMENTS = {
+    "R": ("urn:xmpp-bridge:relay:0", "relay", {"by": "xmpp-bridge"}),
+    "O": ("urn:xmpp:sid:0", "origin-id", None),
+    "Q": ("urn:xmpp:receipts", "request", {}),
+    "M": ("urn:xmpp:chat-markers:0", "markable", {}),
+    "S": ("urn:xmpp:hints", "store", {}),
+}
+
+
+def make_client(jid, password_file, ca_file, stream_management=False):
     import slixmpp
 
     with open(password_file) as f:
@@ -57,6 +69,8 @@ def make_client(jid, password_file, ca_file):
     client.enable_direct_tls = False
     client.enable_starttls = True
     client.enable_plaintext = False
+    if stream_management:
+        client.register_plugin("xep_0198")  # the server then keeps a resend queue for it
     return client
 
 
@@ -143,7 +157,7 @@ async def receive(args):
         if len(measured) == args.n and not finished.done():
             finished.set_result(True)
 
-    client = make_client(args.receiver, args.receiver_password_file, args.ca_file)
+    client = make_client(args.receiver, args.receiver_password_file, args.ca_file, stream_management=args.receiver_sm)
     client.add_event_handler("message", on_message)
     await online(client, args.host, args.port)
     if room:
@@ -239,6 +253,7 @@ async def run(args):
         "--warmup", str(args.warmup), "--idle", str(args.idle), "--host", args.host, "--port", str(args.port),
         "--ca-file", args.ca_file or "", "--receiver", args.receiver,
         "--receiver-password-file", args.receiver_password_file, "--receiver-room", args.receiver_room or "",
+        *(["--receiver-sm"] if args.receiver_sm else []),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         limit=64 * 1024 * 1024,  # the final line lists every arrival
     )
@@ -265,7 +280,12 @@ async def run(args):
         mtype = "groupchat" if args.sender_room else "chat"
 
         def send(kind, seq):
-            sender.send_message(mto=args.target, mbody=f"bench {tag} {kind}{seq} {now_ns()}", mtype=mtype)
+            message = sender.make_message(mto=args.target, mbody=f"bench {tag} {kind}{seq} {now_ns()}", mtype=mtype)
+            for letter in args.elements:
+                namespace, name, attributes = ELEMENTS[letter]
+                element = ET.Element(f"{{{namespace}}}{name}", attributes if attributes is not None else {"id": message["id"]})
+                message.xml.append(element)
+            message.send()
 
         # Warm-up: also waits until the relay is online (earlier messages wait offline). A
         # room keeps nothing for a relay that has not joined yet: repeat until received.
@@ -378,6 +398,7 @@ def main():
     r.add_argument("--server-pid", type=int)
     r.add_argument("--ready-timeout", type=float, default=60, help="seconds to wait for the warm-up to arrive")
     r.add_argument("--timeout", type=float, default=600, help="seconds to wait for the measured messages")
+    r.add_argument("--elements", default="", help="letters of ELEMENTS the sender adds to each message (R, O, Q, M, S)")
     for p in (r, rc := sub.add_parser("_receive")):
         p.add_argument("--host", default="127.0.0.1")
         p.add_argument("--port", type=int, default=5222)
@@ -387,6 +408,7 @@ def main():
         p.add_argument("--receiver-room", help="room the receiver joins and listens in")
         p.add_argument("--warmup", type=int, default=50)
         p.add_argument("--idle", type=float, default=10, help="stop this long after the last arrival once all is sent")
+        p.add_argument("--receiver-sm", action="store_true", help="the receiver enables stream management (XEP-0198)")
     rc.add_argument("--tag", required=True)
     rc.add_argument("-n", type=int, required=True)
     rp = sub.add_parser("report")

@@ -116,6 +116,12 @@ def report(path):
         io = lambda label: f"{fmt(g(label, 'throughput', 'server_reads_per_msg'), 2)} reads, {fmt(g(label, 'throughput', 'server_writes_per_msg'), 2)} writes"
         print(f"  server CPU/msg bridge/bot {fmt(ratio(sb, sbot), 2)}x  throughput run ({fmt(sb)} vs {fmt(sbot)} µs; issue 43 goal <= 1.2x);"
               f" server per msg: bridge {io('bridge')}, bot {io('bot')}")
+        extras = sorted({label for (v, label, mode) in groups if v == variant and label.startswith("direct+")})
+        if extras:
+            sd = g("direct", "throughput", "server_cpu_us_per_msg")
+            costs = ", ".join(f"{label[7:]} +{fmt(sub(g(label, 'throughput', 'server_cpu_us_per_msg'), sd))}" for label in extras)
+            print(f"  server CPU/msg over the direct path's {fmt(sd)} µs (issue 43; sm: a receiver with stream management;"
+                  f" letters: elements R relay marker, O origin-id, Q receipt request, M markable, S store hint): {costs} µs")
         print(f"  added latency, bridge     p50 {fmt(sub(b50, d50), 2)} ms, p99 {fmt(sub(b99, d99), 2)} ms"
               f"  (bot: {fmt(sub(o50, d50), 2)} / {fmt(sub(o99, d99), 2)}; in-memory bridge: {fmt(sub(m50, d50), 2)} / {fmt(sub(m99, d99), 2)})")
         if not rooms or tm is not None:

@@ -12,6 +12,11 @@
 #   bridge-postgres  the bridge with its state in PostgreSQL (issue 26; a throwaway server,
 #                  postgres.sh) instead of SQLite: run it beside `bridge`, e.g.
 #                  RELAY_BENCH_ONLY="bridge bridge-postgres bridge bridge-postgres"
+#   direct+sm      the direct path with a receiver that enables stream management: what the
+#                  server's resend queue costs per message (issue 43)
+#   direct+LETTERS the direct path, each message carrying elements a relayed copy may carry
+#                  (R relay marker, O origin-id, Q receipt request, M markable, S store
+#                  hint; e.g. direct+RO): what each costs the server (issue 43)
 #   archive-pair   two bridges at the same time, archive on (accounts sender, relay,
 #                  receiver) and off (sender2, relay2, receiver2), each loaded by its own
 #                  load.py at once: a slow spell of the machine falls on both sides of the
@@ -110,9 +115,10 @@ cleanup() {
 
 # ---------------------------------------------------------------- helpers
 
-load() {  # LABEL MODE TARGET [ACCOUNT SUFFIX] [RELAY PID]
+load() {  # LABEL MODE TARGET [ACCOUNT SUFFIX] [RELAY PID]; LOAD_ARGS: more load.py options
   local label=$1 mode=$2 target=$3 suffix=${4:-} pid=${5:-${RELAY_PID:-}} line
-  line=$("$PY" "$HERE/load.py" run --variant "$VARIANT" --label "$label" --mode "$mode" -n "$N" --rate "$R" \
+  # shellcheck disable=SC2086
+  line=$("$PY" "$HERE/load.py" run --variant "$VARIANT" --label "$label" --mode "$mode" -n "$N" --rate "$R" ${LOAD_ARGS:-} \
     --target "$target" --host 127.0.0.1 --port "$C2S_PORT" --ca-file "$CA_FILE" \
     --sender "sender$suffix@$XMPP_DOMAIN/load" --sender-password-file "$DIR/sender$suffix.password" \
     --receiver "receiver$suffix@$XMPP_DOMAIN/load" --receiver-password-file "$DIR/receiver$suffix.password" \
@@ -296,6 +302,8 @@ for VARIANT in $MAMS; do
     say " $path"
     case $path in
       direct) RELAY_PID= ; throughput direct "receiver@$XMPP_DOMAIN"; load direct latency "receiver@$XMPP_DOMAIN" ;;
+      direct+sm) RELAY_PID= ; LOAD_ARGS=--receiver-sm throughput "$path" "receiver@$XMPP_DOMAIN" ;;
+      direct+[ROQMS]*) RELAY_PID= ; LOAD_ARGS="--elements ${path#direct+}" throughput "$path" "receiver@$XMPP_DOMAIN" ;;
       bridge) run_bridge bridge "bridge.sqlite" ;;
       bot) run_bot ;;
       bridge-memory) run_bridge bridge-memory ":memory:" ;;

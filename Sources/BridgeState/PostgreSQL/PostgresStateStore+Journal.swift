@@ -9,8 +9,7 @@ extension PostgresStateStore {
             // The script, then its secrets with bound parameters, in one transaction.
             return try self.withConnection(operation) { connection throws(PostgresError) in
                 do throws(PostgresError) {
-                    try connection.run(script: "BEGIN;\n" + script.sql)
-                    for statement in script.bound { try connection.execute(statement.sql, statement.parameters) }
+                    try Self.run(script, prefix: "BEGIN;\n", on: connection)
                     try connection.run(script: "COMMIT")
                 } catch {
                     if connection.isOpen { _ = try? connection.run(script: "ROLLBACK") }
@@ -31,8 +30,7 @@ extension PostgresStateStore {
                 for entry in entries {
                     let script = PostgresJournalScript([entry], intakeThrough: nil)
                     do throws(PostgresError) {
-                        try connection.run(script: "SAVEPOINT entry;\n" + script.sql)
-                        for statement in script.bound { try connection.execute(statement.sql, statement.parameters) }
+                        try Self.run(script, prefix: "SAVEPOINT entry;\n", on: connection)
                         try connection.run(script: "RELEASE SAVEPOINT entry")
                     } catch {
                         try connection.run(script: "ROLLBACK TO SAVEPOINT entry")
@@ -45,6 +43,14 @@ extension PostgresStateStore {
                 throw error
             }
         }
+    }
+
+    /// Runs `script` after `prefix` (the transaction or savepoint it belongs to), then its
+    /// secrets as statements with bound parameters: they never appear in a statement's
+    /// text, which PostgreSQL logs when a statement fails.
+    private static func run(_ script: PostgresJournalScript, prefix: String, on connection: PostgresConnection) throws(PostgresError) {
+        try connection.run(script: prefix + script.sql)
+        for statement in script.bound { try connection.execute(statement.sql, statement.parameters) }
     }
 
     /// `entries` without the session state of transports whose lease is no longer good here

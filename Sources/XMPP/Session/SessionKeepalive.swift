@@ -20,13 +20,13 @@ enum SessionKeepalive<C: Clock> where C.Duration == Duration, C.Instant: Sendabl
             // (XEP-0198 §4). No IQ to track, no stanza counted, so no `<r/>` after it: one
             // round trip where an IQ ping costs two, for each of 10,000 idle accounts once
             // a minute (issue 43). The answer, like any traffic, resets the machine.
-            // The watchdog is armed here, as ``XMPPSession/transmit(_:on:)`` arms it, before
-            // this timer is armed again: the timers' task then sleeps until the earlier of the
-            // two once, instead of being woken out of a sleep (a scheduled task cancelled, a
+            // The watchdog is armed here (``XMPPSession/prepareTransmit(_:)``), before this
+            // timer is armed again: the timers' task then sleeps until the earlier of the two
+            // once, instead of being woken out of a sleep (a scheduled task cancelled, a
             // linear search of the event loop's 10,000 others). The write goes beside.
-            let request = session.streamManagement.machine.requestAck()
-            session.streamManagement.watchdogRequested(in: session)
-            session.spawn { _ in try? await connection.send([request]) }
+            let request = [session.streamManagement.machine.requestAck()]
+            session.prepareTransmit(request)
+            session.spawn { _ in try? await connection.send(request) }
         case .sendPing:
             let ping = IQ(type: .get, id: session.dependencies.ids.next(), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
             let timeout = session.dependencies.configuration.pingTimeout

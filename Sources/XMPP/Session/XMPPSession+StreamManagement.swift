@@ -12,6 +12,15 @@ extension XMPPSession {
     /// elements to the channel, whose writes keep their order: the wire order is the
     /// numbering order.
     func transmit(_ elements: [XMLElement], on connection: XMPPConnection) async throws {
+        self.prepareTransmit(elements)
+        try await connection.send(elements)
+    }
+
+    /// What goes before `elements` are written, at once: their stanzas numbered (the ledger
+    /// told first) and the watchdog armed for an `<r/>` riding last. ``transmit(_:on:)``
+    /// does both. Only elements without stanzas (the keepalive's `<r/>`) may be written
+    /// beside, in a spawned task: numbered stanzas must reach the channel in their order.
+    func prepareTransmit(_ elements: [XMLElement]) {
         let ledger = self.dependencies.configuration.ledger
         for element in elements where element.isStanza {
             if let number = self.streamManagement.machine.stanzaSent(element) { ledger?.sent(number, id: element[attribute: "id"]) }
@@ -20,7 +29,6 @@ extension XMPPSession {
         if let last = elements.last, last.name == "r", last.namespace == StreamManagementStateMachine.namespace {
             self.streamManagement.watchdogRequested(in: self)
         }
-        try await connection.send(elements)
     }
 
     /// The consumer is done with these inbound messages (``Message/streamNumber``), durably
