@@ -49,6 +49,7 @@ def now_ns():
 # What a relayed copy may carry besides its body (issue 43: what each costs the server),
 # for --elements: the relay marker, origin-id (XEP-0359), a receipt request (XEP-0184),
 # markable (XEP-0333) and a store hint (XEP-0334).
+# Attributes None: the message's own id (slixmpp gives every message one), as our copies do.
 ELEMENTS = {
     "R": ("urn:xmpp-bridge:relay:0", "relay", {"by": "xmpp-bridge"}),
     "O": ("urn:xmpp:sid:0", "origin-id", None),
@@ -414,6 +415,8 @@ def main():
     rp = sub.add_parser("report")
     rp.add_argument("results")
     args = parser.parse_args()
+    if getattr(args, "elements", "") and set(args.elements) - set(ELEMENTS):
+        parser.error(f"--elements: letters of {''.join(ELEMENTS)}, not {args.elements}")
     if args.command == "report":
         report(args.results)
         return 0

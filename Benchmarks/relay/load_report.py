@@ -51,13 +51,15 @@ def report(path):
     print(line(head))
     print(line(head2))
     errors = []
+    # The direct+… paths (what each element costs the server) get rows too, after the rest.
+    labels += sorted({label for (_, label, _) in groups if label.startswith("direct+")})
     for variant in variants:
         for label in labels:
             t, lat = pick(variant, label, "throughput"), pick(variant, label, "latency")
             if t is None and lat is None:
                 continue
             d50, d99 = get(variant, "direct", "latency", "lat_p50_ms"), get(variant, "direct", "latency", "lat_p99_ms")
-            relay = label != "direct"
+            relay = not label.startswith("direct")
             print(line((
                 variant, label,
                 f"{t.get('received', '-')}/{t['n']}" if t else "-",

@@ -272,7 +272,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
             if type != .groupchat, let nick = self.nickElement { message.extensions.append(nick) }
-            if type == .chat || type == .normal, content.asksReceipt(body: body), delivery.asksReceipt {
+            if type == .chat || type == .normal, content.mayAskReceipt(body: body), delivery.asksReceipt {
                 // For phones (issue 11): ask for a receipt (XEP-0184) and a displayed marker
                 // (XEP-0333), and ask the server to store it (XEP-0334) for an offline one.
                 message.extensions += MessageReceipt.requests

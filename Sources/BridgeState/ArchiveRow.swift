@@ -93,7 +93,7 @@ package final class ArchiveRow: @unchecked Sendable, CustomStringConvertible {
     ) {
         self.at = SQLiteStateStore.milliseconds(at)
         self.bridgeMade = bridgeMade
-        let contentColumn = MessageContentColumn.encode(content.withoutReceiptWish)
+        let contentColumn = MessageContentColumn.encode(content.withoutWantsReceipt)
         // Two passes over the same columns, the sizes then the bytes: no array of them is
         // made (this runs on the event loop for every archived message).
         let copiesBytes = ArchiveCopiesColumn.byteCount(copies)

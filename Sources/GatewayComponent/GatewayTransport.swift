@@ -225,7 +225,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             message.extensions.append(RelayMarker.element(bridgeID: self.bridgeID))
             message.extensions.append(OriginID.element(delivery.relayID))
             message.extensions += elements
-            if type == .chat || type == .normal, content.asksReceipt(body: body), delivery.asksReceipt {
+            if type == .chat || type == .normal, content.mayAskReceipt(body: body), delivery.asksReceipt {
                 message.extensions += MessageReceipt.requests
             }
             // Its size with its ping, near enough for chunking: the text, and the envelope

@@ -111,7 +111,7 @@ public struct ArchivedMessage: Hashable, Sendable, Codable {
         try container.encode(self.sourceID, forKey: .sourceID)
         try container.encode(self.body, forKey: .body)
         try container.encodeIfPresent(self.subject, forKey: .subject)
-        if !self.content.isEmpty { try container.encode(self.content.withoutReceiptWish, forKey: .content) }
+        if !self.content.isEmpty { try container.encode(self.content.withoutWantsReceipt, forKey: .content) }
         try container.encode(self.copies, forKey: .copies)
         try container.encode(self.bridgeMade, forKey: .bridgeMade)
         try container.encodeIfPresent(self.editedAt, forKey: .editedAt)

@@ -43,10 +43,12 @@ public struct Delivery: Hashable, Sendable, Codable {
 }
 
 extension Delivery {
-    /// Whether this copy asks its target for a receipt: the copy of a local input or of the
-    /// bridge's own message (its delivery status is kept), or a copy whose receipt goes back
-    /// to a sender who asked (``MessageContent/wantsReceipt``). A receipt nobody reads is
-    /// not asked for: every element costs the server (and its archive) on every message.
+    /// Whether this copy asks its target for a receipt: a copy of a local input or a page
+    /// (a source without an address: its delivery status is kept, and alerts ask for
+    /// phones), or a copy whose receipt goes back to a sender who asked
+    /// (``MessageContent/wantsReceipt``). Nobody reads the receipt of any other message (an
+    /// encryption or occupant notice, a copy for a sender who asked for none), and every
+    /// element costs the server, and its archive, on every message (issue 43).
     public var asksReceipt: Bool {
         self.source.address == nil || self.content.wantsReceipt == true
     }

@@ -32,12 +32,11 @@ public struct MessageContent: Hashable, Sendable, Codable {
     /// A receipt (XEP-0184; with `receiptDisplayed`, a displayed marker, XEP-0333) for the id.
     public var receiptFor: String?
     public var receiptDisplayed: Bool?
-    /// Whether a receipt of this message is wanted. From a source: its sender asked for a
-    /// delivery receipt or a displayed marker (XEP-0184 §5.1 `<request/>`, XEP-0333 §4
-    /// `<markable/>`). On a delivery: the router's word that the target's receipt goes back
-    /// to that sender (a channel with `receipts`), so the copy asks for one. Nil: not said
-    /// (a transport asks for the copies of local inputs and of the bridge's own messages,
-    /// whose delivery status is kept). Not part of ``isEmpty``: it is no content.
+    /// Whether someone wants a receipt of this message: true or nil (not said). From a
+    /// source: its sender asked for a delivery receipt or a displayed marker (XEP-0184 §5.1
+    /// `<request/>`, XEP-0333 §4 `<markable/>`). On a delivery: the router's word that the
+    /// target's receipt goes back to that sender (a channel with `receipts`), so the copy
+    /// asks for one (``Delivery/asksReceipt``). Not part of ``isEmpty``: it is no content.
     public var wantsReceipt: Bool?
     /// An instruction to the delivering transport: fetch the file at `url` (at most this
     /// many bytes) and share its own upload of it instead (a channel with `reupload`).
@@ -72,11 +71,11 @@ public struct MessageContent: Hashable, Sendable, Codable {
     }
 
     /// Nothing but text (whether a receipt is wanted aside).
-    public var isEmpty: Bool { self.withoutReceiptWish == MessageContent() }
+    public var isEmpty: Bool { self.withoutWantsReceipt == MessageContent() }
 
     /// The content without ``wantsReceipt``: what is kept of a message once relayed (the
-    /// archive, its API).
-    public var withoutReceiptWish: MessageContent {
+    /// local archive and its API, which show what was said, not who wanted a receipt).
+    public var withoutWantsReceipt: MessageContent {
         var content = self
         content.wantsReceipt = nil
         return content

@@ -5,10 +5,11 @@ import TransportCore
 @testable import Bridge
 @testable import BridgeRouting
 @testable import BridgeState
+@testable import LocalArchive
 
 /// Which copies ask their target for a receipt (issue 43, what a relayed message costs the
-/// server): those of local inputs and of the bridge's own messages, whose delivery status
-/// is kept, and those whose receipt goes back to a sender who asked for one. Any other
+/// server): those of local inputs and pages, whose delivery status is kept, and those
+/// whose receipt goes back to a sender who asked for one. Any other
 /// request, marker and store hint would cost the server on every message for nothing.
 @Suite("Receipt requests")
 struct ReceiptRequestTests {
@@ -48,8 +49,8 @@ struct ReceiptRequestTests {
         }
     }
 
-    @Test("a local input's copies and the bridge's own messages always ask: their delivery status is kept")
-    func localAndBridgeMade() {
+    @Test("a local input's copies and pages always ask (their delivery status is kept); a notice back to a sender does not")
+    func localPagesAndNotices() throws {
         let toBob = Self.copies(Self.router(receipts: false), from: Self.console, asking: nil).filter { $0.target == Self.bob }
         #expect(toBob.map(\.asksReceipt) == [true])
         let page = Delivery(
@@ -57,16 +58,38 @@ struct ReceiptRequestTests {
             source: Endpoint(transport: "paging"), sourceID: "p-1", relayID: "p-1"
         )
         #expect(page.asksReceipt)
+        var encrypted = InboundMessage(source: Self.alice, sender: "alice@x.test/phone", nick: "Alice", id: "a-2", body: "fallback")
+        encrypted.content = MessageContent(encryption: "OMEMO", wantsReceipt: true)
+        let notice = try #require(Self.router(receipts: true).encryptionNotice(for: encrypted, relayID: "n-1"))
+        #expect(notice.target == Self.alice && !notice.asksReceipt)
+    }
+
+    @Test("through a gateway a copy asks exactly when its sender asked: both sides are one conversation")
+    func gateway() {
+        for asking in [true, nil] as [Bool?] {
+            var message = RouterTests.message("home", "bob@home.example", body: "hi")
+            message.content.wantsReceipt = asking
+            let copies = RouterTests.deliveries(RouterTests.route(GatewayRoutingTests.router, message)).filter { $0.target == GatewayRoutingTests.link.userEndpoint }
+            #expect(copies.count == 1)
+            #expect(copies.allSatisfy { $0.asksReceipt == (asking == true) }, "\(copies)")
+        }
     }
 
     @Test("the wish is no content (a plain message stays plain), the queue keeps it, the archive drops it")
     func storage() {
         let wish = MessageContent(wantsReceipt: true)
         #expect(wish.isEmpty)
-        #expect(wish.withoutReceiptWish == MessageContent())
+        #expect(wish.withoutWantsReceipt == MessageContent())
         #expect(MessageContentColumn.decode(MessageContentColumn.encode(wish)) == wish)
         #expect(MessageContentColumn.encode(MessageContent()) == nil)
         let rich = MessageContent(replyTo: "x", wantsReceipt: true)
         #expect(!rich.isEmpty && MessageContentColumn.decode(MessageContentColumn.encode(rich)) == rich)
+        // The local archive keeps what was said, not who wanted a receipt of it.
+        let archived = ArchivedMessage(
+            at: Date(timeIntervalSince1970: 0), channel: "c", source: Self.alice, sender: "alice@x.test/phone", nick: "Alice", sourceID: "a-1",
+            body: "hi", content: rich
+        )
+        let json = String(decoding: (try? JSONEncoder().encode(archived)) ?? Data(), as: UTF8.self)
+        #expect(json.contains("replyTo") && !json.contains("wantsReceipt"), "\(json)")
     }
 }

@@ -10,7 +10,7 @@ import XMPPMapping
 struct MessageContentMappingTests {
     static let everyField = MessageContent(
         url: "https://u.test/a.png", replaceID: "p", replyTo: "r", replyFallback: "> q\n", reactionTo: "t", reactions: ["👍", "🎉"],
-        retractID: "x", encryption: "OMEMO", receiptFor: "c", receiptDisplayed: true, reuploadMaxBytes: 1024
+        retractID: "x", encryption: "OMEMO", receiptFor: "c", receiptDisplayed: true, wantsReceipt: true, reuploadMaxBytes: 1024
     )
 
     @Test func everyFieldButTheReuploadInstructionSurvivesTheRoundTrip() {

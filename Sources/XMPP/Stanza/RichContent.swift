@@ -74,14 +74,15 @@ public struct RichContent: Hashable, Sendable {
     /// Nothing but text.
     public var isEmpty: Bool {
         var content = self
-        content.wantsReceipt = nil
+        content.wantsReceipt = nil  // no content: see ``wantsReceipt``
         return content == RichContent()
     }
 
     /// Whether a message with this content may ask for a receipt and a displayed marker
     /// (``MessageReceipt/requests``): one with a body that is no receipt itself (XEP-0184
-    /// §5.4: never ask for a receipt of a receipt), reaction or retraction (no message to see).
-    public func asksReceipt(body: String?) -> Bool {
+    /// §5.4: never ask for a receipt of a receipt), reaction or retraction (no message to
+    /// see). Whether it does is the sender's to say (the bridge: `Delivery.asksReceipt`).
+    public func mayAskReceipt(body: String?) -> Bool {
         body != nil && self.receiptFor == nil && self.reactionTo == nil && self.retractID == nil
     }
 
