@@ -248,6 +248,12 @@ struct ArchiveCatchUpStateMachineTests {
             XMLAttribute(name: "by", value: "Bridge@Example.test"), XMLAttribute(name: "id", value: "real"),
         ]))
         #expect(Machine.stanzaID(of: message, ownJID: Self.own) == "real")
+        // As servers write it: our bare JID as bound (compared as text, not parsed).
+        var exact = Message(type: .chat, body: "x")
+        exact.extensions.append(XMLElement(name: "stanza-id", namespace: Machine.stanzaIDNamespace, attributes: [
+            XMLAttribute(name: "by", value: "bridge@example.test"), XMLAttribute(name: "id", value: "exact"),
+        ]))
+        #expect(Machine.stanzaID(of: exact, ownJID: Self.own) == "exact")
         for cursor in [ArchiveCursor.after("A:1 x"), .since(Self.now)] {
             #expect(ArchiveCursor(cursor.description) == cursor)
         }

@@ -328,8 +328,12 @@ public struct ArchiveCatchUpStateMachine: Sendable {
     /// `by` is our own bare JID. Others' are not trusted (anyone can write one).
     public static func stanzaID(of message: Message, ownJID: JID) -> StanzaID? {
         let own = ownJID.bare
+        // Servers write `by` as the bare JID we bound, as is: compared as text first, and
+        // parsed (stringprep, per message with an archive) only when the text differs.
+        let ownText = own.description
         let element = message.extensions.first {
-            $0.name == "stanza-id" && $0.namespace == Self.stanzaIDNamespace && $0[attribute: "by"].flatMap { try? JID($0) } == own
+            guard $0.name == "stanza-id", $0.namespace == Self.stanzaIDNamespace, let by = $0[attribute: "by"] else { return false }
+            return by == ownText || (try? JID(by)) == own
         }
         return element?[attribute: "id"].flatMap { $0.isEmpty ? nil : StanzaID($0) }
     }
