@@ -76,11 +76,16 @@ struct ReceiptRequestTests {
     }
 
     @Test("the wish is no content (a plain message stays plain), the queue keeps it, the archive drops it")
-    func storage() {
+    func storage() throws {
         let wish = MessageContent(wantsReceipt: true)
         #expect(wish.isEmpty)
         #expect(wish.withoutWantsReceipt == MessageContent())
         #expect(MessageContentColumn.decode(MessageContentColumn.encode(wish)) == wish)
+        // Written without a coder, and exactly what the coder writes: any build reads it.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        #expect(MessageContentColumn.encode(wish) == String(decoding: try encoder.encode(wish), as: UTF8.self))
+        #expect(try JSONDecoder().decode(MessageContent.self, from: Data(MessageContentColumn.wantsReceiptOnly.utf8)) == wish)
         #expect(MessageContentColumn.encode(MessageContent()) == nil)
         let rich = MessageContent(replyTo: "x", wantsReceipt: true)
         #expect(!rich.isEmpty && MessageContentColumn.decode(MessageContentColumn.encode(rich)) == rich)
