@@ -85,9 +85,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
-        // Beside the event path, child tasks of this run (``SideWork``).
-        let side = SideWork()
-        self.side.withLockedValue { $0 = side }
+        // Child tasks beside the event path (``SideWork``): a task for them only with a profile or OMEMO.
+        let side = SideWork(), hasSideWork = self.omemoSettings != nil || !self.profile.isEmpty
+        if hasSideWork { self.side.withLockedValue { $0 = side } }
         if let settings = self.omemoSettings {
             // The device before the session: its first message may be encrypted.
             do {
@@ -108,7 +108,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
-                group.addTask { await side.run() }
+                if hasSideWork { group.addTask { await side.run() } }
                 var handled: [UInt32] = []
                 for await first in session.events {
                     var batch = [first]

@@ -46,9 +46,10 @@ struct SessionTimersTests {
         let due = timers.takeDue(now: self.at(100))
         #expect(timers.isEmpty && due.isEmpty)
         _ = timers.arm(.watchdog, at: self.at(1))
-        timers.sleeping(until: self.at(1))
-        timers.wake = OneShotWaiter()
+        let first = timers.sleeping(until: self.at(1))
         timers.removeAll()
-        #expect(timers.isEmpty && timers.sleepingUntil == nil && timers.wake == nil)
+        #expect(timers.isEmpty && timers.sleepingUntil == nil)
+        let second = timers.sleeping(until: self.at(2))
+        #expect(second == first + 1, "a sleeper replaced finds its number stale")
     }
 }

@@ -1,10 +1,10 @@
 /// The session's timers while a connection is up: one deadline per ``Kind``, run by one
-/// task of the connection's task group that sleeps until the earliest
-/// (``XMPPSession/runTimers()``), instead of a task per timer.
+/// task that sleeps until the earliest (``XMPPSession/startTimers()``), instead of a task
+/// per timer.
 ///
 /// It does no I/O and reads no clock: the owner arms and cancels deadlines, asks
 /// ``takeDue(now:)`` what fired when its sleep ends, and learns from ``arm(_:at:)`` when the
-/// sleeping task must wake because an earlier deadline came in.
+/// sleeping task must be replaced because an earlier deadline came in.
 struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     enum Kind: Hashable, Sendable, CaseIterable {
         /// Our `<a/>` held back to answer a burst at once (XEP-0198 §4).
@@ -22,11 +22,15 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     }
 
     private var deadlines: [Kind: Instant] = [:]
-    /// The deadline the running task sleeps until (nil: it waits for one to be armed).
+    /// The deadline the sleeping task sleeps until (nil: none sleeps).
     private(set) var sleepingUntil: Instant?
-    /// The waiter the running task sleeps on, completed to wake it (an earlier deadline):
-    /// held here so that arming can reach it; completing it is the owner's.
-    var wake: OneShotWaiter<Void>?
+    /// The task that sleeps until ``sleepingUntil``: held here so that arming an earlier
+    /// deadline can cancel it; starting and cancelling it are the owner's.
+    var sleeper: Task<Void, Never>?
+    /// Counts the sleepers started: one that wakes after it was replaced finds its number stale.
+    private(set) var sleeperNumber = 0
+    /// Whether the timers run: from the start of the connection's task group to its end.
+    var running = false
 
     var isEmpty: Bool { self.deadlines.isEmpty }
 
@@ -49,9 +53,12 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
         self.deadlines[timer] = nil
     }
 
-    /// The running task sleeps until `deadline` now (nil: until a timer is armed).
-    mutating func sleeping(until deadline: Instant?) {
+    /// A task sleeps until `deadline` now (nil: none sleeps); returns the sleeper's number.
+    @discardableResult
+    mutating func sleeping(until deadline: Instant?) -> Int {
         self.sleepingUntil = deadline
+        self.sleeperNumber += 1
+        return self.sleeperNumber
     }
 
     /// The timers due at `now`, earliest first (equal deadlines in ``Kind``'s order); they
@@ -70,6 +77,5 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     mutating func removeAll() {
         self.deadlines.removeAll()
         self.sleepingUntil = nil
-        self.wake = nil
     }
 }

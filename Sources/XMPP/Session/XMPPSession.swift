@@ -204,22 +204,26 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.read(connection) }
-            group.addTask { await self.runTimers() }
+        // This task runs the jobs itself, reading is a child, the timers sleep in one task
+        // (``startTimers()``): every task an account keeps costs its memory for as long as
+        // it lives (docs/performance.md), so none only waits for the others.
+        await withDiscardingTaskGroup { group in
             group.addTask {
-                await withDiscardingTaskGroup { running in
-                    for await job in jobs { running.addTask(executorPreference: executor) { await job() } }
-                }
+                await self.read(connection)
+                work.finish()
             }
+            self.startTimers()
             // In a task of its own, which ends when it is done: a task keeps its largest
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
-            await withTaskGroup(of: Void.self) { restoring in
-                restoring.addTask { await SessionRestore.run(on: connection, resumed: resumed, in: self) }
+            group.addTask { await SessionRestore.run(on: connection, resumed: resumed, in: self) }
+            for await job in jobs {
+                // Reading ended (the connection closed): what is still queued is dropped.
+                guard self.current.connection != nil else { break }
+                group.addTask(executorPreference: executor) { await job() }
             }
-            // Whichever ends first (reading ends when the connection closes) ends the rest.
-            await group.next()
+            // Reading ended: the timers and the jobs under way end with it.
+            self.stopTimers()
             group.cancelAll()
         }
         work.finish()
