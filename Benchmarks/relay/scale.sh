@@ -20,6 +20,7 @@
 #                       FAST: prosody-modules) or ejabberd (24.12; needs root)
 #   RELAY_BENCH_LOGIN   auto (default) or legacy (RFC 6120 only), the accounts' `login`
 #   RELAY_BENCH_IDLE    seconds of the idle phase (default 60; 0 skips it)
+#   RELAY_BENCH_LOGINS  the bridge's max_concurrent_logins (default: the bridge's own)
 #   RELAY_BENCH_BIN     default .build/release/xmpp-bridge, built if missing
 #   RELAY_BENCH_KEEP    set: keep the work folder (logs, state) and print its path
 #   RELAY_BENCH_WRAP    a command the bridge is run under that execs it (the pid stays the
@@ -83,6 +84,7 @@ chmod 600 "$WORK/pw"
 CFG=$WORK/bridge.toml
 {
   printf '[bridge]\nstate = "%s"\ncontrol_socket = "%s"\n' "$WORK/bridge.sqlite" "$WORK/bridge.control"
+  [ -n "${RELAY_BENCH_LOGINS:-}" ] && printf 'max_concurrent_logins = %s\n' "$RELAY_BENCH_LOGINS"
   for i in $(seq 1 "$ACCOUNTS"); do
     printf '\n[accounts.s%s]\njid = "s%s@%s"\npassword_file = "%s"\nhost = "127.0.0.1"\nport = %s\nca_file = "%s"\nlogin = "%s"\n' \
       "$i" "$i" "$XMPP_DOMAIN" "$WORK/pw" "$C2S_PORT" "$CA_FILE" "$LOGIN"

@@ -71,11 +71,14 @@ public struct RichContent: Hashable, Sendable {
         public static let hints = "urn:xmpp:hints"
     }
 
-    /// Nothing but text.
-    public var isEmpty: Bool {
+    /// Nothing but text (a wish for a receipt is no content: see ``wantsReceipt``).
+    public var isEmpty: Bool { self.withoutWantsReceipt == RichContent() }
+
+    /// The content without ``wantsReceipt``.
+    public var withoutWantsReceipt: RichContent {
         var content = self
-        content.wantsReceipt = nil  // no content: see ``wantsReceipt``
-        return content == RichContent()
+        content.wantsReceipt = nil
+        return content
     }
 
     /// Whether a message with this content may ask for a receipt and a displayed marker
