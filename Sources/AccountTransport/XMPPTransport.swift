@@ -33,7 +33,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// Each login's number: a nick and avatar publish of an earlier login stops at its next
     /// step.
     let logins = NIOLockedValueBox(0)
-    /// The side work of the run under way (``SideWork``).
+    /// The side work of the run under way (``SideWork``); nil without a profile or OMEMO.
     let side = NIOLockedValueBox<SideWork?>(nil)
     /// With `omemo = true` (issue 41): how the device is set up, and the device once open.
     let omemoSettings: OMEMOSettings?

@@ -33,7 +33,7 @@ extension Router {
         // Through a gateway both sides are one conversation: a receipt always goes back.
         relay.pieces(for: target, render: { $0 }, plainFormat: true).map { piece in
             var piece = piece
-            piece.content.wantsReceipt = message.content.wantsReceipt
+            piece.content.wantsReceipt = message.content.wantsReceipt == true ? true : nil
             return Delivery(
                 channel: channel, target: target, body: piece.body, originalBody: piece.originalBody, nick: message.nick, subject: message.subject,
                 type: message.sourceType ?? .chat, source: message.source, sourceID: message.id, relayID: makeID(), content: piece.content

@@ -4,7 +4,8 @@
 ///
 /// It does no I/O and reads no clock: the owner arms and cancels deadlines, asks
 /// ``takeDue(now:)`` what fired when its sleep ends, and learns from ``arm(_:at:)`` when the
-/// sleeping task must be replaced because an earlier deadline came in.
+/// sleeping task must be replaced because an earlier deadline came in. It holds that
+/// task's handle (``sleeper``) for the owner, who starts and cancels it.
 struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     enum Kind: Hashable, Sendable, CaseIterable {
         /// Our `<a/>` held back to answer a burst at once (XEP-0198 §4).
@@ -39,16 +40,16 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
 
     func deadline(of timer: Kind) -> Instant? { self.deadlines[timer] }
 
-    /// Arms `timer` for `deadline` (replacing its earlier one); true when the running task
-    /// must wake to sleep until an earlier deadline than it does now.
+    /// Arms `timer` for `deadline` (replacing its earlier one); true when no task sleeps or
+    /// the one that does sleeps until a later deadline: it must be replaced.
     mutating func arm(_ timer: Kind, at deadline: Instant) -> Bool {
         self.deadlines[timer] = deadline
         guard let sleeping = self.sleepingUntil else { return true }
         return deadline < sleeping
     }
 
-    /// Disarms `timer`. The running task needs no wake: it finds nothing due and sleeps
-    /// again, until the next earliest.
+    /// Disarms `timer`. The sleeping task is not replaced: when it wakes it finds nothing
+    /// due and the next sleeps until the next earliest.
     mutating func cancel(_ timer: Kind) {
         self.deadlines[timer] = nil
     }

@@ -2,6 +2,11 @@
 /// task sleeps until the earliest deadline and runs what is due; arming an earlier one
 /// replaces it. Not a loop in a task of the group: a loop would sleep in a child of its own
 /// (to be woken early), two tasks an idle account keeps for life instead of one.
+///
+/// The sleeper is the session's one stored unstructured task, against the rule of one task
+/// group per connection: a child of the group cannot be cancelled alone. It lives no longer
+/// than the group: ``stopTimers()`` runs on every way out of it and cancels the sleeper, and
+/// a sleeper that woke meanwhile finds its number stale.
 extension XMPPSession {
     /// Arms `timer` for `deadline`, replacing the sleeping task when it sleeps until a later one.
     func armTimer(_ timer: SessionTimers<C.Instant>.Kind, at deadline: C.Instant) {

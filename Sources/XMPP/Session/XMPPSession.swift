@@ -213,6 +213,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 work.finish()
             }
             self.startTimers()
+            defer { self.stopTimers() }  // on every way out: no sleeper outlives the connection
             // In a task of its own, which ends when it is done: a task keeps its largest
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
@@ -222,8 +223,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 guard self.current.connection != nil else { break }
                 group.addTask(executorPreference: executor) { await job() }
             }
-            // Reading ended: the timers and the jobs under way end with it.
-            self.stopTimers()
+            // Reading ended, or this task was cancelled: the jobs under way end with it.
             group.cancelAll()
         }
         work.finish()
