@@ -85,10 +85,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
-        // Child tasks beside the event path (``SideWork``): a task for them only with a profile or OMEMO.
-        let side = SideWork(), hasSideWork = self.omemoSettings != nil || !self.profile.isEmpty
-        if hasSideWork { self.side.withLockedValue { $0 = side } }
-        if let settings = self.omemoSettings {
+        // Child tasks beside the event path (``SideWork``): only with a profile or OMEMO.
+        let side = self.omemoSettings != nil || !self.profile.isEmpty ? SideWork() : nil
+        self.side.withLockedValue { $0 = side }
+        if let settings = self.omemoSettings, let side {
             // The device before the session: its first message may be encrypted.
             do {
                 let device = try await AccountOMEMO.open(
@@ -108,7 +108,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await session.run() }
-                if hasSideWork { group.addTask { await side.run() } }
+                if let side { group.addTask { await side.run() } }
                 var handled: [UInt32] = []
                 for await first in session.events {
                     var batch = [first]
@@ -117,7 +117,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 }
                 // The session ended: the side work's last jobs end (their requests fail at
                 // once), then what the device still holds goes to the journal.
-                side.finish()
+                side?.finish()
                 await group.waitForAll()
                 await self.omemo.withLockedValue({ $0 })?.flush()
             }
