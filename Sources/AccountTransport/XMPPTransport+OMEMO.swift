@@ -8,6 +8,24 @@ import XMPP
 /// it becomes an ``InboundMessage``; what goes to a contact is encrypted per its
 /// `encryption` just before it is written.
 extension XMPPTransport {
+    /// Opens the account's OMEMO device; false (and the account stopped) when its state
+    /// cannot be read. Out of ``runSession()``: that task keeps its largest frames for life.
+    @inline(never)
+    func openOMEMO(_ settings: OMEMOSettings, side: SideWork) async -> Bool {
+        do {
+            let device = try await AccountOMEMO.open(
+                jid: self.session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, loop: self.eventLoop,
+                side: side, logger: self.logger
+            )
+            self.omemo.withLockedValue { $0 = device }
+            return true
+        } catch {
+            self.logger.error("OMEMO state unreadable; the account does not start", metadata: ["error": "\(error)"])
+            await self.handler.handle(.stopped(reason: "OMEMO state unreadable: \(error)"), from: self.name)
+            return false
+        }
+    }
+
     /// What became of an arriving message.
     enum OMEMOArrival {
         /// Goes on as this message (decrypted, or never encrypted); `undecryptable`: why it

@@ -22,7 +22,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// The event loop the session's connections use; as a task executor, the session, this
     /// transport's event intake and its delivery worker all run there (see the bridge's
     /// `RelayPipeline` for the thread hops this saves).
-    private let eventLoop: any EventLoop
+    let eventLoop: any EventLoop
     public let executor: (any TaskExecutor)?
     /// The account's nick and avatar (issue 25), published at login when they changed.
     let profile: OwnProfile
@@ -88,20 +88,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         // Child tasks beside the event path (``SideWork``): only with a profile or OMEMO.
         let side = self.omemoSettings != nil || !self.profile.isEmpty ? SideWork() : nil
         self.side.withLockedValue { $0 = side }
-        if let settings = self.omemoSettings, let side {
-            // The device before the session: its first message may be encrypted.
-            do {
-                let device = try await AccountOMEMO.open(
-                    jid: session.account.description, configuration: .init(trust: settings.trust), keeper: settings.keeper, loop: self.eventLoop,
-                    side: side, logger: self.logger
-                )
-                self.omemo.withLockedValue { $0 = device }
-            } catch {
-                self.logger.error("OMEMO state unreadable; the account does not start", metadata: ["error": "\(error)"])
-                await self.handler.handle(.stopped(reason: "OMEMO state unreadable: \(error)"), from: self.name)
-                return
-            }
-        }
+        // The device before the session: its first message may be encrypted.
+        if let settings = self.omemoSettings, let side, !(await self.openOMEMO(settings, side: side)) { return }
         // Every presence, the first included, carries the avatar's hash (XEP-0153).
         await session.setPresenceExtensions(self.profile.presenceUpdate.map { [$0] } ?? [])
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)

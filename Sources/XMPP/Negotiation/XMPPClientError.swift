@@ -1,6 +1,10 @@
 /// Why a client connection could not be established or ended (RFC 6120 §4.9 stream
 /// errors, §5 TLS, §6 SASL, §7 binding), with enough context for a one-line message.
-public enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// `indirect`: a pointer wherever it is kept. Async frames hold every value live across a
+/// suspension, and a long-lived task keeps its largest frames for life
+/// (docs/performance.md); an error is rare, its size is paid in every frame that may hold one.
+public indirect enum XMPPClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The configuration cannot work (e.g. plaintext to a non-loopback address).
     case configuration(String)
     /// No address could be found for the domain.

@@ -83,6 +83,9 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     /// Connects and stays connected until ``stop()``, cancellation or a permanent failure;
     /// returns then.
     public func run() async {
+        // This task lives as long as the session and keeps the largest stack of async frames
+        // it ever ran (docs/performance.md): its own frame stays small, each turn's work is
+        // a function of its own, and the login runs in a child task that ends.
         var reconnect = ReconnectStateMachine<C>(configuration: self.dependencies.configuration.reconnect) { Double.random(in: $0) }
         var action = reconnect.start()
         var lastError: XMPPClientError?
@@ -92,48 +95,10 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 await self.finish(lastError)
                 return
             case .connect:
-                if let refused = self.dependencies.configuration.connectionRefusal() {
-                    (lastError, action) = (refused, reconnect.connectFailed(refused, now: self.dependencies.clock.now))
-                    continue
-                }
-                // One place in the process's login queue while connecting and logging in.
-                guard let connected = await self.dependencies.login.connect(self.dependencies.configuration.client, resume: self.streamManagement.resumeRequest(as: self.machine.ownJID)) else {
-                    break  // cancelled while waiting: the loop ends
-                }
-                do throws(XMPPClientError) {
-                    let connection = try connected.get()
-                    if self.lifecycle.isStopping || Task.isCancelled {
-                        // stop() came while connecting: do not start a session nobody wants.
-                        await connection.close()
-                        break
-                    }
-                    action = reconnect.connectSucceeded()
-                    self.dependencies.configuration.connectionNotices?.settled()
-                    let reason = await self.serve(connection)
-                    lastError = reason
-                    await self.emit(.offline(reason))
-                    guard !self.lifecycle.isStopping, self.dependencies.configuration.reconnects else { break }
-                    action = reconnect.connectionLost(reason, now: self.dependencies.clock.now)
-                } catch {
-                    lastError = error
-                    guard self.dependencies.configuration.reconnects else {
-                        action = .giveUp(error)
-                        continue
-                    }
-                    action = reconnect.connectFailed(error, now: self.dependencies.clock.now)
-                }
+                // nil: stopped or cancelled meanwhile; the loop's condition ends it.
+                if let next = await self.connectAndServe(&reconnect, lastError: &lastError) { action = next }
             case .wait(let until):
-                var metadata: Logger.Metadata = ["in": "\(self.dependencies.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
-                if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
-                if let notices = self.dependencies.configuration.connectionNotices {
-                    notices.notice(.connectionFailed, account: self.account, reason: lastError.map { "\($0)" }, metadata: metadata, logger: self.dependencies.logger)
-                } else {
-                    self.dependencies.logger.warning("connection failed; retrying", metadata: metadata)
-                }
-                let wake = OneShotWaiter<Void>()
-                self.lifecycle.backoff = wake
-                await wake.value(until: until, on: self.dependencies.clock, orElse: (), executor: self.dependencies.executor)
-                self.lifecycle.backoff = nil
+                await self.backOff(until: until, after: lastError)
                 action = reconnect.timerFired(now: self.dependencies.clock.now)
             case .giveUp(let error):
                 self.dependencies.logger.notice("giving up", metadata: ["error": "\(error)"])
@@ -143,6 +108,64 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         }
         _ = reconnect.stop()
         await self.finish(nil)
+    }
+
+    /// One connection: logs in, serves the connection until it closes, and returns what
+    /// the reconnect machine says next; nil when stopped or cancelled on the way.
+    @inline(never)
+    private func connectAndServe(_ reconnect: inout ReconnectStateMachine<C>, lastError: inout XMPPClientError?) async -> ReconnectStateMachine<C>.Action? {
+        if let refused = self.dependencies.configuration.connectionRefusal() {
+            lastError = refused
+            return reconnect.connectFailed(refused, now: self.dependencies.clock.now)
+        }
+        guard let connected = await self.logIn() else { return nil }  // cancelled while waiting
+        do throws(XMPPClientError) {
+            let connection = try connected.get()
+            if self.lifecycle.isStopping || Task.isCancelled {
+                // stop() came while connecting: do not start a session nobody wants.
+                await connection.close()
+                return nil
+            }
+            let next = reconnect.connectSucceeded()
+            self.dependencies.configuration.connectionNotices?.settled()
+            let reason = await self.serve(connection)
+            lastError = reason
+            await self.emit(.offline(reason))
+            guard !self.lifecycle.isStopping, self.dependencies.configuration.reconnects else { return next }
+            return reconnect.connectionLost(reason, now: self.dependencies.clock.now)
+        } catch {
+            lastError = error
+            guard self.dependencies.configuration.reconnects else { return .giveUp(error) }
+            return reconnect.connectFailed(error, now: self.dependencies.clock.now)
+        }
+    }
+
+    /// One place in the process's login queue while connecting and logging in; nil when
+    /// cancelled while waiting. In a child task: a login's frames (the client configuration
+    /// copied on the way) are freed when it ends, not kept by the session's task for life.
+    @inline(never)
+    private func logIn() async -> Result<XMPPConnection, XMPPClientError>? {
+        let (login, configuration) = (self.dependencies.login, self.dependencies.configuration.client)
+        let resume = self.streamManagement.resumeRequest(as: self.machine.ownJID)
+        async let connected = login.connect(configuration, resume: resume)
+        return await connected
+    }
+
+    /// Waits until `until` before the next attempt (``stop()`` cuts it short), after
+    /// telling why.
+    @inline(never)
+    private func backOff(until: C.Instant, after lastError: XMPPClientError?) async {
+        var metadata: Logger.Metadata = ["in": "\(self.dependencies.clock.now.duration(to: until))", "error": "\(lastError.map { "\($0)" } ?? "connection lost")"]
+        if let hint = lastError?.hint { metadata["hint"] = "\(hint)" }
+        if let notices = self.dependencies.configuration.connectionNotices {
+            notices.notice(.connectionFailed, account: self.account, reason: lastError.map { "\($0)" }, metadata: metadata, logger: self.dependencies.logger)
+        } else {
+            self.dependencies.logger.warning("connection failed; retrying", metadata: metadata)
+        }
+        let wake = OneShotWaiter<Void>()
+        self.lifecycle.backoff = wake
+        await wake.value(until: until, on: self.dependencies.clock, orElse: (), executor: self.dependencies.executor)
+        self.lifecycle.backoff = nil
     }
 
     /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
@@ -188,19 +211,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
-        self.current.connection = connection
-        let restored = self.streamManagement.acknowledgements.restoredSession
-        let resumed = await self.streamManagement.applyResumeAnswer(on: connection, in: self)
-        // From here on a loss given up (the watchdog) is this connection's, not the last one's.
-        self.archiveCheck.inDoubt.lastLossEndedByServer = false
-        if !resumed { self.machine.bound(as: connection.jid) }
-        if !resumed, let answer = connection.login.streamManagementAnswer {
-            await self.streamManagement.applyInlineEnable(answer, on: connection, in: self)
-        }
-        // Only a stream resumed within this process has missed nothing.
-        self.catchUp.state.streamStarted(continuesLast: resumed && !restored)
-        self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)
-        SessionKeepalive.arm(in: self)
+        let resumed = await self.startInChild(connection)
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
@@ -251,35 +262,74 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         if !resumable { self.streamManagement.end(in: self) }
     }
 
+    /// ``start(_:)`` in a child task that ends, like every deep step of the session's
+    /// long-lived task. A function of its own: an `async let` child and what it allocated
+    /// live until the end of its scope, not until its value is read.
+    @inline(never)
+    private func startInChild(_ connection: XMPPConnection) async -> Bool {
+        async let started: Bool = self.start(connection)
+        return await started
+    }
+
+    /// Takes the connection over: resumes the stream or starts a new one, arms the
+    /// keepalive; returns whether the stream was resumed.
+    @inline(never)
+    private func start(_ connection: XMPPConnection) async -> Bool {
+        self.current.connection = connection
+        let restored = self.streamManagement.acknowledgements.restoredSession
+        let resumed = await self.streamManagement.applyResumeAnswer(on: connection, in: self)
+        // From here on a loss given up (the watchdog) is this connection's, not the last one's.
+        self.archiveCheck.inDoubt.lastLossEndedByServer = false
+        if !resumed { self.machine.bound(as: connection.jid) }
+        if !resumed, let answer = connection.login.streamManagementAnswer {
+            await self.streamManagement.applyInlineEnable(answer, on: connection, in: self)
+        }
+        // Only a stream resumed within this process has missed nothing.
+        self.catchUp.state.streamStarted(continuesLast: resumed && !restored)
+        self.current.keepalive = KeepaliveStateMachine(configuration: self.current.keepalive.configuration, now: self.dependencies.clock.now)
+        SessionKeepalive.arm(in: self)
+        return resumed
+    }
+
+    /// The read loop. Each element is taken in this task, not in a child task of its own:
+    /// a child would free the deep frames a stanza needs, but it costs two trips through
+    /// the executor's queue per element, and a burst read at once would wait behind every
+    /// other account's work on the loop at each element (tried: docs/performance.md).
     private func read(_ connection: XMPPConnection) async {
         for await element in connection.elements {
-            self.current.keepalive.trafficReceived(now: self.dependencies.clock.now)
-            if let actions = self.streamManagement.machine.received(element) {
-                await self.streamManagement.perform(actions, on: connection, in: self)
-                continue
-            }
-            let number = self.streamManagement.machine.stanzaReceived()
-            var deferred = false
-            for action in await self.stanzaActions(for: element) {
-                guard case .emitMessage(var message, let carbon) = action else {
-                    await self.perform(action, on: connection)
-                    continue
-                }
-                if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
-                let reported = await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
-                deferred = deferred || reported
-            }
-            if !self.lifecycle.rosterWaiters.isEmpty { self.lifecycle.rosterChanged(self.machine.roster) }
-            if let number, !deferred { self.streamManagement.machine.handled(number) }
-            // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
-            // handled(_:) answers, once for the whole burst.
-            if self.streamManagement.machine.handled == self.streamManagement.machine.received {
-                await self.streamManagement.sendAcknowledgement(on: connection, in: self)
-            }
+            await self.take(element, on: connection)
         }
         // The connection is gone: nothing outstanding can be answered any more.
         self.current.connection = nil
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.machine.resumption != nil)
+    }
+
+    /// One element read: stream management's own, or a stanza.
+    @inline(never)
+    private func take(_ element: XMLElement, on connection: XMPPConnection) async {
+        self.current.keepalive.trafficReceived(now: self.dependencies.clock.now)
+        if let actions = self.streamManagement.machine.received(element) {
+            await self.streamManagement.perform(actions, on: connection, in: self)
+            return
+        }
+        let number = self.streamManagement.machine.stanzaReceived()
+        var deferred = false
+        for action in await self.stanzaActions(for: element) {
+            guard case .emitMessage(var message, let carbon) = action else {
+                await self.perform(action, on: connection)
+                continue
+            }
+            if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
+            let reported = await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
+            deferred = deferred || reported
+        }
+        if !self.lifecycle.rosterWaiters.isEmpty { self.lifecycle.rosterChanged(self.machine.roster) }
+        if let number, !deferred { self.streamManagement.machine.handled(number) }
+        // Answer `<r/>` now only when nothing waits on the consumer; otherwise its
+        // handled(_:) answers, once for the whole burst.
+        if self.streamManagement.machine.handled == self.streamManagement.machine.received {
+            await self.streamManagement.sendAcknowledgement(on: connection, in: self)
+        }
     }
 
     /// Runs `job` beside the read loop, in the connection's task group (ended with it);
