@@ -18,26 +18,32 @@ extension XMPPSession {
     /// action, not in the long-lived loop's (one per account).
     @inline(never)
     func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
+        // The event is built first and emitted by one await.
+        let event: XMPPSessionEvent
         switch action {
         case .send(let element):
             try? await self.transmit([element], on: connection)
+            return
         case .completeRequest(let id, let iq):
             self.current.requests.answer(id, with: iq)
+            return
         case .emitMessage(let message, let carbon):
-            await self.emit(.message(message, carbon: carbon))
+            event = .message(message, carbon: carbon)
         case .presenceChanged(let presence, let best):
-            await self.emit(.presence(presence, best: best))
+            event = .presence(presence, best: best)
         case .subscriptionRequested(let from, let presence):
-            await self.emit(.subscriptionRequest(from: from, presence))
+            event = .subscriptionRequest(from: from, presence)
         case .subscriptionChanged(let presence):
-            await self.emit(.subscriptionChanged(presence))
+            event = .subscriptionChanged(presence)
         case .rosterChanged(let outcome):
-            await self.emit(.rosterChanged(outcome))
+            event = .rosterChanged(outcome)
         case .copyStanzaID(let room, let id, let stanzaID):
-            await self.emit(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
+            event = .copyStanzaID(room: room, id: id, stanzaID: stanzaID)
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here.
             self.ignoredStanzas.log(reason, now: self.dependencies.clock.now, to: self.dependencies.logger)
+            return
         }
+        await self.emit(event)
     }
 }
