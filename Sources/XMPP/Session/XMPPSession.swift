@@ -275,6 +275,12 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     /// keepalive; returns whether the stream was resumed.
     @inline(never)
     private func start(_ connection: XMPPConnection) async -> Bool {
+        // stop() may have come before this child task ran, and found no connection to
+        // close: this one is not wanted either (its read loop then ends at once).
+        guard !self.lifecycle.isStopping else {
+            await connection.close()
+            return false
+        }
         self.current.connection = connection
         let restored = self.streamManagement.acknowledgements.restoredSession
         let resumed = await self.streamManagement.applyResumeAnswer(on: connection, in: self)
