@@ -125,6 +125,17 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
 
     /// Carries out what the SM machine decided for an element in its namespace.
     func perform(_ actions: [StreamManagementStateMachine.Action], on connection: XMPPConnection, in session: isolated XMPPSession<C>) async {
+        // The actions are carried out by a synchronous function: its locals are on the
+        // thread's stack, not in the async frame the read loop's task keeps for the
+        // connection's life (docs/performance.md).
+        if self.apply(actions, in: session) { await connection.close(timeout: .zero) }
+        await self.sendAcknowledgement(on: connection, in: session)
+    }
+
+    /// The synchronous part of ``perform(_:on:in:)``; returns whether the connection is
+    /// to be closed (a protocol error).
+    private func apply(_ actions: [StreamManagementStateMachine.Action], in session: isolated XMPPSession<C>) -> Bool {
+        var closes = false
         let ledger = session.dependencies.configuration.ledger
         for action in actions {
             switch action {
@@ -145,10 +156,10 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
                 session.dependencies.logger.warning("unexpected stream resumption answer ignored")
             case .protocolError(let reason):
                 session.dependencies.logger.error("stream management protocol error from the server; closing", metadata: ["reason": "\(reason)"])
-                await connection.close(timeout: .zero)
+                closes = true
             }
         }
-        await self.sendAcknowledgement(on: connection, in: session)
+        return closes
     }
 
     /// Sends `<a h/>` if one is owed. The count goes to the ledger first: a session

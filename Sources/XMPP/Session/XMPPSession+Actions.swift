@@ -18,32 +18,49 @@ extension XMPPSession {
     /// action, not in the long-lived loop's (one per account).
     @inline(never)
     func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
-        // The event is built first and emitted by one await.
-        let event: XMPPSessionEvent
-        switch action {
+        // The action is taken apart by a synchronous function: an async frame keeps a slot
+        // for every value any case binds (a message, a presence, ...), and the read loop's
+        // task keeps its largest frames for the connection's life; a synchronous
+        // function's are on the thread's stack (docs/performance.md).
+        switch self.asyncPart(of: action) {
+        case nil:
+            return
         case .send(let element):
             try? await self.transmit([element], on: connection)
-            return
+        case .emit(let event):
+            await self.emit(event)
+        }
+    }
+
+    /// What of an action must suspend, once its synchronous part is done.
+    enum AsyncPart {
+        case send(XMLElement)
+        case emit(XMPPSessionEvent)
+    }
+
+    private func asyncPart(of action: SessionStateMachine<C.Instant>.Action) -> AsyncPart? {
+        switch action {
+        case .send(let element):
+            return .send(element)
         case .completeRequest(let id, let iq):
             self.current.requests.answer(id, with: iq)
-            return
+            return nil
         case .emitMessage(let message, let carbon):
-            event = .message(message, carbon: carbon)
+            return .emit(.message(message, carbon: carbon))
         case .presenceChanged(let presence, let best):
-            event = .presence(presence, best: best)
+            return .emit(.presence(presence, best: best))
         case .subscriptionRequested(let from, let presence):
-            event = .subscriptionRequest(from: from, presence)
+            return .emit(.subscriptionRequest(from: from, presence))
         case .subscriptionChanged(let presence):
-            event = .subscriptionChanged(presence)
+            return .emit(.subscriptionChanged(presence))
         case .rosterChanged(let outcome):
-            event = .rosterChanged(outcome)
+            return .emit(.rosterChanged(outcome))
         case .copyStanzaID(let room, let id, let stanzaID):
-            event = .copyStanzaID(room: room, id: id, stanzaID: stanzaID)
+            return .emit(.copyStanzaID(room: room, id: id, stanzaID: stanzaID))
         case .ignored(let reason):
             // Spoofed replies, forged carbons and strangers' roster pushes land here.
             self.ignoredStanzas.log(reason, now: self.dependencies.clock.now, to: self.dependencies.logger)
-            return
+            return nil
         }
-        await self.emit(event)
     }
 }
