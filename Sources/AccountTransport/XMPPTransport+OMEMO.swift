@@ -9,7 +9,8 @@ import XMPP
 /// `encryption` just before it is written.
 extension XMPPTransport {
     /// Opens the account's OMEMO device; false (and the account stopped) when its state
-    /// cannot be read. Out of ``runSession()``: that task keeps its largest frames for life.
+    /// cannot be read. Not in the transport's run loop: that task keeps its largest frames
+    /// for life.
     @inline(never)
     func openOMEMO(_ settings: OMEMOSettings, side: SideWork) async -> Bool {
         do {

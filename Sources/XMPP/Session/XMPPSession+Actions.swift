@@ -14,14 +14,14 @@ extension XMPPSession {
     }
 
     /// Carries out what ``SessionStateMachine`` decided for one inbound stanza.
-    /// Not inlined into the read loop: its locals live in its own frame, popped after each
-    /// action, not in the long-lived loop's (one per account).
+    ///
+    /// Not inlined into the read loop, and the action taken apart by a synchronous
+    /// function: an async frame keeps a slot for every value any case binds (a message, a
+    /// presence, ...), and the read loop's task keeps the largest frames it ran for the
+    /// connection's life; a synchronous function's are on the thread's stack
+    /// (docs/performance.md).
     @inline(never)
     func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
-        // The action is taken apart by a synchronous function: an async frame keeps a slot
-        // for every value any case binds (a message, a presence, ...), and the read loop's
-        // task keeps its largest frames for the connection's life; a synchronous
-        // function's are on the thread's stack (docs/performance.md).
         switch self.asyncPart(of: action) {
         case nil:
             return
@@ -33,11 +33,14 @@ extension XMPPSession {
     }
 
     /// What of an action must suspend, once its synchronous part is done.
-    enum AsyncPart {
+    private enum AsyncPart {
+        /// A stanza to write.
         case send(XMLElement)
+        /// An event for the session's consumer.
         case emit(XMPPSessionEvent)
     }
 
+    /// Does the synchronous part of `action`; returns what is left to await, if anything.
     private func asyncPart(of action: SessionStateMachine<C.Instant>.Action) -> AsyncPart? {
         switch action {
         case .send(let element):

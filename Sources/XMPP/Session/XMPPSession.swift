@@ -211,7 +211,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Runs one connection until it closes; returns why it closed.
     private func serve(_ connection: XMPPConnection) async -> XMPPClientError? {
-        let resumed = await self.startInChild(connection)
+        // nil: stop() came before the child ran, which closed the connection unused.
+        guard let resumed = await self.startInChild(connection) else { return nil }
+        // stop() came while the child took the connection over, and closed it: nothing
+        // more starts on it (no restore, no timers).
+        if self.lifecycle.isStopping { return await self.waitForEnd(of: connection) }
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
@@ -239,6 +243,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         }
         work.finish()
         self.current.work = nil
+        return await self.waitForEnd(of: connection)
+    }
+
+    /// Waits until `connection` has closed and lets it go; returns why it closed.
+    private func waitForEnd(of connection: XMPPConnection) async -> XMPPClientError? {
         let reason = await connection.closed()
         self.current.connection = nil
         self.archiveCheck.inDoubt.lastLossEndedByServer = reason?.serverEndedStream ?? false
@@ -266,20 +275,20 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     /// long-lived task. A function of its own: an `async let` child and what it allocated
     /// live until the end of its scope, not until its value is read.
     @inline(never)
-    private func startInChild(_ connection: XMPPConnection) async -> Bool {
-        async let started: Bool = self.start(connection)
+    private func startInChild(_ connection: XMPPConnection) async -> Bool? {
+        async let started: Bool? = self.start(connection)
         return await started
     }
 
     /// Takes the connection over: resumes the stream or starts a new one, arms the
-    /// keepalive; returns whether the stream was resumed.
+    /// keepalive; returns whether the stream was resumed, nil when the session is stopping.
     @inline(never)
-    private func start(_ connection: XMPPConnection) async -> Bool {
+    private func start(_ connection: XMPPConnection) async -> Bool? {
         // stop() may have come before this child task ran, and found no connection to
-        // close: this one is not wanted either (its read loop then ends at once).
+        // close: this one is not wanted either.
         guard !self.lifecycle.isStopping else {
             await connection.close()
-            return false
+            return nil
         }
         self.current.connection = connection
         let restored = self.streamManagement.acknowledgements.restoredSession
