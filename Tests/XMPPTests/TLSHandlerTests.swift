@@ -145,6 +145,89 @@ struct TLSHandlerTests {
         #expect(try pair.finishIsClean())
     }
 
+    @Test("an idle connection gives its TLS buffers back and goes on both ways; a record cut around it arrives whole (issue 43)")
+    func trimBuffers() throws {
+        let pair = try Pair(trust: Self.certificates.good.certificateFile, serverCertificate: Self.certificates.good)
+        let clientTLS = try pair.client.pipeline.syncOperations.handler(type: TLSHandler.self)
+        let serverTLS = try pair.server.pipeline.syncOperations.handler(type: TLSHandler.self)
+        pair.client.write(ByteBuffer(string: "<early/>"), promise: nil)
+        #expect(!clientTLS.trimBuffers(), "not before the handshake, with a write held")
+        try pair.start()
+        let big = [UInt8]((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try pair.client.writeAndFlush(ByteBuffer(bytes: big)).wait()
+        try pair.server.writeAndFlush(ByteBuffer(bytes: big)).wait()
+        try pair.shuttle()
+        #expect(try pair.readAll(pair.server) == Array("<early/>".utf8) + big)
+        #expect(try pair.readAll(pair.client) == big)
+        #expect(clientTLS.trimBuffers())
+        #expect(serverTLS.trimBuffers())
+
+        try pair.client.writeAndFlush(ByteBuffer(string: "ping")).wait()
+        try pair.server.writeAndFlush(ByteBuffer(string: "pong")).wait()
+        try pair.shuttle()
+        #expect(try pair.readAll(pair.server) == Array("ping".utf8))
+        #expect(try pair.readAll(pair.client) == Array("pong".utf8))
+
+        // Half a record reaches the client, its buffers go, then the other half.
+        try pair.server.writeAndFlush(ByteBuffer(string: "a record cut in two")).wait()
+        var record = try #require(try pair.server.readOutbound(as: ByteBuffer.self))
+        guard let head = record.readSlice(length: record.readableBytes / 2) else {
+            Issue.record("no record from the server")
+            return
+        }
+        try pair.client.writeInbound(head)
+        #expect(try pair.readAll(pair.client).isEmpty)
+        #expect(clientTLS.trimBuffers(), "OpenSSL took the half record into its own buffer")
+        try pair.client.writeInbound(record)
+        #expect(try pair.readAll(pair.client) == Array("a record cut in two".utf8))
+        let left = try pair.leftovers()
+        #expect(left.client.isEmpty && left.server.isEmpty, "\(left)")
+        try pair.client.close().wait()
+        try pair.server.close().wait()
+        _ = try pair.leftovers()
+        #expect(try pair.finishIsClean())
+    }
+
+    @Test("a connection's TLS buffers are kept while either holds a byte; new ones carry the handshake on")
+    func trimOnlyWhenEmpty() throws {
+        let clientContext = try TLSContext(
+            configuration: TLSConfiguration(additionalTrustRootsFile: Self.certificates.good.certificateFile, useSystemTrustStore: false)
+        )
+        let serverContext = try TLSContext(
+            configuration: TLSConfiguration(),
+            role: .server(certificateChainFile: Self.certificates.good.certificateFile, privateKeyFile: Self.certificates.good.privateKeyFile)
+        )
+        let client = try TLSConnection(context: clientContext, expectedHost: "example.test")
+        let server = try TLSConnection(context: serverContext, expectedHost: nil)
+        let allocator = ByteBufferAllocator()
+        _ = client.doHandshake()
+        #expect(!client.trimBuffers(), "the ClientHello waits to be sent")
+        let hello = try #require(client.dataForNetwork(allocator: allocator))
+        #expect(client.trimBuffers())
+        server.consumeDataFromNetwork(hello)
+        #expect(!server.trimBuffers(), "the ClientHello waits to be read")
+        var established = (client: false, server: false)
+        for _ in 0..<8 where !(established.client && established.server) {
+            if case .complete = server.doHandshake() { established.server = true }
+            if let flight = server.dataForNetwork(allocator: allocator) { client.consumeDataFromNetwork(flight) }
+            if case .complete = client.doHandshake() { established.client = true }
+            if let flight = client.dataForNetwork(allocator: allocator) { server.consumeDataFromNetwork(flight) }
+            _ = client.trimBuffers()
+        }
+        #expect(established.client && established.server)
+        guard case .complete = client.writePlaintext(ByteBuffer(string: "after")) else {
+            Issue.record("write failed")
+            return
+        }
+        server.consumeDataFromNetwork(try #require(client.dataForNetwork(allocator: allocator)))
+        var plaintext = ByteBuffer()
+        guard case .complete = server.readPlaintext(into: &plaintext) else {
+            Issue.record("read failed")
+            return
+        }
+        #expect(plaintext.readString(length: plaintext.readableBytes) == "after")
+    }
+
     /// RFC 5929 §4.1: the certificate's hash with its signature's hash, SHA-256 in place of
     /// SHA-1, and none for Ed25519, whose signature has no separate hash.
     @Test(

@@ -3,13 +3,16 @@ import Testing
 
 @testable import XMPP
 
-/// Feeds `bytes` to a fresh parser in chunks of `chunkSize` (all at once when nil).
+/// Feeds `bytes` to `parser` (a fresh one when nil) in chunks of `chunkSize` (all at once
+/// when nil), calling `afterFeed` after each chunk.
 func parseStream(
     _ bytes: [UInt8],
     chunkSize: Int? = nil,
-    limits: XMLStreamLimits = XMLStreamLimits()
+    limits: XMLStreamLimits = XMLStreamLimits(),
+    parser: XMLStreamParser? = nil,
+    afterFeed: (XMLStreamParser) -> Void = { _ in }
 ) -> (events: [XMLStreamEvent], error: XMLStreamError?) {
-    let parser = XMLStreamParser(limits: limits)
+    let parser = parser ?? XMLStreamParser(limits: limits)
     var events: [XMLStreamEvent] = []
     let size = chunkSize ?? max(bytes.count, 1)
     var offset = 0
@@ -20,6 +23,7 @@ func parseStream(
         } catch {
             return (events, error)
         }
+        afterFeed(parser)
         offset = end
     }
     return (events, nil)

@@ -19,12 +19,15 @@ struct XMPPClientChannelHandlerTests {
         let negotiated: EventLoopPromise<XMPPClientChannelHandler.Negotiated>
         let terminated: EventLoopPromise<XMPPClientError?>
         let loop: EmbeddedEventLoop
+        /// The loop's parser sweep, when the harness was asked for one.
+        let sweep: IdleTrimSweep?
 
         init(
             tlsMode: TLSMode = .plaintextOnLoopback, limits: XMLStreamLimits = XMLStreamLimits(), keyCache: SCRAMKeyCache? = nil,
-            blockingWork: (any BlockingWorkRunner)? = nil
+            blockingWork: (any BlockingWorkRunner)? = nil, trimsParser: Bool = false
         ) throws {
             self.loop = self.channel.embeddedEventLoop
+            self.sweep = trimsParser ? IdleTrimSweep(eventLoop: self.loop, period: .seconds(10)) : nil
             self.negotiated = self.loop.makePromise()
             self.terminated = self.loop.makePromise()
             let machine = StreamNegotiationStateMachine(
@@ -41,7 +44,8 @@ struct XMPPClientChannelHandlerTests {
                 machine: machine, limits: limits, domain: "example.test", tlsMode: tlsMode,
                 negotiationTimeout: .seconds(30),
                 makeTLSHandler: { () throws(TLSError) -> TLSHandler in try TLSHandler(context: context, expectedHost: "example.test") },
-                negotiated: self.negotiated, terminated: self.terminated, blockingWork: blockingWork, logger: .init(label: "test")
+                negotiated: self.negotiated, terminated: self.terminated, blockingWork: blockingWork, trimSweep: self.sweep,
+                logger: .init(label: "test")
             )
             try self.channel.pipeline.syncOperations.addHandler(handler)
             try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5222)).wait()
@@ -116,6 +120,47 @@ struct XMPPClientChannelHandlerTests {
         try harness.serverSends("</stream:stream>")
         #expect(try harness.written() == "</stream:stream>")
         #expect(!harness.channel.isActive)
+        #expect(try harness.finishIsClean())
+    }
+
+    @Test("an idle connection's parser is trimmed by its loop's sweep and rebuilt by the next read: a stanza and a stream error read after a trim as before (issue 43)")
+    func parserTrimmedWhenIdle() throws {
+        let harness = try Harness(trimsParser: true)
+        let sweep = try #require(harness.sweep)
+        try harness.negotiate()
+        _ = try harness.negotiated.futureResult.wait()
+        _ = try harness.written()
+        let handler = try harness.channel.pipeline.syncOperations.handler(type: XMPPClientChannelHandler.self)
+        #expect(handler.parserHoldsContext)
+        #expect(sweep.count == 1, "joined at a read")
+        harness.loop.advanceTime(by: .seconds(10))
+        #expect(handler.parserHoldsContext, "read during the period before the tick: kept")
+        harness.loop.advanceTime(by: .seconds(10))
+        #expect(!handler.parserHoldsContext, "a whole period without a read: trimmed")
+        #expect(sweep.count == 0)
+
+        // A stanza in the stream's default namespace, read by a rebuilt parser.
+        try harness.serverSends("<message from='bob@example.test/x'><body>after a trim</body></message>")
+        let inbound = try #require(try harness.channel.readInbound(as: XMLElement.self))
+        #expect(inbound.namespace == XMPPNamespace.client)
+        #expect(inbound.firstChild(named: "body")?.text == "after a trim")
+        #expect(handler.parserHoldsContext)
+        #expect(sweep.count == 1, "joined again at the read")
+        harness.loop.advanceTime(by: .seconds(20))
+        #expect(!handler.parserHoldsContext)
+
+        // The stream's prefix is declared to the rebuilt parser: a stream error is one.
+        try harness.serverSends("<message from='bob@example.test/x'><body>again</body></message>")
+        #expect(try harness.channel.readInbound(as: XMLElement.self)?.firstChild(named: "body")?.text == "again")
+        #expect(sweep.count == 1)
+        try harness.serverSends("<stream:error><conflict xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error>")
+        #expect(try harness.terminated.futureResult.wait() == .streamError(condition: .conflict, text: nil))
+        #expect(try harness.written() == "</stream:stream>")
+        #expect(!harness.channel.isActive)
+        #expect(!handler.parserHoldsContext, "a closed connection's parser is released at once")
+        #expect(sweep.count == 1, "still a member until the next tick")
+        harness.loop.advanceTime(by: .seconds(10))
+        #expect(sweep.count == 0, "a closed connection leaves at the next tick, read or not")
         #expect(try harness.finishIsClean())
     }
 

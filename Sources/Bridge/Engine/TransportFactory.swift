@@ -34,6 +34,8 @@ package struct TransportFactory: Sendable {
     package var ledgers: StreamLedgers?
     /// One TLS context per distinct TLS setting, shared by every account's connections.
     package var tlsContexts = TLSContextCache()
+    /// The event loops' sweeps that trim idle connections' XML parsers, for every account.
+    package var idleTrims = IdleTrimSweeps()
     /// The login queues, one per server: how many accounts connect and log in at once.
     package var connectionGates: ConnectionGates?
     /// Where SCRAM's PBKDF2 runs (off the event loops); nil: on the connection's loop.
@@ -124,7 +126,9 @@ package struct TransportFactory: Sendable {
                 connectionNotices: self.connectionNotices
             ),
             password: password,
-            client: XMPPClient(eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, logger: logger),
+            client: XMPPClient(
+                eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, idleTrims: self.idleTrims, logger: logger
+            ),
             // Its timers (coalesced acknowledgements, pings, rooms) arm and fire on the loop.
             clock: EventLoopClock(loop),
             executor: EventLoopTaskExecutor(loop),

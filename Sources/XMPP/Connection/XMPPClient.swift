@@ -14,6 +14,8 @@ public struct XMPPClient: Sendable {
     public let scramKeys = SCRAMKeyCache()
     /// Where SASL challenges are answered (PBKDF2); nil: on the connection's event loop.
     private let blockingWork: (any BlockingWorkRunner)?
+    /// Trims idle connections' XML parsers and TLS buffers; nil: never (a command's one connection).
+    private let idleTrims: IdleTrimSweeps?
     private let logger: Logger
 
     /// - Parameter tlsContexts: TLS contexts shared by this client's connections; pass one
@@ -23,8 +25,10 @@ public struct XMPPClient: Sendable {
         resolver: DNSSRVResolver = DNSSRVResolver(),
         tlsContexts: TLSContextCache = TLSContextCache(),
         blockingWork: (any BlockingWorkRunner)? = nil,
+        idleTrims: IdleTrimSweeps? = nil,
         logger: Logger
     ) {
+        self.idleTrims = idleTrims
         self.blockingWork = blockingWork
         self.eventLoopGroup = eventLoopGroup
         self.resolver = resolver
@@ -147,11 +151,16 @@ public struct XMPPClient: Sendable {
         let sequence = NIOLockedValueBox<ElementStreamHandler.Producer?>(nil)
         let limits = configuration.limits
         let blockingWork = self.blockingWork
+        let idleTrims = self.idleTrims
         let timeout = TimeAmount.nanoseconds(configuration.negotiationTimeout.nanoseconds)
         // The channel initializer runs on the event loop; the producer is handed back through this box.
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // NIO keeps a channel's receive buffer between reads at the largest size a burst
+            // grew it to (64 KB by default), for the connection's life: bounded here at 16 KB
+            // (about a TLS record), and starting at 1 KB, what an idle account's reads need.
+            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
@@ -163,7 +172,8 @@ public struct XMPPClient: Sendable {
                         XMPPClientChannelHandler(
                             machine: machine, limits: limits, domain: domain, tlsMode: target.tlsMode,
                             negotiationTimeout: timeout, makeTLSHandler: makeTLS, negotiated: negotiated,
-                            terminated: terminated, blockingWork: blockingWork, logger: logger
+                            terminated: terminated, blockingWork: blockingWork,
+                            trimSweep: idleTrims?.sweep(on: channel.eventLoop), logger: logger
                         )
                     )
                     let (producer, handler) = ElementStreamHandler.make(for: channel)

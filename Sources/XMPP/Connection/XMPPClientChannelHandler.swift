@@ -7,7 +7,7 @@ import NIOCore
 /// Before negotiation completes it answers to `negotiated`; afterwards every first-level
 /// element read is passed on as an ``XMLElement`` and every ``XMLElement`` written is
 /// serialised in the `jabber:client` namespace.
-final class XMPPClientChannelHandler: ChannelDuplexHandler {
+final class XMPPClientChannelHandler: ChannelDuplexHandler, IdleTrimMember {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = XMLElement
     typealias OutboundIn = XMLElement
@@ -52,6 +52,16 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     private var machineChanges = 0
     /// The parser failed after the events in `events`: handled once they are.
     private var decodeError: XMLStreamError?
+    /// Gives the parser's memory back once nothing is read for a while; nil: never.
+    private let trimSweep: IdleTrimSweep?
+    /// The sweep's generation at the last read.
+    private var lastReadGeneration = 0
+    /// Whether this connection waits in the sweep.
+    private var inTrimSweep = false
+    /// The TLS handler below, once its handshake is done: a trim gives its buffers back too.
+    /// Only with a sweep; dropped when the channel goes inactive.
+    private var tls: TLSHandler?
+    private var isClosed = false
 
     init(
         machine: StreamNegotiationStateMachine,
@@ -63,8 +73,10 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         negotiated: EventLoopPromise<Negotiated>,
         terminated: EventLoopPromise<XMPPClientError?>,
         blockingWork: (any BlockingWorkRunner)? = nil,
+        trimSweep: IdleTrimSweep? = nil,
         logger: Logger
     ) {
+        self.trimSweep = trimSweep
         self.blockingWork = blockingWork
         self.terminated = terminated
         self.machine = machine
@@ -103,10 +115,14 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        self.isClosed = true
         self.negotiationDeadline?.cancel()
         self.run(self.machine.streamClosed(), context: context)
         self.negotiated.fail(self.closeReason ?? XMPPClientError.closedByServer)
         self.terminated.succeed(self.closeReason)
+        // Nothing more is read: the parser's memory goes now, not with the last reference.
+        if !self.answering { self.parser.release() }
+        self.tls = nil
         context.fireChannelInactive()
     }
 
@@ -117,6 +133,7 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         switch event {
         case .handshakeCompleted(let version, let channelBinding):
             self.logger.debug("TLS established", metadata: ["tls.version": "\(version)"])
+            if self.trimSweep != nil { self.tls = try? context.pipeline.syncOperations.handler(type: TLSHandler.self) }
             self.run(self.machine.tlsHandshakeCompleted(channelBinding: channelBinding), context: context)
         }
     }
@@ -142,6 +159,39 @@ final class XMPPClientChannelHandler: ChannelDuplexHandler {
         }
         if let decodeError { self.decodeError = decodeError }
         self.processEvents(context: context)
+        // An idle connection holds no parser (about 14 KB of libxml2's and the names read,
+        // issue 43): the event loop's sweep trims it once nothing is read for a while.
+        if let sweep = self.trimSweep {
+            self.lastReadGeneration = sweep.generation
+            if !self.inTrimSweep, self.parser.isTrimmable {
+                self.inTrimSweep = true
+                sweep.add(self)
+            }
+        }
+    }
+
+    /// Whether the parser holds libxml2's context now (false once trimmed); for tests.
+    var parserHoldsContext: Bool { self.parser.holdsContext }
+
+    func trimForSweep(quietSince: Int) -> Bool {
+        let leaves = self.trimIfQuiet(since: quietSince)
+        // Out of the sweep: a read joins it again if the parser may be trimmed then (a stream
+        // restart makes a new one).
+        if leaves { self.inTrimSweep = false }
+        return leaves
+    }
+
+    /// The sweep's trim; true when this connection leaves the sweep: trimmed, gone, or
+    /// never to be trimmed.
+    private func trimIfQuiet(since quietSince: Int) -> Bool {
+        guard !self.isClosed, self.parser.isTrimmable else { return true }
+        guard self.lastReadGeneration < quietSince, !self.answering, self.events.isEmpty, self.parser.trim() else {
+            return !self.parser.isTrimmable
+        }
+        self.events = []
+        // Its TLS buffers too, unless bytes are held there (the next read's trim then).
+        _ = self.tls?.trimBuffers()
+        return true
     }
 
     /// Handles the events read so far, in order, unless a challenge is being answered off

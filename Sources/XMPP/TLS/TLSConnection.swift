@@ -16,10 +16,11 @@ final class TLSConnection {
     }
 
     private let ssl: OpaquePointer
-    /// Ciphertext from the network, read by OpenSSL.
-    private let networkToSSL: OpaquePointer
-    /// Ciphertext written by OpenSSL, for the network.
-    private let sslToNetwork: OpaquePointer
+    /// Ciphertext from the network, read by OpenSSL (owned by `ssl`; replaced by
+    /// ``trimBuffers()``).
+    private var networkToSSL: OpaquePointer
+    /// Ciphertext written by OpenSSL, for the network (owned by `ssl`, like the other).
+    private var sslToNetwork: OpaquePointer
     let context: TLSContext
 
     /// - Parameter expectedHost: the JID domain: SNI and the name the certificate must carry.
@@ -28,13 +29,15 @@ final class TLSConnection {
         guard let ssl = SSL_new(context.context) else {
             throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
         }
-        guard let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+        guard let readBIO = Self.makeMemoryBIO() else {
             SSL_free(ssl)
             throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
         }
-        // An empty memory BIO reports "retry" instead of end of file.
-        _ = CXMPPShims_BIO_set_mem_eof_return(readBIO, -1)
-        _ = CXMPPShims_BIO_set_mem_eof_return(writeBIO, -1)
+        guard let writeBIO = Self.makeMemoryBIO() else {
+            BIO_free(readBIO)
+            SSL_free(ssl)
+            throw TLSError(.configuration, openSSLErrors: OpenSSLErrorStack.drain())
+        }
         SSL_set_bio(ssl, readBIO, writeBIO)  // ssl now owns both BIOs.
         self.ssl = ssl
         self.networkToSSL = readBIO
@@ -67,6 +70,33 @@ final class TLSConnection {
 
     deinit {
         SSL_free(self.ssl)
+    }
+
+    /// An empty memory BIO that reports "retry" instead of end of file when empty.
+    private static func makeMemoryBIO() -> OpaquePointer? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        _ = CXMPPShims_BIO_set_mem_eof_return(bio, -1)
+        return bio
+    }
+
+    /// Gives back the memory BIOs' buffers (issue 43: an idle connection holds no TLS
+    /// buffer): a memory BIO keeps the largest buffer it ever grew to, so both are replaced
+    /// by new empty ones. Only when neither holds a byte; false otherwise, or when a new BIO
+    /// cannot be made (nothing changes then). OpenSSL's own record buffers are given back
+    /// after each record already (`SSL_MODE_RELEASE_BUFFERS`).
+    func trimBuffers() -> Bool {
+        guard BIO_ctrl_pending(self.networkToSSL) == 0, BIO_ctrl_pending(self.sslToNetwork) == 0 else { return false }
+        guard let readBIO = Self.makeMemoryBIO() else { return false }
+        guard let writeBIO = Self.makeMemoryBIO() else {
+            BIO_free(readBIO)
+            return false
+        }
+        // Each call takes the new BIO's reference and frees the one it replaces.
+        SSL_set0_rbio(self.ssl, readBIO)
+        SSL_set0_wbio(self.ssl, writeBIO)
+        self.networkToSSL = readBIO
+        self.sslToNetwork = writeBIO
+        return true
     }
 
     /// Hands ciphertext from the network to OpenSSL.

@@ -100,6 +100,14 @@ public final class TLSHandler: ChannelDuplexHandler {
         context.close(mode: mode, promise: promise)
     }
 
+    /// Gives back the connection's TLS buffers while it is idle (``TLSConnection/trimBuffers()``);
+    /// false unless the session is established (writes wait only during the handshake) and
+    /// neither direction holds a byte.
+    func trimBuffers() -> Bool {
+        guard case .active = self.state else { return false }
+        return self.connection.trimBuffers()
+    }
+
     // MARK: -
 
     private func startHandshake(context: ChannelHandlerContext) {

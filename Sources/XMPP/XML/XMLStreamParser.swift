@@ -13,6 +13,10 @@ import NIOCore
 /// size, depth and attribute count. Input is always read as UTF-8; an encoding
 /// declaration is ignored.
 ///
+/// Between stanzas the parser can give libxml2's context back (``trim()``): an idle
+/// connection then holds no parser memory; the next bytes build a new context, primed with
+/// the stream's start tag as first read.
+///
 /// This class is the only owner of the libxml2 parser context. It is not thread-safe:
 /// use it from one event loop. libxml2 is not re-entrant, so ``reset()`` (needed after
 /// STARTTLS and SASL success) must be called between feeds, never from an event handler
@@ -29,6 +33,14 @@ public final class XMLStreamParser {
     private var bytesFed = 0
     /// Parser offset where the current stanza may be said to begin (end of the previous one).
     private var stanzaBoundary = 0
+    /// Whether what libxml2 holds unparsed after the last feed is whitespace at most.
+    private var holdsOnlyWhitespace = true
+    /// The stream's start tag as first read, to prime a new context with after ``trim()``,
+    /// and what it declares: made at the first trim and kept until the stream restarts.
+    private var startTag: (bytes: [UInt8], header: XMLTreeBuilder.StreamHeader)?
+    /// False once the stream cannot be trimmed: its start tag cannot be written again, the
+    /// parser failed, or it was released.
+    public private(set) var isTrimmable = true
 
     /// Elements in `namespaceAlias.from` are read as `namespaceAlias.to`.
     private let namespaceAlias: (from: String, to: String)?
@@ -67,7 +79,70 @@ public final class XMLStreamParser {
         self.failure = nil
         self.bytesFed = 0
         self.stanzaBoundary = 0
+        self.holdsOnlyWhitespace = true
+        self.startTag = nil
+        self.isTrimmable = true
         self.context = self.makeContext()
+    }
+
+    /// Whether a context is held: false after ``trim()`` until the next feed.
+    public var holdsContext: Bool { self.context != nil }
+
+    /// Gives libxml2's context and the names read back if the stream stands between two
+    /// stanzas with nothing but whitespace unparsed; the next feed builds a new context and
+    /// primes it with the stream's start tag (its prefix and namespace declarations), so
+    /// what follows reads as before. Whitespace left unparsed is dropped: between stanzas it
+    /// means nothing (RFC 6120 §4.6.1). Returns whether the context was given back.
+    /// Must not be called while a feed is in progress.
+    @discardableResult
+    public func trim() -> Bool {
+        guard !self.isFeeding, self.isTrimmable else { return false }
+        guard self.failure == nil else {
+            self.isTrimmable = false
+            return false
+        }
+        guard let context = self.context, self.holdsOnlyWhitespace, self.builder.isBetweenStanzas,
+            // Not inside anything libxml2 began and holds back (a CDATA section's content).
+            context.pointee.instate == XML_PARSER_CONTENT
+        else { return false }
+        if self.startTag == nil {
+            guard let header = self.builder.streamHeader, let bytes = header.startTag else {
+                self.isTrimmable = false
+                return false
+            }
+            self.startTag = (bytes, header)
+        }
+        xmlFreeParserCtxt(context)
+        self.context = nil
+        self.builder = XMLTreeBuilder(limits: self.limits, namespaceAlias: self.namespaceAlias)
+        return true
+    }
+
+    /// Frees libxml2's context for good: the connection is gone. A later feed fails.
+    public func release() {
+        precondition(!self.isFeeding, "XMLStreamParser.release() called from inside feed(_:into:)")
+        if let context = self.context { xmlFreeParserCtxt(context) }
+        self.context = nil
+        self.startTag = nil
+        self.isTrimmable = false
+        self.builder = XMLTreeBuilder(limits: self.limits, namespaceAlias: self.namespaceAlias)
+    }
+
+    /// A new context after ``trim()``, fed the stream's start tag; its events are not
+    /// reported. Nil if libxml2 cannot make one; nil with `failure` set if the start tag
+    /// does not read as it first did.
+    private func rebuildContext(startTag: [UInt8], header: XMLTreeBuilder.StreamHeader) -> xmlParserCtxtPtr? {
+        self.bytesFed = 0
+        self.stanzaBoundary = 0
+        guard let context = self.makeContext() else { return nil }
+        self.context = context
+        var opened: [XMLStreamEvent] = []
+        let primed = startTag.withUnsafeBytes { self.parse($0, with: context, into: &opened) }
+        guard case .success = primed, opened.count == 1, self.builder.isBetweenStanzas, self.builder.streamHeader == header else {
+            self.failure = self.failure ?? XMLStreamError(.internalServerError, "the stream's start tag did not read again after a trim")
+            return nil
+        }
+        return context
     }
 
     /// Parses `bytes` and appends every event they complete to `events`. Events completed
@@ -83,9 +158,17 @@ public final class XMLStreamParser {
     /// Parses raw bytes; see ``feed(_:into:)-(ByteBuffer,_)``.
     public func feed(_ raw: UnsafeRawBufferPointer, into events: inout [XMLStreamEvent]) -> Result<Void, XMLStreamError> {
         if let failure = self.failure { return .failure(failure) }
+        if self.context == nil, let startTag = self.startTag {
+            _ = self.rebuildContext(startTag: startTag.bytes, header: startTag.header)
+            if let failure = self.failure { return .failure(failure) }
+        }
         guard let context = self.context else {
             return .failure(XMLStreamError(.internalServerError, "libxml2 parser context could not be created"))
         }
+        return self.parse(raw, with: context, into: &events)
+    }
+
+    private func parse(_ raw: UnsafeRawBufferPointer, with context: xmlParserCtxtPtr, into events: inout [XMLStreamEvent]) -> Result<Void, XMLStreamError> {
         self.isFeeding = true
         // Callbacks append straight into the caller's array.
         swap(&self.builder.events, &events)
@@ -116,6 +199,17 @@ public final class XMLStreamParser {
                 return .failure(failure)
             }
         }
+        // libxml2 keeps back text it cannot yet end (whitespace after a stanza, waiting for
+        // a `<`): a suffix of what was fed, looked at while it is still in `raw`; what it
+        // kept from before `raw` it kept at the last feed too.
+        let unparsed = self.bytesFed - Int(xmlByteConsumed(context))
+        if unparsed <= 0 {
+            self.holdsOnlyWhitespace = true
+        } else if unparsed <= raw.count {
+            self.holdsOnlyWhitespace = raw.suffix(unparsed).allSatisfy(XMLTreeBuilder.isWhitespace)
+        } else {
+            self.holdsOnlyWhitespace = self.holdsOnlyWhitespace && raw.allSatisfy(XMLTreeBuilder.isWhitespace)
+        }
         return .success(())
     }
 
@@ -128,11 +222,11 @@ public final class XMLStreamParser {
         var handler = xmlSAXHandler()
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         // The hot callbacks borrow the parser without retaining it: it outlives every feed.
-        handler.startElementNs = { ctx, localname, _, uri, nsCount, namespaces, attrCount, _, attributes in
+        handler.startElementNs = { ctx, localname, prefix, uri, nsCount, namespaces, attrCount, _, attributes in
             XMLStreamParser.with(ctx) { parser in
                 parser.handle(
                     parser.builder.startElement(
-                        localname: localname, uri: uri,
+                        localname: localname, prefix: prefix, uri: uri,
                         namespaceCount: Int(nsCount), namespaces: namespaces,
                         attributeCount: Int(attrCount), attributes: attributes
                     )

@@ -25,6 +25,12 @@ struct XMLTreeBuilder {
     /// libxml2 splits text at every entity and every few hundred bytes.
     private var text: [UInt8] = []
     private var names = NameCache()
+    /// The stream header's prefix and namespace declarations, as read: what a parser needs
+    /// to read the stream's stanzas again from a new libxml2 context (``XMLStreamParser/trim()``).
+    private(set) var streamHeader: StreamHeader?
+
+    /// Whether the builder stands between two stanzas: inside the stream, no stanza open.
+    var isBetweenStanzas: Bool { self.depth == 1 && self.stack.isEmpty }
 
     /// Elements read in `from` are given the namespace `to` (a component stream's
     /// `jabber:component:accept` read as `jabber:client`, XEP-0114 §3), so stanza code sees
@@ -38,6 +44,7 @@ struct XMLTreeBuilder {
 
     mutating func startElement(
         localname: UnsafePointer<UInt8>?,
+        prefix: UnsafePointer<UInt8>?,
         uri: UnsafePointer<UInt8>?,
         namespaceCount: Int,
         namespaces: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
@@ -85,6 +92,12 @@ struct XMLTreeBuilder {
             guard element.name == "stream", element.namespace == XMPPNamespace.stream else {
                 return .failed(XMLStreamError(.invalidNamespace, "stream root is {\(element.namespace)}\(element.name)"))
             }
+            self.streamHeader = StreamHeader(
+                prefix: prefix.map { self.names[$0] },
+                declarations: (0..<namespaceCount).map { index in
+                    (prefix: namespaces?[2 * index].map { self.names[$0] }, uri: self.names[namespaces?[2 * index + 1]])
+                }
+            )
             self.events.append(.streamOpened(attributes: element.attributes))
             return .boundary
         }
@@ -108,10 +121,16 @@ struct XMLTreeBuilder {
         return .proceed
     }
 
+    /// XML's whitespace (space, tab, line feed, carriage return): all that may stand
+    /// between stanzas.
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     mutating func characters(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
         if self.stack.isEmpty {
             // Between stanzas only whitespace (keepalives) may appear (RFC 6120 §4.6.1).
-            guard bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else {
+            guard bytes.allSatisfy(Self.isWhitespace) else {
                 return .failed(XMLStreamError(.badFormat, "text outside of any stanza"))
             }
             return .boundary
@@ -136,17 +155,48 @@ struct XMLTreeBuilder {
 }
 
 extension XMLTreeBuilder {
+    /// The stream element's prefix and the namespaces it declares (RFC 6120 §4.7, §4.8).
+    struct StreamHeader: Equatable {
+        var prefix: String?
+        var declarations: [(prefix: String?, uri: String)]
+
+        static func == (lhs: StreamHeader, rhs: StreamHeader) -> Bool {
+            lhs.prefix == rhs.prefix && lhs.declarations.elementsEqual(rhs.declarations) { $0.prefix == $1.prefix && $0.uri == $1.uri }
+        }
+
+        /// A start tag that opens the same stream: the same prefix, the same declarations,
+        /// no other attribute. Nil when a name or URI holds a character that would need
+        /// escaping or that attribute values normalise (no stream seen in use does).
+        var startTag: [UInt8]? {
+            let names = [self.prefix].compactMap { $0 } + self.declarations.flatMap { [$0.prefix, $0.uri].compactMap { $0 } }
+            // Characters written differently than read: markup, quotes, and whitespace and
+            // controls, which attribute values normalise.
+            let unsafe: [UInt8] = Array("<>&'\"".utf8)
+            guard !names.contains(where: { $0.utf8.contains { $0 <= 0x20 || $0 == 0x7F || unsafe.contains($0) } }) else { return nil }
+            var tag = "<" + (self.prefix.map { $0 + ":" } ?? "") + "stream"
+            for declaration in self.declarations {
+                tag += " xmlns" + (declaration.prefix.map { ":" + $0 } ?? "") + "='" + declaration.uri + "'"
+            }
+            return Array((tag + ">").utf8)
+        }
+    }
+
     /// A direct-mapped cache from libxml2's interned name pointers to Swift strings.
     /// Fixed size, so hostile input with endless new names cannot grow it.
     struct NameCache {
         // 64 slots: the names of one XMPP stream are few; a collision only costs a String.
+        // Allocated at the first name, so a builder that reads nothing holds nothing.
         private static let size = 64
-        private var keys = [UnsafeRawPointer?](repeating: nil, count: NameCache.size)
-        private var values = [String](repeating: "", count: NameCache.size)
+        private var keys: [UnsafeRawPointer?] = []
+        private var values: [String] = []
 
         subscript(_ pointer: UnsafePointer<UInt8>?) -> String {
             mutating get {
                 guard let pointer else { return "" }
+                if self.keys.isEmpty {
+                    self.keys = [UnsafeRawPointer?](repeating: nil, count: Self.size)
+                    self.values = [String](repeating: "", count: Self.size)
+                }
                 let key = UnsafeRawPointer(pointer)
                 let bits = UInt(bitPattern: key)
                 let slot = Int((bits >> 3) ^ (bits >> 11)) & (Self.size - 1)
