@@ -44,6 +44,8 @@ extension XMPPTransport {
     /// be acknowledged after it. A task keeps the largest stack of async frames it ever
     /// ran for life, and taking an event runs the relay's deepest path (tens of KB in a
     /// release build), which the account's task, there for the account's life, would keep.
+    /// An `async let`, not ``ChildTask``: this runs for every batch relayed, and a task
+    /// group's child costs an allocation that measured no memory back.
     func takeInChildTask(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
         async let taken = self.taken(batch, handled: handled)
         return await taken

@@ -111,44 +111,80 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     }
 
     /// One connection: logs in, serves the connection until it closes, and returns what
-    /// the reconnect machine says next; nil when stopped or cancelled on the way.
+    /// the reconnect machine says next; nil when stopped or cancelled on the way. Logging
+    /// in and what follows the connection's end are functions of their own: this frame is
+    /// kept while the connection is served, and holds only what crosses that await.
     @inline(never)
     private func connectAndServe(_ reconnect: inout ReconnectStateMachine<C>, lastError: inout XMPPClientError?) async -> ReconnectStateMachine<C>.Action? {
+        let connection: XMPPConnection
+        let next: ReconnectStateMachine<C>.Action
+        switch await self.connect(&reconnect, lastError: &lastError) {
+        case .serve(let connected, let then): (connection, next) = (connected, then)
+        case .done(let action): return action
+        }
+        let reason = await self.serve(connection)
+        return await self.connectionClosed(reason, next: next, &reconnect, lastError: &lastError)
+    }
+
+    /// What logging in led to: a connection to serve (with what the reconnect machine says
+    /// if nothing follows), or the next action already (nil: stopped or cancelled).
+    private enum ConnectStep {
+        case serve(XMPPConnection, next: ReconnectStateMachine<C>.Action)
+        case done(ReconnectStateMachine<C>.Action?)
+    }
+
+    /// Logs in: a connection to serve, or the next action.
+    @inline(never)
+    private func connect(_ reconnect: inout ReconnectStateMachine<C>, lastError: inout XMPPClientError?) async -> ConnectStep {
         if let refused = self.dependencies.configuration.connectionRefusal() {
             lastError = refused
-            return reconnect.connectFailed(refused, now: self.dependencies.clock.now)
+            return .done(reconnect.connectFailed(refused, now: self.dependencies.clock.now))
         }
-        guard let connected = await self.logIn() else { return nil }  // cancelled while waiting
+        guard let connected = await self.logIn() else { return .done(nil) }  // cancelled while waiting
         do throws(XMPPClientError) {
             let connection = try connected.get()
             if self.lifecycle.isStopping || Task.isCancelled {
                 // stop() came while connecting: do not start a session nobody wants.
                 await connection.close()
-                return nil
+                return .done(nil)
             }
             let next = reconnect.connectSucceeded()
             self.dependencies.configuration.connectionNotices?.settled()
-            let reason = await self.serve(connection)
-            lastError = reason
-            await self.emit(.offline(reason))
-            guard !self.lifecycle.isStopping, self.dependencies.configuration.reconnects else { return next }
-            return reconnect.connectionLost(reason, now: self.dependencies.clock.now)
+            return .serve(connection, next: next)
         } catch {
             lastError = error
-            guard self.dependencies.configuration.reconnects else { return .giveUp(error) }
-            return reconnect.connectFailed(error, now: self.dependencies.clock.now)
+            guard self.dependencies.configuration.reconnects else { return .done(.giveUp(error)) }
+            return .done(reconnect.connectFailed(error, now: self.dependencies.clock.now))
         }
     }
 
+    /// The served connection closed for `reason`: reported, and the reconnect machine's
+    /// next action.
+    @inline(never)
+    private func connectionClosed(
+        _ reason: XMPPClientError?, next: ReconnectStateMachine<C>.Action, _ reconnect: inout ReconnectStateMachine<C>,
+        lastError: inout XMPPClientError?
+    ) async -> ReconnectStateMachine<C>.Action? {
+        lastError = reason
+        await self.emit(.offline(reason))
+        guard !self.lifecycle.isStopping, self.dependencies.configuration.reconnects else { return next }
+        return reconnect.connectionLost(reason, now: self.dependencies.clock.now)
+    }
+
     /// One place in the process's login queue while connecting and logging in; nil when
-    /// cancelled while waiting. In a child task: a login's frames (the client configuration
-    /// copied on the way) are freed when it ends, not kept by the session's task for life.
+    /// cancelled while waiting. In a child task (``ChildTask``): a login's frames are freed
+    /// when it ends, not kept by the session's task for life.
     @inline(never)
     private func logIn() async -> Result<XMPPConnection, XMPPClientError>? {
-        let (login, configuration) = (self.dependencies.login, self.dependencies.configuration.client)
         let resume = self.streamManagement.resumeRequest(as: self.machine.ownJID)
-        async let connected = login.connect(configuration, resume: resume)
-        return await connected
+        return await ChildTask.run { await self.logIn(resume: resume) } ?? nil
+    }
+
+    /// ``logIn()``'s child: the client configuration is copied here, in the child's frame
+    /// (2.4 KB), not in a frame of the session's task.
+    @inline(never)
+    private func logIn(resume: StreamNegotiationStateMachine.ResumeRequest?) async -> Result<XMPPConnection, XMPPClientError>? {
+        await self.dependencies.login.connect(self.dependencies.configuration.client, resume: resume)
     }
 
     /// Waits until `until` before the next attempt (``stop()`` cuts it short), after
@@ -271,13 +307,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         if !resumable { self.streamManagement.end(in: self) }
     }
 
-    /// ``start(_:)`` in a child task that ends, like every deep step of the session's
-    /// long-lived task. A function of its own: an `async let` child and what it allocated
-    /// live until the end of its scope, not until its value is read.
+    /// ``start(_:)`` in a child task that ends (``ChildTask``), like every deep step of the
+    /// session's long-lived task.
     @inline(never)
     private func startInChild(_ connection: XMPPConnection) async -> Bool? {
-        async let started: Bool? = self.start(connection)
-        return await started
+        await ChildTask.run { await self.start(connection) } ?? nil
     }
 
     /// Takes the connection over: resumes the stream or starts a new one, arms the
