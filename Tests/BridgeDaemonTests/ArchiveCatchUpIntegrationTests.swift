@@ -12,7 +12,7 @@ import Glibc
 /// Gaps that stream resumption cannot fill, filled from the account's message archive
 /// (XEP-0313; issue 9), with the real daemon and a Prosody that archives (mod_mam):
 /// alice → work (bridge account) → home (bridge account) → bob.
-@Suite("archive catch-up against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("archive catch-up against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct ArchiveCatchUpIntegrationTests {
     static let link = """
         [channels.link]

@@ -15,7 +15,7 @@ import Glibc
 /// ingress relays to bob is in `history` (text and JSON, a search, through the control
 /// socket and without a daemon) and in `GET /channels/{channel}/messages`, page by page;
 /// a message committed just before kill -9 is in the archive after it.
-@Suite("local archive against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("local archive against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct ArchiveIntegrationTests {
     typealias Setup = HTTPIngressIntegrationTests.Setup
     static let token = HTTPIngressIntegrationTests.token

@@ -18,7 +18,7 @@ import Glibc
 /// a contact added at run time. The bridge is the built binary, run as a child process with
 /// a generated `bridge.toml` whose state database, control socket, FIFO and socket live in
 /// the server's temporary directory.
-@Suite("xmpp-bridge run against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("xmpp-bridge run against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct BridgeIntegrationTests {
     static let link = """
         [channels.link]

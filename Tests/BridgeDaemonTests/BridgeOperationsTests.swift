@@ -15,7 +15,7 @@ import Glibc
 /// Each test starts its own Prosody (domain example.test) and the built binary with a
 /// generated `bridge.toml`. The bridge's accounts are `work` (alice's contact) and `home`
 /// (bob's and carol's); every account's password is "pw".
-@Suite("operating xmpp-bridge run against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("operating xmpp-bridge run against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct BridgeOperationsTests {
     static func link(_ extraMembers: String = "") -> String {
         """

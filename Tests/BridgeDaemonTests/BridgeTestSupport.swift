@@ -117,7 +117,9 @@ struct BridgeDaemon {
     /// Waits until each of `accounts` logged `online`.
     func waitOnline(_ accounts: [String]) async throws {
         for account in accounts {
-            let online = await self.waitForLog { $0.contains("transport=\(account)") && $0.hasSuffix("] online") }
+            // A bound on failure only (see TestSession.start): a run's first logins can wait
+            // long for CPU while dozens of servers start.
+            let online = await self.waitForLog(timeout: .seconds(60)) { $0.contains("transport=\(account)") && $0.hasSuffix("] online") }
             guard online else { throw TestFailure("bridge account \(account) did not come online; stderr:\n\(self.run.errors)") }
         }
     }

@@ -6,7 +6,7 @@ import Testing
 import XMPP
 
 /// The `xmpp-bridge` binary against a real Prosody: send, listen, register, exit codes.
-@Suite("xmpp-bridge commands against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("xmpp-bridge commands against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct CommandLineTests {
     /// The built binary sits next to the test bundle.
     static let binary: String = {

@@ -5,7 +5,7 @@ import Testing
 
 /// `xmpp-bridge demo` with piped standard input (issue 13, defect 13): each line is
 /// narrated in turn, arriving at bob and alice, and bob's reply reaches alice.
-@Suite("demo with piped input", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
+@Suite("demo with piped input", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
 struct DemoCommandTests {
     @Test("echo lines | xmpp-bridge demo: every line narrated once, in order, bob's reply reaches alice, exit 0")
     func pipedInput() throws {

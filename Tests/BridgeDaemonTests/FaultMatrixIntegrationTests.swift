@@ -16,7 +16,7 @@ import XMPP
 /// Prosody archives a sender's copy before routing it, so the one stanza it was handling
 /// when it died; ejabberd routes between processes after archiving, so any). Each prints
 /// one `[fault-matrix]` line; `Benchmarks/faults/table.sh` makes the table of them in docs/nothing-lost.md.
-@Suite("fault matrix: every path, every server fault, every server", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("fault matrix: every path, every server fault, every server", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct FaultMatrixIntegrationTests {
     /// The servers of the matrix.
     enum Server: String, CaseIterable, Sendable, CustomStringConvertible {

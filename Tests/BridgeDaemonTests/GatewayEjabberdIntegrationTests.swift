@@ -7,7 +7,7 @@ import XMPP
 /// Gateway mode against a real ejabberd (`ejabberd_service` listener, `mod_privilege`
 /// granting roster access): the puppets are written into alice's roster (XEP-0356), and
 /// messages cross both ways.
-@Suite("gateway mode against a real ejabberd", .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
+@Suite("gateway mode against a real ejabberd", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
 struct GatewayEjabberdIntegrationTests {
     static let component = "home.example.test"
 

@@ -10,7 +10,7 @@ import Glibc
 
 /// Gateway mode (issue 23) against a real Prosody with the component declared: alice, on
 /// the component's server, talks with the linked account's contacts through puppets.
-@Suite("gateway mode against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("gateway mode against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct GatewayIntegrationTests {
     static let component = "home.example.test"
     /// erin's password, given only in dave's registration form: it must never reach a log.

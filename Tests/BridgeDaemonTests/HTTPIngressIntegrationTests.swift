@@ -15,7 +15,7 @@ import Glibc
 /// JSON, Alertmanager and Grafana webhooks reach the phone-side peer as `chat`; refusals
 /// (401, 404, 413) relay nothing; a 202 survives kill -9; receipts and displayed markers
 /// reach `GET /messages/{id}` and socket subscribers; `/metrics` is valid Prometheus text.
-@Suite("HTTP ingress against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("HTTP ingress against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct HTTPIngressIntegrationTests {
     static let token = "s3cret-token-for-tests"
 

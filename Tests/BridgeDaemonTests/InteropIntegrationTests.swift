@@ -12,7 +12,7 @@ import Glibc
 /// login over STARTTLS and Direct TLS with SCRAM, `send`, the 1:1 relay with stream
 /// management, catch-up from the archive after a restart of the bridge, and two linked
 /// rooms with their archive.
-@Suite("interop: Prosody and ejabberd", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("interop: Prosody and ejabberd", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct InteropIntegrationTests {
     enum Server: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case prosody

@@ -15,7 +15,7 @@ import Glibc
 /// (the fixture's is), so what alice says while the bridge is down reaches bob only through
 /// the archive catch-up; Prosody 13 keeps them and sends them too. Either way: every one
 /// once.
-@Suite("modern login with the daemon", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("modern login with the daemon", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct ModernLoginDaemonTests {
     static func start(_ kind: ModernLoginServer) async throws -> any TestXMPPServer {
         try await kind.start(accounts: ["alice", "bob", "work", "home"].map { ($0, "pw") }, archive: true)

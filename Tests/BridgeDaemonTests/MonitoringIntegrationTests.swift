@@ -11,7 +11,7 @@ import Testing
 /// is a query it answers, and every metric each of them names is among what it scraped: a
 /// renamed metric fails here, not on a user's dashboard.
 @Suite(
-    "dashboard and alert rules against a scraped daemon", .serialized,
+    "dashboard and alert rules against a scraped daemon", .onTestBodyThreads, .serialized,
     .enabled(if: IntegrationEnvironment.enabled && IntegrationEnvironment.postgresEnabled), .timeLimit(.minutes(3))
 )
 struct MonitoringIntegrationTests {

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The OMEMO device on ejabberd (issue 41): its PEP (mod_pep) with the same phone.
-@Suite("OMEMO against a real ejabberd and slixmpp-omemo", .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
+@Suite("OMEMO against a real ejabberd and slixmpp-omemo", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.ejabberdEnabled), .timeLimit(.minutes(3)))
 struct OMEMOEjabberdIntegrationTests {
     /// bob and home subscribed both ways, and the bridge's configuration: home an OMEMO
     /// device, bob's member `required`, the socket local `ops`.

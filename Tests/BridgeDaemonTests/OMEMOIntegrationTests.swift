@@ -7,7 +7,7 @@ import Testing
 /// The bridge as an OMEMO device (issue 41) with the real daemon, a real Prosody and a real
 /// OMEMO phone (slixmpp-omemo, ``OMEMOPhone``): what a local writes reaches the phone
 /// encrypted and readable; what the phone writes encrypted reaches the local as text.
-@Suite("OMEMO against a real Prosody and slixmpp-omemo", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("OMEMO against a real Prosody and slixmpp-omemo", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct OMEMOIntegrationTests {
     /// A channel of the account's contact bob (the phone) and a socket local.
     static func channel(encryption: String) -> String {

@@ -15,7 +15,7 @@ import Glibc
 /// Paging (issue 24) with the real daemon, a real Prosody and real Alertmanagers
 /// (Debian's `prometheus-alertmanager`, on loopback, notifying the bridge's webhook):
 /// escalation, acknowledgement, silences, RESOLVED threading, an HA pair's duplicates.
-@Suite("Paging against a real Alertmanager and Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("Paging against a real Alertmanager and Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct PagingIntegrationTests {
     static let token = "paging-token-for-tests"
 

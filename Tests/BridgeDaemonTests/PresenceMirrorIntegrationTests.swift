@@ -13,7 +13,7 @@ import XMPP
 /// contact and bob home's; carol and dave are contacts put on rosters. The user's "other
 /// clients" on an account are `TestSession`s of the same account with resource `phone`.
 /// Where the issue asks for 2 s, the latency is measured from the action and printed.
-@Suite("presence relay and roster mirrors against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("presence relay and roster mirrors against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct PresenceMirrorIntegrationTests {
     static let link = """
         [channels.link]

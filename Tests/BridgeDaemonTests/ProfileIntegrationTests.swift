@@ -14,7 +14,7 @@ import Glibc
 /// published at login (vCard with photo, PEP avatar and nick), once; read back by
 /// `xmpp-bridge vcard` and by slixmpp; carried in the bridge's messages (XEP-0172); and a
 /// contact's XEP-0172 nick or vCard nickname standing in for a missing roster name.
-@Suite("nick and avatar against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("nick and avatar against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct ProfileIntegrationTests {
     /// A 3×2 PNG, and its SHA-1 as Python's hashlib computes it.
     static let png = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==")!)

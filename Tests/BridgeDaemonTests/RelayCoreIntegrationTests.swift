@@ -12,7 +12,7 @@ import Glibc
 /// client was told is queued survives kill -9; an oversize message is split instead of
 /// stopping the account; a socket subscriber that never reads stalls nothing else; a
 /// `conflict` is retried, not the end of the account.
-@Suite("relay core against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("relay core against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct RelayCoreIntegrationTests {
     static let socketToBob = """
         [local.ops]

@@ -8,7 +8,7 @@ import XMPP
 /// `reupload = true` (issue 12) across two real Prosody servers, each with its own upload
 /// service: a file alice shares from a.test reaches bob on b.test as a URL on b.test's
 /// service, with the same bytes.
-@Suite("re-upload across two Prosody servers", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
+@Suite("re-upload across two Prosody servers", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct ReuploadIntegrationTests {
     static let limit = UploadServer.limit
 

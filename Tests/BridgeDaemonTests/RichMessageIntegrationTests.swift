@@ -7,7 +7,7 @@ import XMPP
 /// Rich messages across a 1:1 link against a real Prosody (issue 12): files, corrections,
 /// replies, reactions, retractions, receipts and encrypted messages, each checked on the
 /// copy the other side holds (its own ids), with real clients on both ends.
-@Suite("Rich messages across the bridge", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("Rich messages across the bridge", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct RichMessageIntegrationTests {
     static let link = """
         [channels.link]

@@ -12,7 +12,7 @@ import Glibc
 /// each with a MUC component and its archive (mod_muc_mam): relayed once, by nick, never
 /// echoed; rejoined after a kick and a server restart; what the bridge missed caught up
 /// from the room's archive, once; a taken nick suffixed without breaking echo safety.
-@Suite("rooms against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("rooms against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct RoomIntegrationTests {
     /// Prosody for `domain` with rooms on `muc.DOMAIN`, the bridge account `relay` and `users`.
     static func server(_ domain: String, users: [String]) async throws -> ProsodyServer {

@@ -8,7 +8,7 @@ import XMPP
 /// `xmpp-bridge send --file` against a real Prosody with `mod_http_file_share` (issue 12):
 /// the built binary uploads through the account's XEP-0363 service over our OpenSSL TLS,
 /// verified against the test CA, and sends the URL so clients show the file inline.
-@Suite("send --file against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
+@Suite("send --file against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct SendFileCommandTests {
     static let limit = UploadServer.limit
 

@@ -13,7 +13,7 @@ import Glibc
 /// by lease, one instance at a time; when the owner stops or dies another takes over, and
 /// alice's messages reach bob once each, none lost.
 @Suite(
-    "several instances on one PostgreSQL state", .serialized,
+    "several instances on one PostgreSQL state", .onTestBodyThreads, .serialized,
     .enabled(if: IntegrationEnvironment.enabled && IntegrationEnvironment.postgresEnabled), .timeLimit(.minutes(5))
 )
 struct SeveralInstancesIntegrationTests {
@@ -28,9 +28,10 @@ struct SeveralInstancesIntegrationTests {
     /// shared server.
     /// With `names` and `accounts`, those instances and accounts (and no channel).
     /// With `omemo`, home is an OMEMO device and bob's member `encryption = "required"`.
+    /// `ttl`: the leases' time to live in seconds (``ttl``, short for the takeover tests).
     static func start(
         on server: ProsodyServer, httpPorts: [Int]? = nil, database: (url: String, password: String)? = nil, names: [String] = ["node-a", "node-b"],
-        accounts: [String] = ["work", "home"], omemo: Bool = false
+        accounts: [String] = ["work", "home"], omemo: Bool = false, ttl: Int = Self.ttl
     ) async throws -> [BridgeDaemon] {
         var database = database
         if database == nil {
@@ -62,7 +63,7 @@ struct SeveralInstancesIntegrationTests {
                 text = text.replacingOccurrences(of: #"jid = "bob@example.test", direction"#, with: #"jid = "bob@example.test", encryption = "required", direction"#)
                 try text.write(toFile: config, atomically: true, encoding: .utf8)
             }
-            try BridgeConfigFile.onPostgres(config, url: url, instance: name, ttl: Self.ttl)
+            try BridgeConfigFile.onPostgres(config, url: url, instance: name, ttl: ttl)
             return try BridgeDaemon.start(config: config, in: directory, environment: ["BRIDGE_DB_PASSWORD": password])
         }
     }

@@ -7,7 +7,7 @@ import XMPP
 /// `xmpp-bridge status` polled while `run` starts (issue 13, defect 1): before, the command
 /// opened and migrated the state database itself and the daemon exited 2 ("table routes
 /// already exists", "database is locked") in about a third of the starts.
-@Suite("status polled while the daemon starts", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
+@Suite("status polled while the daemon starts", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(5)))
 struct StartupRaceTests {
     @Test("10 fresh starts, each with status polled from the first moment: every daemon comes up; status says 'starting' (75) or answers (0)")
     func statusDuringStart() async throws {

@@ -10,7 +10,7 @@ import Glibc
 
 /// Stream management resumption (XEP-0198 §5; issue 9) with the real daemon: a connection
 /// lost with deliveries in flight is resumed, so nothing is lost and nothing is sent twice.
-@Suite("stream resumption against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("stream resumption against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct StreamResumptionIntegrationTests {
     @Test("Prosody frozen with 100 deliveries in flight: the delivery timeout drops the connection, the bridge resumes it after the thaw, and bob gets all 150 once, in order")
     func resumeAfterDeliveryTimeout() async throws {

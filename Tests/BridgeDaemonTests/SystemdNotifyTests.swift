@@ -11,7 +11,7 @@ import Glibc
 /// `Type=notify` (sd_notify(3)) with the real daemon: the test plays systemd, a datagram
 /// socket at `$NOTIFY_SOCKET`, and reads what the bridge says: READY=1, WATCHDOG=1 at
 /// half `WATCHDOG_USEC`, STOPPING=1 on SIGTERM. No XMPP server needed.
-@Suite("systemd notifications", .serialized, .timeLimit(.minutes(2)))
+@Suite("systemd notifications", .onTestBodyThreads, .serialized, .timeLimit(.minutes(2)))
 struct SystemdNotifyTests {
     @Test("READY=1 once running, WATCHDOG=1 while running, STOPPING=1 on SIGTERM; state and socket go to STATE_DIRECTORY and RUNTIME_DIRECTORY")
     func notifications() async throws {

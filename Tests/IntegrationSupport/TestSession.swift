@@ -43,7 +43,9 @@ public struct TestSession {
             Task { for await event in session.events { await log.append(event) } }
             await session.run()
         }
-        guard await log.waitFor({ if case .online = $0 { true } else { false } }) != nil else {
+        // A bound on failure only: a full run starts dozens of servers at once, and on a slow
+        // 2-core machine the first logins waited that long for their servers' CPU.
+        guard await log.waitFor(timeout: .seconds(60), { if case .online = $0 { true } else { false } }) != nil else {
             task.cancel()
             throw TestFailure("\(user) did not come online: \(await log.events)")
         }

@@ -7,7 +7,7 @@ import Testing
 import XMPP
 
 /// Login, TLS and binding against a real Prosody started by the test (RFC 6120 §5–§7).
-@Suite("Login against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
+@Suite("Login against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
 struct ClientLoginTests {
     let client = XMPPClient(logger: IntegrationEnvironment.logger("login-test"))
 

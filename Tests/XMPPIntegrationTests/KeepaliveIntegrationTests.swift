@@ -7,7 +7,7 @@ import XMPP
 
 /// The session's keepalive on a manual clock against a real Prosody (issue 8: the
 /// session's jobs as machines; the issue-3 note left this untested at the actor level).
-@Suite("session keepalive against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
+@Suite("session keepalive against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
 struct KeepaliveIntegrationTests {
     @Test("a frozen server: a ping (`<r/>`) after 60 quiet seconds, the connection given up 20 s later, and back after the server thaws")
     func frozenServer() async throws {
@@ -40,7 +40,7 @@ struct KeepaliveIntegrationTests {
             await session.run()
         }
         defer { task.cancel() }
-        #expect(await log.waitFor({ if case .online = $0 { true } else { false } }) != nil)
+        #expect(await log.waitFor(timeout: .seconds(60), { if case .online = $0 { true } else { false } }) != nil)
         // The server's echo of our presence is the last traffic of the login; traffic that
         // arrived after the clock moved would put the ping off by a minute.
         #expect(await log.waitFor({ if case .presence = $0 { true } else { false } }) != nil)

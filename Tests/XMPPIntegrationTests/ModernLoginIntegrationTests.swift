@@ -10,7 +10,7 @@ import Testing
 /// (XEP-0484), channel binding (XEP-0440, RFC 9266) and downgrade protection (XEP-0474)
 /// against the servers that offer them: Prosody 13 with Debian's community modules, and
 /// ejabberd 24.12 (SASL2 and Bind 2 built in, `mod_auth_fast`).
-@Suite("modern login against Prosody 13 and ejabberd 24.12", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("modern login against Prosody 13 and ejabberd 24.12", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct ModernLoginIntegrationTests {
     static func login(token: FASTToken? = nil) -> SASL2Login {
         SASL2Login(

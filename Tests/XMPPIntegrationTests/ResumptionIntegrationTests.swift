@@ -11,7 +11,7 @@ import Testing
 /// (issue 22): it feeds a resumed connection's input to the old connection's XML parser,
 /// so when the old connection ended inside a stanza, everything sent afterwards becomes
 /// part of that stanza. The acknowledgement watchdog finds it and starts a new session.
-@Suite("resumption of a stream Prosody cannot read", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
+@Suite("resumption of a stream Prosody cannot read", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(2)))
 struct ResumptionIntegrationTests {
     @Test("the old connection cut inside a stanza: the resumed stream answers nothing, the watchdog gives it up for a new session after ack_timeout, and messages flow again")
     func unreadResumedStreamIsGivenUp() async throws {

@@ -6,7 +6,7 @@ import Testing
 import XMPP
 
 /// Messages, subscriptions, rosters, presence and reconnect against a real Prosody (RFC 6121).
-@Suite("Sessions against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
+@Suite("Sessions against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.enabled), .timeLimit(.minutes(3)))
 struct SessionIntegrationTests {
     static let bodies: [String] = [
         "plain <&>\"' text",

@@ -8,7 +8,7 @@ import XMPP
 /// HTTP File Upload (XEP-0363) against a real Prosody with `mod_http_file_share` on an
 /// upload component, served over HTTPS on 127.0.0.1 with the test certificate: discovery,
 /// a slot, the PUT through our TLS, the GET back, and the refusals.
-@Suite("HTTP File Upload against a real Prosody", .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
+@Suite("HTTP File Upload against a real Prosody", .onTestBodyThreads, .serialized, .enabled(if: IntegrationEnvironment.uploadEnabled), .timeLimit(.minutes(3)))
 struct UploadIntegrationTests {
     /// A client for `server`'s HTTPS: the upload domain connects to 127.0.0.1, and the
     /// certificate is checked against the upload domain, trusting `trustFile` only.
