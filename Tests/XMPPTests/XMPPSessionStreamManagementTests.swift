@@ -86,6 +86,26 @@ struct XMPPSessionStreamManagementTests {
         await scene.stop()
     }
 
+    @Test("a message sent while the connection is taken over waits until it is online: what the in-doubt check sends again goes first, then it, numbered (XEP-0198 §4); none goes out before <enable/>")
+    func newMessageWaitsForOnline() async throws {
+        var scene = try await Self.online()
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        let query = try await scene.expectArchiveQuery(of: nil)
+        // Sent while m1 is in doubt and the session is not online again.
+        let later = scene.send([Self.message("after")])
+        try await scene.answer(query, of: nil, holding: [])
+        try await scene.expectSent("m1")
+        try await sender.value
+        try await scene.expectSent("after")
+        try await later.value
+        // Counted on the new stream: the archive query, m1 and it.
+        #expect(scene.link.received == 3)
+        await scene.stop()
+    }
+
     @Test("a server that stops reading: our acknowledgement to it waits on a write that never completes, and still the watchdog drops the connection at ack_timeout (each timer runs beside the others, never behind a write)")
     func watchdogNotHeldBackByAWrite() async throws {
         var scene = try await SessionScene.start { $0.acknowledgementDelay = .seconds(1) }

@@ -11,6 +11,38 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
     /// Requests the connection makes beside its read loop, which their answers come through
     /// (a keepalive ping, a room's self-ping), run in its task group.
     var work: AsyncStream<@Sendable () async -> Void>.Continuation?
+    /// Whether the session reported this connection online (its restore's last step before
+    /// "online"). New messages wait until then: before it, stream management may not be
+    /// enabled yet (a message would go unnumbered, XEP-0198 §4) and what is sent again must
+    /// go first (``SessionRestoreStateMachine``).
+    private(set) var isOnline = false
+    /// Senders waiting for ``isOnline``, or for the connection's end.
+    private var onlineWaiters: [OneShotWaiter<Void>] = []
+
+    /// A waiter completed once the connection is online or gone.
+    mutating func untilOnline() -> OneShotWaiter<Void> {
+        let waiter = OneShotWaiter<Void>()
+        self.onlineWaiters.append(waiter)
+        return waiter
+    }
+
+    /// The session reported the connection online: waiting senders go on.
+    mutating func reportedOnline() {
+        self.isOnline = true
+        self.releaseOnlineWaiters()
+    }
+
+    /// The connection is gone: waiting senders look again (and find no connection).
+    mutating func wentOffline() {
+        self.isOnline = false
+        self.releaseOnlineWaiters()
+    }
+
+    private mutating func releaseOnlineWaiters() {
+        let waiters = self.onlineWaiters
+        self.onlineWaiters = []
+        for waiter in waiters { waiter.complete(.success(())) }
+    }
 
     init(keepalive: KeepaliveStateMachine<Instant>) {
         self.keepalive = keepalive

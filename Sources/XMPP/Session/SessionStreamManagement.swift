@@ -203,6 +203,13 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
         defer { signal() }
         // A stopping session takes nothing new: it could not be acknowledged before the close.
         guard !session.lifecycle.isStopping else { throw XMPPSessionError.stopped }
+        // A connection being taken over takes new messages once it is reported online:
+        // until then stream management may not be enabled (the message would go out
+        // unnumbered) and what is sent again goes first.
+        while session.current.connection != nil, !session.current.isOnline {
+            try await Self.wait(for: session.current.untilOnline())
+            guard !session.lifecycle.isStopping else { throw XMPPSessionError.stopped }
+        }
         guard self.machine.isCounting, let connection = session.current.connection else {
             try await session.send(messages)
             signal()

@@ -231,6 +231,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     }
 
     private func finish(_ error: XMPPClientError?) async {
+        self.current.wentOffline()
         self.failPending(XMPPSessionError.stopped)
         // Nobody will check them now: their senders keep them for whoever comes next.
         for batch in self.archiveCheck.inDoubt.take().batches { batch.waiter.complete(.failure(XMPPSessionError.stopped)) }
@@ -298,6 +299,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         self.archiveCheck.inDoubt.connectionLostAt = self.dependencies.clock.now
         self.streamManagement.watchdogConnectionEnded(in: self)
         self.current.timers.removeAll()
+        self.current.wentOffline()
         let resumable = self.streamManagement.machine.resumption != nil
         self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: resumable)
         _ = self.machine.connectionLost()
