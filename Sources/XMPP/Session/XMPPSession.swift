@@ -366,13 +366,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         let number = self.streamManagement.machine.stanzaReceived()
         var deferred = false
         for action in await self.stanzaActions(for: element) {
-            guard case .emitMessage(var message, let carbon) = action else {
-                await self.perform(action, on: connection)
-                continue
-            }
-            if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
-            let reported = await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
-            deferred = deferred || reported
+            deferred = await self.take(action, number: number, on: connection) || deferred
         }
         if !self.lifecycle.rosterWaiters.isEmpty { self.lifecycle.rosterChanged(self.machine.roster) }
         if let number, !deferred { self.streamManagement.machine.handled(number) }
@@ -381,6 +375,19 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         if self.streamManagement.machine.handled == self.streamManagement.machine.received {
             await self.streamManagement.sendAcknowledgement(on: connection, in: self)
         }
+    }
+
+    /// One action of a stanza read; true when it handed the consumer a message whose
+    /// stanza is handled once the consumer has committed it. A function of its own: the
+    /// message is copied in its frame, not in the read loop's (kept for the connection's life).
+    @inline(never)
+    private func take(_ action: SessionStateMachine<C.Instant>.Action, number: UInt32?, on connection: XMPPConnection) async -> Bool {
+        guard case .emitMessage(var message, let carbon) = action else {
+            await self.perform(action, on: connection)
+            return false
+        }
+        if let number, self.dependencies.configuration.acknowledgesAfterConsumer { message.streamNumber = number }  // handled once committed
+        return await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
     }
 
     /// Runs `job` beside the read loop, in the connection's task group (ended with it);
