@@ -34,8 +34,21 @@ public final class ManualClock: Clock, @unchecked Sendable {
     }
 
     private struct Sleeper {
+        /// A task asleep, or a callback scheduled (``callBack(at:_:)``).
+        enum Wake {
+            case task(CheckedContinuation<Void, any Error>)
+            case callback(@Sendable () -> Void)
+        }
+
         var deadline: Instant
-        var continuation: CheckedContinuation<Void, any Error>
+        var wake: Wake
+
+        func resume() {
+            switch self.wake {
+            case .task(let continuation): continuation.resume()
+            case .callback(let callback): callback()
+            }
+        }
     }
 
     /// Guards everything below.
@@ -54,17 +67,19 @@ public final class ManualClock: Clock, @unchecked Sendable {
 
     public var minimumResolution: Duration { .zero }
 
-    /// How many tasks are sleeping on this clock, so a test can wait until one is.
+    /// How many tasks are sleeping on this clock, and callbacks are scheduled, so a test
+    /// can wait until one is.
     public var sleeperCount: Int {
         self.lock.withLock { self.sleepers.count }
     }
 
-    /// The earliest deadline a task sleeps until; nil when none sleeps.
+    /// The earliest deadline a task sleeps or a callback is scheduled until; nil when none.
     public var earliestDeadline: Instant? {
         self.lock.withLock { self.sleepers.values.map(\.deadline).min() }
     }
 
-    /// Moves time forward and resumes, earliest first, every sleeper whose deadline is reached.
+    /// Moves time forward and resumes, earliest first, every sleeper whose deadline is
+    /// reached, and calls every callback due.
     public func advance(by duration: Duration) {
         let due: [Sleeper] = self.lock.withLock {
             self.current = self.current.advanced(by: duration)
@@ -73,7 +88,7 @@ public final class ManualClock: Clock, @unchecked Sendable {
             return dueIDs.compactMap { self.sleepers.removeValue(forKey: $0) }
         }
         for sleeper in due {
-            sleeper.continuation.resume()
+            sleeper.resume()
         }
     }
 
@@ -97,7 +112,7 @@ public final class ManualClock: Clock, @unchecked Sendable {
                 let outcome: Outcome = self.lock.withLock {
                     if Task.isCancelled { return .cancelled }
                     if deadline <= self.current { return .due }
-                    self.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    self.sleepers[id] = Sleeper(deadline: deadline, wake: .task(continuation))
                     return .sleeping
                 }
                 switch outcome {
@@ -108,8 +123,26 @@ public final class ManualClock: Clock, @unchecked Sendable {
             }
         } onCancel: {
             let sleeper = self.lock.withLock { self.sleepers.removeValue(forKey: id) }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            if case .task(let continuation) = sleeper?.wake { continuation.resume(throwing: CancellationError()) }
         }
+    }
+
+    /// Calls `callback` when ``advance(by:)`` reaches `deadline` (now, if it has), unless
+    /// the returned function, which cancels it, is called first. What a clock that calls
+    /// back at a deadline offers (the XMPP module's `CallbackClock`, which test targets
+    /// conform this clock to).
+    public func callBack(at deadline: Instant, _ callback: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let id: UInt64? = self.lock.withLock {
+            guard deadline > self.current else { return nil }
+            defer { self.nextSleeperID += 1 }
+            self.sleepers[self.nextSleeperID] = Sleeper(deadline: deadline, wake: .callback(callback))
+            return self.nextSleeperID
+        }
+        guard let id else {
+            callback()
+            return {}
+        }
+        return { [self] in _ = self.lock.withLock { self.sleepers.removeValue(forKey: id) } }
     }
 }
 

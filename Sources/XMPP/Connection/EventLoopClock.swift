@@ -11,7 +11,7 @@ import NIOCore
 /// heap entry and, at most, a shorter `epoll_wait`. Sessions arm such timers several
 /// times a second under a paced load (coalesced stream-management acknowledgements), so
 /// this is the difference between a quiet and a busy process.
-public struct EventLoopClock: Clock {
+public struct EventLoopClock: CallbackClock {
     public typealias Instant = ContinuousClock.Instant
     public typealias Duration = Swift.Duration
 
@@ -43,6 +43,13 @@ public struct EventLoopClock: Clock {
         } onCancel: {
             timer.cancel()
         }
+    }
+
+    /// `callback` from a timer of the loop: a timer heap entry, no task.
+    public func schedule(at deadline: Instant, _ callback: @escaping @Sendable () -> Void) -> ScheduledCallback {
+        let delay = ContinuousClock.now.duration(to: deadline)
+        let scheduled = self.eventLoop.scheduleTask(in: .nanoseconds(max(0, Self.nanoseconds(delay)))) { callback() }
+        return ScheduledCallback { scheduled.cancel() }
     }
 
     /// Whole nanoseconds of `duration`, saturating instead of trapping on a huge one.

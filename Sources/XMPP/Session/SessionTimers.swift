@@ -1,11 +1,11 @@
-/// The session's timers while a connection is up: one deadline per ``Kind``, run by one
-/// task that sleeps until the earliest (``XMPPSession/startTimers()``), instead of a task
-/// per timer.
+/// The session's timers while a connection is up: one deadline per ``Kind``, woken by one
+/// wake-up at the earliest (``XMPPSession/startTimers()``): the clock's callback
+/// (``CallbackClock``), or else one sleeping task, instead of a task per timer.
 ///
 /// It does no I/O and reads no clock: the owner arms and cancels deadlines, asks
-/// ``takeDue(now:)`` what fired when its sleep ends, and learns from ``arm(_:at:)`` when the
-/// sleeping task must be replaced because an earlier deadline came in. It holds that
-/// task's handle (``sleeper``) for the owner, who starts and cancels it.
+/// ``takeDue(now:)`` what fired when woken, and learns from ``arm(_:at:)`` when the
+/// wake-up must be replaced because an earlier deadline came in. It holds the wake-up's
+/// handle (``wake``) for the owner, who starts and cancels it.
 struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     enum Kind: Hashable, Sendable, CaseIterable {
         /// Our `<a/>` held back to answer a burst at once (XEP-0198 §4).
@@ -23,13 +23,26 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     }
 
     private var deadlines: [Kind: Instant] = [:]
-    /// The deadline the sleeping task sleeps until (nil: none sleeps).
+    /// The deadline the wake-up is set for (nil: none is).
     private(set) var sleepingUntil: Instant?
-    /// The task that sleeps until ``sleepingUntil``: held here so that arming an earlier
-    /// deadline can cancel it; starting and cancelling it are the owner's.
-    var sleeper: Task<Void, Never>?
-    /// Counts the sleepers started: one that wakes after it was replaced finds its number stale.
+    /// The wake-up set for ``sleepingUntil``: held here so that arming an earlier deadline
+    /// can cancel it; starting and cancelling it are the owner's.
+    var wake: Wake?
+    /// Counts the wake-ups set: one that comes after it was replaced finds its number stale.
     private(set) var sleeperNumber = 0
+
+    /// How the timers are woken: the clock's callback, or a task asleep on the clock.
+    enum Wake: Sendable {
+        case callback(ScheduledCallback)
+        case sleeper(Task<Void, Never>)
+
+        func cancel() {
+            switch self {
+            case .callback(let scheduled): scheduled.cancel()
+            case .sleeper(let task): task.cancel()
+            }
+        }
+    }
     /// Whether the timers run: from the start of the connection's task group to its end.
     var running = false
 
@@ -40,21 +53,21 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
 
     func deadline(of timer: Kind) -> Instant? { self.deadlines[timer] }
 
-    /// Arms `timer` for `deadline` (replacing its earlier one); true when no task sleeps or
-    /// the one that does sleeps until a later deadline: it must be replaced.
+    /// Arms `timer` for `deadline` (replacing its earlier one); true when no wake-up is set or
+    /// the one that is comes later: it must be replaced.
     mutating func arm(_ timer: Kind, at deadline: Instant) -> Bool {
         self.deadlines[timer] = deadline
         guard let sleeping = self.sleepingUntil else { return true }
         return deadline < sleeping
     }
 
-    /// Disarms `timer`. The sleeping task is not replaced: when it wakes it finds nothing
-    /// due and the next sleeps until the next earliest.
+    /// Disarms `timer`. The wake-up is not replaced: when it comes it finds nothing due and
+    /// the next is set for the next earliest.
     mutating func cancel(_ timer: Kind) {
         self.deadlines[timer] = nil
     }
 
-    /// A task sleeps until `deadline` now (nil: none sleeps); returns the sleeper's number.
+    /// A wake-up is set for `deadline` now (nil: none is); returns its number.
     @discardableResult
     mutating func sleeping(until deadline: Instant?) -> Int {
         self.sleepingUntil = deadline

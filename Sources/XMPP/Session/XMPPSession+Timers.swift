@@ -1,12 +1,13 @@
 /// The session's timers (``SessionTimers``): while the connection's task group runs, one
-/// task sleeps until the earliest deadline and runs what is due; arming an earlier one
-/// replaces it. Not a loop in a task of the group: a loop would sleep in a child of its own
-/// (to be woken early), two tasks an idle account keeps for life instead of one.
+/// wake-up is set for the earliest deadline and runs what is due; arming an earlier one
+/// replaces it. On a ``CallbackClock`` (the daemon's) the wake-up is the clock's callback,
+/// which starts a short task only when it comes: an idle account keeps no task for its
+/// timers. On another clock one task sleeps until the deadline.
 ///
-/// The sleeper is the session's one stored unstructured task, against the rule of one task
-/// group per connection: a child of the group cannot be cancelled alone. It lives no longer
-/// than the group: ``stopTimers()`` runs on every way out of it and cancels the sleeper, and
-/// a sleeper that woke meanwhile finds its number stale.
+/// The sleeping task is the session's one unstructured task, against the rule of one task
+/// group per connection: a child of the group cannot be cancelled alone. Neither it nor a
+/// callback outlives the group: ``stopTimers()`` runs on every way out of it and cancels
+/// the wake-up, and one that came meanwhile finds its number stale.
 extension XMPPSession {
     /// Arms `timer` for `deadline`, replacing the sleeping task when it sleeps until a later one.
     func armTimer(_ timer: SessionTimers<C.Instant>.Kind, at deadline: C.Instant) {
@@ -25,29 +26,40 @@ extension XMPPSession {
         self.sleepUntilEarliest()
     }
 
-    /// Cancels the sleeping task and, while the timers run and one is armed, starts one that
-    /// sleeps until the earliest deadline.
+    /// Cancels the wake-up and, while the timers run and one is armed, sets one for the
+    /// earliest deadline.
     private func sleepUntilEarliest() {
-        self.current.timers.sleeper?.cancel()
-        self.current.timers.sleeper = nil
+        self.current.timers.wake?.cancel()
+        self.current.timers.wake = nil
         guard self.current.timers.running, let next = self.current.timers.earliest else {
             self.current.timers.sleeping(until: nil)
             return
         }
         let number = self.current.timers.sleeping(until: next)
-        let clock = self.dependencies.clock
-        self.current.timers.sleeper = Task(executorPreference: self.dependencies.executor) {
-            guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-            await self.timersDue(sleeper: number)
+        let executor = self.dependencies.executor
+        if let clock = self.dependencies.clock as? any CallbackClock<C.Instant> {
+            self.current.timers.wake = .callback(
+                clock.schedule(at: next) {
+                    Task(executorPreference: executor) { await self.timersDue(sleeper: number) }
+                }
+            )
+            return
         }
+        let clock = self.dependencies.clock
+        self.current.timers.wake = .sleeper(
+            Task(executorPreference: executor) {
+                guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
+                await self.timersDue(sleeper: number)
+            }
+        )
     }
 
-    /// The sleeper numbered `number` woke: each timer due runs as a job beside the read loop,
+    /// The wake-up numbered `number` came: each timer due runs as a job beside the read loop,
     /// never awaited here (a handler's write can wait for a server that stopped reading,
-    /// which the watchdog, a timer too, must still find); then the next sleeps.
+    /// which the watchdog, a timer too, must still find); then the next is set.
     private func timersDue(sleeper number: Int) {
         guard self.current.timers.running, self.current.timers.sleeperNumber == number else { return }
-        self.current.timers.sleeper = nil
+        self.current.timers.wake = nil
         for timer in self.current.timers.takeDue(now: self.dependencies.clock.now) {
             self.spawn { session in await session.timerFired(timer) }
         }

@@ -1,0 +1,13 @@
+import TestSupport
+
+@testable import XMPP
+
+/// The manual clock calls back as the event loop's clock does, so the session's timers
+/// run here as in the daemon: by the clock's callback, with no task asleep
+/// (``CallbackClock``). The XMPP library's integration tests keep the other way, a task
+/// asleep on the clock.
+extension ManualClock: CallbackClock {
+    public func schedule(at deadline: Instant, _ callback: @escaping @Sendable () -> Void) -> ScheduledCallback {
+        ScheduledCallback(cancel: self.callBack(at: deadline, callback))
+    }
+}
