@@ -15,7 +15,7 @@ struct SessionTimersTests {
         var timers = Timers()
         let first = timers.arm(.watchdog, at: self.at(30))
         #expect(first, "nothing armed: the task waits for a first deadline")
-        timers.sleeping(until: timers.earliest)
+        timers.setWake(at: timers.earliest)
         let later = timers.arm(.rooms, at: self.at(40))
         #expect(!later, "later: found when the task wakes at 30")
         let earlier = timers.arm(.acknowledgement, at: self.at(1))
@@ -46,10 +46,10 @@ struct SessionTimersTests {
         let due = timers.takeDue(now: self.at(100))
         #expect(timers.isEmpty && due.isEmpty)
         _ = timers.arm(.watchdog, at: self.at(1))
-        let first = timers.sleeping(until: self.at(1))
+        let first = timers.setWake(at: self.at(1))
         timers.removeAll()
-        #expect(timers.isEmpty && timers.sleepingUntil == nil)
-        let second = timers.sleeping(until: self.at(2))
-        #expect(second == first + 1, "a sleeper replaced finds its number stale")
+        #expect(timers.isEmpty && timers.wakeAt == nil)
+        let second = timers.setWake(at: self.at(2))
+        #expect(second == first + 1, "a wake-up replaced finds its number stale")
     }
 }

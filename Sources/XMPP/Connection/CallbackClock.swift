@@ -6,21 +6,9 @@
 /// all: the clock calls back, and only then does a short task run what is due. A clock that
 /// is not one (`ContinuousClock`, in the commands) gets a sleeping task instead.
 public protocol CallbackClock<Instant>: Clock {
-    /// Calls `callback` once at `deadline`, or soon if it has passed, unless the returned
-    /// handle is cancelled first. `callback` must not block: it runs on the clock's thread.
+    /// Calls `callback` once at `deadline`, unless the returned handle is cancelled first.
+    /// A deadline already passed may be met at once, on the caller's thread and before this
+    /// returns (the manual clock does so): hold no lock `callback` takes. `callback` must not
+    /// block: it runs on the clock's thread (the event loop's).
     func schedule(at deadline: Instant, _ callback: @escaping @Sendable () -> Void) -> ScheduledCallback
-}
-
-/// A callback a ``CallbackClock`` will call; cancelling it after the call does nothing.
-public struct ScheduledCallback: Sendable {
-    private let cancellation: @Sendable () -> Void
-
-    public init(cancel: @escaping @Sendable () -> Void) {
-        self.cancellation = cancel
-    }
-
-    /// The callback will not be called (unless it is being called already).
-    public func cancel() {
-        self.cancellation()
-    }
 }

@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// A clock whose sleeps are timers of one NIO event loop (`EventLoop.scheduleTask`).
+/// A clock whose sleeps and callbacks (``CallbackClock``) are timers of one NIO event loop
+/// (`EventLoop.scheduleTask`).
 ///
 /// It reads the same time as `ContinuousClock`; only the wake-up differs. A sleep on
 /// `ContinuousClock` is a timer of Swift's global pool: arming it wakes a pool thread and
@@ -15,7 +16,7 @@ public struct EventLoopClock: CallbackClock {
     public typealias Instant = ContinuousClock.Instant
     public typealias Duration = Swift.Duration
 
-    /// The loop whose timers this clock's sleeps use.
+    /// The loop whose timers this clock's sleeps and callbacks use.
     public let eventLoop: any EventLoop
 
     public init(_ eventLoop: any EventLoop) {
@@ -48,7 +49,7 @@ public struct EventLoopClock: CallbackClock {
     /// `callback` from a timer of the loop: a timer heap entry, no task.
     public func schedule(at deadline: Instant, _ callback: @escaping @Sendable () -> Void) -> ScheduledCallback {
         let delay = ContinuousClock.now.duration(to: deadline)
-        let scheduled = self.eventLoop.scheduleTask(in: .nanoseconds(max(0, Self.nanoseconds(delay)))) { callback() }
+        let scheduled = self.eventLoop.scheduleTask(in: .nanoseconds(max(0, Self.nanoseconds(delay))), callback)
         return ScheduledCallback { scheduled.cancel() }
     }
 

@@ -21,7 +21,7 @@ enum SessionKeepalive<C: Clock> where C.Duration == Duration, C.Instant: Sendabl
             // round trip where an IQ ping costs two, for each of 10,000 idle accounts once
             // a minute (issue 43). The answer, like any traffic, resets the machine.
             // The watchdog is armed here (``XMPPSession/prepareTransmit(_:)``), before this
-            // timer is armed again: the timers' sleeper then sleeps until the earlier of the two
+            // timer is armed again: the timers' wake-up is then set for the earlier of the two
             // once, instead of being replaced in its sleep (a scheduled task cancelled, a
             // linear search of the event loop's 10,000 others). The write goes beside.
             let request = [session.streamManagement.machine.requestAck()]

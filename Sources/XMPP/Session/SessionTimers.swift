@@ -24,22 +24,23 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
 
     private var deadlines: [Kind: Instant] = [:]
     /// The deadline the wake-up is set for (nil: none is).
-    private(set) var sleepingUntil: Instant?
-    /// The wake-up set for ``sleepingUntil``: held here so that arming an earlier deadline
+    private(set) var wakeAt: Instant?
+    /// The wake-up set for ``wakeAt``: held here so that arming an earlier deadline
     /// can cancel it; starting and cancelling it are the owner's.
     var wake: Wake?
     /// Counts the wake-ups set: one that comes after it was replaced finds its number stale.
-    private(set) var sleeperNumber = 0
+    private(set) var wakeNumber = 0
 
     /// How the timers are woken: the clock's callback, or a task asleep on the clock.
     enum Wake: Sendable {
         case callback(ScheduledCallback)
-        case sleeper(Task<Void, Never>)
+        case sleepingTask(Task<Void, Never>)
 
+        /// The wake-up will not come (unless it is coming already: its number is then stale).
         func cancel() {
             switch self {
             case .callback(let scheduled): scheduled.cancel()
-            case .sleeper(let task): task.cancel()
+            case .sleepingTask(let task): task.cancel()
             }
         }
     }
@@ -57,8 +58,8 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     /// the one that is comes later: it must be replaced.
     mutating func arm(_ timer: Kind, at deadline: Instant) -> Bool {
         self.deadlines[timer] = deadline
-        guard let sleeping = self.sleepingUntil else { return true }
-        return deadline < sleeping
+        guard let wakeAt = self.wakeAt else { return true }
+        return deadline < wakeAt
     }
 
     /// Disarms `timer`. The wake-up is not replaced: when it comes it finds nothing due and
@@ -69,10 +70,10 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
 
     /// A wake-up is set for `deadline` now (nil: none is); returns its number.
     @discardableResult
-    mutating func sleeping(until deadline: Instant?) -> Int {
-        self.sleepingUntil = deadline
-        self.sleeperNumber += 1
-        return self.sleeperNumber
+    mutating func setWake(at deadline: Instant?) -> Int {
+        self.wakeAt = deadline
+        self.wakeNumber += 1
+        return self.wakeNumber
     }
 
     /// The timers due at `now`, earliest first (equal deadlines in ``Kind``'s order); they
@@ -90,6 +91,6 @@ struct SessionTimers<Instant: InstantProtocol & Sendable>: Sendable {
     /// The connection ended: no timer runs without one.
     mutating func removeAll() {
         self.deadlines.removeAll()
-        self.sleepingUntil = nil
+        self.wakeAt = nil
     }
 }

@@ -4,52 +4,52 @@
 /// which starts a short task only when it comes: an idle account keeps no task for its
 /// timers. On another clock one task sleeps until the deadline.
 ///
-/// The sleeping task is the session's one unstructured task, against the rule of one task
-/// group per connection: a child of the group cannot be cancelled alone. Neither it nor a
-/// callback outlives the group: ``stopTimers()`` runs on every way out of it and cancels
-/// the wake-up, and one that came meanwhile finds its number stale.
+/// The sleeping task, and the short task a callback starts, are the session's unstructured
+/// tasks, against the rule of one task group per connection: a child of the group cannot be
+/// cancelled alone. No wake-up outlives the group: ``stopTimers()`` runs on every way out of
+/// it and cancels the wake-up, and one that came meanwhile finds its number stale.
 extension XMPPSession {
-    /// Arms `timer` for `deadline`, replacing the sleeping task when it sleeps until a later one.
+    /// Arms `timer` for `deadline`, replacing the wake-up when it is set for a later one.
     func armTimer(_ timer: SessionTimers<C.Instant>.Kind, at deadline: C.Instant) {
-        if self.current.timers.arm(timer, at: deadline) { self.sleepUntilEarliest() }
+        if self.current.timers.arm(timer, at: deadline) { self.wakeAtEarliest() }
     }
 
     /// The connection's task group has started: its timers run.
     func startTimers() {
         self.current.timers.running = true
-        self.sleepUntilEarliest()
+        self.wakeAtEarliest()
     }
 
     /// The connection's task group is ending: no timer runs any more.
     func stopTimers() {
         self.current.timers.running = false
-        self.sleepUntilEarliest()
+        self.wakeAtEarliest()
     }
 
     /// Cancels the wake-up and, while the timers run and one is armed, sets one for the
     /// earliest deadline.
-    private func sleepUntilEarliest() {
+    private func wakeAtEarliest() {
         self.current.timers.wake?.cancel()
         self.current.timers.wake = nil
         guard self.current.timers.running, let next = self.current.timers.earliest else {
-            self.current.timers.sleeping(until: nil)
+            self.current.timers.setWake(at: nil)
             return
         }
-        let number = self.current.timers.sleeping(until: next)
+        let number = self.current.timers.setWake(at: next)
         let executor = self.dependencies.executor
         if let clock = self.dependencies.clock as? any CallbackClock<C.Instant> {
             self.current.timers.wake = .callback(
                 clock.schedule(at: next) {
-                    Task(executorPreference: executor) { await self.timersDue(sleeper: number) }
+                    Task(executorPreference: executor) { await self.timersDue(wake: number) }
                 }
             )
             return
         }
         let clock = self.dependencies.clock
-        self.current.timers.wake = .sleeper(
+        self.current.timers.wake = .sleepingTask(
             Task(executorPreference: executor) {
                 guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
-                await self.timersDue(sleeper: number)
+                await self.timersDue(wake: number)
             }
         )
     }
@@ -57,13 +57,13 @@ extension XMPPSession {
     /// The wake-up numbered `number` came: each timer due runs as a job beside the read loop,
     /// never awaited here (a handler's write can wait for a server that stopped reading,
     /// which the watchdog, a timer too, must still find); then the next is set.
-    private func timersDue(sleeper number: Int) {
-        guard self.current.timers.running, self.current.timers.sleeperNumber == number else { return }
+    private func timersDue(wake number: Int) {
+        guard self.current.timers.running, self.current.timers.wakeNumber == number else { return }
         self.current.timers.wake = nil
         for timer in self.current.timers.takeDue(now: self.dependencies.clock.now) {
             self.spawn { session in await session.timerFired(timer) }
         }
-        self.sleepUntilEarliest()
+        self.wakeAtEarliest()
     }
 
     private func timerFired(_ timer: SessionTimers<C.Instant>.Kind) async {

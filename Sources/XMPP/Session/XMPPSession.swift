@@ -256,8 +256,8 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
-        // This task runs the jobs itself, reading is a child, the timers sleep in one task
-        // (``startTimers()``): every task an account keeps costs its memory for as long as
+        // This task runs the jobs itself, reading is a child, the timers wait on the clock's
+        // callback (``startTimers()``): every task an account keeps costs its memory for as long as
         // it lives (docs/performance.md), so none only waits for the others.
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -265,7 +265,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 work.finish()
             }
             self.startTimers()
-            defer { self.stopTimers() }  // on every way out: no sleeper outlives the connection
+            defer { self.stopTimers() }  // on every way out: no timer's wake-up outlives the connection
             // In a task of its own, which ends when it is done: a task keeps its largest
             // stack of async frames for life, and restoring (roster, carbons, presence,
             // rooms) needs a deep one once per connection, not for the session's lifetime.
