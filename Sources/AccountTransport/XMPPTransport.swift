@@ -281,7 +281,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     /// Writes `messages` and waits until the server has taken them (acknowledged, XEP-0198,
     /// or a ping's round trip). A batch not taken within the delivery timeout makes the
-    /// session drop its connection; the answer then comes from the session: taken once the
+    /// session drop its connection if it is online (one being taken over, which the batch
+    /// waits for, is left to finish); the answer then comes from the session: taken once the
     /// stream is resumed (XEP-0198 §5), or "retry later" when the connection's requests fail.
     private func handOver(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
         let session = self.session
@@ -290,8 +291,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         let timeout = self.deliveryTimeout
         // One timer on the loop, removed (no wakeup) when the answer comes first.
         let deadline = self.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            logger.warning("delivery not taken in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
-            Task(executorPreference: executor) { await session.dropConnection() }
+            Task(executorPreference: executor) {
+                if await session.dropStalledConnection() {
+                    logger.warning("delivery not taken in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
+                } else {
+                    logger.info("delivery not taken in time, the connection not online yet; it waits", metadata: ["timeout": "\(timeout)"])
+                }
+            }
         }
         defer { deadline.cancel() }
         do {

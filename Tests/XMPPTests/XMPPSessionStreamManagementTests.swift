@@ -106,6 +106,27 @@ struct XMPPSessionStreamManagementTests {
         await scene.stop()
     }
 
+    @Test("a delivery not taken in time drops an online connection, never one still being taken over: that would start the take-over and its archive check again")
+    func stalledDropLeavesATakeOverAlone() async throws {
+        var scene = try await Self.online()
+        let sender = scene.send([Self.message("m1")])
+        try await scene.expectSent("m1", acknowledge: false)
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        let query = try await scene.expectArchiveQuery(of: nil)
+        #expect(await scene.session.dropStalledConnection() == false, "a connection being taken over was dropped")
+        try await scene.answer(query, of: nil, holding: [])
+        try await scene.expectSent("m1")
+        try await sender.value
+        await scene.event("online") {
+            if case .online = $0 { return true }
+            return false
+        }
+        #expect(await scene.session.dropStalledConnection(), "an online connection was not dropped")
+        scene.link = try await scene.server.nextLink()
+        await scene.stop()
+    }
+
     @Test("a server that stops reading: our acknowledgement to it waits on a write that never completes, and still the watchdog drops the connection at ack_timeout (each timer runs beside the others, never behind a write)")
     func watchdogNotHeldBackByAWrite() async throws {
         var scene = try await SessionScene.start { $0.acknowledgementDelay = .seconds(1) }

@@ -57,4 +57,16 @@ extension XMPPSession {
     public func dropConnection() async {
         await self.current.connection?.abort()
     }
+
+    /// Closes the connection at once, as ``dropConnection()``, when it is online: for a
+    /// delivery the server did not take in time. Returns whether it did. A connection still
+    /// being taken over (resumed, or its messages in doubt looked up in the archive) is
+    /// left alone: new messages wait for it to be online, its requests have timeouts of
+    /// their own, and dropping it would only start the take-over again, and again for
+    /// every batch waiting, while the archive check of the next one takes as long.
+    public func dropStalledConnection() async -> Bool {
+        guard self.current.isOnline, let connection = self.current.connection else { return false }
+        await connection.abort()
+        return true
+    }
 }
