@@ -281,8 +281,8 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     /// Writes `messages` and waits until the server has taken them (acknowledged, XEP-0198,
     /// or a ping's round trip). A batch not taken within the delivery timeout makes the
-    /// session drop its connection if it is online (one being taken over, which the batch
-    /// waits for, is left to finish); the answer then comes from the session: taken once the
+    /// session drop its connection if it was online all that time (one being taken over,
+    /// which the batch waits for, is left to finish); the answer then comes from the session: taken once the
     /// stream is resumed (XEP-0198 §5), or "retry later" when the connection's requests fail.
     private func handOver(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
         let session = self.session
@@ -292,10 +292,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         // One timer on the loop, removed (no wakeup) when the answer comes first.
         let deadline = self.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             Task(executorPreference: executor) {
-                if await session.dropStalledConnection() {
+                if await session.dropStalledConnection(notTakenFor: timeout) {
                     logger.warning("delivery not taken in time; dropping the connection", metadata: ["timeout": "\(timeout)"])
                 } else {
-                    logger.info("delivery not taken in time, the connection not online yet; it waits", metadata: ["timeout": "\(timeout)"])
+                    logger.info("delivery not taken in time, but the connection is not online for as long; it waits", metadata: ["timeout": "\(timeout)"])
                 }
             }
         }

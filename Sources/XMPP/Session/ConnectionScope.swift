@@ -16,6 +16,8 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
     /// enabled yet (a message would go unnumbered, XEP-0198 §4) and what is sent again must
     /// go first (``SessionRestoreStateMachine``).
     private(set) var isOnline = false
+    /// When the session reported it online (nil: not online).
+    private(set) var onlineSince: Instant?
     /// Senders waiting for ``isOnline``, or for the connection's end.
     private var onlineWaiters: [OneShotWaiter<Void>] = []
 
@@ -27,14 +29,16 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
     }
 
     /// The session reported the connection online: waiting senders go on.
-    mutating func reportedOnline() {
+    mutating func reportedOnline(at now: Instant) {
         self.isOnline = true
+        self.onlineSince = now
         self.releaseOnlineWaiters()
     }
 
     /// The connection is gone: waiting senders look again (and find no connection).
     mutating func wentOffline() {
         self.isOnline = false
+        self.onlineSince = nil
         self.releaseOnlineWaiters()
     }
 

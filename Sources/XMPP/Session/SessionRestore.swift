@@ -64,7 +64,7 @@ enum SessionRestore<C: Clock> where C.Duration == Duration, C.Instant: Sendable 
             guard let presence = session.own.presence else { return .done }
             return (try? await session.announce(presence)) == nil ? .failed : .done
         case .reportOnline:
-            session.current.reportedOnline()
+            session.current.reportedOnline(at: session.dependencies.clock.now)
             await session.emit(.online(connection.jid))
             await session.rooms.join(resumed: resumed, in: session)
             return .done

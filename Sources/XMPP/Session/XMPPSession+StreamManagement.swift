@@ -58,14 +58,17 @@ extension XMPPSession {
         await self.current.connection?.abort()
     }
 
-    /// Closes the connection at once, as ``dropConnection()``, when it is online: for a
-    /// delivery the server did not take in time. Returns whether it did. A connection still
-    /// being taken over (resumed, or its messages in doubt looked up in the archive) is
-    /// left alone: new messages wait for it to be online, its requests have timeouts of
-    /// their own, and dropping it would only start the take-over again, and again for
-    /// every batch waiting, while the archive check of the next one takes as long.
-    public func dropStalledConnection() async -> Bool {
-        guard self.current.isOnline, let connection = self.current.connection else { return false }
+    /// Closes the connection at once, as ``dropConnection()``, when it has been online for
+    /// all of the last `timeout`: for a delivery the server did not take in that time.
+    /// Returns whether it did. A connection that is still being taken over (resumed, or its
+    /// messages in doubt looked up in the archive), or is online for less, is left alone:
+    /// the delivery waited for the take-over (new messages wait for "online") and went out
+    /// after it, where the acknowledgement watchdog times it; dropping it would only start
+    /// the take-over and its archive check again, and again for every batch that waited.
+    public func dropStalledConnection(notTakenFor timeout: Duration) async -> Bool {
+        guard let since = self.current.onlineSince, since.advanced(by: timeout) <= self.dependencies.clock.now,
+            let connection = self.current.connection
+        else { return false }
         await connection.abort()
         return true
     }
