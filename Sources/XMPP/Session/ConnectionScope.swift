@@ -15,7 +15,7 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
     /// "online"). New messages wait until then: before it, stream management may not be
     /// enabled yet (a message would go unnumbered, XEP-0198 §4) and what is sent again must
     /// go first (``SessionRestoreStateMachine``).
-    private(set) var isOnline = false
+    var isOnline: Bool { self.onlineSince != nil }
     /// When the session reported it online (nil: not online).
     private(set) var onlineSince: Instant?
     /// Senders waiting for ``isOnline``, or for the connection's end.
@@ -30,14 +30,12 @@ struct ConnectionScope<Instant: InstantProtocol & Sendable> where Instant.Durati
 
     /// The session reported the connection online: waiting senders go on.
     mutating func reportedOnline(at now: Instant) {
-        self.isOnline = true
         self.onlineSince = now
         self.releaseOnlineWaiters()
     }
 
     /// The connection is gone: waiting senders look again (and find no connection).
     mutating func wentOffline() {
-        self.isOnline = false
         self.onlineSince = nil
         self.releaseOnlineWaiters()
     }
