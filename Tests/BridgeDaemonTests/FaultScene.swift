@@ -113,7 +113,11 @@ struct FaultScene {
         let online = { (account: String) in bridge.logLines.filter { $0.contains("transport=\(account)") && $0.hasSuffix("] online") }.count }
         let onlineBefore = self.path.accounts.map(online)
         let faultAt = ContinuousClock.now
-        try await fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
+        do {
+            try await fault.inject(on: self.server, accounts: self.path.accounts, bridgePID: bridge.run.process.pid)
+        } catch {
+            throw TestFailure("\(error)\nbridge log:\n\(bridge.run.errors.suffix(6000))")
+        }
         let cameBack = await eventually(timeout: .seconds(60)) { zip(self.path.accounts, onlineBefore).allSatisfy { online($0) > $1 } }
         guard cameBack else {
             throw TestFailure("the bridge was not online again within 60 s of the fault; bridge log:\n\(bridge.run.errors.suffix(6000))\nserver log:\n\(self.server.logTail(lines: 40))")
