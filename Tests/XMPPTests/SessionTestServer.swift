@@ -20,11 +20,19 @@ final class SessionTestServer: XMPPConnector {
     private let resumeAnswers = NIOLockedValueBox<[String]>([])
     private let connects = NIOLockedValueBox(0)
     private let uptimeSeconds = NIOLockedValueBox(86_400)
+    private let softwareName = NIOLockedValueBox<String?>(nil)
 
     /// What the server answers when asked its uptime (XEP-0012), in seconds.
     var uptime: Int {
         get { self.uptimeSeconds.withLockedValue { $0 } }
         set { self.uptimeSeconds.withLockedValue { $0 = newValue } }
+    }
+
+    /// The name the server gives when asked its software version (XEP-0092); nil: it does
+    /// not say (`service-unavailable`), as a server without `mod_version`.
+    var software: String? {
+        get { self.softwareName.withLockedValue { $0 } }
+        set { self.softwareName.withLockedValue { $0 = newValue } }
     }
 
     init(jid: JID) {
@@ -77,7 +85,7 @@ final class SessionTestServer: XMPPConnector {
         let jid = (try? self.jid.withResource("bridge")) ?? self.jid
         // A resumed stream goes on counting from the `h` the server said.
         let resumedAt = answer?.name == "resumed" ? answer?[attribute: "h"].flatMap(UInt32.init) : nil
-        let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds)
+        let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds, software: self.softwareName)
         self.newLink.yield(link)
         return XMPPConnection(
             jid: jid, features: features, mechanism: nil, elements: XMPPElementSequence(producer: producer),
@@ -178,7 +186,7 @@ final class SessionTestServer: XMPPConnector {
         private let reading: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
 
         /// `countingFrom`: the stream resumed a session whose count was this.
-        init(channel: NIOAsyncTestingChannel, terminated: Termination, stall: WriteStall, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>) {
+        init(channel: NIOAsyncTestingChannel, terminated: Termination, stall: WriteStall, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>, software: NIOLockedValueBox<String?>) {
             self.channel = channel
             self.terminated = terminated
             self.stall = stall
@@ -197,7 +205,7 @@ final class SessionTestServer: XMPPConnector {
                         if count.counting, ["message", "presence", "iq"].contains(element.name) { count.received &+= 1 }
                         return count.received
                     }
-                    if let answer = Link.routineAnswer(element, uptime: uptime.withLockedValue { $0 }) {
+                    if let answer = Link.routineAnswer(element, uptime: uptime.withLockedValue { $0 }, software: software.withLockedValue { $0 }) {
                         try? await channel.writeInbound(SessionTestServer.element(answer))
                         continue
                     }
@@ -251,9 +259,9 @@ final class SessionTestServer: XMPPConnector {
         }
 
         /// The answer to an IQ nobody scripted: an empty result to disco#info and pings; the
-        /// server's `uptime` (XEP-0012); `service-unavailable` (RFC 6120 §8.4) to any other
-        /// query of the server itself (its version).
-        static func routineAnswer(_ element: XMLElement, uptime: Int) -> String? {
+        /// server's `uptime` (XEP-0012) and `software` name (XEP-0092) when it has one;
+        /// `service-unavailable` (RFC 6120 §8.4) to any other query of the server itself.
+        static func routineAnswer(_ element: XMLElement, uptime: Int, software: String?) -> String? {
             guard element.name == "iq", let id = element[attribute: "id"], let query = element.elements.first else { return nil }
             let from = element[attribute: "to"].map { " from='\($0)'" } ?? ""
             if query.namespace == "http://jabber.org/protocol/disco#info" || query.namespace == "urn:xmpp:ping" {
@@ -262,6 +270,9 @@ final class SessionTestServer: XMPPConnector {
             guard element[attribute: "type"] == "get", element[attribute: "to"] == SessionScene.account.domainpart else { return nil }
             if query.namespace == "jabber:iq:last" {
                 return "<iq type='result' id='\(id)'\(from)><query xmlns='jabber:iq:last' seconds='\(uptime)'/></iq>"
+            }
+            if query.namespace == "jabber:iq:version", let software {
+                return "<iq type='result' id='\(id)'\(from)><query xmlns='jabber:iq:version'><name>\(software)</name><version>1</version></query></iq>"
             }
             return "<iq type='error' id='\(id)'\(from)><error type='cancel'><service-unavailable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>"
         }

@@ -32,12 +32,21 @@ public struct ArchiveCheckStateMachine: Sendable {
         /// The wait before the first retry; each further one waits this much longer.
         public var retryDelay: Duration
 
-        public init(pageSize: Int = 50, maximumPages: Int = 100, clockSkew: Duration = .seconds(60), retries: Int = 2, retryDelay: Duration = .seconds(1)) {
+        /// How long after a resumption (XEP-0198 §5) whose `h` did not count all that was
+        /// written the archive is asked about the rest, on a server that may still route
+        /// it (``mayRouteUncountedAfterResume(software:)``); zero: it is sent again at once.
+        public var uncountedSettleDelay: Duration
+
+        public init(
+            pageSize: Int = 50, maximumPages: Int = 100, clockSkew: Duration = .seconds(60), retries: Int = 2, retryDelay: Duration = .seconds(1),
+            uncountedSettleDelay: Duration = .seconds(1)
+        ) {
             self.pageSize = pageSize
             self.maximumPages = maximumPages
             self.clockSkew = clockSkew
             self.retries = retries
             self.retryDelay = retryDelay
+            self.uncountedSettleDelay = uncountedSettleDelay
         }
     }
 
@@ -194,6 +203,16 @@ public struct ArchiveCheckStateMachine: Sendable {
     /// only the newest; unknown servers are taken not to.
     public static func handlesOneStanzaAtATime(software: String?) -> Bool {
         software?.lowercased().hasPrefix("prosody") == true
+    }
+
+    /// Whether a server, by its XEP-0092 name, may route stanzas its resumed session read
+    /// without counting them in `<resumed h/>` (XEP-0198 §5). ejabberd's old session
+    /// process answers the new one's resume call before it parses bytes it had already
+    /// read from the dead connection, then routes those: resending them makes them twice.
+    /// Prosody reads and handles on one thread, so its `h` is exact; unknown servers are
+    /// taken to be like ejabberd.
+    public static func mayRouteUncountedAfterResume(software: String?) -> Bool {
+        !Self.handlesOneStanzaAtATime(software: software)
     }
 
     /// The query under way failed: the server's `error` (nil: no answer, or none at all).

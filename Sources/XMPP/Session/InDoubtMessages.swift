@@ -28,6 +28,12 @@ struct InDoubtMessages: Sendable {
     /// it (an earlier owner's, inherited): a resumption of it proves the server kept it, so
     /// did not restart, since they were written.
     var sessionID: String?
+    /// They were written on a session the server then resumed with an `h` that did not
+    /// count them (XEP-0198 §5): on a server that may route them all the same
+    /// (``ArchiveCheckStateMachine/mayRouteUncountedAfterResume(software:)``) they are
+    /// looked up after ``ArchiveCheckStateMachine/Configuration/uncountedSettleDelay``;
+    /// on one whose count is exact they go again at once, unchecked.
+    var uncountedAtResume = false
 
     var isEmpty: Bool { self.batches.isEmpty && self.restoredIDs.isEmpty }
 
@@ -76,6 +82,7 @@ struct InDoubtMessages: Sendable {
     mutating func merge(_ newer: InDoubtMessages) {
         self.serverEndedStream = self.isEmpty ? newer.serverEndedStream : self.serverEndedStream && (newer.isEmpty || newer.serverEndedStream)
         self.sessionID = self.isEmpty ? newer.sessionID : (newer.isEmpty || newer.sessionID == self.sessionID ? self.sessionID : nil)
+        self.uncountedAtResume = self.isEmpty ? newer.uncountedAtResume : self.uncountedAtResume && (newer.isEmpty || newer.uncountedAtResume)
         self.batches += newer.batches
         self.restoredIDs += newer.restoredIDs
         self.sentSince = [self.sentSince, newer.sentSince].compactMap { $0 }.min()

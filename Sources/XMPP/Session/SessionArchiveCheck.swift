@@ -69,8 +69,44 @@ final class SessionArchiveCheck<C: Clock> where C.Duration == Duration, C.Instan
     /// session the doubt was written on (an earlier owner's, inherited), the server kept it
     /// through the loss, so it has not restarted since.
     func checkInDoubt(on connection: XMPPConnection, resumed: Bool, in session: isolated XMPPSession<C>) async {
-        guard !self.inDoubt.messages.isEmpty, session.dependencies.configuration.archiveCheck != nil else { return }
-        await self.check(self.inDoubt.take(), on: connection, resumed: resumed, in: session)
+        guard !self.inDoubt.messages.isEmpty, let limits = session.dependencies.configuration.archiveCheck else { return }
+        let doubt = self.inDoubt.take()
+        if doubt.uncountedAtResume {
+            let software = await self.serverSoftware(timeout: session.dependencies.configuration.requestTimeout, in: session)
+            guard ArchiveCheckStateMachine.mayRouteUncountedAfterResume(software: software) else {
+                // The server's count is exact: what it did not count it did not take.
+                let resent = await session.streamManagement.sendAgain(doubt.batches, on: connection, in: session)
+                self.inDoubt.settledAll()
+                session.dependencies.logger.debug("uncounted messages sent again", metadata: ["count": "\(resent)", "server": "\(software ?? "-")"])
+                return
+            }
+            // Its old session routes what it read last right after answering the resume.
+            try? await session.dependencies.clock.sleep(for: limits.uncountedSettleDelay)
+        }
+        await self.check(doubt, on: connection, resumed: resumed, in: session)
+    }
+
+    /// The server resumed the session (XEP-0198 §5) with an `h` short of what was written.
+    /// The senders' batches among `resend` (numbered from `acknowledged + 1`) are put in
+    /// doubt, settled before the stream reports online (``checkInDoubt(on:resumed:in:)``);
+    /// returned are the stanzas to send again at once: those no batch holds (receipts,
+    /// requests), or all of them when nothing is put in doubt: without an archive to ask,
+    /// with doubt already kept, when a waiter cannot be settled by the archive (a plain
+    /// wait, a batch that mixes targets), or a batch was said in a room (its reflection
+    /// settles it, XEP-0045 §7.2.2).
+    func holdUncountedAtResume(_ resend: [XMLElement], acknowledged: UInt32, in session: isolated XMPPSession<C>) -> [XMLElement] {
+        guard let limits = session.dependencies.configuration.archiveCheck, limits.uncountedSettleDelay > .zero, !resend.isEmpty,
+            self.inDoubt.messages.isEmpty
+        else { return resend }
+        let streamManagement = session.streamManagement
+        var (doubt, unsettled) = InDoubtMessages.split(pending: resend, acknowledged: acknowledged, waiters: streamManagement.acknowledgements.waiters)
+        guard unsettled.isEmpty, !doubt.batches.isEmpty, doubt.batches.allSatisfy({ $0.room == nil }) else { return resend }
+        _ = streamManagement.acknowledgements.takeAll()
+        doubt.uncountedAtResume = true
+        doubt.sessionID = streamManagement.machine.resumption?.id
+        self.inDoubt.add(doubt)
+        let held = doubt.ids
+        return resend.filter { element in element[attribute: "id"].map { !held.contains($0) } ?? true }
     }
 
     /// Looks up in the room's archive (XEP-0313 on the room's JID) what we left `room` with

@@ -91,11 +91,15 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
             case .resumed(let resend):
                 resumed = true
                 if let id = self.machine.resumption?.id { ledger?.begin(sessionID: id, acknowledged: self.machine.acknowledged) }
-                session.dependencies.logger.info("stream resumed", metadata: ["resent": "\(restored ? 0 : resend.count)", "after restart": "\(restored)"])
                 // After a restart only ids are known: the owner sends what was not counted.
+                // Messages the server did not count may still be routed by it: in doubt.
+                let now = restored ? [] : session.archiveCheck.holdUncountedAtResume(resend, acknowledged: self.machine.acknowledged, in: session)
+                session.dependencies.logger.info(
+                    "stream resumed", metadata: ["resent": "\(now.count)", "in doubt": "\(restored ? 0 : resend.count - now.count)", "after restart": "\(restored)"]
+                )
                 // The `<r/>` proves the resumed stream is read (``AcknowledgementWatchdog``).
                 self.acknowledgements.watchdog.resumed()
-                try? await session.transmit((restored ? [] : resend) + [self.machine.requestAck()], on: connection)
+                try? await session.transmit(now + [self.machine.requestAck()], on: connection)
             case .resumeFailed(let condition, let unacknowledged):
                 session.dependencies.logger.notice(
                     "stream resumption failed; a new session", metadata: ["condition": "\(condition)", "in doubt": "\(unacknowledged.count)"]
