@@ -282,8 +282,9 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// Writes `messages` and waits until the server has taken them (acknowledged, XEP-0198,
     /// or a ping's round trip). A batch not taken within the delivery timeout makes the
     /// session drop its connection if it was online all that time (one being taken over,
-    /// which the batch waits for, is left to finish); the answer then comes from the session: taken once the
-    /// stream is resumed (XEP-0198 §5), or "retry later" when the connection's requests fail.
+    /// which the batch waits for, is left to finish); the answer then comes from the
+    /// session: taken once the stream is resumed (XEP-0198 §5), or "retry later" when the
+    /// connection's requests fail.
     private func handOver(_ messages: [Message], written: @escaping @Sendable () -> Void) async -> DeliveryResult {
         let session = self.session
         let logger = self.logger

@@ -34,7 +34,7 @@ public struct ArchiveCheckStateMachine: Sendable {
 
         /// How long after a resumption (XEP-0198 §5) whose `h` did not count all that was
         /// written the archive is asked about the rest, on a server that may still route
-        /// it (``mayRouteUncountedAfterResume(software:)``); zero: it is sent again at once.
+        /// it (not ``handlesOneStanzaAtATime(software:)``); zero: it is sent again at once.
         public var uncountedSettleDelay: Duration
 
         public init(
@@ -200,19 +200,11 @@ public struct ArchiveCheckStateMachine: Sendable {
 
     /// Whether a server, by its XEP-0092 name, handles each stanza to the end before the
     /// next (Prosody: one thread, synchronous archive writes), so a crash can cut short
-    /// only the newest; unknown servers are taken not to.
+    /// only the newest, and its `<resumed h/>` (XEP-0198 §5) counts all it took; unknown
+    /// servers are taken not to. ejabberd's old session process can answer the resume
+    /// before it parses bytes it had read from the dead connection, then routes them.
     public static func handlesOneStanzaAtATime(software: String?) -> Bool {
         software?.lowercased().hasPrefix("prosody") == true
-    }
-
-    /// Whether a server, by its XEP-0092 name, may route stanzas its resumed session read
-    /// without counting them in `<resumed h/>` (XEP-0198 §5). ejabberd's old session
-    /// process answers the new one's resume call before it parses bytes it had already
-    /// read from the dead connection, then routes those: resending them makes them twice.
-    /// Prosody reads and handles on one thread, so its `h` is exact; unknown servers are
-    /// taken to be like ejabberd.
-    public static func mayRouteUncountedAfterResume(software: String?) -> Bool {
-        !Self.handlesOneStanzaAtATime(software: software)
     }
 
     /// The query under way failed: the server's `error` (nil: no answer, or none at all).

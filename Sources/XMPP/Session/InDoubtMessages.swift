@@ -30,7 +30,7 @@ struct InDoubtMessages: Sendable {
     var sessionID: String?
     /// They were written on a session the server then resumed with an `h` that did not
     /// count them (XEP-0198 §5): on a server that may route them all the same
-    /// (``ArchiveCheckStateMachine/mayRouteUncountedAfterResume(software:)``) they are
+    /// (not ``ArchiveCheckStateMachine/handlesOneStanzaAtATime(software:)``) they are
     /// looked up after ``ArchiveCheckStateMachine/Configuration/uncountedSettleDelay``;
     /// on one whose count is exact they go again at once, unchecked.
     var uncountedAtResume = false

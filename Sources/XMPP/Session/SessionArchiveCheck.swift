@@ -73,7 +73,7 @@ final class SessionArchiveCheck<C: Clock> where C.Duration == Duration, C.Instan
         let doubt = self.inDoubt.take()
         if doubt.uncountedAtResume {
             let software = await self.serverSoftware(timeout: session.dependencies.configuration.requestTimeout, in: session)
-            guard ArchiveCheckStateMachine.mayRouteUncountedAfterResume(software: software) else {
+            guard !ArchiveCheckStateMachine.handlesOneStanzaAtATime(software: software) else {
                 // The server's count is exact: what it did not count it did not take.
                 let resent = await session.streamManagement.sendAgain(doubt.batches, on: connection, in: session)
                 self.inDoubt.settledAll()
