@@ -47,13 +47,16 @@ struct TransportServicesTests {
     func toldAtOnce() async throws {
         let barrier = Barrier(expected: 5)
         let (started, starting) = AsyncStream.makeStream(of: Void.self)
-        let transports = TransportServices((0..<4).map { _ in WaitsForAll(barrier: barrier, started: starting) }, logger: Logger(label: "test"))
+        let progress = StopProgress(clock: ContinuousClock(), logger: Logger(label: "test"))
+        let transports = TransportServices(
+            (0..<4).map { .init(name: "transport \($0)", service: WaitsForAll(barrier: barrier, started: starting)) }, progress: progress, logger: Logger(label: "test")
+        )
         let group = ServiceGroup(configuration: .init(services: [transports], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             var iterator = started.makeAsyncIterator()
             for _ in 0..<4 { await iterator.next() }
-            transports.add(WaitsForAll(barrier: barrier, started: starting))
+            transports.add(.init(name: "transport 4", service: WaitsForAll(barrier: barrier, started: starting)))
             await iterator.next()
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

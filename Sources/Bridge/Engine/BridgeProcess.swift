@@ -22,6 +22,8 @@ package struct BridgeProcess {
     package let blockingWork: NIOThreadPool
     /// Held for the process's lifetime (nil for an in-memory state).
     package let lock: InstanceLock?
+    /// What a shutdown still waits on, told while it takes long.
+    let progress: StopProgress<ContinuousClock>
 
     package static func make(configuration file: BridgeConfiguration, logger: Logger, extraServices: [any Service] = []) async throws -> BridgeProcess {
         var configuration = file
@@ -155,23 +157,29 @@ package struct BridgeProcess {
         await runtime.attach(gatewayLinking: GatewayRegistrar(runtime: runtime, group: eventLoops, tlsContexts: TLSContextCache(), blockingWork: blockingWork, logger: logger))
         await runtime.refreshRouter()
         // Every transport and its worker as one service: told of a shutdown at once.
-        let transports = TransportServices(await runtime.services(), logger: logger)
+        // A shutdown that takes long says what it waits on.
+        let progress = StopProgress(clock: ContinuousClock(), logger: logger)
+        let transports = TransportServices(await runtime.services(), progress: progress, logger: logger)
         await runtime.attach(transports)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: transports, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
-        ]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // Each of the group's services, named in the shutdown's warnings; the group keeps
+        // running when one ends or fails.
+        func add(_ name: String, _ service: any Service) {
+            services.append(
+                .init(service: StopProgress.Watched(name: name, service: service, progress: progress), successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)
+            )
+        }
+        add("transports", transports)
         let control = ControlServer(path: configuration.settings.controlSocketPath, runtime: runtime, store: store, group: eventLoops, logger: logger)
-        services.append(.init(service: control, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
-        services.append(.init(service: paging, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        add("control socket", control)
+        add("paging", paging)
         let keeper = ArchiveKeeper(journal: journal, retention: { await pipeline.archiveRetention() }, clock: ContinuousClock(), logger: logger)
-        services.append(.init(service: keeper, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        add("archive keeper", keeper)
         if let listen = configuration.settings.metricsListen {
-            let server = MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger)
-            services.append(.init(service: server, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            add("metrics server", MetricsServer(listen: listen, registry: registry, factory: metricsFactory, runtime: runtime, group: eventLoops, logger: logger))
         }
         if let systemd = SystemdNotifier<ContinuousClock>.Settings(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
-            let notifier = SystemdNotifier(settings: systemd, clock: ContinuousClock(), alive: { _ = await pipeline.availability }, logger: logger)
-            services.append(.init(service: notifier, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            add("systemd notifier", SystemdNotifier(settings: systemd, clock: ContinuousClock(), alive: { _ = await pipeline.availability }, logger: logger))
         }
         if let shared, let leases {
             let keeper = LeaseKeeper(
@@ -192,28 +200,36 @@ package struct BridgeProcess {
                 control: { notice in Task { await runtime.heard(notice) } },
                 logger: logger
             )
-            services.append(.init(service: listener, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            add("notice listener", listener)
             // Last: on graceful shutdown it is the first told, and gives its leases back
             // while the rest still runs.
-            services.append(.init(service: keeper, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            add("lease keeper", keeper)
         }
-        services += extraServices.map { .init(service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore) }
+        for service in extraServices { add("\(type(of: service))", service) }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         groupBox.group = group
         return BridgeProcess(
-            group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, blockingWork: blockingWork, lock: lock
+            group: group, runtime: runtime, pipeline: pipeline, journal: journal, store: store, eventLoops: eventLoops, blockingWork: blockingWork, lock: lock,
+            progress: progress
         )
     }
 
     package func run() async throws {
+        let progress = self.progress
+        let watch = Task { await progress.watch() }
+        defer { watch.cancel() }
         try await self.group.run()
         // Completions recorded by the last batches reach the database before we exit.
-        await self.journal.shutdown()
-        try? await self.eventLoops.shutdownGracefully()
-        try? await self.blockingWork.shutdownGracefully()
+        await progress.running("journal") { await self.journal.shutdown() }
+        try? await progress.running("event loops") { try await self.eventLoops.shutdownGracefully() }
+        try? await progress.running("blocking work") { try await self.blockingWork.shutdownGracefully() }
     }
 
-    package init(group: ServiceGroup, runtime: BridgeRuntime, pipeline: RelayPipeline<ContinuousClock>, journal: Journal, store: any StateStore, eventLoops: MultiThreadedEventLoopGroup, blockingWork: NIOThreadPool, lock: InstanceLock? = nil) {
+    init(
+        group: ServiceGroup, runtime: BridgeRuntime, pipeline: RelayPipeline<ContinuousClock>, journal: Journal, store: any StateStore, eventLoops: MultiThreadedEventLoopGroup,
+        blockingWork: NIOThreadPool, lock: InstanceLock? = nil, progress: StopProgress<ContinuousClock>
+    ) {
+        self.progress = progress
         self.group = group
         self.runtime = runtime
         self.pipeline = pipeline

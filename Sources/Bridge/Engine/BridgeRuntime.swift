@@ -97,8 +97,8 @@ package actor BridgeRuntime {
     }
 
     /// Builds the transports and workers for the configuration; returns their services.
-    package func services() async -> [any Service] {
-        var services: [any Service] = []
+    package func services() async -> [TransportServices.Part] {
+        var services: [TransportServices.Part] = []
         let leased = self.leases == nil ? [] : Set(Self.leasedNames(self.configuration))
         for name in Self.transportNames(self.configuration) where !leased.contains(name) {
             services += await self.start(name)
@@ -112,7 +112,7 @@ package actor BridgeRuntime {
     }
 
     /// Builds transport `name`; a failure (unreadable password) is logged and skipped.
-    private func start(_ name: String) async -> [any Service] {
+    private func start(_ name: String) async -> [TransportServices.Part] {
         let pipeline = self.pipeline
         self.nextInstance += 1
         let instance = self.nextInstance
@@ -161,7 +161,7 @@ package actor BridgeRuntime {
             worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes,
             fileSharing: capabilities.textFileSharing
         )
-        return [transport, worker]
+        return [.init(name: "transport \(name)", service: transport), .init(name: "delivery worker \(name)", service: worker)]
     }
 
     /// Applies a new configuration (SIGHUP): channels and routes at once; transports that

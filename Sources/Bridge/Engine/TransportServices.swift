@@ -11,25 +11,33 @@ import ServiceLifecycle
 /// 100 ms, took more than a quarter of an hour. Here every transport closes its stream
 /// and every worker waits for its batch in flight at the same time. A transport added
 /// later (reload, a lease taken over) joins them; one that ends is left out.
-final class TransportServices: Service, Sendable {
+package final class TransportServices: Service, Sendable {
+    /// A transport or its worker, and the name a slow shutdown gives it.
+    package struct Part: Sendable {
+        let name: String
+        let service: any Service
+    }
+
     /// The services to start, the first ones included: held only until started, so a
     /// transport stopped later is not kept alive from here.
-    private let additions: AsyncStream<any Service>
-    private let continuation: AsyncStream<any Service>.Continuation
+    private let additions: AsyncStream<Part>
+    private let continuation: AsyncStream<Part>.Continuation
+    private let progress: StopProgress<ContinuousClock>
     private let logger: Logger
 
-    init(_ services: [any Service], logger: Logger) {
-        (self.additions, self.continuation) = AsyncStream.makeStream(of: (any Service).self)
+    init(_ services: [Part], progress: StopProgress<ContinuousClock>, logger: Logger) {
+        (self.additions, self.continuation) = AsyncStream.makeStream(of: Part.self)
+        self.progress = progress
         self.logger = logger
         for service in services { self.continuation.yield(service) }
     }
 
     /// Runs `service` with the others; ignored once the shutdown began.
-    func add(_ service: any Service) {
+    func add(_ service: Part) {
         self.continuation.yield(service)
     }
 
-    func run() async {
+    package func run() async {
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
                 for await service in self.additions { group.addTask { await self.run(service) } }
@@ -39,12 +47,12 @@ final class TransportServices: Service, Sendable {
         }
     }
 
-    private func run(_ service: any Service) async {
+    private func run(_ part: Part) async {
         do {
-            try await service.run()
+            try await self.progress.running(part.name) { try await part.service.run() }
         } catch {
             // As the group's own `.ignore`: the others keep running.
-            self.logger.error("transport service failed", metadata: ["service": "\(type(of: service))", "error": "\(error)"])
+            self.logger.error("transport service failed", metadata: ["service": "\(part.name)", "error": "\(error)"])
         }
     }
 }
