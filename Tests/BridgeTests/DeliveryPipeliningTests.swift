@@ -47,6 +47,20 @@ struct DeliveryPipeliningTests {
         }
     }
 
+    @Test("an idle worker holds no task: its drain ends once the batch is answered and the queue is empty, and the next delivery starts another", .timeLimit(.minutes(1)))
+    func idleWorkerHoldsNoTask() async throws {
+        let running = try Running(batchSize: 1, batchesInFlight: 1)
+        var entered = running.transport.entered.makeAsyncIterator()
+        for sequence in Int64(1)...2 {
+            running.append(sequence...sequence)
+            #expect(await entered.next()?.map(\.sequence) == [sequence])
+            #expect(running.worker.isDraining)
+            running.transport.release(.delivered)
+            #expect(await untilTrue { running.worker.count == 0 && !running.worker.isDraining })
+        }
+        await running.finish()
+    }
+
     @Test("the queue hands out up to batchesInFlight batches, never an item twice, and takes more as answers come")
     func queueWindow() {
         var queue = DeliveryQueueTests.queue([1, 2, 3, 4], configuration: .init(batchSize: 1, batchesInFlight: 2))

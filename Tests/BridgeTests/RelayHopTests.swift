@@ -24,12 +24,16 @@ struct RelayHopTests {
     final class LoopTransport: Transport, Sendable {
         let name = "home"
         let loop: any EventLoop
+        /// The loop's executor, as an account's transport names its own: the worker's
+        /// drain runs there.
+        let executor: (any TaskExecutor)?
         let commits: @Sendable () -> Int
         let batches: AsyncStream<(onLoop: Bool, commits: Int)>
         private let sink: AsyncStream<(onLoop: Bool, commits: Int)>.Continuation
 
         init(loop: any EventLoop, commits: @escaping @Sendable () -> Int) {
             self.loop = loop
+            self.executor = EventLoopTaskExecutor(loop)
             self.commits = commits
             (self.batches, self.sink) = AsyncStream.makeStream()
         }
@@ -61,7 +65,7 @@ struct RelayHopTests {
         let home = LoopTransport(loop: loop) { journal.commitCount }
         let worker = pipeline.makeWorker(for: home, configuration: .init(batchSize: 10, maxAttempts: 3))
         await pipeline.add(worker)
-        let running = Task(executorPreference: executor) { try await worker.run() }
+        let running = Task { try await worker.run() }
         _ = await pipeline.handle(.available, from: "home")
         let outcome = await Task(executorPreference: executor) {
             await pipeline.handle(.message(RelayPipelineTests.message("hi", id: "src-1")), from: "work")

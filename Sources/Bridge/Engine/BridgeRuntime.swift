@@ -161,7 +161,7 @@ package actor BridgeRuntime {
             worker, instance: instance, stanzaLimit: self.configuration.accounts[name]?.maxStanzaBytes ?? self.gateway(named: name)?.maxStanzaBytes,
             fileSharing: capabilities.textFileSharing
         )
-        return [.init(name: "transport \(name)", service: transport), .init(name: "delivery worker \(name)", service: worker)]
+        return [.service(transport, name: "transport \(name)"), .worker(worker, name: "delivery worker \(name)")]
     }
 
     /// Applies a new configuration (SIGHUP): channels and routes at once; transports that

@@ -8,7 +8,9 @@ import TransportCore
 /// hands it over, applies the answers, and records completions, attempts and dead letters
 /// in the ``Journal`` (without waiting: a completion lost in a crash means one repeated
 /// delivery, never a lost one). It wakes on new deliveries, on availability, and when a
-/// backoff ends; while idle it sleeps without timers.
+/// backoff ends. While idle it holds no task: a wake-up starts one on the transport's
+/// executor, which hands batches over and ends once none is in flight and the queue has
+/// nothing to give (an idle account's worker costs its object and its queue, issue 43).
 ///
 /// Every decision is the queue's; this class only carries them out. Time comes from the
 /// injected clock.
@@ -22,6 +24,26 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
         var delivering = 0
         var timer: Task<Void, Never>?
         var stopped = false
+        /// ``start()`` was called: wake-ups start the drain from then on.
+        var started = false
+        /// No new batch starts (a graceful shutdown or ``stop()``).
+        var closing = false
+        /// Waiting for ``close()`` or ``stop()`` (``run()``).
+        var closed: [CheckedContinuation<Void, Never>] = []
+        /// The drain's task runs; a wake-up then goes to it, not to a new task.
+        var draining = false
+        /// A wake-up the running drain has not looked at yet.
+        var wakePending = false
+        /// The drain waiting for a wake-up (true) or to end (false).
+        var drainWaiter: CheckedContinuation<Bool, Never>?
+        /// Told once when ``stop()`` ends the worker (its owner forgets it).
+        var onStop: (@Sendable () -> Void)?
+    }
+
+    /// What a wake-up does: nothing (not started, closing, or the drain will look again),
+    /// start the drain's task, or wake the drain waiting for it.
+    private enum WakeStep {
+        case none, start, resume(CheckedContinuation<Bool, Never>)
     }
 
     package let transport: any Transport
@@ -30,8 +52,6 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     private let logger: Logger
     private let queue: NIOLockedValueBox<DeliveryQueue<C.Instant>>
     private let waiters = NIOLockedValueBox(Waiters())
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
     /// Told about each dead letter (counted for `status`).
     private let deadLettered: @Sendable (DeliveryQueue<C.Instant>.DeadLetter) -> Void
     /// Told about deliveries that left the queue: delivered (with when they were queued,
@@ -57,7 +77,6 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
         var logger = logger
         logger[metadataKey: "transport"] = "\(transport.name)"
         self.logger = logger
-        (self.wakeups, self.wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: Intake (called by the pipeline)
@@ -84,13 +103,13 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
         self.queue.withLockedValue { queue in
             for entry in deliveries { queue.append(entry.delivery, enqueuedAt: entry.enqueuedAt, attempts: entry.attempts) }
         }
-        self.wakeup.yield()
+        self.wake()
     }
 
     /// The transport can (or cannot) deliver now.
     package func setAvailable(_ available: Bool) {
         self.queue.withLockedValue { $0.setAvailable(available) }
-        if available { self.wakeup.yield() }
+        if available { self.wake() }
     }
 
     package var isAvailable: Bool { self.queue.withLockedValue { $0.isAvailable } }
@@ -103,7 +122,7 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
         if let outcome {
             for letter in outcome.deadLetters { self.report(letter) }
             if !outcome.deadLetters.isEmpty { self.settledDeliveries([], outcome.deadLetters.map { ($0.delivery, $0.reason) }) }
-            self.wakeup.yield()
+            self.wake()
         }
         return outcome
     }
@@ -123,13 +142,13 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
 
     /// A target held back by ``DeliveryResult/waitForTarget(_:)`` can take deliveries again.
     package func targetReady(_ target: Endpoint) {
-        if self.queue.withLockedValue({ $0.targetReady(target) }) { self.wakeup.yield() }
+        if self.queue.withLockedValue({ $0.targetReady(target) }) { self.wake() }
     }
 
     /// Operator actions (`xmpp-bridge queue retry|drop`).
     package func retryNow(_ sequence: Int64) -> Bool {
         let found = self.queue.withLockedValue { $0.retryNow(sequence) }
-        if found { self.wakeup.yield() }
+        if found { self.wake() }
         return found
     }
 
@@ -177,43 +196,134 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
 
     /// Ends `run()` (the transport was removed by a reload).
     package func stop() {
-        let waiting = self.waiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+        let (waiting, onStop) = self.waiters.withLockedValue { waiters -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
             waiters.stopped = true
             waiters.timer?.cancel()
             defer {
                 waiters.room.removeAll()
                 waiters.empty.removeAll()
+                waiters.onStop = nil
             }
-            return waiters.room + waiters.empty
+            return (waiters.room + waiters.empty, waiters.onStop)
         }
         self.queue.withLockedValue { $0.setAvailable(false) }
-        self.wakeup.finish()
+        self.close()
         for waiter in waiting { waiter.resume() }
+        onStop?()
     }
 
     // MARK: Running
 
+    /// Starts delivering (``start(onStop:)``) and returns after a graceful shutdown, a
+    /// cancellation or ``stop()``, once the batches in flight were answered (so they are not
+    /// sent twice after a restart).
     package func run() async throws {
-        // On the target's event loop where it has one: the journal's thread wakes this task
-        // there (the second and last thread hop), and the batch reaches the socket from it.
-        await withTaskExecutorPreference(self.transport.executor) {
-            await self.serve()
+        self.start()
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await self.waitUntilClosed()
+            } onCancel: {
+                self.close()
+            }
+        } onGracefulShutdown: {
+            self.close()
+        }
+        await self.settled()
+    }
+
+    /// Delivers from now on, whatever the queue holds already included, without a task
+    /// of its own while idle. `onStop` is told once ``stop()`` ended the worker.
+    package func start(onStop: (@Sendable () -> Void)? = nil) {
+        self.waiters.withLockedValue {
+            $0.started = true
+            $0.onStop = onStop
+        }
+        self.wake()
+    }
+
+    /// No new batch starts; those in flight go on (``settled()`` waits for them).
+    package func close() {
+        let waiting = self.waiters.withLockedValue { waiters -> (closed: [CheckedContinuation<Void, Never>], drain: CheckedContinuation<Bool, Never>?) in
+            waiters.closing = true
+            waiters.timer?.cancel()
+            defer {
+                waiters.closed.removeAll()
+                waiters.drainWaiter = nil
+            }
+            return (waiters.closed, waiters.drainWaiter)
+        }
+        for waiter in waiting.closed { waiter.resume() }
+        waiting.drain?.resume(returning: true)
+    }
+
+    private func waitUntilClosed() async {
+        await withCheckedContinuation { continuation in
+            let now = self.waiters.withLockedValue { waiters -> Bool in
+                if waiters.closing { return true }
+                waiters.closed.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
         }
     }
 
-    private func serve() async {
-        self.wakeup.yield()  // whatever the journal held at start
-        // Batches in flight run as children of this group; on graceful shutdown no new
-        // batch starts, and the group waits for those in flight to be answered (so they
-        // are not sent twice after a restart).
-        await withDiscardingTaskGroup { group in
-            await withGracefulShutdownHandler {
-                for await _ in self.wakeups {
-                    await self.drain(into: &group)
-                }
-            } onGracefulShutdown: {
-                self.wakeup.finish()
+    /// Whether the drain's task runs (an idle worker holds none).
+    var isDraining: Bool { self.waiters.withLockedValue { $0.draining } }
+
+    /// Something may be delivered: the running drain looks again, or a new one starts.
+    private func wake() {
+        let step = self.waiters.withLockedValue { waiters -> WakeStep in
+            guard waiters.started, !waiters.closing else { return .none }
+            guard waiters.draining else {
+                waiters.draining = true
+                return .start
             }
+            if let waiter = waiters.drainWaiter {
+                waiters.drainWaiter = nil
+                return .resume(waiter)
+            }
+            waiters.wakePending = true
+            return .none
+        }
+        switch step {
+        case .none: break
+        case .start:
+            // On the target's event loop where it has one: the journal's thread wakes the
+            // worker there (the second and last thread hop), and the batch reaches the
+            // socket from it.
+            Task(executorPreference: self.transport.executor) { await self.drainWhileBusy() }
+        case .resume(let waiter): waiter.resume(returning: true)
+        }
+    }
+
+    /// The drain's task: batches in flight run as its children; it ends once none is in
+    /// flight and no wake-up came since the queue last had nothing to give.
+    private func drainWhileBusy() async {
+        await withDiscardingTaskGroup { group in
+            repeat {
+                await self.drain(into: &group)
+            } while await self.nextWake()
+        }
+    }
+
+    /// True when a wake-up came (look at the queue again); false when the drain ends:
+    /// nothing in flight, or closing (the group then waits for the batches in flight).
+    private func nextWake() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let answer = self.waiters.withLockedValue { waiters -> Bool? in
+                if waiters.closing || (waiters.delivering == 0 && !waiters.wakePending) {
+                    waiters.draining = false
+                    waiters.wakePending = false
+                    return false
+                }
+                if waiters.wakePending {
+                    waiters.wakePending = false
+                    return true
+                }
+                waiters.drainWaiter = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
         }
     }
 
@@ -222,7 +332,7 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     /// written (up to the queue's `batchesInFlight`). Returns when the queue has nothing
     /// to give now; an answered batch wakes the worker again.
     private func drain(into group: inout DiscardingTaskGroup) async {
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+        while !self.waiters.withLockedValue(\.closing) {
             guard self.mayWork() else {
                 self.logger.warning("lease no longer held here; delivering stops")
                 return
@@ -247,7 +357,7 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
                     self.finished(batch, results: results)
                     self.batchEnded()
                     // The window has room again, or a retry is due: look at the queue.
-                    self.wakeup.yield()
+                    self.wake()
                 }
                 await written.wait()
             }
@@ -310,10 +420,9 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     /// Arms one timer for the end of the earliest backoff.
     private func wake(at instant: C.Instant) {
         let clock = self.clock
-        let wakeup = self.wakeup
-        let timer = Task {
+        let timer = Task { [weak self] in
             guard (try? await clock.sleep(until: instant, tolerance: nil)) != nil else { return }
-            wakeup.yield()
+            self?.wake()
         }
         self.waiters.withLockedValue { waiters in
             waiters.timer?.cancel()
