@@ -40,21 +40,19 @@ extension XMPPTransport {
         }
     }
 
-    /// ``take(_:handled:)`` in a child task, ended with the batch; returns what is still to
-    /// be acknowledged after it. A task keeps the largest stack of async frames it ever
-    /// ran for life, and taking an event runs the relay's deepest path (tens of KB in a
-    /// release build), which the account's task, there for the account's life, would keep.
-    /// An `async let`, not ``ChildTask``: this runs for every batch relayed, and a task
-    /// group's child costs an allocation that measured no memory back.
-    func takeInChildTask(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
-        async let taken = self.taken(batch, handled: handled)
-        return await taken
-    }
-
-    private func taken(_ batch: [XMPPSessionEvent], handled: [UInt32]) async -> [UInt32] {
-        var handled = handled
-        await self.take(batch, handled: &handled)
-        return handled
+    /// Takes the events that wait, batch by batch (``take(_:handled:)``), in the drain's
+    /// task (``EventDrain``), which ends with them: taking an event runs the relay's
+    /// deepest path (tens of KB of async frames in a release build), and a task keeps the
+    /// largest stack it ever ran for life.
+    func takeBuffered() async {
+        let events = self.session.events
+        var handled = self.unacknowledged.withLockedValue { $0 }
+        while let first = events.nextBuffered() {
+            var batch = [first]
+            while batch.count < Self.readTogether, let next = events.nextBuffered() { batch.append(next) }
+            await self.take(batch, handled: &handled)
+        }
+        self.unacknowledged.withLockedValue { $0 = handled }
     }
 
     /// The encrypted messages at the head of `batch` opened in this turn on the device's

@@ -42,6 +42,10 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     let contactEncryption: NIOLockedValueBox<[String: ContactEncryption]>
     /// Where "offline" goes when many accounts share the process; nil: logged here.
     private let notices: ConnectionNotices<EventLoopClock>?
+    /// Takes the session's events while some wait, without a task of its own otherwise.
+    let eventDrain: EventDrain
+    /// The stream numbers of messages handled and not yet acknowledged, between runs of the drain.
+    let unacknowledged = NIOLockedValueBox<[UInt32]>([])
 
     /// - Parameter deliveryTimeout: a batch not written and taken within this time is
     ///   answered "retry later" and the connection is dropped (a server that stopped
@@ -68,6 +72,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         self.name = name
         self.eventLoop = eventLoop
         self.executor = EventLoopTaskExecutor(eventLoop)
+        self.eventDrain = EventDrain(executor: self.executor)
         self.session = session
         self.handler = handler
         self.bridgeID = bridgeID
@@ -95,14 +100,13 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await session.run() }
                 if let side { group.addTask { await side.run() } }
-                var handled: [UInt32] = []
-                for await first in session.events {
-                    var batch = [first]
-                    while batch.count < Self.readTogether, let next = session.events.nextBuffered() { batch.append(next) }
-                    handled = await self.takeInChildTask(batch, handled: handled)
-                }
+                // The session runs in this task; its events are taken while some wait.
+                let drain = self.eventDrain
+                drain.start { await self.takeBuffered() }
+                session.events.whenAdded { drain.wake() }
+                await session.run()
+                await drain.idle()
                 // The session ended: the side work's last jobs end (their requests fail at
                 // once), then what the device still holds goes to the journal.
                 side?.finish()

@@ -4,7 +4,9 @@ import NIOConcurrencyHelpers
 /// is `capacity` events behind, a waiting stream (the bridge) makes ``send(_:)`` wait, so
 /// the session stops reading its connection and the connection's own watermark turns socket
 /// reads off: nothing is dropped. A dropping stream (commands that read few events, such as
-/// `send`) drops the new event instead and says so. Iterate it once.
+/// `send`) drops the new event instead and says so. Iterate it once, or take the events
+/// with ``nextBuffered()`` when ``whenAdded(_:)`` says some came (a consumer without a task
+/// of its own while none wait).
 public final class SessionEventStream: AsyncSequence, Sendable {
     public typealias Element = XMPPSessionEvent
     public typealias Failure = Never
@@ -21,6 +23,8 @@ public final class SessionEventStream: AsyncSequence, Sendable {
         var finished = false
         var consumer: CheckedContinuation<XMPPSessionEvent?, Never>?
         var producers: [CheckedContinuation<Void, Never>] = []
+        /// Told after each event added and at the end.
+        var added: (@Sendable () -> Void)?
 
         var count: Int { self.buffer.count - self.head }
 
@@ -59,35 +63,53 @@ public final class SessionEventStream: AsyncSequence, Sendable {
                 if resumeNow { continuation.resume() }
             }
         }
-        let (consumer, accepted) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, Bool) in
-            guard !state.finished else { return (nil, false) }
+        let (consumer, accepted, added) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, Bool, (@Sendable () -> Void)?) in
+            guard !state.finished else { return (nil, false, nil) }
             if let consumer = state.consumer {
                 state.consumer = nil
-                return (consumer, true)
+                return (consumer, true, nil)
             }
-            guard state.count < self.capacity else { return (nil, false) }
+            guard state.count < self.capacity else { return (nil, false, nil) }
             state.buffer.append(event)
-            return (nil, true)
+            return (nil, true, state.added)
         }
         consumer?.resume(returning: event)
+        added?()
         return accepted
     }
+
+    /// Calls `added` after each event added to the buffer and once at the end, outside the
+    /// stream's lock: a consumer that takes them with ``nextBuffered()`` (and sees the end
+    /// with ``isFinished``) instead of iterating.
+    public func whenAdded(_ added: @escaping @Sendable () -> Void) {
+        let now = self.state.withLockedValue { state -> Bool in
+            state.added = added
+            return state.count > 0 || state.finished
+        }
+        if now { added() }
+    }
+
+    /// Whether the end came and no event waits any more.
+    public var isFinished: Bool { self.state.withLockedValue { $0.finished && $0.count == 0 } }
 
     /// Whether events wait in the buffer (the consumer can tell the end of a burst).
     public var hasBuffered: Bool { self.state.withLockedValue { $0.count > 0 } }
 
     /// No more events; the consumer sees the end after the buffered ones.
     func finish() {
-        let (consumer, producers) = self.state.withLockedValue { state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (consumer, producers, added) = self.state.withLockedValue {
+            state -> (CheckedContinuation<XMPPSessionEvent?, Never>?, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+            let added = state.finished ? nil : state.added
             state.finished = true
             defer {
                 state.consumer = nil
                 state.producers.removeAll()
             }
-            return (state.count == 0 ? state.consumer : nil, state.producers)
+            return (state.count == 0 ? state.consumer : nil, state.producers, added)
         }
         consumer?.resume(returning: nil)
         for producer in producers { producer.resume() }
+        added?()
     }
 
     private func next() async -> XMPPSessionEvent? {
