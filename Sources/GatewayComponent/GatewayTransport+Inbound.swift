@@ -29,7 +29,7 @@ extension GatewayTransport {
     private func receive(_ message: Message) async {
         guard let from = message.from, let to = message.to else { return }
         if from == self.serverDomain, to.localpart == nil {
-            self.privilegeGranted(message)
+            await self.privilegeGranted(message)
             return
         }
         guard to.localpart != nil else { return }  // To the gateway itself: nothing to do.
@@ -77,14 +77,23 @@ extension GatewayTransport {
     }
 
     /// XEP-0356 §4: the server tells which privileges it granted.
-    private func privilegeGranted(_ message: Message) {
+    /// Puppets offered before the grant arrived went out as suggestions (the account's
+    /// roster can load before the server's message comes): written now.
+    private func privilegeGranted(_ message: Message) async {
         guard let privilege = message.extensions.first(where: {
             $0.name == "privilege" && ($0.namespace == GatewayDirectory.Namespace.privilege || $0.namespace == GatewayDirectory.Namespace.privilegeV1)
         }) else { return }
         let roster = privilege.elements.first { $0.name == "perm" && $0[attribute: "access"] == "roster" }
         let granted = roster.map { $0[attribute: "type"] == "set" || $0[attribute: "type"] == "both" } ?? false
-        self.state.withLockedValue { $0.rosterPrivilege = granted }
+        let suggested = self.state.withLockedValue { state -> [String: [RosterOffer.Item]] in
+            defer { state.rosterPrivilege = granted }
+            return granted && !state.rosterPrivilege ? state.offer.offeredItems : [:]
+        }
         self.logger.info("server privileges", metadata: ["roster": "\(roster?[attribute: "type"] ?? "none")"])
+        for (user, items) in suggested.sorted(by: { $0.key < $1.key }) where !items.isEmpty {
+            guard let to = try? JID(user) else { continue }
+            await self.write(items, remove: [], to: to, user: user)
+        }
     }
 
     private func receive(_ presence: Presence) async {

@@ -152,25 +152,31 @@ public final class GatewayTransport: Transport, PuppetKeeping {
         let (changes, privileged) = self.state.withLockedValue { state in (state.offer.changes(for: user.lowercased(), contacts: contacts), state.rosterPrivilege) }
         guard !changes.add.isEmpty || !changes.remove.isEmpty else { return }
         if privileged {
-            self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(changes.add.count)", "remove": "\(changes.remove.count)"])
-            for push in RosterOffer.rosterPushes(from: self.domain, to: to, add: changes.add, remove: changes.remove) {
-                do {
-                    _ = try await self.component.request(push, timeout: Self.rosterPushTimeout)
-                } catch let error as ComponentConnection<EventLoopClock>.LinkError where error.privilegeUnusable {
-                    // ejabberd before 23.10 grants the privilege but fails every push (its
-                    // issue #3942); 24.12 answers none: suggest instead, from now on.
-                    self.logger.notice("roster push refused or not answered; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
-                    self.state.withLockedValue { $0.rosterPrivilege = false }
-                    await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
-                    return
-                } catch {
-                    // The link went: everything is offered afresh on the next connection.
-                    self.logger.info("roster push not answered", metadata: ["user": "\(user)", "error": "\(error)"])
-                    return
-                }
-            }
+            await self.write(changes.add, remove: changes.remove, to: to, user: user)
         } else {
             await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
+        }
+    }
+
+    /// Writes the puppets into `user`'s roster with privileged roster pushes (XEP-0356 §5);
+    /// a server that refuses them gets suggestions (XEP-0144), from now on.
+    func write(_ add: [RosterOffer.Item], remove: [JID], to: JID, user: String) async {
+        self.logger.info("writing puppets into the user's roster (XEP-0356)", metadata: ["user": "\(user)", "add": "\(add.count)", "remove": "\(remove.count)"])
+        for push in RosterOffer.rosterPushes(from: self.domain, to: to, add: add, remove: remove) {
+            do {
+                _ = try await self.component.request(push, timeout: Self.rosterPushTimeout)
+            } catch let error as ComponentConnection<EventLoopClock>.LinkError where error.privilegeUnusable {
+                // ejabberd before 23.10 grants the privilege but fails every push (its
+                // issue #3942); 24.12 answers none: suggest instead, from now on.
+                self.logger.notice("roster push refused or not answered; suggesting puppets instead (XEP-0144)", metadata: ["user": "\(user)", "error": "\(error)"])
+                self.state.withLockedValue { $0.rosterPrivilege = false }
+                await self.suggest(to: to, user: user, add: add, remove: remove)
+                return
+            } catch {
+                // The link went: everything is offered afresh on the next connection.
+                self.logger.info("roster push not answered", metadata: ["user": "\(user)", "error": "\(error)"])
+                return
+            }
         }
     }
 

@@ -38,6 +38,11 @@ public struct RosterOffer: Sendable {
         return (add, remove)
     }
 
+    /// What each user was offered so far, by puppet.
+    public var offeredItems: [String: [Item]] {
+        self.offered.mapValues { $0.values.sorted { $0.puppet.description < $1.puppet.description } }
+    }
+
     /// Forgets what `user` was offered (unlinked, or offered afresh on the next call).
     public mutating func forget(_ user: String) {
         self.offered[user] = nil

@@ -26,7 +26,10 @@ struct RosterOfferTests {
         let changed = offer.changes(for: "alice@work.example", contacts: [Self.item("bob@home.example", name: "Robert", groups: ["Friends"])])
         #expect(changed.add.map(\.name) == ["Robert"])
         #expect(changed.remove.map(\.description) == ["carol\\40home.example@gw.example"])
+        // What stands offered: written into the roster when the privilege comes late.
+        #expect(offer.offeredItems.mapValues { $0.map { "\($0.puppet) \($0.name ?? "-")" } } == ["alice@work.example": ["bob\\40home.example@gw.example Robert"]])
         offer.forget("alice@work.example")
+        #expect(offer.offeredItems.isEmpty)
         #expect(offer.changes(for: "alice@work.example", contacts: [Self.item("bob@home.example", name: "Robert", groups: ["Friends"])]).add.count == 1)
     }
 
