@@ -103,7 +103,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
                 if let side { group.addTask { await side.run() } }
                 // The session runs in this task; its events are taken while some wait.
                 let drain = self.eventDrain
-                drain.start { await self.takeBuffered() }
+                drain.start { [weak self] in await self?.takeBuffered() }
                 session.events.whenAdded { drain.wake() }
                 await session.run()
                 await drain.idle()

@@ -29,7 +29,7 @@ extension GatewayTransport {
     private func receive(_ message: Message) async {
         guard let from = message.from, let to = message.to else { return }
         if from == self.serverDomain, to.localpart == nil {
-            await self.privilegeGranted(message)
+            self.privilegeGranted(message)
             return
         }
         guard to.localpart != nil else { return }  // To the gateway itself: nothing to do.
@@ -78,8 +78,9 @@ extension GatewayTransport {
 
     /// XEP-0356 §4: the server tells which privileges it granted.
     /// Puppets offered before the grant arrived went out as suggestions (the account's
-    /// roster can load before the server's message comes): written now.
-    private func privilegeGranted(_ message: Message) async {
+    /// roster can load before the server's message comes): written now, beside the
+    /// reading path, which reads the pushes' answers.
+    private func privilegeGranted(_ message: Message) {
         guard let privilege = message.extensions.first(where: {
             $0.name == "privilege" && ($0.namespace == GatewayDirectory.Namespace.privilege || $0.namespace == GatewayDirectory.Namespace.privilegeV1)
         }) else { return }
@@ -90,10 +91,7 @@ extension GatewayTransport {
             return granted && !state.rosterPrivilege ? state.offer.offeredItems : [:]
         }
         self.logger.info("server privileges", metadata: ["roster": "\(roster?[attribute: "type"] ?? "none")"])
-        for (user, items) in suggested.sorted(by: { $0.key < $1.key }) where !items.isEmpty {
-            guard let to = try? JID(user) else { continue }
-            await self.write(items, remove: [], to: to, user: user)
-        }
+        if suggested.values.contains(where: { !$0.isEmpty }) { self.lateRosterWrites.continuation.yield(suggested) }
     }
 
     private func receive(_ presence: Presence) async {

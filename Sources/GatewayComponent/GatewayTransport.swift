@@ -33,6 +33,9 @@ public final class GatewayTransport: Transport, PuppetKeeping {
     /// ``maximumSlowRequests`` wait, the rest get `resource-constraint`.
     let slowRequests = AsyncStream.makeStream(of: GatewayDirectory.Answer.self, bufferingPolicy: .bufferingOldest(GatewayTransport.maximumSlowRequests))
     static var maximumSlowRequests: Int { 64 }
+    /// What each user stood offered when the roster privilege came late: written beside
+    /// the reading path (the pushes' answers are read there).
+    let lateRosterWrites = AsyncStream.makeStream(of: [String: [RosterOffer.Item]].self)
 
     /// What the transport keeps between stanzas.
     struct State {
@@ -83,6 +86,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                 // Registrations and vCards wait for the network: beside the reading, one
                 // at a time, so ping answers (the round trips) are read meanwhile.
                 group.addTask { for await request in self.slowRequests.stream { await self.answer(request) } }
+                group.addTask { for await offered in self.lateRosterWrites.stream { await self.writeOffered(offered) } }
                 await withGracefulShutdownHandler {
                     await component.run(
                         ComponentConnection.Callbacks(
@@ -96,6 +100,7 @@ public final class GatewayTransport: Transport, PuppetKeeping {
                     Task { await component.stop() }
                 }
                 self.slowRequests.continuation.finish()
+                self.lateRosterWrites.continuation.finish()
             }
         }
     }
@@ -155,6 +160,15 @@ public final class GatewayTransport: Transport, PuppetKeeping {
             await self.write(changes.add, remove: changes.remove, to: to, user: user)
         } else {
             await self.suggest(to: to, user: user, add: changes.add, remove: changes.remove)
+        }
+    }
+
+    /// Writes what each user stood offered as suggestions before the privilege came, while
+    /// the privilege holds (a refused push ends it).
+    private func writeOffered(_ offered: [String: [RosterOffer.Item]]) async {
+        for (user, items) in offered.sorted(by: { $0.key < $1.key }) where !items.isEmpty {
+            guard self.state.withLockedValue(\.rosterPrivilege), let to = try? JID(user) else { continue }
+            await self.write(items, remove: [], to: to, user: user)
         }
     }
 

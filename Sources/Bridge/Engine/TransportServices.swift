@@ -20,6 +20,7 @@ import Synchronization
 package final class TransportServices: Service, Sendable {
     /// A transport or its worker, and the name a slow shutdown gives it.
     package struct Part: Sendable {
+        /// A service run in a child task (a transport), or a worker that needs none.
         enum Kind: Sendable {
             case service(any Service)
             case worker(DeliveryWorker<ContinuousClock>)
@@ -57,6 +58,8 @@ package final class TransportServices: Service, Sendable {
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
                 for await part in self.additions {
+                    // Added just before the shutdown began: not started at all.
+                    guard !Task.isShuttingDownGracefully else { continue }
                     switch part.kind {
                     case .service(let service): group.addTask { await self.run(service, name: part.name) }
                     case .worker(let worker): self.start(worker, name: part.name)

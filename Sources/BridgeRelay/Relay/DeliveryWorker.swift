@@ -297,7 +297,9 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     }
 
     /// The drain's task: batches in flight run as its children; it ends once none is in
-    /// flight and no wake-up came since the queue last had nothing to give.
+    /// flight and no wake-up came since the queue last had nothing to give. Not a child of
+    /// ``run()``: cancelling that closes the worker, and a batch in flight is then answered
+    /// by the transport (at the latest after its delivery timeout), not cancelled.
     private func drainWhileBusy() async {
         await withDiscardingTaskGroup { group in
             repeat {
@@ -332,15 +334,21 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     /// written (up to the queue's `batchesInFlight`). Returns when the queue has nothing
     /// to give now; an answered batch wakes the worker again.
     private func drain(into group: inout DiscardingTaskGroup) async {
-        while !self.waiters.withLockedValue(\.closing) {
+        while true {
             guard self.mayWork() else {
                 self.logger.warning("lease no longer held here; delivering stops")
                 return
             }
-            let now = self.clock.now
             // Counted before the queue is asked, so settled() cannot slip in between the
-            // queue handing out a batch and the batch counting as in flight.
-            self.waiters.withLockedValue { $0.delivering += 1 }
+            // queue handing out a batch and the batch counting as in flight; in the same
+            // lock as the check for closing, so no batch starts once close() returned.
+            let open = self.waiters.withLockedValue { waiters -> Bool in
+                guard !waiters.closing else { return false }
+                waiters.delivering += 1
+                return true
+            }
+            guard open else { return }
+            let now = self.clock.now
             switch self.queue.withLockedValue({ $0.next(now: now) }) {
             case .idle:
                 self.batchEnded()

@@ -104,6 +104,8 @@ public final class SessionEventStream: AsyncSequence, Sendable {
             defer {
                 state.consumer = nil
                 state.producers.removeAll()
+                // Told of the end once; the consumer is not kept alive from here.
+                state.added = nil
             }
             return (state.count == 0 ? state.consumer : nil, state.producers, added)
         }
