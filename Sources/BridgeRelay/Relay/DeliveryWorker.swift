@@ -88,14 +88,7 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
 
     /// Returns when the queue has taken some deliveries out (or the worker stopped).
     package func waitForRoom() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
-                if waiters.stopped { return true }
-                waiters.room.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await self.park(on: \.room) { $0.stopped }
     }
 
     /// Adds committed deliveries and wakes the worker.
@@ -170,28 +163,14 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
 
     /// Returns once the queue is empty.
     package func waitUntilEmpty() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
-                if waiters.stopped || self.count == 0 { return true }
-                waiters.empty.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await self.park(on: \.empty) { $0.stopped || self.count == 0 }
     }
 
     /// Returns once no batch is in flight: the one being delivered, if any, was answered
     /// and its outcome applied to the queue. After ``stop()``, no new batch starts, so the
     /// queue's ``snapshot()`` then holds only what was not delivered.
     package func settled() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = self.waiters.withLockedValue { waiters -> Bool in
-                if waiters.delivering == 0 { return true }
-                waiters.settled.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await self.park(on: \.settled) { $0.delivering == 0 }
     }
 
     /// Ends `run()` (the transport was removed by a reload).
@@ -257,10 +236,16 @@ package final class DeliveryWorker<C: Clock>: Service, Sendable where C.Duration
     }
 
     private func waitUntilClosed() async {
+        await self.park(on: \.closed) { $0.closing }
+    }
+
+    /// Returns at once if `ready` holds, else once a continuation added to the list at
+    /// `list` is resumed (the check and the append under one lock).
+    private func park(on list: WritableKeyPath<Waiters, [CheckedContinuation<Void, Never>]>, unless ready: (Waiters) -> Bool) async {
         await withCheckedContinuation { continuation in
             let now = self.waiters.withLockedValue { waiters -> Bool in
-                if waiters.closing { return true }
-                waiters.closed.append(continuation)
+                if ready(waiters) { return true }
+                waiters[keyPath: list].append(continuation)
                 return false
             }
             if now { continuation.resume() }
