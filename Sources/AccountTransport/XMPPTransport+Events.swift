@@ -41,7 +41,7 @@ extension XMPPTransport {
     }
 
     /// Takes the events that wait, batch by batch (``take(_:handled:)``), in the drain's
-    /// task (``EventDrain``), which ends with them: taking an event runs the relay's
+    /// task (``Drain``), which ends with them: taking an event runs the relay's
     /// deepest path (tens of KB of async frames in a release build), and a task keeps the
     /// largest stack it ever ran for life.
     func takeBuffered() async {

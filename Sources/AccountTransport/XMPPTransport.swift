@@ -43,7 +43,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
     /// Where "offline" goes when many accounts share the process; nil: logged here.
     private let notices: ConnectionNotices<EventLoopClock>?
     /// Takes the session's events while some wait, without a task of its own otherwise.
-    let eventDrain: EventDrain
+    let eventDrain: Drain
     /// The stream numbers of messages handled and not yet acknowledged, between runs of the drain.
     let unacknowledged = NIOLockedValueBox<[UInt32]>([])
 
@@ -72,7 +72,7 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
         self.name = name
         self.eventLoop = eventLoop
         self.executor = EventLoopTaskExecutor(eventLoop)
-        self.eventDrain = EventDrain(executor: self.executor)
+        self.eventDrain = Drain(executor: self.executor)
         self.session = session
         self.handler = handler
         self.bridgeID = bridgeID
@@ -90,28 +90,23 @@ public final class XMPPTransport: Transport, PresencePublishing, RosterKeeping, 
 
     private func runSession() async {
         let session = self.session
-        // Child tasks beside the event path (``SideWork``): only with a profile or OMEMO.
-        let side = self.omemoSettings != nil || !self.profile.isEmpty ? SideWork() : nil
-        self.side.withLockedValue { $0 = side }
-        // The device before the session: its first message may be encrypted.
-        if let settings = self.omemoSettings, let side, !(await self.openOMEMO(settings, side: side)) { return }
-        // Every presence, the first included, carries the avatar's hash (XEP-0153).
-        await session.setPresenceExtensions(self.profile.presenceUpdate.map { [$0] } ?? [])
+        guard case .ready(let side) = await self.prepare() else { return }
         let stopping = NIOLockedValueBox<Task<Void, Never>?>(nil)
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                if let side { group.addTask { await side.run() } }
-                // The session runs in this task; its events are taken while some wait.
-                let drain = self.eventDrain
-                drain.start { [weak self] in await self?.takeBuffered() }
-                session.events.whenAdded { drain.wake() }
-                await session.run()
-                await drain.idle()
-                // The session ended: the side work's last jobs end (their requests fail at
-                // once), then what the device still holds goes to the journal.
-                side?.finish()
-                await group.waitForAll()
-                await self.omemo.withLockedValue({ $0 })?.flush()
+            // Without side work, no task group: each frame of this task's stack is kept for
+            // the account's life (docs/performance.md).
+            if let side {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await side.run() }
+                    await self.runAndDrain(session)
+                    // The session ended: the side work's last jobs end (their requests fail
+                    // at once), then what the device still holds goes to the journal.
+                    side.finish()
+                    await group.waitForAll()
+                    await self.omemo.withLockedValue({ $0 })?.flush()
+                }
+            } else {
+                await self.runAndDrain(session)
             }
         } onGracefulShutdown: {
             stopping.withLockedValue { $0 = Task(executorPreference: self.executor) { await session.stop() } }

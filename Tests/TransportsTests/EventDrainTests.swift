@@ -43,7 +43,7 @@ struct EventDrainTests {
     @Test("a bounded waiting stream taken through wake-ups: every event once, in order, one run at a time, and no run left once idle", .timeLimit(.minutes(1)))
     func takesAllInOrder() async {
         let stream = SessionEventStream(capacity: 4, waitsWhenFull: true)
-        let drain = EventDrain(executor: nil)
+        let drain = Drain(executor: nil)
         let taken = Taken()
         drain.start { await taken.take(from: stream) }
         stream.whenAdded { drain.wake() }
@@ -79,7 +79,7 @@ struct EventDrainTests {
 
     @Test("a wake-up before start runs nothing until start; idle() returns at once when no run is under way")
     func wakeBeforeStart() async {
-        let drain = EventDrain(executor: nil)
+        let drain = Drain(executor: nil)
         drain.wake()
         #expect(!drain.isRunning)
         await drain.idle()

@@ -70,7 +70,7 @@ final class SessionTestServer: XMPPConnector {
         let terminated = Termination(channel.eventLoop.makePromise(of: XMPPClientError?.self))
         // The session dropping the connection (abort) ends it as a lost one.
         channel.closeFuture.whenComplete { _ in terminated.end(.closedByServer) }
-        let (producer, handler) = ElementStreamHandler.make(for: channel)
+        let handler = ElementStreamHandler(for: channel)
         let stall = WriteStall()
         do {
             try await channel.pipeline.addHandler(StreamCloser(terminated: terminated))
@@ -88,7 +88,7 @@ final class SessionTestServer: XMPPConnector {
         let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds, software: self.softwareName)
         self.newLink.yield(link)
         return XMPPConnection(
-            jid: jid, features: features, mechanism: nil, elements: XMPPElementSequence(producer: producer),
+            jid: jid, features: features, mechanism: nil, inbox: handler.inbox,
             target: ConnectionTarget(host: "127.0.0.1", port: 5222, tlsMode: .startTLS), channel: channel, terminated: terminated.promise.futureResult,
             resumeAnswer: answer
         )

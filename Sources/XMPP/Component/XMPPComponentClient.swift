@@ -71,7 +71,7 @@ public struct XMPPComponentClient: Sendable {
         let loop = self.eventLoopGroup.next()
         let accepted = loop.makePromise(of: Void.self)
         let terminated = loop.makePromise(of: XMPPClientError?.self)
-        let sequence = NIOLockedValueBox<ElementStreamHandler.Producer?>(nil)
+        let inbox = NIOLockedValueBox<ElementInbox?>(nil)
         let machine = ComponentNegotiationStateMachine(secret: secret)
         let timeout = TimeAmount.nanoseconds(configuration.handshakeTimeout.nanoseconds)
         let limits = configuration.limits
@@ -89,8 +89,8 @@ public struct XMPPComponentClient: Sendable {
                             accepted: accepted, terminated: terminated, logger: logger
                         )
                     )
-                    let (producer, handler) = ElementStreamHandler.make(for: channel)
-                    sequence.withLockedValue { $0 = producer }
+                    let handler = ElementStreamHandler(for: channel)
+                    inbox.withLockedValue { $0 = handler.inbox }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
@@ -106,11 +106,11 @@ public struct XMPPComponentClient: Sendable {
         }
         do {
             try await accepted.futureResult.get()
-            guard let producer = sequence.withLockedValue({ $0 }) else { throw XMPPClientError.closedByServer }
+            guard let inbox = inbox.withLockedValue({ $0 }) else { throw XMPPClientError.closedByServer }
             logger.info("component connected", metadata: ["target": "\(target)"])
             let none = StreamFeatures(XMLElement(name: "features", namespace: XMPPNamespace.stream))
             return XMPPConnection(
-                jid: domain, features: none, mechanism: nil, elements: XMPPElementSequence(producer: producer), target: target,
+                jid: domain, features: none, mechanism: nil, inbox: inbox, target: target,
                 channel: channel, terminated: terminated.futureResult
             )
         } catch let error as XMPPClientError {

@@ -63,7 +63,7 @@ public struct XMPPClient: Sendable {
         resume: StreamNegotiationStateMachine.ResumeRequest? = nil
     ) async throws(XMPPClientError) -> XMPPConnection {
         var logger = self.logger
-        logger[metadataKey: "account"] = "\(configuration.jid.bare)"
+        logger.tagAccount(configuration.jid)
         let targets = try await self.targets(for: configuration, logger: logger)
         var failures: [String] = []
         for target in targets {
@@ -148,12 +148,12 @@ public struct XMPPClient: Sendable {
         let loop = self.eventLoopGroup.next()
         let negotiated = loop.makePromise(of: XMPPClientChannelHandler.Negotiated.self)
         let terminated = loop.makePromise(of: XMPPClientError?.self)
-        let sequence = NIOLockedValueBox<ElementStreamHandler.Producer?>(nil)
+        let inbox = NIOLockedValueBox<ElementInbox?>(nil)
         let limits = configuration.limits
         let blockingWork = self.blockingWork
         let idleTrims = self.idleTrims
         let timeout = TimeAmount.nanoseconds(configuration.negotiationTimeout.nanoseconds)
-        // The channel initializer runs on the event loop; the producer is handed back through this box.
+        // The channel initializer runs on the event loop; the inbox is handed back through this box.
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -176,8 +176,8 @@ public struct XMPPClient: Sendable {
                             trimSweep: idleTrims?.sweep(on: channel.eventLoop), logger: logger
                         )
                     )
-                    let (producer, handler) = ElementStreamHandler.make(for: channel)
-                    sequence.withLockedValue { $0 = producer }
+                    let handler = ElementStreamHandler(for: channel)
+                    inbox.withLockedValue { $0 = handler.inbox }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
@@ -191,12 +191,12 @@ public struct XMPPClient: Sendable {
         }
         do {
             let result = try await negotiated.futureResult.get()
-            guard let producer = sequence.withLockedValue({ $0 }) else {
+            guard let inbox = inbox.withLockedValue({ $0 }) else {
                 throw XMPPClientError.closedByServer
             }
             return XMPPConnection(
                 jid: result.jid, features: result.features, mechanism: result.mechanism,
-                elements: XMPPElementSequence(producer: producer), target: target, channel: channel,
+                inbox: inbox, target: target, channel: channel,
                 terminated: terminated.futureResult, resumeAnswer: result.resumeAnswer, login: result.login
             )
         } catch let error as XMPPClientError {

@@ -9,9 +9,12 @@ public final class XMPPConnection: Sendable {
     public let jid: JID
     /// Features of the final (post-authentication) stream.
     public let features: StreamFeatures
-    /// Every first-level element the server sends after negotiation, in order; finishes
-    /// when the connection closes. Iterate it once.
-    public let elements: XMPPElementSequence
+    /// Every first-level element the server sends after negotiation, in order, until the
+    /// connection closes: taken when woken (a session's ``Drain``), or read as ``elements``.
+    /// One consumer.
+    public let inbox: ElementInbox
+    /// The ``inbox`` as an async sequence, for a consumer that keeps a task for it.
+    public var elements: XMPPElementSequence { XMPPElementSequence(inbox: self.inbox) }
     /// The SASL mechanism that authenticated the stream.
     public let mechanism: SASLMechanism?
     /// Where this connection went.
@@ -26,7 +29,7 @@ public final class XMPPConnection: Sendable {
     private let terminated: EventLoopFuture<XMPPClientError?>
 
     init(
-        jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, elements: XMPPElementSequence,
+        jid: JID, features: StreamFeatures, mechanism: SASLMechanism?, inbox: ElementInbox,
         target: ConnectionTarget, channel: any Channel, terminated: EventLoopFuture<XMPPClientError?>, resumeAnswer: XMLElement? = nil,
         login: LoginOutcome = LoginOutcome()
     ) {
@@ -36,7 +39,7 @@ public final class XMPPConnection: Sendable {
         self.jid = jid
         self.mechanism = mechanism
         self.features = features
-        self.elements = elements
+        self.inbox = inbox
         self.target = target
         self.channel = channel
     }

@@ -1,22 +1,37 @@
-import NIOCore
-
-/// The first-level elements a server sends after negotiation, in order, with
-/// backpressure: while nobody iterates, the connection stops reading. Ends when the
-/// connection closes; ``XMPPConnection/closed()`` then says why.
+/// The first-level elements a server sends after negotiation, in order, read from the
+/// connection's ``ElementInbox`` by a consumer that keeps a task for it (the component's
+/// one connection); with back-pressure: while nobody takes them, the connection stops
+/// reading. Ends when the connection closes; ``XMPPConnection/closed()`` then says why.
+/// Cancelling the task that iterates it closes the connection.
 public struct XMPPElementSequence: AsyncSequence, Sendable {
     public typealias Element = XMLElement
 
-    let producer: ElementStreamHandler.Producer
+    let inbox: ElementInbox
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: ElementStreamHandler.Producer.AsyncIterator
+        let inbox: ElementInbox
+        var taken: [XMLElement] = []
+        var index = 0
 
         public mutating func next() async -> XMLElement? {
-            await self.base.next()
+            while true {
+                if self.index < self.taken.count {
+                    defer { self.index += 1 }
+                    return self.taken[self.index]
+                }
+                switch self.inbox.take() {
+                case .elements(let elements):
+                    (self.taken, self.index) = (elements, 0)
+                case .ended:
+                    return nil
+                case .nothing:
+                    await self.inbox.waitForNews()
+                }
+            }
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: self.producer.makeAsyncIterator())
+        AsyncIterator(inbox: self.inbox)
     }
 }

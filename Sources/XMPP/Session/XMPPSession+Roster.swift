@@ -42,8 +42,17 @@ extension XMPPSession {
     /// Elements every available presence we broadcast carries from now on (XEP-0153's photo
     /// hash); broadcast again at once when online.
     public func setPresenceExtensions(_ elements: [XMLElement]) async {
-        guard self.own.setExtensions(elements) else { return }
-        if let presence = self.own.presence, self.current.connection != nil { try? await self.announce(presence) }
+        guard let presence = self.presenceToAnnounce(setting: elements) else { return }
+        try? await self.announce(presence)
+    }
+
+    /// Sets the extensions; the presence to broadcast again, if any. Synchronous: the
+    /// transport's task sets them once before its session runs, and keeps this frame's
+    /// size for life.
+    @inline(never)
+    private func presenceToAnnounce(setting elements: [XMLElement]) -> Presence? {
+        guard self.own.setExtensions(elements), self.current.connection != nil else { return nil }
+        return self.own.presence
     }
 
     /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.

@@ -51,7 +51,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         logger: Logger
     ) {
         var logger = logger
-        logger[metadataKey: "account"] = "\(configuration.client.jid.bare)"
+        logger.tagAccount(configuration.client.jid)
         // What a Bind 2 login enables on the way is what this session would enable after it.
         var configuration = configuration
         configuration.client.sasl2?.enableStreamManagement = configuration.streamManagement
@@ -86,7 +86,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         // This task lives as long as the session and keeps the largest stack of async frames
         // it ever ran (docs/performance.md): its own frame stays small, each turn's work is
         // a function of its own, and the login runs in a child task that ends.
-        var reconnect = ReconnectStateMachine<C>(configuration: self.dependencies.configuration.reconnect) { Double.random(in: $0) }
+        var reconnect = self.makeReconnect()
         var action = reconnect.start()
         var lastError: XMPPClientError?
         while !self.lifecycle.isStopping, !Task.isCancelled {
@@ -101,7 +101,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 await self.backOff(until: until, after: lastError)
                 action = reconnect.timerFired(now: self.dependencies.clock.now)
             case .giveUp(let error):
-                self.dependencies.logger.notice("giving up", metadata: ["error": "\(error)"])
+                self.logGivingUp(error)
                 await self.finish(error)
                 return
             }
@@ -111,51 +111,32 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     }
 
     /// One connection: logs in, serves the connection until it closes, and returns what
-    /// the reconnect machine says next; nil when stopped or cancelled on the way. Logging
-    /// in and what follows the connection's end are functions of their own: this frame is
-    /// kept while the connection is served, and holds only what crosses that await.
+    /// the reconnect machine says next; nil when stopped or cancelled on the way. What
+    /// logging in led to is decided by a synchronous function (``connected(_:_:lastError:)``)
+    /// and what follows the connection's end by one of its own: this task keeps the deepest
+    /// stack of async frames it ever ran for life (docs/performance.md), so the only frames
+    /// on the way to a login are this one's and the login's own.
     @inline(never)
     private func connectAndServe(_ reconnect: inout ReconnectStateMachine<C>, lastError: inout XMPPClientError?) async -> ReconnectStateMachine<C>.Action? {
-        let connection: XMPPConnection
-        let next: ReconnectStateMachine<C>.Action
-        switch await self.connect(&reconnect, lastError: &lastError) {
-        case .serve(let connected, let then): (connection, next) = (connected, then)
-        case .done(let action): return action
+        if case .done(let action) = self.refused(&reconnect, lastError: &lastError) { return action }
+        guard let login = await self.logIn() else { return nil }  // cancelled while waiting
+        switch self.connected(login, &reconnect, lastError: &lastError) {
+        case .serve(let connection, let next):
+            let reason = await self.serve(connection)
+            return await self.connectionClosed(reason, next: next, &reconnect, lastError: &lastError)
+        case .unwanted(let connection):
+            // stop() came while connecting: do not start a session nobody wants.
+            await connection.close()
+            return nil
+        case .done(let action):
+            return action
         }
-        let reason = await self.serve(connection)
-        return await self.connectionClosed(reason, next: next, &reconnect, lastError: &lastError)
     }
 
-    /// What logging in led to: a connection to serve (with what the reconnect machine says
-    /// if nothing follows), or the next action already (nil: stopped or cancelled).
-    private enum ConnectStep {
-        case serve(XMPPConnection, next: ReconnectStateMachine<C>.Action)
-        case done(ReconnectStateMachine<C>.Action?)
-    }
-
-    /// Logs in: a connection to serve, or the next action.
+    /// A log line made outside ``run()``'s frame: its metadata would stay there for life.
     @inline(never)
-    private func connect(_ reconnect: inout ReconnectStateMachine<C>, lastError: inout XMPPClientError?) async -> ConnectStep {
-        if let refused = self.dependencies.configuration.connectionRefusal() {
-            lastError = refused
-            return .done(reconnect.connectFailed(refused, now: self.dependencies.clock.now))
-        }
-        guard let connected = await self.logIn() else { return .done(nil) }  // cancelled while waiting
-        do throws(XMPPClientError) {
-            let connection = try connected.get()
-            if self.lifecycle.isStopping || Task.isCancelled {
-                // stop() came while connecting: do not start a session nobody wants.
-                await connection.close()
-                return .done(nil)
-            }
-            let next = reconnect.connectSucceeded()
-            self.dependencies.configuration.connectionNotices?.settled()
-            return .serve(connection, next: next)
-        } catch {
-            lastError = error
-            guard self.dependencies.configuration.reconnects else { return .done(.giveUp(error)) }
-            return .done(reconnect.connectFailed(error, now: self.dependencies.clock.now))
-        }
+    private func logGivingUp(_ error: XMPPClientError) {
+        self.dependencies.logger.notice("giving up", metadata: ["error": "\(error)"])
     }
 
     /// The served connection closed for `reason`: reported, and the reconnect machine's
@@ -256,14 +237,12 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
-        // This task runs the jobs itself, reading is a child, the timers wait on the clock's
-        // callback (``startTimers()``): every task an account keeps costs its memory for as long as
-        // it lives (docs/performance.md), so none only waits for the others.
+        // This task runs the jobs itself, what is read is taken by a task only while some
+        // waits (``startReading(_:work:)``), the timers wait on the clock's callback
+        // (``startTimers()``): every task an account keeps costs its memory for as long as it
+        // lives (docs/performance.md), so none only waits.
         await withDiscardingTaskGroup { group in
-            group.addTask {
-                await self.read(connection)
-                work.finish()
-            }
+            self.startReading(connection, work: work)
             self.startTimers()
             defer { self.stopTimers() }  // on every way out: no timer's wake-up outlives the connection
             // In a task of its own, which ends when it is done: a task keeps its largest
@@ -275,8 +254,10 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 guard self.current.connection != nil else { break }
                 group.addTask(executorPreference: executor) { await job() }
             }
-            // Reading ended, or this task was cancelled: the jobs under way end with it.
+            // Reading ended, or this task was cancelled: the jobs under way end with it, and
+            // a cancelled session drops its connection (reading then ends too).
             group.cancelAll()
+            if Task.isCancelled { await connection.abort() }
         }
         work.finish()
         self.current.work = nil
@@ -342,17 +323,37 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         return resumed
     }
 
-    /// The read loop. Each element is taken in this task, not in a child task of its own:
-    /// a child would free the deep frames a stanza needs, but it costs two trips through
-    /// the executor's queue per element, and a burst read at once would wait behind every
-    /// other account's work on the loop at each element (tried: docs/performance.md).
-    private func read(_ connection: XMPPConnection) async {
-        for await element in connection.elements {
-            await self.take(element, on: connection)
+    /// Reading: a ``Drain`` woken by the connection's inbox takes what was read, batch by
+    /// batch, and its task ends when nothing waits, so an idle account keeps no task for
+    /// reading, nor the deep stack of async frames a stanza needs (issue 43). A task per
+    /// burst, not per element: a task per element costs two trips through the executor's
+    /// queue each, and a burst would wait behind every other account's work on the loop at
+    /// each element (tried: docs/performance.md).
+    private func startReading(_ connection: XMPPConnection, work: AsyncStream<@Sendable () async -> Void>.Continuation) {
+        let drain = Drain(executor: self.dependencies.executor)
+        connection.inbox.whenAdded { drain.wake() }
+        drain.start { [weak self] in await self?.takeRead(from: connection, work: work) }
+    }
+
+    /// Takes what the connection read, in order, until nothing waits; at its end, what was
+    /// outstanding fails and the connection's jobs stop.
+    private func takeRead(from connection: XMPPConnection, work: AsyncStream<@Sendable () async -> Void>.Continuation) async {
+        while true {
+            switch connection.inbox.take() {
+            case .elements(let elements):
+                for element in elements { await self.take(element, on: connection) }
+            case .ended:
+                // The connection is gone: nothing outstanding can be answered any more.
+                if self.current.connection === connection {
+                    self.current.connection = nil
+                    self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.machine.resumption != nil)
+                }
+                work.finish()
+                return
+            case .nothing:
+                return
+            }
         }
-        // The connection is gone: nothing outstanding can be answered any more.
-        self.current.connection = nil
-        self.failPending(XMPPSessionError.disconnected, keepAcknowledgements: self.streamManagement.machine.resumption != nil)
     }
 
     /// One element read: stream management's own, or a stanza.
@@ -454,9 +455,18 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         }
     }
 
-    /// Sends our presence with the caps element (XEP-0115 §4).
+    /// Sends our presence with the caps element (XEP-0115 §4). Not inlined, and the stanza
+    /// made synchronously: the configuration read for it is copied, which in an async frame
+    /// would cost every caller's task 1.4 KB for life (``makeReconnect()``).
+    @inline(never)
     func announce(_ presence: Presence) async throws {
-        let announced = self.own.announcement(of: presence, capabilities: self.dependencies.configuration.session.capabilities, node: self.dependencies.configuration.session.capabilitiesNode)
-        try await self.send(announced.element)
+        try await self.send(self.announcement(of: presence))
+    }
+
+    @inline(never)
+    private func announcement(of presence: Presence) -> XMLElement {
+        self.own.announcement(
+            of: presence, capabilities: self.dependencies.configuration.session.capabilities, node: self.dependencies.configuration.session.capabilitiesNode
+        ).element
     }
 }

@@ -1,11 +1,12 @@
 import NIOConcurrencyHelpers
 
-/// Runs an account's consumer of its session's events only while events wait (issue 43):
-/// a wake-up starts a task on the account's executor that takes what is buffered and ends
-/// when nothing is left, so an idle account keeps no task and no stack of async frames for
-/// it. One run at a time, so the events are taken in order; a wake-up during a run makes
-/// it look again before it ends.
-final class EventDrain: Sendable {
+/// Runs a consumer only while something waits for it (issue 43): a wake-up starts a task on
+/// the account's executor that takes what is buffered and ends when nothing is left, so an
+/// idle account keeps no task, and no stack of async frames, waiting. It takes what a
+/// connection reads (``ElementInbox``) and what a session emits (``SessionEventStream``).
+/// One run at a time, so what is taken stays in order; a wake-up during a run makes it look
+/// again before it ends.
+public final class Drain: Sendable {
     private struct State {
         var body: (@Sendable () async -> Void)?
         var running = false
@@ -16,18 +17,18 @@ final class EventDrain: Sendable {
     private let state = NIOLockedValueBox(State())
     private let executor: (any TaskExecutor)?
 
-    init(executor: (any TaskExecutor)?) {
+    public init(executor: (any TaskExecutor)?) {
         self.executor = executor
     }
 
     /// From now on a wake-up runs `body`, which takes what waits and returns; one run now.
-    func start(_ body: @escaping @Sendable () async -> Void) {
+    public func start(_ body: @escaping @Sendable () async -> Void) {
         self.state.withLockedValue { $0.body = body }
         self.wake()
     }
 
     /// Something waits: a run starts, or the one under way looks again before it ends.
-    func wake() {
+    public func wake() {
         let body = self.state.withLockedValue { state -> (@Sendable () async -> Void)? in
             guard let body = state.body, !state.running else {
                 state.pending = true
@@ -42,10 +43,10 @@ final class EventDrain: Sendable {
     }
 
     /// Whether a run is under way (an idle account's drain has none).
-    var isRunning: Bool { self.state.withLockedValue { $0.running } }
+    public var isRunning: Bool { self.state.withLockedValue { $0.running } }
 
     /// Returns once no run is under way and no wake-up waits for one.
-    func idle() async {
+    public func idle() async {
         await withCheckedContinuation { continuation in
             let now = self.state.withLockedValue { state -> Bool in
                 if !state.running { return true }
