@@ -92,6 +92,10 @@ package struct TransportFactory: Sendable {
             client.sasl2 = BridgeIdentity.login(bindInline: account.bindsInline, fast: client.tls.certificateVerification != .insecureNoVerification)
             loginState = self.loginState(account: name, stored: starting?.login, password: password)
         }
+        // The session and its connections log under the account's JID, in one copy of the
+        // metadata they share (each copy is a dictionary an account keeps for life).
+        var sessionLogger = logger
+        sessionLogger.tagAccount(client.jid)
         let session = XMPPSession(
             configuration: .init(
                 client: client,
@@ -127,14 +131,14 @@ package struct TransportFactory: Sendable {
             ),
             password: password,
             client: XMPPClient(
-                eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, idleTrims: self.idleTrims, logger: logger
+                eventLoopGroup: loop, tlsContexts: self.tlsContexts, blockingWork: self.blockingWork, idleTrims: self.idleTrims, logger: sessionLogger
             ),
             // Its timers (coalesced acknowledgements, pings, rooms) arm and fire on the loop.
             clock: EventLoopClock(loop),
             executor: EventLoopTaskExecutor(loop),
             connectionGate: self.connectionGates?.gate(for: account.client),
             ids: StanzaIDGenerator(prefix: "\(account.name)-\(String(random.next() % 1_000_000_000, radix: 36))"),
-            logger: logger
+            logger: sessionLogger
         )
         // Files re-uploaded for channels with `reupload`: fetched and uploaded over HTTPS
         // trusting what the account's XMPP connection trusts.

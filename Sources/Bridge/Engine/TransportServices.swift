@@ -92,12 +92,19 @@ package final class TransportServices: Service, Sendable {
         }
     }
 
+    /// Runs a transport in this task, which keeps the deepest stack of async frames it ever
+    /// ran for the transport's life (docs/performance.md): the log line is made outside.
     private func run(_ service: any Service, name: String) async {
         do {
             try await self.progress.running(name) { try await service.run() }
         } catch {
-            // As the group's own `.ignore`: the others keep running.
-            self.logger.error("transport service failed", metadata: ["service": "\(name)", "error": "\(error)"])
+            self.failed(name, error)
         }
+    }
+
+    @inline(never)
+    private func failed(_ name: String, _ error: any Error) {
+        // As the group's own `.ignore`: the others keep running.
+        self.logger.error("transport service failed", metadata: ["service": "\(name)", "error": "\(error)"])
     }
 }
