@@ -7,9 +7,9 @@ import NIOConcurrencyHelpers
 ///
 /// Nothing has to wait in a task for them (issue 43: a task keeps its largest stack of async
 /// frames for life): a consumer registers a wake-up (``whenAdded(_:)``), called when elements
-/// arrive in an empty inbox and when the stream ends, and takes what waits (``take()``),
-/// typically from a ``Drain``. ``XMPPElementSequence`` reads it as an async sequence instead,
-/// for a consumer that keeps a task. One consumer per inbox.
+/// arrive in an empty inbox and once when the stream ends, and takes what waits
+/// (``take()``), typically from a ``Drain``. ``XMPPElementSequence`` reads it as an async
+/// sequence instead, for a consumer that keeps a task. One consumer per inbox.
 public final class ElementInbox: Sendable {
     /// What a take found.
     public enum Taken {
@@ -21,11 +21,13 @@ public final class ElementInbox: Sendable {
         case nothing
     }
 
-    /// The inbox's bookkeeping; no I/O.
+    /// What the inbox holds and decides; no I/O, no callbacks.
     struct State {
-        /// What the handler does after an element is added.
+        /// What follows an element added.
         struct Added: Equatable {
+            /// The inbox was empty: the consumer is woken.
             var wake = false
+            /// The high watermark was reached: the socket's reading stops.
             var stopReading = false
         }
 
@@ -34,8 +36,6 @@ public final class ElementInbox: Sendable {
         var finished = false
         var endTaken = false
         var reading = true
-        var wake: (@Sendable () -> Void)?
-        var waiter: CheckedContinuation<Void, Never>?
 
         init(highWatermark: Int) {
             self.highWatermark = max(1, highWatermark)
@@ -63,32 +63,46 @@ public final class ElementInbox: Sendable {
             }
             guard self.finished, !self.endTaken else { return (.nothing, false) }
             self.endTaken = true
-            self.wake = nil  // nothing more to wake it for: lets go of the consumer
             return (.ended, false)
         }
 
-        /// Whether this ended the stream (the consumer is woken once more).
-        mutating func finish() -> Bool {
+        /// Whether this ended the stream (the consumer is woken once more). `discarding`:
+        /// what waits is dropped, not taken (the consumer gave up on the connection).
+        mutating func finish(discarding: Bool = false) -> Bool {
+            if discarding { self.waiting = [] }
             guard !self.finished else { return false }
             self.finished = true
             return true
         }
 
-        var hasNews: Bool { !self.waiting.isEmpty || (self.finished && !self.endTaken) }
+        /// Whether a consumer has something to take, or will never have more: a waiter
+        /// would not be woken again.
+        var hasNews: Bool { !self.waiting.isEmpty || self.finished }
     }
 
-    private let state: NIOLockedValueBox<State>
-    private let readingControl: @Sendable (_ on: Bool) -> Void
+    /// The state, and who is woken by it: the wake-up is dropped when the stream ends
+    /// (the consumer is let go of; its last run takes the end), the waiter when resumed.
+    private struct Storage {
+        var state: State
+        var wake: (@Sendable () -> Void)?
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let storage: NIOLockedValueBox<Storage>
+    private let readingControl: @Sendable (_ current: @escaping @Sendable () -> Bool) -> Void
     private let terminate: @Sendable () -> Void
 
-    /// An inbox that stops reading at `highWatermark` elements waiting; `readingControl`
-    /// turns reading off and on, `terminate` closes the connection (its consumer gave up).
+    /// An inbox that stops reading at `highWatermark` elements waiting. `readingControl`
+    /// is called after each change of whether the socket is read, with a way to read
+    /// whether it is now (calls may come from two threads: the connection applies the
+    /// current value, not the change); `terminate` closes the connection (its consumer
+    /// gave up).
     init(
         highWatermark: Int,
-        readingControl: @escaping @Sendable (_ on: Bool) -> Void,
+        readingControl: @escaping @Sendable (_ current: @escaping @Sendable () -> Bool) -> Void,
         terminate: @escaping @Sendable () -> Void
     ) {
-        self.state = NIOLockedValueBox(State(highWatermark: highWatermark))
+        self.storage = NIOLockedValueBox(Storage(state: State(highWatermark: highWatermark)))
         self.readingControl = readingControl
         self.terminate = terminate
     }
@@ -96,57 +110,71 @@ public final class ElementInbox: Sendable {
     /// From now on `wake` runs when elements arrive in an empty inbox, and once when the
     /// stream ends; it runs now if something waits already.
     public func whenAdded(_ wake: @escaping @Sendable () -> Void) {
-        let now = self.state.withLockedValue { state -> Bool in
-            state.wake = wake
-            return state.hasNews
+        let now = self.storage.withLockedValue { storage -> Bool in
+            if !storage.state.finished { storage.wake = wake }
+            return storage.state.hasNews
         }
         if now { wake() }
     }
 
     /// Takes everything that waits.
     public func take() -> Taken {
-        let (taken, resume) = self.state.withLockedValue { $0.take() }
-        if resume { self.readingControl(true) }
+        let (taken, resume) = self.storage.withLockedValue { $0.state.take() }
+        if resume { self.readingControl(self.isReading) }
         return taken
     }
 
+    /// Whether the socket is read now (no high watermark reached, or taken since).
+    @Sendable func isReading() -> Bool {
+        self.storage.withLockedValue { $0.state.reading }
+    }
+
+    /// Whether a consumer of ``XMPPElementSequence`` waits for news (for tests).
+    var hasWaiter: Bool { self.storage.withLockedValue { $0.waiter != nil } }
+
     /// One element read (on the connection's event loop).
     func add(_ element: XMLElement) {
-        let (added, wake, waiter) = self.state.withLockedValue { state in
-            let added = state.add(element)
-            let waiter = added.wake ? state.waiter.take() : nil
-            return (added, added.wake ? state.wake : nil, waiter)
+        let (added, wake, waiter) = self.storage.withLockedValue { storage in
+            let added = storage.state.add(element)
+            guard added.wake else { return (added, nil as (@Sendable () -> Void)?, nil as CheckedContinuation<Void, Never>?) }
+            defer { storage.waiter = nil }
+            return (added, storage.wake, storage.waiter)
         }
-        if added.stopReading { self.readingControl(false) }
+        if added.stopReading { self.readingControl(self.isReading) }
         waiter?.resume()
         wake?()
     }
 
-    /// The stream ended (the connection closed).
-    func finish() {
-        let (wake, waiter) = self.state.withLockedValue { state in
-            state.finish() ? (state.wake, state.waiter.take()) : (nil, nil)
+    /// The stream ended (the connection closed): the consumer is woken once more, then let
+    /// go. `discarding`: what was not taken yet is dropped (the consumer gave up).
+    public func finish(discarding: Bool = false) {
+        let (wake, waiter) = self.storage.withLockedValue { storage in
+            guard storage.state.finish(discarding: discarding) else { return (nil as (@Sendable () -> Void)?, nil as CheckedContinuation<Void, Never>?) }
+            defer { (storage.wake, storage.waiter) = (nil, nil) }
+            return (storage.wake, storage.waiter)
         }
         waiter?.resume()
         wake?()
     }
 
-    /// Returns once something waits (or the stream ended); a cancelled wait closes the
+    /// Returns once something waits or the stream ended; a cancelled wait closes the
     /// connection, whose end it then returns at.
     func waitForNews() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let now = self.state.withLockedValue { state -> Bool in
-                    if state.hasNews { return true }
-                    state.waiter = continuation
-                    return false
+                let (now, replaced) = self.storage.withLockedValue { storage -> (Bool, CheckedContinuation<Void, Never>?) in
+                    if storage.state.hasNews { return (true, nil) }
+                    // One consumer: a second one's wait would leave the first hanging.
+                    defer { storage.waiter = continuation }
+                    return (false, storage.waiter)
                 }
+                replaced?.resume()
                 if now { continuation.resume() }
             }
         } onCancel: {
             self.terminate()
             // The connection may already be gone; the waiter must not be left hanging.
-            self.finish()
+            self.finish(discarding: true)
         }
     }
 }

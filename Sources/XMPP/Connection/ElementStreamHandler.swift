@@ -13,7 +13,12 @@ final class ElementStreamHandler: ChannelInboundHandler {
     init(for channel: any Channel, highWatermark: Int = 1024) {
         self.inbox = ElementInbox(
             highWatermark: highWatermark,
-            readingControl: { on in channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in } },
+            // Applied on the loop, in the order of the calls, as it is then: a stop made on the
+            // loop and a resume made on the consumer's executor cannot cross.
+            readingControl: { current in
+                let apply: @Sendable () -> Void = { channel.setOption(ChannelOptions.autoRead, value: current()).whenComplete { _ in } }
+                if channel.eventLoop.inEventLoop { apply() } else { channel.eventLoop.execute(apply) }
+            },
             terminate: { channel.close(promise: nil) }
         )
     }

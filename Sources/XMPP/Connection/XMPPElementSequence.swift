@@ -12,9 +12,11 @@ public struct XMPPElementSequence: AsyncSequence, Sendable {
         let inbox: ElementInbox
         var taken: [XMLElement] = []
         var index = 0
+        var ended = false
 
         public mutating func next() async -> XMLElement? {
-            while true {
+            // Cancelled: what is still buffered is not handed out (the connection is closing).
+            while !self.ended, !Task.isCancelled {
                 if self.index < self.taken.count {
                     defer { self.index += 1 }
                     return self.taken[self.index]
@@ -23,11 +25,12 @@ public struct XMPPElementSequence: AsyncSequence, Sendable {
                 case .elements(let elements):
                     (self.taken, self.index) = (elements, 0)
                 case .ended:
-                    return nil
+                    self.ended = true
                 case .nothing:
                     await self.inbox.waitForNews()
                 }
             }
+            return nil
         }
     }
 

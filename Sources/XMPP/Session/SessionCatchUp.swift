@@ -64,7 +64,7 @@ final class SessionCatchUp<C: Clock> where C.Duration == Duration, C.Instant: Se
     }
 
     /// Runs a catch-up when a gap is open: queries page by page (the results arrive as
-    /// messages through the read loop, in order), hands over what arrived live meanwhile,
+    /// messages through reading, in order), hands over what arrived live meanwhile,
     /// then reports where the cursor stands.
     func run(in session: isolated XMPPSession<C>) async {
         let connection = session.current.connection

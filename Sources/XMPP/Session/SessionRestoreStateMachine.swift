@@ -29,7 +29,7 @@ public struct SessionRestoreStateMachine: Sendable {
 
     /// One thing to do on the connection.
     public enum Step: Hashable, Sendable {
-        /// Send `<enable/>` (the answer arrives through the read loop).
+        /// Send `<enable/>` (the answer arrives through reading).
         case enableStreamManagement
         /// Ask the server's disco#info whether it offers carbons.
         case discoverCarbons

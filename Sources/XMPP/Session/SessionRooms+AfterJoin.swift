@@ -4,7 +4,7 @@ import Foundation
 /// in doubt there said again, its features asked (XEP-0030) and its archive read (XEP-0313).
 extension SessionRooms {
     /// Starts the work after a join (the room's features, then the archive catch-up) beside
-    /// the read loop, replacing any still running for this room.
+    /// reading, replacing any still running for this room.
     func startAfterJoin(_ room: JID, in session: isolated XMPPSession<C>) {
         let job = session.nextID()
         self.table.entries[room]?.afterJoin = job
@@ -41,7 +41,7 @@ extension SessionRooms {
     }
 
     /// Reads the room's archive after the stored cursor (XEP-0313 §5), page by page; the
-    /// results arrive through the read loop, in order. Answers for a query that is no longer
+    /// results arrive through reading, in order. Answers for a query that is no longer
     /// the room's current one (a rejoin started another) are dropped.
     private func catchUp(_ room: JID, in session: isolated XMPPSession<C>) async {
         guard var action = self.table.entries[room]?.archive?.start(now: Date(), queryID: session.nextID()) else { return }

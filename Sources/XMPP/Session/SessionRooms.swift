@@ -132,7 +132,7 @@ final class SessionRooms<C: Clock> where C.Duration == Duration, C.Instant: Send
                 logger.info("joined room", metadata: ["room": "\(room)", "nick": "\(nick)"])
                 // What was in doubt here goes first, before any delivery waiting for the join.
                 // What we left the room with unreflected is looked up in its archive first,
-                // after the join (by the after-join work: this runs in the read loop, which
+                // after the join (by the after-join work: this runs in reading, which
                 // the archive's answers come through); deliveries wait for that.
                 if self.table.entries[room]?.leftUnreflected.isEmpty == false {
                     self.table.entries[room]?.checkingLeftUnreflected = true

@@ -130,8 +130,8 @@ final class SessionStreamManagement<C: Clock> where C.Duration == Duration, C.In
     /// Carries out what the SM machine decided for an element in its namespace.
     func perform(_ actions: [StreamManagementStateMachine.Action], on connection: XMPPConnection, in session: isolated XMPPSession<C>) async {
         // The actions are carried out by a synchronous function: its locals are on the
-        // thread's stack, not in the async frame the read loop's task keeps for the
-        // connection's life (docs/performance.md).
+        // thread's stack, not in an async frame a reading task allocates at every
+        // burst (docs/performance.md).
         if self.apply(actions, in: session) { await connection.close(timeout: .zero) }
         await self.sendAcknowledgement(on: connection, in: session)
     }

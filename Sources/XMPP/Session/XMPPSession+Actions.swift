@@ -15,11 +15,10 @@ extension XMPPSession {
 
     /// Carries out what ``SessionStateMachine`` decided for one inbound stanza.
     ///
-    /// Not inlined into the read loop, and the action taken apart by a synchronous
+    /// Not inlined into reading, and the action taken apart by a synchronous
     /// function: an async frame keeps a slot for every value any case binds (a message, a
-    /// presence, ...), and the read loop's task keeps the largest frames it ran for the
-    /// connection's life; a synchronous function's are on the thread's stack
-    /// (docs/performance.md).
+    /// presence, ...), and a reading task allocates the largest frames it runs at every
+    /// burst; a synchronous function's are on the thread's stack (docs/performance.md).
     @inline(never)
     func perform(_ action: SessionStateMachine<C.Instant>.Action, on connection: XMPPConnection) async {
         switch self.asyncPart(of: action) {

@@ -54,7 +54,7 @@ extension XMPPSession {
         )
     }
 
-    /// The wake-up numbered `number` came: each timer due runs as a job beside the read loop,
+    /// The wake-up numbered `number` came: each timer due runs as a job beside reading,
     /// never awaited here (a handler's write can wait for a server that stopped reading,
     /// which the watchdog, a timer too, must still find); then the next is set.
     private func timersDue(wake number: Int) {

@@ -22,7 +22,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     var dependencies: SessionDependencies<C>
     var machine: SessionStateMachine<C.Instant>
     /// The current connection and what lives as long as it does (timers, requests,
-    /// keepalive, work beside the read loop).
+    /// keepalive, work beside reading).
     var current: ConnectionScope<C.Instant>
     /// XEP-0198: counting, acknowledgements both ways, resumption, the watchdog.
     let streamManagement: SessionStreamManagement<C>
@@ -241,8 +241,8 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         // waits (``startReading(_:work:)``), the timers wait on the clock's callback
         // (``startTimers()``): every task an account keeps costs its memory for as long as it
         // lives (docs/performance.md), so none only waits.
+        let reading = self.startReading(connection, work: work)
         await withDiscardingTaskGroup { group in
-            self.startReading(connection, work: work)
             self.startTimers()
             defer { self.stopTimers() }  // on every way out: no timer's wake-up outlives the connection
             // In a task of its own, which ends when it is done: a task keeps its largest
@@ -255,12 +255,17 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
                 group.addTask(executorPreference: executor) { await job() }
             }
             // Reading ended, or this task was cancelled: the jobs under way end with it, and
-            // a cancelled session drops its connection (reading then ends too).
+            // a cancelled session drops its connection and what it read but did not take.
             group.cancelAll()
-            if Task.isCancelled { await connection.abort() }
+            if Task.isCancelled {
+                connection.inbox.finish(discarding: true)
+                await connection.abort()
+            }
         }
         work.finish()
         self.current.work = nil
+        // Reading's last run ends before the connection's end is handled.
+        await reading.idle()
         return await self.waitForEnd(of: connection)
     }
 
@@ -329,10 +334,11 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     /// burst, not per element: a task per element costs two trips through the executor's
     /// queue each, and a burst would wait behind every other account's work on the loop at
     /// each element (tried: docs/performance.md).
-    private func startReading(_ connection: XMPPConnection, work: AsyncStream<@Sendable () async -> Void>.Continuation) {
+    private func startReading(_ connection: XMPPConnection, work: AsyncStream<@Sendable () async -> Void>.Continuation) -> Drain {
         let drain = Drain(executor: self.dependencies.executor)
         connection.inbox.whenAdded { drain.wake() }
         drain.start { [weak self] in await self?.takeRead(from: connection, work: work) }
+        return drain
     }
 
     /// Takes what the connection read, in order, until nothing waits; at its end, what was
@@ -380,7 +386,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// One action of a stanza read; true when it handed the consumer a message whose
     /// stanza is handled once the consumer has committed it. A function of its own: the
-    /// message is copied in its frame, not in the read loop's (kept for the connection's life).
+    /// message is copied in its frame, not in reading's.
     @inline(never)
     private func take(_ action: SessionStateMachine<C.Instant>.Action, number: UInt32?, on connection: XMPPConnection) async -> Bool {
         guard case .emitMessage(var message, let carbon) = action else {
@@ -391,7 +397,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         return await self.catchUp.emitLive(message, carbon: carbon, on: connection, in: self)
     }
 
-    /// Runs `job` beside the read loop, in the connection's task group (ended with it);
+    /// Runs `job` beside reading, in the connection's task group (ended with it);
     /// nothing runs without a connection.
     func spawn(_ job: @escaping @Sendable (isolated XMPPSession) async -> Void) {
         self.current.work?.yield { await job(self) }

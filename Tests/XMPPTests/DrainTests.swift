@@ -2,13 +2,12 @@ import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
-@testable import AccountTransport
 @testable import XMPP
 
 /// An account's events taken without a task of its own while none wait (issue 43): the
 /// drain over the session's event stream in its push mode.
-@Suite("Event drain")
-struct EventDrainTests {
+@Suite("Drain")
+struct DrainTests {
     static func event(_ n: Int) -> XMPPSessionEvent {
         .offline(.configuration("\(n)"))
     }
@@ -32,7 +31,7 @@ struct EventDrainTests {
                 $0.runs += 1
             }
             while let event = stream.nextBuffered() {
-                if let n = EventDrainTests.number(event) { self.state.withLockedValue { $0.numbers.append(n) } }
+                if let n = DrainTests.number(event) { self.state.withLockedValue { $0.numbers.append(n) } }
                 // Others may send meanwhile: the run goes on or looks again.
                 await Task.yield()
             }
