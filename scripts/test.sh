@@ -27,12 +27,25 @@ swift build --build-tests --explicit-target-dependency-import-check error
 # tests with bounded waits failed for want of it. The fault matrix, one test at a time,
 # holds one slot for the whole run; the others share the rest.
 width=(--experimental-maximum-parallelization-width "${XMPP_BRIDGE_TEST_WIDTH:-6}")
-swift test --skip-build "${width[@]}" "$@"
+# CI keeps only the end of the output, where a failure would be one line among thousands:
+# a failed run repeats its failing tests' lines last.
+run_tests() {
+  local log status=0
+  log=$(mktemp)
+  swift test --skip-build "${width[@]}" "$@" 2>&1 | tee "$log" || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "== what failed (repeated from above) =="
+    grep -a -A4 "✘" "$log" | tail -120
+  fi
+  rm -f "$log"
+  return "$status"
+}
+run_tests "$@"
 # The whole suite ran its Prosody tiers on Prosody 0.12 (Debian oldstable; the fault matrix
 # runs both releases itself): the same tests again on Prosody 13 (Debian stable), the one
 # fixture's other release. ejabberd's tests and the matrix have run already.
 if [ $# -eq 0 ]; then
   # The Debian package: built (lintian without errors), installed, checked and purged.
   scripts/test-package.sh
-  XMPP_BRIDGE_TEST_PROSODY=13 swift test --skip-build "${width[@]}" --filter 'BridgeDaemonTests|XMPPIntegrationTests' --skip 'FaultMatrixIntegrationTests|[Ee]jabberd'
+  XMPP_BRIDGE_TEST_PROSODY=13 run_tests --filter 'BridgeDaemonTests|XMPPIntegrationTests' --skip 'FaultMatrixIntegrationTests|[Ee]jabberd'
 fi
