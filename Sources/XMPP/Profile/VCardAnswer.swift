@@ -10,6 +10,7 @@ public enum VCardAnswer: Sendable {
 
 extension XMPPSession {
     /// `contact`'s vCard, or the account's own for nil (XEP-0054 §3.1, §3.2).
+    @_specialize(exported: true, where C == EventLoopClock)
     public func vCard(of contact: JID?, timeout: Duration) async -> VCardAnswer {
         let request = IQ(type: .get, id: self.nextID(), to: contact?.bare, payload: XMLElement(name: "vCard", namespace: OwnProfile.vCardNamespace))
         do {

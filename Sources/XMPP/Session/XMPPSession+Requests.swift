@@ -4,6 +4,7 @@ extension XMPPSession {
     /// Sends an IQ get/set and waits for its answer (RFC 6120 §8.2.3); an error answer
     /// throws ``XMPPSessionError/stanzaError(_:)``. The reply must come from where the
     /// request went.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func request(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let id = iq.id

@@ -5,6 +5,7 @@ extension XMPPSession {
     /// joined afresh. `cursors` are stored archive positions for rooms new to this session.
     /// The table changes before any stanza is written, so a call that overlaps another
     /// (a reload and a route change) cannot undo it.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func setRooms(_ rooms: [RoomConfiguration], cursors: [JID: ArchiveCursor] = [:]) async {
         await self.rooms.set(rooms, cursors: cursors, in: self)
     }
@@ -14,6 +15,7 @@ extension XMPPSession {
 
     /// Whether a delivery to `jid` can go now; when it can, `id` is remembered so its
     /// reflection is recognised as ours (never by nick).
+    @_specialize(exported: true, where C == EventLoopClock)
     public func checkRoomSend(to jid: JID, id: String) -> RoomSendCheck {
         self.rooms.table.checkSend(to: jid, id: id)
     }

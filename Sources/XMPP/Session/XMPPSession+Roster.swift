@@ -9,6 +9,7 @@ extension XMPPSession {
     /// Returns true once our roster copy satisfies `condition` (checked now and after every
     /// stanza that changes it, e.g. the push for our own change, which may come after the
     /// IQ result), or false after `timeout` on the session's clock.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func waitForRoster(timeout: Duration, _ condition: @escaping @Sendable (Roster) -> Bool) async -> Bool {
         if condition(self.machine.roster) { return true }
         let waiter = OneShotWaiter<Bool>()
@@ -21,12 +22,14 @@ extension XMPPSession {
     public var boundJID: JID? { self.current.connection?.jid }
 
     /// Every available resource of `contact` (best first), e.g. our own other clients.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func resources(of contact: JID) -> [Presence] {
         self.machine.presences.resources(of: contact.bare)
     }
 
     /// Sends unavailable presence but stays connected; ``setPresence(show:status:priority:)``
     /// makes the account available again. After a reconnect no presence is sent until then.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func setUnavailable(status: String? = nil) async throws {
         self.own.presence = nil
         var unavailable = Presence(type: .unavailable)
@@ -35,12 +38,14 @@ extension XMPPSession {
     }
 
     /// The aggregate presence of a contact (highest priority resource), if available.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func presence(of contact: JID) -> Presence? {
         self.machine.presences.best(for: contact.bare)
     }
 
     /// Elements every available presence we broadcast carries from now on (XEP-0153's photo
     /// hash); broadcast again at once when online.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func setPresenceExtensions(_ elements: [XMLElement]) async {
         guard let presence = self.presenceToAnnounce(setting: elements) else { return }
         try? await self.announce(presence)
@@ -56,6 +61,7 @@ extension XMPPSession {
     }
 
     /// Sets and broadcasts our presence (RFC 6121 §4.2); it is resent after every reconnect.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func setPresence(show: Presence.Show? = nil, status: String? = nil, priority: Int8 = 0) async throws {
         let presence = Presence(type: .available, show: show, status: status, priority: priority)
         self.own.presence = presence

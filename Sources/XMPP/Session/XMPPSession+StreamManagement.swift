@@ -34,6 +34,7 @@ extension XMPPSession {
     /// The consumer is done with these inbound messages (``Message/streamNumber``), durably
     /// for the bridge (committed with their numbers); with stream management the server is
     /// told, once for all of them.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func handled(_ numbers: [UInt32]) async {
         await self.streamManagement.handled(numbers, in: self)
     }
@@ -42,18 +43,21 @@ extension XMPPSession {
     /// acknowledgement when enabled (one `<r/>` for the batch), else by a ping round trip
     /// (the server handles a stream in order). `written` is called once, when the messages
     /// are handed to the connection (or could not be), before the acknowledgement is awaited.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func sendAcknowledged(_ messages: [Message], written: @escaping @Sendable () -> Void = {}) async throws {
         try await self.streamManagement.sendAcknowledged(messages, written: written, in: self)
     }
 
     /// Returns once the server has taken everything sent so far: by a stream management
     /// acknowledgement when enabled, else by a ping round trip.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func waitForAcknowledgement() async throws {
         try await self.streamManagement.waitForAcknowledgement(in: self)
     }
 
     /// Closes the connection at once (no stream close handshake); the session treats it as
     /// a lost connection and reconnects. For a server that stopped reading.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func dropConnection() async {
         await self.current.connection?.abort()
     }
@@ -65,6 +69,7 @@ extension XMPPSession {
     /// the delivery waited for the take-over (new messages wait for "online") and went out
     /// after it, where the acknowledgement watchdog times it; dropping it would only start
     /// the take-over and its archive check again, and again for every batch that waited.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func dropStalledConnection(notTakenFor timeout: Duration) async -> Bool {
         guard let since = self.current.onlineSince, since.advanced(by: timeout) <= self.dependencies.clock.now,
             let connection = self.current.connection

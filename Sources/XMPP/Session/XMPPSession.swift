@@ -14,7 +14,11 @@ import Logging
 /// (``PendingRequests``). Time comes from the injected clock, so tests can drive it with a
 /// manual clock. As a ``RosterRequester`` it serves the features built on its requests
 /// (``HTTPFileUpload``) and the roster requests.
-public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
+///
+/// Final, and its public methods pre-specialized for ``EventLoopClock`` (the daemon's
+/// clock): called from another module, a generic method runs unspecialized, with every
+/// clock-dependent value allocated at run time (docs/performance.md).
+public final actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     /// The account's bare JID, as configured.
     public nonisolated let account: JID
@@ -40,6 +44,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     /// The rooms we sit in (XEP-0045).
     let rooms: SessionRooms<C>
 
+    @_specialize(exported: true, where C == EventLoopClock)
     public init(
         configuration: Configuration,
         password: String,
@@ -82,6 +87,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Connects and stays connected until ``stop()``, cancellation or a permanent failure;
     /// returns then.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func run() async {
         // This task lives as long as the session and keeps the largest stack of async frames
         // it ever ran (docs/performance.md): its own frame stays small, each turn's work is
@@ -187,6 +193,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Ends the session: unavailable presence, `</stream:stream>`, a short wait for the
     /// server's close (RFC 6120 §4.4), no reconnect.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func stop() async {
         guard !self.lifecycle.isStopping else { return }
         self.lifecycle.isStopping = true
@@ -233,7 +240,15 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         guard let resumed = await self.startInChild(connection) else { return nil }
         // stop() came while the child took the connection over, and closed it: nothing
         // more starts on it (no restore, no timers).
-        if self.lifecycle.isStopping { return await self.waitForEnd(of: connection) }
+        if !self.lifecycle.isStopping { await self.runJobs(on: connection, resumed: resumed) }
+        return await self.waitForEnd(of: connection)
+    }
+
+    /// Runs the connection's jobs until reading ends or the session's task is cancelled.
+    /// A function of its own, which this task keeps for the connection's life: its frame
+    /// holds only what lives across that wait (docs/performance.md).
+    @inline(never)
+    private func runJobs(on connection: XMPPConnection, resumed: Bool) async {
         let (jobs, work) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.current.work = work
         let executor = self.dependencies.executor
@@ -266,10 +281,10 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
         self.current.work = nil
         // Reading's last run ends before the connection's end is handled.
         await reading.idle()
-        return await self.waitForEnd(of: connection)
     }
 
     /// Waits until `connection` has closed and lets it go; returns why it closed.
+    @inline(never)
     private func waitForEnd(of connection: XMPPConnection) async -> XMPPClientError? {
         let reason = await connection.closed()
         self.current.connection = nil
@@ -406,11 +421,13 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     // MARK: - Requests and stanzas
 
     /// A fresh stanza id.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func nextID() -> String {
         self.dependencies.ids.next()
     }
 
     /// Sends a message; returns once it is written to the connection.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func send(_ message: Message) async throws {
         var message = message
         if message.id == nil { message.id = self.dependencies.ids.next() }
@@ -419,6 +436,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Sends messages in order with one flush (ids are added where missing); returns once
     /// all are written. For bursts such as many input lines.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func send(_ messages: [Message]) async throws {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         var elements: [XMLElement] = []
@@ -436,6 +454,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
 
     /// Round trip to the server (XEP-0199): when it returns, the server has processed
     /// everything sent before it, in order.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func pingServer() async throws {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         let ping = IQ(type: .get, id: self.dependencies.ids.next(), to: try? JID(connection.jid.domainpart), payload: XMLElement(name: "ping", namespace: "urn:xmpp:ping"))
@@ -447,6 +466,7 @@ public actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration
     }
 
     /// Sends any stanza as it is, with an id when it is a message or presence without one.
+    @_specialize(exported: true, where C == EventLoopClock)
     public func send(_ element: XMLElement) async throws {
         guard let connection = self.current.connection else { throw XMPPSessionError.notConnected }
         var element = element
