@@ -21,6 +21,7 @@ final class SessionTestServer: XMPPConnector {
     private let connects = NIOLockedValueBox(0)
     private let uptimeSeconds = NIOLockedValueBox(86_400)
     private let softwareName = NIOLockedValueBox<String?>(nil)
+    private let softwareQuestions = NIOLockedValueBox(0)
 
     /// What the server answers when asked its uptime (XEP-0012), in seconds.
     var uptime: Int {
@@ -34,6 +35,9 @@ final class SessionTestServer: XMPPConnector {
         get { self.softwareName.withLockedValue { $0 } }
         set { self.softwareName.withLockedValue { $0 = newValue } }
     }
+
+    /// How often the session asked the server's software version (XEP-0092).
+    var softwareAsked: Int { self.softwareQuestions.withLockedValue { $0 } }
 
     init(jid: JID) {
         self.jid = jid
@@ -85,7 +89,7 @@ final class SessionTestServer: XMPPConnector {
         let jid = (try? self.jid.withResource("bridge")) ?? self.jid
         // A resumed stream goes on counting from the `h` the server said.
         let resumedAt = answer?.name == "resumed" ? answer?[attribute: "h"].flatMap(UInt32.init) : nil
-        let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds, software: self.softwareName)
+        let link = Link(channel: channel, terminated: terminated, stall: stall, number: number, countingFrom: resumedAt, uptime: self.uptimeSeconds, software: self.softwareName, softwareAsked: self.softwareQuestions)
         self.newLink.yield(link)
         return XMPPConnection(
             jid: jid, features: features, mechanism: nil, inbox: handler.inbox,
@@ -186,7 +190,7 @@ final class SessionTestServer: XMPPConnector {
         private let reading: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
 
         /// `countingFrom`: the stream resumed a session whose count was this.
-        init(channel: NIOAsyncTestingChannel, terminated: Termination, stall: WriteStall, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>, software: NIOLockedValueBox<String?>) {
+        init(channel: NIOAsyncTestingChannel, terminated: Termination, stall: WriteStall, number: Int, countingFrom: UInt32?, uptime: NIOLockedValueBox<Int>, software: NIOLockedValueBox<String?>, softwareAsked: NIOLockedValueBox<Int>) {
             self.channel = channel
             self.terminated = terminated
             self.stall = stall
@@ -205,6 +209,7 @@ final class SessionTestServer: XMPPConnector {
                         if count.counting, ["message", "presence", "iq"].contains(element.name) { count.received &+= 1 }
                         return count.received
                     }
+                    if element.elements.first?.namespace == "jabber:iq:version" { softwareAsked.withLockedValue { $0 += 1 } }
                     if let answer = Link.routineAnswer(element, uptime: uptime.withLockedValue { $0 }, software: software.withLockedValue { $0 }) {
                         try? await channel.writeInbound(SessionTestServer.element(answer))
                         continue

@@ -38,6 +38,14 @@ struct XMPPSessionStreamManagementTests {
         return (scene, sender, try await scene.expectArchiveQuery(of: nil))
     }
 
+    /// The connection the scene is on now reported online (each does, once).
+    static func untilOnline(_ scene: inout SessionScene) async {
+        await scene.event("online") {
+            if case .online = $0 { return true }
+            return false
+        }
+    }
+
     /// Nothing more was sent again: the next message is the next thing the server reads.
     static func nothingElse(_ scene: SessionScene) async throws {
         let next = scene.send([Self.message("after")])
@@ -62,6 +70,38 @@ struct XMPPSessionStreamManagementTests {
         scene.link = try await scene.server.nextLink()
         try await scene.expectSent("m1")
         try await sender.value
+        try await Self.nothingElse(scene)
+        await scene.stop()
+    }
+
+    @Test("two resumptions in a row, each with a message the server did not count: the server's software is asked at the first only (a resumed stream is the same server process); a new session asks again")
+    func softwareAskedOncePerServerSession() async throws {
+        var scene = try await Self.online()
+        scene.server.software = "Prosody"
+        for id in ["m1", "m2"] {
+            let sender = scene.send([Self.message(id)])
+            try await scene.expectSent(id, acknowledge: false)
+            scene.server.answerResumptions(["<resumed xmlns='urn:xmpp:sm:3' previd='PREVID' h='\(scene.link.received - 1)'/>"])
+            await scene.link.drop()
+            scene.link = try await scene.server.nextLink()
+            try await scene.expectSent(id)
+            try await sender.value
+            await Self.untilOnline(&scene)
+        }
+        #expect(scene.server.softwareAsked == 1)
+        // No resumption this time (the server forgot the session): a new one, which may be
+        // on a restarted server; its next uncounted message asks again.
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        await Self.untilOnline(&scene)
+        let sender = scene.send([Self.message("m3")])
+        try await scene.expectSent("m3", acknowledge: false)
+        scene.server.answerResumptions(["<resumed xmlns='urn:xmpp:sm:3' previd='PREVID' h='\(scene.link.received - 1)'/>"])
+        await scene.link.drop()
+        scene.link = try await scene.server.nextLink()
+        try await scene.expectSent("m3")
+        try await sender.value
+        #expect(scene.server.softwareAsked == 2)
         try await Self.nothingElse(scene)
         await scene.stop()
     }

@@ -64,7 +64,17 @@ extension SessionArchiveCheck {
     /// The server's software name: its XEP-0092 answer, else the name of its XEP-0030
     /// `server` identity (operators turn `mod_version` off; Prosody's and ejabberd's disco
     /// identities carry their names all the same). Nil when neither says.
+    /// Asked once per server session (``software``).
     func serverSoftware(timeout: Duration, in session: isolated XMPPSession<C>) async -> String? {
+        if let known = self.software { return known }
+        let connection = session.current.connection
+        let name = await self.askServerSoftware(timeout: timeout, in: session)
+        // Kept only when the answers came on the connection still current.
+        if connection != nil, session.current.connection === connection { self.software = .some(name) }
+        return name
+    }
+
+    private func askServerSoftware(timeout: Duration, in session: isolated XMPPSession<C>) async -> String? {
         if let name = await self.queryServer("jabber:iq:version", timeout: timeout, in: session)?.firstChild(named: "name", namespace: "jabber:iq:version")?.text {
             return name
         }

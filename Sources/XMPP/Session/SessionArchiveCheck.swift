@@ -10,6 +10,11 @@ import Logging
 final class SessionArchiveCheck<C: Clock> where C.Duration == Duration, C.Instant: Sendable {
     /// Lost streams: the messages in doubt after them, when, and their archive checks.
     var inDoubt = InDoubtState<C.Instant>()
+    /// The server's software, once asked (nil inside: it did not say). Kept while streams
+    /// resume, which only the same server process can do, so a resumption with messages in
+    /// doubt does not ask again; forgotten when a new session starts (the server may have
+    /// restarted, perhaps upgraded).
+    var software: String??
 
     /// What an earlier owner of the account may have sent (``XMPPSessionConfiguration/priorSession``)
     /// is in doubt, lost at the latest when it last held the account (so a server restart

@@ -15,9 +15,8 @@ import Logging
 /// manual clock. As a ``RosterRequester`` it serves the features built on its requests
 /// (``HTTPFileUpload``) and the roster requests.
 ///
-/// Final, and its public methods pre-specialized for ``EventLoopClock`` (the daemon's
-/// clock): called from another module, a generic method runs unspecialized, with every
-/// clock-dependent value allocated at run time (docs/performance.md).
+/// Final, its public methods pre-specialized for ``EventLoopClock``: from another module a
+/// generic method runs unspecialized, each clock-dependent value allocated at run time.
 public final actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Duration, C.Instant: Sendable {
     public nonisolated let events: SessionEventStream
     /// The account's bare JID, as configured.
@@ -332,7 +331,10 @@ public final actor XMPPSession<C: Clock>: RosterRequester where C.Duration == Du
         let resumed = await self.streamManagement.applyResumeAnswer(on: connection, in: self)
         // From here on a loss given up (the watchdog) is this connection's, not the last one's.
         self.archiveCheck.inDoubt.lastLossEndedByServer = false
-        if !resumed { self.machine.bound(as: connection.jid) }
+        if !resumed {
+            self.machine.bound(as: connection.jid)
+            self.archiveCheck.software = nil  // a new session: the server may have restarted
+        }
         if !resumed, let answer = connection.login.streamManagementAnswer {
             await self.streamManagement.applyInlineEnable(answer, on: connection, in: self)
         }
